@@ -1,0 +1,237 @@
+//! The pipeline lab: pipeline-parallel training schedules and where their bubbles are.
+//!
+//! p stages each hold a contiguous slice of the model; an iteration pushes m micro-batches
+//! forward through all stages and their gradients back. A stage idles (a *bubble*) while it
+//! waits for its neighbour. The schedules in [`schedules`] order each stage's ops differently;
+//! [`sim`] runs an order on the event engine and measures iteration time, bubbles and
+//! activation memory. [`pipemorph`] reads real per-stage logs from PipeMorph's artifact.
+
+pub mod params;
+pub mod pipemorph;
+pub mod schedules;
+pub mod sim;
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+pub use params::{PipelineParams, StageTimes};
+pub use schedules::{Op, OpKind, ScheduleKind};
+pub use sim::{run_schedule, ScheduleRun};
+
+use crate::report::{Cell, Report, Series, Table};
+use crate::scenario::ScenarioError;
+use crate::units::GIB;
+
+/// The closed-form bubble ratio of `kind` with uniform stages and free P2P, if one is known.
+///
+/// * GPipe and 1F1B: (p−1)/(m+p−1) (Huang et al. 2019; Narayanan et al. 2021).
+/// * Interleaved 1F1B: bubble time (p−1)(t_F+t_B)/v, so ratio (p−1)/(v·m+p−1) (Narayanan et al.
+///   2021, §2.2.1).
+/// * ZB-H1: bubble time (p−1)(t_F+t_B−t_W) (Qi et al. 2024, §3.1), valid while t_W ≤ t_F+t_B.
+#[must_use]
+pub fn theory_bubble_ratio(params: &PipelineParams, kind: ScheduleKind) -> Option<f64> {
+    if !params.is_uniform() {
+        return None;
+    }
+    let p = f64::from(params.stages);
+    let m = f64::from(params.micro_batches);
+    let (f, b, w) = params.stage_op_ns(0);
+    match kind {
+        ScheduleKind::Gpipe | ScheduleKind::OneFOneB => Some((p - 1.0) / (m + p - 1.0)),
+        ScheduleKind::Interleaved => {
+            let v = f64::from(params.virtual_stages);
+            Some((p - 1.0) / (v * m + p - 1.0))
+        }
+        ScheduleKind::ZbH1 => {
+            if w > f + b {
+                return None;
+            }
+            let bubble = (p - 1.0) * (f + b - w);
+            let work = m * (f + b + w);
+            Some(bubble / (work + bubble))
+        }
+    }
+}
+
+/// Runs every schedule the scenario names and builds the comparison Report.
+///
+/// # Errors
+/// A [`ScenarioError`] if validation fails or a schedule deadlocks.
+pub fn run(params: &PipelineParams) -> Result<Report, ScenarioError> {
+    params.validate()?;
+    let runs: Vec<ScheduleRun> = params
+        .schedules
+        .iter()
+        .map(|&k| run_schedule(params, k))
+        .collect::<Result<_, _>>()?;
+    Ok(report(params, &runs))
+}
+
+fn report(params: &PipelineParams, runs: &[ScheduleRun]) -> Report {
+    let p = params.stages;
+    let mut report = Report {
+        lab: "pipeline".into(),
+        title: format!(
+            "Pipeline schedules: p={p} stages, m={} micro-batches",
+            params.micro_batches
+        ),
+        ..Report::default()
+    };
+    let mut summary = Table {
+        key: "schedules".into(),
+        title: "Schedules compared".into(),
+        columns: [
+            "schedule",
+            "iteration (ms)",
+            "bubble ratio",
+            "bubble ratio, closed form",
+            "peak activations, worst stage (GiB)",
+            "peak in-flight micro-batches, stage 0",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect(),
+        rows: Vec::new(),
+    };
+    let mut per_stage = Table {
+        key: "stages".into(),
+        title: "Per stage".into(),
+        columns: [
+            "schedule",
+            "stage",
+            "busy (ms)",
+            "bubble ratio",
+            "peak activations (GiB)",
+            "peak in-flight micro-batches",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect(),
+        rows: Vec::new(),
+    };
+    for run in runs {
+        let id = run.kind.id();
+        let label = run.kind.label(params.virtual_stages);
+        let iteration_ms = run.iteration_ns as f64 / 1e6;
+        let bubble = run.overall_bubble_ratio();
+        let peak_bytes = run.peak_activation_bytes.iter().copied().max().unwrap_or(0);
+        report.push_metric(
+            &format!("{id}.iteration_ms"),
+            &format!("{label} iteration time"),
+            iteration_ms,
+            "ms",
+        );
+        report.push_metric(
+            &format!("{id}.bubble_ratio"),
+            &format!("{label} bubble ratio"),
+            bubble,
+            "ratio",
+        );
+        report.push_metric(
+            &format!("{id}.peak_activation_bytes"),
+            &format!("{label} peak activations (worst stage)"),
+            peak_bytes as f64,
+            "bytes",
+        );
+        let theory = theory_bubble_ratio(params, run.kind);
+        summary.rows.push(vec_cells([
+            Cell::Text(label.clone()),
+            Cell::Num(iteration_ms),
+            Cell::Num(bubble),
+            theory.map_or(Cell::Text("—".into()), Cell::Num),
+            Cell::Num(peak_bytes as f64 / GIB as f64),
+            Cell::Num(run.peak_in_flight.first().copied().unwrap_or(0.0)),
+        ]));
+        for d in 0..p as usize {
+            per_stage.rows.push(vec_cells([
+                Cell::Text(label.clone()),
+                Cell::Num(d as f64),
+                Cell::Num(run.busy_ns[d] as f64 / 1e6),
+                Cell::Num(run.bubble_ratio(d)),
+                Cell::Num(run.peak_activation_bytes[d] as f64 / GIB as f64),
+                Cell::Num(run.peak_in_flight[d]),
+            ]));
+        }
+        report.series.push(Series {
+            name: label.clone(),
+            chart: "peak_activations".into(),
+            x_label: "stage".into(),
+            y_label: "peak activations (GiB)".into(),
+            points: (0..p as usize)
+                .map(|d| (d as f64, run.peak_activation_bytes[d] as f64 / GIB as f64))
+                .collect(),
+        });
+        report.series.push(Series {
+            name: label.clone(),
+            chart: "bubble_by_stage".into(),
+            x_label: "stage".into(),
+            y_label: "bubble ratio".into(),
+            points: (0..p as usize)
+                .map(|d| (d as f64, run.bubble_ratio(d)))
+                .collect(),
+        });
+        report.timelines.push(sim::timeline(run, &label, p));
+    }
+    report.tables.push(summary);
+    report.tables.push(per_stage);
+    report.findings = findings(params, runs);
+    report
+}
+
+fn vec_cells<const N: usize>(cells: [Cell; N]) -> Vec<Cell> {
+    cells.into_iter().collect()
+}
+
+fn findings(params: &PipelineParams, runs: &[ScheduleRun]) -> Vec<String> {
+    let mut out = Vec::new();
+    let find = |k: ScheduleKind| runs.iter().find(|r| r.kind == k);
+    if let Some(best) = runs.iter().min_by_key(|r| r.iteration_ns) {
+        out.push(format!(
+            "{} is fastest here: {:.3} ms per iteration, {:.1}% of stage time idle.",
+            best.kind.label(params.virtual_stages),
+            best.iteration_ns as f64 / 1e6,
+            best.overall_bubble_ratio() * 100.0
+        ));
+    }
+    if let (Some(g), Some(o)) = (find(ScheduleKind::Gpipe), find(ScheduleKind::OneFOneB)) {
+        let gm = g.peak_activation_bytes.first().copied().unwrap_or(0);
+        let om = o.peak_activation_bytes.first().copied().unwrap_or(0);
+        out.push(format!(
+            "1F1B has GPipe's bubble ({:.1}% vs {:.1}%) but stage 0 holds {} micro-batches of activations instead of {} ({:.2} vs {:.2} GiB).",
+            o.overall_bubble_ratio() * 100.0,
+            g.overall_bubble_ratio() * 100.0,
+            o.peak_in_flight.first().copied().unwrap_or(0.0),
+            g.peak_in_flight.first().copied().unwrap_or(0.0),
+            om as f64 / GIB as f64,
+            gm as f64 / GIB as f64,
+        ));
+    }
+    if let (Some(o), Some(i)) = (
+        find(ScheduleKind::OneFOneB),
+        find(ScheduleKind::Interleaved),
+    ) {
+        let bo = (o.iteration_ns - o.busy_ns[0]) as f64 / 1e6;
+        let bi = (i.iteration_ns - i.busy_ns[0]) as f64 / 1e6;
+        out.push(format!(
+            "Interleaving with v={} cuts stage 0's idle time from {bo:.3} ms to {bi:.3} ms; it sends {} P2P messages per micro-batch instead of {}.",
+            params.virtual_stages,
+            params.virtual_stages * params.stages - 1,
+            params.stages - 1
+        ));
+    }
+    if let (Some(o), Some(z)) = (find(ScheduleKind::OneFOneB), find(ScheduleKind::ZbH1)) {
+        let bo = (o.iteration_ns - o.busy_ns[0]) as f64;
+        let bz = (z.iteration_ns - z.busy_ns[0]) as f64;
+        if bo > 0.0 {
+            out.push(format!(
+                "ZB-H1 leaves {:.0}% of 1F1B's idle time on stage 0 by moving weight-gradient (W) passes into the bubbles.",
+                bz / bo * 100.0
+            ));
+        }
+    }
+    if !params.is_uniform() {
+        out.push("Stages are not uniform (per-stage times, a slow stage or P2P cost): closed-form bubble ratios do not apply, the simulated ones do.".into());
+    }
+    out
+}

@@ -1,0 +1,389 @@
+//! Turns a schedule's device orders into an engine task graph, runs it, and measures the
+//! result: iteration time, bubbles per stage, activation memory per stage.
+
+use alloc::collections::BTreeMap;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::params::PipelineParams;
+use super::schedules::{Op, OpKind, ScheduleKind};
+use crate::engine::{self, Dep, Discipline, MemoryLedger, Resource, Task, TaskGraph};
+use crate::report::{CounterTrack, Lane, Span, Timeline};
+use crate::scenario::ScenarioError;
+use crate::units::{nanos_from_f64, Nanos};
+
+/// One executed compute op.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExecutedOp {
+    /// Device (stage) it ran on.
+    pub device: u32,
+    /// What it was.
+    pub op: Op,
+    /// Start, ns from the iteration start.
+    pub start: Nanos,
+    /// End, ns from the iteration start.
+    pub end: Nanos,
+}
+
+/// One P2P transfer between devices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transfer {
+    /// Sending device.
+    pub from: u32,
+    /// Receiving device.
+    pub to: u32,
+    /// The op whose output (activation or gradient) is sent.
+    pub op: Op,
+    /// Start, ns.
+    pub start: Nanos,
+    /// End, ns.
+    pub end: Nanos,
+}
+
+/// The measured outcome of one schedule.
+#[derive(Clone, Debug)]
+pub struct ScheduleRun {
+    /// Which schedule.
+    pub kind: ScheduleKind,
+    /// Every compute op with its times, grouped by device in program order.
+    pub ops: Vec<ExecutedOp>,
+    /// Every P2P transfer (empty when `p2p_ns` is 0).
+    pub transfers: Vec<Transfer>,
+    /// Iteration time: from the first op's start to the last op's end, ns.
+    pub iteration_ns: u64,
+    /// Busy (computing) time per device, ns.
+    pub busy_ns: Vec<u64>,
+    /// Peak activation bytes per device.
+    pub peak_activation_bytes: Vec<u64>,
+    /// Peak number of micro-batches in flight (forward started, B not finished) per device,
+    /// counting each (chunk, micro-batch) of interleaved 1F1B as 1/v.
+    pub peak_in_flight: Vec<f64>,
+    /// Activation bytes over time per device.
+    pub memory_points: Vec<Vec<(Nanos, i64)>>,
+    /// Events the engine processed.
+    pub events: u64,
+}
+
+impl ScheduleRun {
+    /// Idle share of device `d`'s iteration.
+    #[must_use]
+    pub fn bubble_ratio(&self, d: usize) -> f64 {
+        if self.iteration_ns == 0 {
+            return 0.0;
+        }
+        (self.iteration_ns - self.busy_ns[d]) as f64 / self.iteration_ns as f64
+    }
+
+    /// Idle share over all devices.
+    #[must_use]
+    pub fn overall_bubble_ratio(&self) -> f64 {
+        let p = self.busy_ns.len() as f64;
+        if self.iteration_ns == 0 || p == 0.0 {
+            return 0.0;
+        }
+        let busy: u64 = self.busy_ns.iter().sum();
+        (self.iteration_ns as f64 * p - busy as f64) / (self.iteration_ns as f64 * p)
+    }
+}
+
+/// Key of a compute op in the whole pipeline: (kind, virtual stage, micro-batch).
+type OpKey = (OpKind, u32, u32);
+
+/// Simulates `kind` on `params`.
+///
+/// # Errors
+/// [`ScenarioError::Run`] if the schedule deadlocks (a bug in a schedule, never user input).
+pub fn run_schedule(
+    params: &PipelineParams,
+    kind: ScheduleKind,
+) -> Result<ScheduleRun, ScenarioError> {
+    let p = params.stages;
+    let m = params.micro_batches;
+    let v = kind.chunks(params.virtual_stages);
+    let vstages = p * v;
+    let orders = kind.device_orders(p, m, params.virtual_stages);
+
+    // Durations per device (rounded once to ns). A chunk holds 1/v of the stage's layers.
+    let durations: Vec<[u64; 4]> = (0..p as usize)
+        .map(|d| {
+            let (f, b, w) = params.stage_op_ns(d);
+            let scale = 1.0 / f64::from(v);
+            [
+                nanos_from_f64(f * scale).0,
+                nanos_from_f64((b + w) * scale).0,
+                nanos_from_f64(b * scale).0,
+                nanos_from_f64(w * scale).0,
+            ]
+        })
+        .collect();
+    let duration = |d: u32, kind: OpKind| -> u64 {
+        let row = &durations[d as usize];
+        match kind {
+            OpKind::Forward => row[0],
+            OpKind::Backward => row[1],
+            OpKind::BackwardInput => row[2],
+            OpKind::BackwardWeight => row[3],
+        }
+    };
+
+    let mut graph = TaskGraph::default();
+    let mut task_of: BTreeMap<OpKey, usize> = BTreeMap::new();
+    let mut op_of_task: Vec<(u32, Op)> = Vec::new();
+    for (d, order) in orders.iter().enumerate() {
+        let mut program = Vec::with_capacity(order.len());
+        for op in order {
+            let id = graph.tasks.len();
+            let vstage = op.chunk * p + d as u32;
+            task_of.insert((op.kind, vstage, op.mb), id);
+            graph.tasks.push(Task {
+                resource: d,
+                duration_ns: duration(d as u32, op.kind),
+                deps: Vec::new(),
+            });
+            op_of_task.push((d as u32, *op));
+            program.push(id);
+        }
+        graph.resources.push(Resource {
+            name: format!("stage {d}"),
+            discipline: Discipline::InOrder(program),
+        });
+    }
+    let compute_tasks = graph.tasks.len();
+
+    // Links between devices, created on first use: (from, to) → resource.
+    let mut links: BTreeMap<(u32, u32), usize> = BTreeMap::new();
+    let mut transfer_meta: Vec<(u32, u32, Op)> = Vec::new();
+    let backward_kind = if kind.splits_backward() {
+        OpKind::BackwardInput
+    } else {
+        OpKind::Backward
+    };
+    let lookup = |task_of: &BTreeMap<OpKey, usize>, key: OpKey| -> Result<usize, ScenarioError> {
+        task_of
+            .get(&key)
+            .copied()
+            .ok_or_else(|| ScenarioError::Run(format!("schedule {} has no op {key:?}", kind.id())))
+    };
+    for t in 0..compute_tasks {
+        let (d, op) = op_of_task[t];
+        let vstage = op.chunk * p + d;
+        // (producer op, producer device) pairs this op needs.
+        let mut needs: Vec<(usize, u32)> = Vec::new();
+        match op.kind {
+            OpKind::Forward => {
+                if vstage > 0 {
+                    needs.push((
+                        lookup(&task_of, (OpKind::Forward, vstage - 1, op.mb))?,
+                        (vstage - 1) % p,
+                    ));
+                }
+            }
+            OpKind::Backward | OpKind::BackwardInput => {
+                needs.push((lookup(&task_of, (OpKind::Forward, vstage, op.mb))?, d));
+                if vstage + 1 < vstages {
+                    needs.push((
+                        lookup(&task_of, (backward_kind, vstage + 1, op.mb))?,
+                        (vstage + 1) % p,
+                    ));
+                }
+            }
+            OpKind::BackwardWeight => {
+                needs.push((lookup(&task_of, (OpKind::BackwardInput, vstage, op.mb))?, d));
+            }
+        }
+        for (producer, from) in needs {
+            if from == d || params.p2p_ns == 0 {
+                graph.tasks[t].deps.push(Dep {
+                    task: producer,
+                    delay_ns: 0,
+                });
+                continue;
+            }
+            let link = *links.entry((from, d)).or_insert_with(|| {
+                graph.resources.push(Resource {
+                    name: format!("link {from}→{d}"),
+                    discipline: Discipline::Fifo,
+                });
+                graph.resources.len() - 1
+            });
+            let transfer = graph.tasks.len();
+            graph.tasks.push(Task {
+                resource: link,
+                duration_ns: params.p2p_ns,
+                deps: vec![Dep {
+                    task: producer,
+                    delay_ns: 0,
+                }],
+            });
+            transfer_meta.push((from, d, op_of_task[producer].1));
+            graph.tasks[t].deps.push(Dep {
+                task: transfer,
+                delay_ns: 0,
+            });
+        }
+    }
+
+    let sim = engine::simulate(&graph)
+        .map_err(|e| ScenarioError::Run(format!("schedule {}: {e}", kind.id())))?;
+
+    let ops: Vec<ExecutedOp> = (0..compute_tasks)
+        .map(|t| ExecutedOp {
+            device: op_of_task[t].0,
+            op: op_of_task[t].1,
+            start: sim.timings[t].start,
+            end: sim.timings[t].end,
+        })
+        .collect();
+    let transfers: Vec<Transfer> = transfer_meta
+        .iter()
+        .enumerate()
+        .map(|(i, &(from, to, op))| {
+            let timing = sim.timings[compute_tasks + i];
+            Transfer {
+                from,
+                to,
+                op,
+                start: timing.start,
+                end: timing.end,
+            }
+        })
+        .collect();
+
+    let mut busy_ns = vec![0u64; p as usize];
+    for op in &ops {
+        busy_ns[op.device as usize] += (op.end - op.start).0;
+    }
+
+    // Activation memory: a chunk's share is allocated when its forward starts and freed when its
+    // backward ends; zero-bubble schedules keep `w_memory_fraction` of it until W ends.
+    let chunk_bytes = params.activation_bytes / u64::from(v);
+    let w_bytes = nanos_from_f64(chunk_bytes as f64 * params.w_memory_fraction).0;
+    let mut memory = MemoryLedger::new(p as usize);
+    // In flight counted in units of 1/v micro-batch.
+    let mut in_flight = MemoryLedger::new(p as usize);
+    for op in &ops {
+        let d = op.device as usize;
+        match op.op.kind {
+            OpKind::Forward => {
+                memory.alloc(op.start, d, chunk_bytes);
+                in_flight.alloc(op.start, d, 1);
+            }
+            OpKind::Backward => {
+                memory.free(op.end, d, chunk_bytes);
+                in_flight.free(op.end, d, 1);
+            }
+            OpKind::BackwardInput => {
+                memory.free(op.end, d, chunk_bytes - w_bytes);
+                in_flight.free(op.end, d, 1);
+            }
+            OpKind::BackwardWeight => memory.free(op.end, d, w_bytes),
+        }
+    }
+    let curves = memory.curves();
+    let flights = in_flight.curves();
+    let iteration_ns = sim.makespan.0;
+    Ok(ScheduleRun {
+        kind,
+        ops,
+        transfers,
+        iteration_ns,
+        busy_ns,
+        peak_activation_bytes: curves.iter().map(|c| c.peak_bytes).collect(),
+        peak_in_flight: flights
+            .iter()
+            .map(|c| c.peak_bytes as f64 / f64::from(v))
+            .collect(),
+        memory_points: curves.into_iter().map(|c| c.points).collect(),
+        events: sim.events,
+    })
+}
+
+/// Span label of an op: `F3`, `B3`, `W3`, with the chunk for interleaved (`F3.1`).
+fn span_name(op: &Op, chunked: bool) -> String {
+    if chunked {
+        format!("{}{}.{}", op.kind.letter(), op.mb, op.chunk)
+    } else {
+        format!("{}{}", op.kind.letter(), op.mb)
+    }
+}
+
+/// The timeline of one run: a lane per stage (ops and the idle gaps between them, category
+/// `bubble`), a lane per used link, and an activation-memory counter per stage.
+#[must_use]
+pub fn timeline(run: &ScheduleRun, label: &str, stages: u32) -> Timeline {
+    let chunked = run.kind == ScheduleKind::Interleaved;
+    let mut lanes: Vec<Lane> = (0..stages)
+        .map(|d| Lane {
+            name: format!("stage {d}"),
+            spans: Vec::new(),
+        })
+        .collect();
+    for op in &run.ops {
+        lanes[op.device as usize].spans.push(Span {
+            start_ns: op.start.0,
+            dur_ns: (op.end - op.start).0,
+            name: span_name(&op.op, chunked),
+            cat: op.op.kind.letter().into(),
+        });
+    }
+    for lane in &mut lanes {
+        lane.spans.sort_by_key(|s| s.start_ns);
+        let mut gaps = Vec::new();
+        let mut cursor = 0u64;
+        for span in &lane.spans {
+            if span.start_ns > cursor {
+                gaps.push(Span {
+                    start_ns: cursor,
+                    dur_ns: span.start_ns - cursor,
+                    name: "bubble".into(),
+                    cat: "bubble".into(),
+                });
+            }
+            cursor = cursor.max(span.start_ns + span.dur_ns);
+        }
+        if run.iteration_ns > cursor {
+            gaps.push(Span {
+                start_ns: cursor,
+                dur_ns: run.iteration_ns - cursor,
+                name: "bubble".into(),
+                cat: "bubble".into(),
+            });
+        }
+        lane.spans.extend(gaps);
+        lane.spans.sort_by_key(|s| s.start_ns);
+    }
+    let mut link_lanes: BTreeMap<(u32, u32), Lane> = BTreeMap::new();
+    for t in &run.transfers {
+        let lane = link_lanes.entry((t.from, t.to)).or_insert_with(|| Lane {
+            name: format!("link {}→{}", t.from, t.to),
+            spans: Vec::new(),
+        });
+        lane.spans.push(Span {
+            start_ns: t.start.0,
+            dur_ns: (t.end - t.start).0,
+            name: format!("send {}", span_name(&t.op, chunked)),
+            cat: "p2p".into(),
+        });
+    }
+    for mut lane in link_lanes.into_values() {
+        lane.spans.sort_by_key(|s| s.start_ns);
+        lanes.push(lane);
+    }
+    let counters = run
+        .memory_points
+        .iter()
+        .enumerate()
+        .map(|(d, points)| CounterTrack {
+            name: format!("stage {d} activations"),
+            unit: "bytes".into(),
+            points: points.iter().map(|&(t, b)| (t.0, b as f64)).collect(),
+        })
+        .collect();
+    Timeline {
+        name: label.into(),
+        lanes,
+        counters,
+    }
+}

@@ -1,0 +1,69 @@
+//! Preset scenarios: the JSON files in `static/presets/`, shared by the page and the CLI.
+
+use crate::scenario::{Scenario, ScenarioError};
+
+/// A named preset scenario.
+#[derive(Clone, Copy, Debug)]
+pub struct Preset {
+    /// File stem, e.g. `pipeline-gpipe-vs-1f1b`.
+    pub id: &'static str,
+    /// Lab it belongs to.
+    pub lab: &'static str,
+    /// Menu title.
+    pub title: &'static str,
+    /// The scenario JSON as stored in `static/presets/<id>.json`.
+    pub json: &'static str,
+}
+
+impl Preset {
+    /// Parses the preset.
+    ///
+    /// # Errors
+    /// Only if a preset file is broken, which a test forbids.
+    pub fn scenario(&self) -> Result<Scenario, ScenarioError> {
+        Scenario::from_json(self.json)
+    }
+}
+
+macro_rules! preset {
+    ($id:literal, $lab:literal, $title:literal) => {
+        Preset {
+            id: $id,
+            lab: $lab,
+            title: $title,
+            json: include_str!(concat!("../../static/presets/", $id, ".json")),
+        }
+    };
+}
+
+/// Every preset, in menu order.
+pub const PRESETS: &[Preset] = &[
+    preset!("pipeline-all", "pipeline", "All four schedules, p=4, m=8"),
+    preset!(
+        "pipeline-gpipe-vs-1f1b",
+        "pipeline",
+        "GPipe vs 1F1B, p=4, m=8"
+    ),
+    preset!(
+        "pipeline-interleaved",
+        "pipeline",
+        "1F1B vs interleaved v=2"
+    ),
+    preset!("pipeline-zb-h1", "pipeline", "1F1B vs ZB-H1, m=12"),
+    preset!(
+        "pipeline-slow-stage",
+        "pipeline",
+        "A 1.5× slow stage 2 with P2P cost"
+    ),
+];
+
+/// The preset with this id.
+#[must_use]
+pub fn find(id: &str) -> Option<&'static Preset> {
+    PRESETS.iter().find(|p| p.id == id)
+}
+
+/// The presets of one lab.
+pub fn for_lab(lab: &str) -> impl Iterator<Item = &'static Preset> + '_ {
+    PRESETS.iter().filter(move |p| p.lab == lab)
+}

@@ -1,0 +1,313 @@
+//! The one Report type every lab returns, and its table/CSV renderings.
+//!
+//! A Report is plain data: named metrics with units, tables (comparisons live inside a Report,
+//! not in the page), timelines (lanes of spans plus counter tracks), series ((x, y) curves) and
+//! findings (short notes in plain language). The page, the CLI and the Chrome-trace writer all
+//! read this one type.
+
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+/// Everything a lab run produced.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Report {
+    /// The lab that produced it (`pipeline`, …).
+    pub lab: String,
+    /// A one-line title for the run.
+    pub title: String,
+    /// Headline numbers, each with a unit.
+    pub metrics: Vec<Metric>,
+    /// Comparison tables (one row per policy or schedule).
+    pub tables: Vec<Table>,
+    /// Timelines, each a set of lanes on one time axis.
+    pub timelines: Vec<Timeline>,
+    /// Curves to chart.
+    pub series: Vec<Series>,
+    /// Short plain-language notes on what the numbers mean.
+    pub findings: Vec<String>,
+}
+
+/// A named value with a unit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Metric {
+    /// Stable machine key, e.g. `1f1b.bubble_ratio`.
+    pub key: String,
+    /// Human label, e.g. `1F1B bubble ratio`.
+    pub label: String,
+    /// The value in `unit`.
+    pub value: f64,
+    /// Unit: `ns`, `ms`, `bytes`, `ratio`, `count`, …
+    pub unit: String,
+}
+
+/// A table of values; every row has one cell per column.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Table {
+    /// Stable key, e.g. `schedules`.
+    pub key: String,
+    /// Caption shown above it.
+    pub title: String,
+    /// Column headers, with units in the header text.
+    pub columns: Vec<String>,
+    /// Rows of cells.
+    pub rows: Vec<Vec<Cell>>,
+}
+
+/// One table cell.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Cell {
+    /// A number, shown with a few significant digits.
+    Num(f64),
+    /// Text.
+    Text(String),
+}
+
+impl Cell {
+    /// The cell as display text.
+    #[must_use]
+    pub fn display(&self) -> String {
+        match self {
+            Cell::Num(v) => format_number(*v),
+            Cell::Text(s) => s.clone(),
+        }
+    }
+}
+
+/// Formats a number for tables: integers plainly, others with four significant decimals.
+#[must_use]
+pub fn format_number(v: f64) -> String {
+    if v.is_finite() && v == libm::trunc(v) && libm::fabs(v) < 1e15 {
+        alloc::format!("{}", v as i64)
+    } else if libm::fabs(v) >= 1000.0 {
+        alloc::format!("{v:.1}")
+    } else {
+        alloc::format!("{v:.4}")
+    }
+}
+
+/// Lanes of spans on one time axis, plus counter tracks (e.g. memory).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Timeline {
+    /// Name of the timeline (a schedule, a rank, a run): a process in the Chrome trace.
+    pub name: String,
+    /// Lanes, top to bottom: threads in the Chrome trace.
+    pub lanes: Vec<Lane>,
+    /// Counter tracks.
+    pub counters: Vec<CounterTrack>,
+}
+
+/// One row of a timeline: a stage, a stream or a link. Spans on a lane never overlap.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lane {
+    /// Lane name, e.g. `stage 0`.
+    pub name: String,
+    /// Spans sorted by start.
+    pub spans: Vec<Span>,
+}
+
+/// Something that occupied a lane for a while.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Span {
+    /// Start, ns from the timeline's origin.
+    pub start_ns: u64,
+    /// Duration in ns.
+    pub dur_ns: u64,
+    /// Label, e.g. `F3` (forward of micro-batch 3).
+    pub name: String,
+    /// Category used for colour and legend: `F`, `B`, `W`, `p2p`, `bubble`, …
+    pub cat: String,
+}
+
+/// A value that changes over time, drawn as a step chart under the lanes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CounterTrack {
+    /// Track name, e.g. `stage 0 activations`.
+    pub name: String,
+    /// Unit of the values.
+    pub unit: String,
+    /// (time ns, value from then on).
+    pub points: Vec<(u64, f64)>,
+}
+
+/// An (x, y) curve.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Series {
+    /// Curve name (legend entry).
+    pub name: String,
+    /// Chart the curve belongs to; curves with one chart key are drawn together.
+    pub chart: String,
+    /// X axis label with unit.
+    pub x_label: String,
+    /// Y axis label with unit.
+    pub y_label: String,
+    /// Points in x order.
+    pub points: Vec<(f64, f64)>,
+}
+
+impl Report {
+    /// The metric with this key, if any.
+    #[must_use]
+    pub fn metric(&self, key: &str) -> Option<f64> {
+        self.metrics.iter().find(|m| m.key == key).map(|m| m.value)
+    }
+
+    /// Adds a metric.
+    pub fn push_metric(&mut self, key: &str, label: &str, value: f64, unit: &str) {
+        self.metrics.push(Metric {
+            key: key.to_string(),
+            label: label.to_string(),
+            value,
+            unit: unit.to_string(),
+        });
+    }
+
+    /// The Report as canonical JSON (stable field order; the byte-identity tests compare this).
+    #[must_use]
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// The Report as indented JSON.
+    #[must_use]
+    pub fn to_json_pretty(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// Metrics and tables as plain text for a terminal.
+    #[must_use]
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "{}\n", self.title);
+        if !self.metrics.is_empty() {
+            let rows: Vec<Vec<String>> = self
+                .metrics
+                .iter()
+                .map(|m| vec_of([m.label.clone(), format_number(m.value), m.unit.clone()]))
+                .collect();
+            write_text_table(
+                &mut out,
+                &vec_of(["metric".into(), "value".into(), "unit".into()]),
+                &rows,
+            );
+            out.push('\n');
+        }
+        for table in &self.tables {
+            let _ = writeln!(out, "{}", table.title);
+            let rows: Vec<Vec<String>> = table
+                .rows
+                .iter()
+                .map(|r| r.iter().map(Cell::display).collect())
+                .collect();
+            write_text_table(&mut out, &table.columns, &rows);
+            out.push('\n');
+        }
+        for finding in &self.findings {
+            let _ = writeln!(out, "- {finding}");
+        }
+        out
+    }
+
+    /// Metrics as CSV (`key,label,value,unit`) followed by each table as its own CSV block.
+    #[must_use]
+    pub fn to_csv(&self) -> String {
+        let mut out = String::from("key,label,value,unit\n");
+        for m in &self.metrics {
+            let _ = writeln!(
+                out,
+                "{},{},{},{}",
+                csv_field(&m.key),
+                csv_field(&m.label),
+                m.value,
+                csv_field(&m.unit)
+            );
+        }
+        for table in &self.tables {
+            out.push('\n');
+            let header: Vec<String> = table.columns.iter().map(|c| csv_field(c)).collect();
+            let _ = writeln!(out, "{}", header.join(","));
+            for row in &table.rows {
+                let cells: Vec<String> = row
+                    .iter()
+                    .map(|c| match c {
+                        Cell::Num(v) => alloc::format!("{v}"),
+                        Cell::Text(s) => csv_field(s),
+                    })
+                    .collect();
+                let _ = writeln!(out, "{}", cells.join(","));
+            }
+        }
+        out
+    }
+}
+
+fn vec_of<const N: usize>(items: [String; N]) -> Vec<String> {
+    items.into_iter().collect()
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        alloc::format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn write_text_table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
+    let cols = header.len();
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate().take(cols) {
+            widths[i] = widths[i].max(cell.chars().count());
+        }
+    }
+    let line = |out: &mut String, cells: &[String]| {
+        for (i, cell) in cells.iter().enumerate().take(cols) {
+            let pad = widths[i] - cell.chars().count();
+            if i > 0 {
+                out.push_str("  ");
+            }
+            out.push_str(cell);
+            if i + 1 < cols {
+                out.extend(core::iter::repeat_n(' ', pad));
+            }
+        }
+        out.push('\n');
+    };
+    line(out, header);
+    let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    line(out, &rule);
+    for row in rows {
+        line(out, row);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_quotes_commas() {
+        let mut r = Report::default();
+        r.push_metric("a", "x, y", 1.5, "ms");
+        assert_eq!(r.to_csv(), "key,label,value,unit\na,\"x, y\",1.5,ms\n");
+    }
+
+    #[test]
+    fn numbers_format_compactly() {
+        assert_eq!(format_number(3.0), "3");
+        assert_eq!(format_number(0.272727), "0.2727");
+        assert_eq!(format_number(12345.67), "12345.7");
+    }
+}

@@ -1,0 +1,196 @@
+//! Share links: `<base>/#/<lab>?s=<base64url(deflate(scenario JSON))>`.
+//!
+//! Decoding is capped (compressed text and inflated JSON), versioned through the scenario
+//! format, and every failure is a [`LinkError`] with a message a page can show.
+
+use alloc::format;
+use alloc::string::{String, ToString};
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+
+use crate::scenario::{Scenario, ScenarioError};
+
+/// Longest `s=` payload accepted, characters of base64url (≈ 12 KiB of deflate).
+pub const MAX_ENCODED_CHARS: usize = 16 * 1024;
+/// Largest inflated scenario accepted, bytes.
+pub const MAX_JSON_BYTES: usize = 256 * 1024;
+
+/// Why a link could not be opened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LinkError {
+    /// The payload is longer than [`MAX_ENCODED_CHARS`].
+    TooLong(usize),
+    /// Not base64url; names the first bad character position.
+    Base64(String),
+    /// Not a deflate stream, or it inflates past [`MAX_JSON_BYTES`].
+    Deflate(String),
+    /// Inflated bytes are not UTF-8.
+    Utf8(usize),
+    /// The JSON inside is not a valid scenario.
+    Scenario(ScenarioError),
+    /// The link's route names one lab and its scenario another.
+    LabMismatch {
+        /// Lab in the route.
+        route: String,
+        /// Lab in the scenario.
+        scenario: String,
+    },
+}
+
+impl core::fmt::Display for LinkError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            LinkError::TooLong(n) => write!(
+                f,
+                "the link's scenario is {n} characters long; links carry at most {MAX_ENCODED_CHARS}"
+            ),
+            LinkError::Base64(e) => write!(f, "the link's scenario is not base64url text: {e}"),
+            LinkError::Deflate(e) => write!(f, "the link's scenario does not decompress: {e}"),
+            LinkError::Utf8(at) => write!(f, "the link's scenario is not UTF-8 text (byte {at})"),
+            LinkError::Scenario(e) => write!(f, "the link's scenario is invalid: {e}"),
+            LinkError::LabMismatch { route, scenario } => write!(
+                f,
+                "the link opens the {route} lab but carries a {scenario} scenario"
+            ),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for LinkError {}
+
+/// Deflate level: the best ratio (scenarios are small; links should be short).
+const LEVEL: u8 = 9;
+
+/// The `s=` payload of a scenario.
+#[must_use]
+pub fn encode(scenario: &Scenario) -> String {
+    let json = scenario.to_json();
+    let compressed = miniz_oxide::deflate::compress_to_vec(json.as_bytes(), LEVEL);
+    URL_SAFE_NO_PAD.encode(compressed)
+}
+
+/// Decodes an `s=` payload into a validated scenario.
+///
+/// # Errors
+/// A [`LinkError`] saying which layer failed.
+pub fn decode(payload: &str) -> Result<Scenario, LinkError> {
+    if payload.len() > MAX_ENCODED_CHARS {
+        return Err(LinkError::TooLong(payload.len()));
+    }
+    let compressed = URL_SAFE_NO_PAD
+        .decode(payload.trim_end_matches('='))
+        .map_err(|e| LinkError::Base64(e.to_string()))?;
+    let json = miniz_oxide::inflate::decompress_to_vec_with_limit(&compressed, MAX_JSON_BYTES)
+        .map_err(|e| match e.status {
+            miniz_oxide::inflate::TINFLStatus::HasMoreOutput => {
+                LinkError::Deflate(format!("it inflates past {MAX_JSON_BYTES} bytes"))
+            }
+            status => LinkError::Deflate(format!("{status:?}")),
+        })?;
+    let text = core::str::from_utf8(&json).map_err(|e| LinkError::Utf8(e.valid_up_to()))?;
+    Scenario::from_json(text).map_err(LinkError::Scenario)
+}
+
+/// The URL fragment (`#/<lab>?s=…`) that opens `scenario`.
+#[must_use]
+pub fn fragment(scenario: &Scenario) -> String {
+    format!("#/{}?s={}", scenario.lab(), encode(scenario))
+}
+
+/// A full share URL: `base` (e.g. `http://127.0.0.1:8080`) followed by `/` and the fragment.
+#[must_use]
+pub fn link(base: &str, scenario: &Scenario) -> String {
+    format!("{}/{}", base.trim_end_matches('/'), fragment(scenario))
+}
+
+/// A parsed route: `#/` is home, `#/<lab>` a lab with its default scenario, `#/<lab>?s=…` a lab
+/// with a shared scenario.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Route {
+    /// Lab name, or empty for the home page.
+    pub lab: String,
+    /// The `s=` payload, if any.
+    pub payload: Option<String>,
+}
+
+/// Splits a URL fragment (with or without the leading `#`) into a [`Route`].
+#[must_use]
+pub fn parse_fragment(fragment: &str) -> Route {
+    let f = fragment.trim_start_matches('#').trim_start_matches('/');
+    let (path, query) = f.split_once('?').unwrap_or((f, ""));
+    let payload = query
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("s="))
+        .map(ToString::to_string);
+    Route {
+        lab: path.trim_end_matches('/').to_string(),
+        payload,
+    }
+}
+
+/// Decodes the scenario of a route, checking it belongs to the route's lab.
+///
+/// # Errors
+/// A [`LinkError`] from [`decode`], or [`LinkError::LabMismatch`].
+pub fn decode_for_lab(lab: &str, payload: &str) -> Result<Scenario, LinkError> {
+    let scenario = decode(payload)?;
+    if scenario.lab() != lab {
+        return Err(LinkError::LabMismatch {
+            route: lab.to_string(),
+            scenario: scenario.lab().to_string(),
+        });
+    }
+    Ok(scenario)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::labs::pipeline::PipelineParams;
+
+    #[test]
+    fn round_trip() {
+        let s = Scenario::Pipeline(PipelineParams {
+            micro_batches: 12,
+            ..PipelineParams::default()
+        });
+        assert_eq!(decode(&encode(&s)).unwrap(), s);
+        let route = parse_fragment(&fragment(&s));
+        assert_eq!(route.lab, "pipeline");
+        assert_eq!(
+            decode_for_lab("pipeline", &route.payload.unwrap()).unwrap(),
+            s
+        );
+    }
+
+    #[test]
+    fn every_layer_fails_with_its_own_message() {
+        assert!(matches!(decode("!!!"), Err(LinkError::Base64(_))));
+        assert!(matches!(decode("AAAA"), Err(LinkError::Deflate(_))));
+        let not_json = URL_SAFE_NO_PAD.encode(miniz_oxide::deflate::compress_to_vec(b"{", 9));
+        assert!(matches!(
+            decode(&not_json),
+            Err(LinkError::Scenario(ScenarioError::Syntax { .. }))
+        ));
+        let long = "A".repeat(MAX_ENCODED_CHARS + 1);
+        assert!(matches!(decode(&long), Err(LinkError::TooLong(_))));
+        let bomb = URL_SAFE_NO_PAD.encode(miniz_oxide::deflate::compress_to_vec(
+            &alloc::vec![b' '; MAX_JSON_BYTES + 10],
+            9,
+        ));
+        assert!(bomb.len() < MAX_ENCODED_CHARS);
+        assert!(matches!(decode(&bomb), Err(LinkError::Deflate(m)) if m.contains("inflates past")));
+    }
+
+    #[test]
+    fn routes() {
+        assert_eq!(parse_fragment("#/").lab, "");
+        assert_eq!(parse_fragment("#/pipeline").payload, None);
+        assert_eq!(
+            parse_fragment("#/pipeline?x=1&s=abc").payload.as_deref(),
+            Some("abc")
+        );
+    }
+}

@@ -1,0 +1,195 @@
+//! Chrome trace event JSON (the format Perfetto and `chrome://tracing` open).
+//!
+//! Each [`Timeline`] of a Report becomes a process (`pid`), each lane a thread (`tid`) named by
+//! `M` metadata events, each span an `X` (complete) event with microsecond timestamps, and each
+//! counter track a series of `C` events. Format: "Trace Event Format", Google, 2016.
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use serde::Serialize;
+
+use crate::report::Report;
+
+#[derive(Serialize)]
+struct TraceFile<'a> {
+    #[serde(rename = "traceEvents")]
+    trace_events: Vec<Event<'a>>,
+    #[serde(rename = "displayTimeUnit")]
+    display_time_unit: &'static str,
+    #[serde(rename = "otherData")]
+    other_data: BTreeMap<&'static str, &'a str>,
+}
+
+#[derive(Serialize)]
+struct Event<'a> {
+    name: &'a str,
+    ph: &'static str,
+    pid: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tid: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ts: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dur: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cat: Option<&'a str>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    args: BTreeMap<&'a str, ArgValue<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ArgValue<'a> {
+    Text(&'a str),
+    Num(f64),
+    Int(usize),
+}
+
+fn ns_to_us(ns: u64) -> f64 {
+    ns as f64 / 1000.0
+}
+
+/// Writes every timeline of `report` as Chrome trace JSON.
+#[must_use]
+pub fn to_chrome_trace(report: &Report) -> String {
+    let mut events = Vec::new();
+    for (pid, timeline) in report.timelines.iter().enumerate() {
+        let mut args = BTreeMap::new();
+        args.insert("name", ArgValue::Text(&timeline.name));
+        events.push(Event {
+            name: "process_name",
+            ph: "M",
+            pid,
+            tid: None,
+            ts: None,
+            dur: None,
+            cat: None,
+            args,
+        });
+        let mut sort = BTreeMap::new();
+        sort.insert("sort_index", ArgValue::Int(pid));
+        events.push(Event {
+            name: "process_sort_index",
+            ph: "M",
+            pid,
+            tid: None,
+            ts: None,
+            dur: None,
+            cat: None,
+            args: sort,
+        });
+        for (tid, lane) in timeline.lanes.iter().enumerate() {
+            let mut args = BTreeMap::new();
+            args.insert("name", ArgValue::Text(&lane.name));
+            events.push(Event {
+                name: "thread_name",
+                ph: "M",
+                pid,
+                tid: Some(tid),
+                ts: None,
+                dur: None,
+                cat: None,
+                args,
+            });
+            let mut sort = BTreeMap::new();
+            sort.insert("sort_index", ArgValue::Int(tid));
+            events.push(Event {
+                name: "thread_sort_index",
+                ph: "M",
+                pid,
+                tid: Some(tid),
+                ts: None,
+                dur: None,
+                cat: None,
+                args: sort,
+            });
+            for span in &lane.spans {
+                events.push(Event {
+                    name: &span.name,
+                    ph: "X",
+                    pid,
+                    tid: Some(tid),
+                    ts: Some(ns_to_us(span.start_ns)),
+                    dur: Some(ns_to_us(span.dur_ns)),
+                    cat: Some(&span.cat),
+                    args: BTreeMap::new(),
+                });
+            }
+        }
+        for counter in &timeline.counters {
+            for &(t, value) in &counter.points {
+                let mut args = BTreeMap::new();
+                args.insert(counter.unit.as_str(), ArgValue::Num(value));
+                events.push(Event {
+                    name: &counter.name,
+                    ph: "C",
+                    pid,
+                    tid: None,
+                    ts: Some(ns_to_us(t)),
+                    dur: None,
+                    cat: None,
+                    args,
+                });
+            }
+        }
+    }
+    let mut other_data = BTreeMap::new();
+    other_data.insert("producer", "bubblelab");
+    other_data.insert("lab", report.lab.as_str());
+    other_data.insert("title", report.title.as_str());
+    let file = TraceFile {
+        trace_events: events,
+        display_time_unit: "ns",
+        other_data,
+    };
+    serde_json::to_string(&file).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{CounterTrack, Lane, Span, Timeline};
+    use alloc::vec;
+
+    #[test]
+    fn names_every_track_and_uses_microseconds() {
+        let report = Report {
+            lab: "pipeline".into(),
+            title: "t".into(),
+            timelines: vec![Timeline {
+                name: "1F1B".into(),
+                lanes: vec![Lane {
+                    name: "stage 0".into(),
+                    spans: vec![Span {
+                        start_ns: 1500,
+                        dur_ns: 2000,
+                        name: "F0".into(),
+                        cat: "F".into(),
+                    }],
+                }],
+                counters: vec![CounterTrack {
+                    name: "mem".into(),
+                    unit: "bytes".into(),
+                    points: vec![(0, 1.0)],
+                }],
+            }],
+            ..Report::default()
+        };
+        let json: serde_json::Value = serde_json::from_str(&to_chrome_trace(&report)).unwrap();
+        let events = json["traceEvents"].as_array().unwrap();
+        assert!(events
+            .iter()
+            .any(|e| e["ph"] == "M" && e["args"]["name"] == "1F1B"));
+        assert!(events
+            .iter()
+            .any(|e| e["ph"] == "M" && e["args"]["name"] == "stage 0"));
+        let x = events.iter().find(|e| e["ph"] == "X").unwrap();
+        assert_eq!(x["ts"], 1.5);
+        assert_eq!(x["dur"], 2.0);
+        assert!(events
+            .iter()
+            .any(|e| e["ph"] == "C" && e["args"]["bytes"] == 1.0));
+    }
+}
