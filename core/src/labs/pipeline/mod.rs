@@ -198,7 +198,7 @@ fn findings(params: &PipelineParams, runs: &[ScheduleRun]) -> Vec<String> {
         let gm = g.peak_activation_bytes.first().copied().unwrap_or(0);
         let om = o.peak_activation_bytes.first().copied().unwrap_or(0);
         out.push(format!(
-            "1F1B has GPipe's bubble ({:.1}% vs {:.1}%) but stage 0 holds {} micro-batches of activations instead of {} ({:.2} vs {:.2} GiB).",
+            "1F1B idles {:.1}% of stage time against GPipe's {:.1}%, while stage 0 holds at most {} micro-batches of activations instead of {} ({:.2} vs {:.2} GiB).",
             o.overall_bubble_ratio() * 100.0,
             g.overall_bubble_ratio() * 100.0,
             o.peak_in_flight.first().copied().unwrap_or(0.0),

@@ -20,6 +20,8 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
+use super::params::{PipelineParams, StageTimes};
+use super::schedules::ScheduleKind;
 use crate::report::{Cell, Lane, Report, Series, Span, Table, Timeline};
 use crate::units::Nanos;
 
@@ -346,6 +348,60 @@ impl PipelineRun {
         })
     }
 
+    /// A scenario that replays this run in the simulator: the measured mean GPU time of each
+    /// stage's F, B and W (complete iterations after the first, which includes warm-up), the
+    /// same number of micro-batches, free P2P, and the run's schedule (1F1B, or ZB-H1 for a
+    /// zero-bubble run — PipeMorph's zero-bubble schedule warms up differently, so this is the
+    /// closest schedule the lab has, not the same one).
+    #[must_use]
+    pub fn fitted_params(&self) -> Option<PipelineParams> {
+        let iterations = self.complete_iterations();
+        let first = *iterations.first()?;
+        let micro_batches = self
+            .iteration(0, first)?
+            .ops
+            .iter()
+            .filter(|o| o.kind == LoggedKind::F)
+            .count() as u32;
+        let zero_bubble = self.zero_bubble();
+        let stage_times = (0..self.ranks.len())
+            .map(|r| {
+                let ops: Vec<&LoggedOp> = iterations
+                    .iter()
+                    .skip(1)
+                    .filter_map(|&n| self.iteration(r, n))
+                    .flat_map(|it| it.ops.iter())
+                    .collect();
+                let mean_ns = |k: LoggedKind| {
+                    mean(ops.iter().filter(|o| o.kind == k).map(|o| o.gpu_ms))
+                        .map_or(0, |ms| Nanos::from_ms_f64(ms).0)
+                };
+                StageTimes {
+                    forward_ns: mean_ns(LoggedKind::F).max(1),
+                    backward_input_ns: mean_ns(LoggedKind::B).max(1),
+                    backward_weight_ns: if zero_bubble {
+                        mean_ns(LoggedKind::W)
+                    } else {
+                        0
+                    },
+                }
+            })
+            .collect();
+        let params = PipelineParams {
+            schedules: alloc::vec![if zero_bubble {
+                ScheduleKind::ZbH1
+            } else {
+                ScheduleKind::OneFOneB
+            }],
+            stages: self.ranks.len() as u32,
+            micro_batches,
+            stage_times,
+            backward_weight_ns: 0,
+            ..PipelineParams::default()
+        };
+        params.validate().ok().map(|()| params)
+    }
+
     fn iteration(&self, rank: usize, number: u32) -> Option<&LoggedIteration> {
         self.ranks
             .get(rank)?
@@ -512,6 +568,35 @@ impl PipelineRun {
                 y_label: "bubble ratio".into(),
                 points,
             });
+        }
+        let fastest = iteration_series
+            .iter()
+            .skip(1)
+            .map(|p| p.1)
+            .fold(f64::INFINITY, f64::min);
+        if let Some(params) = self.fitted_params() {
+            if let Ok(sim) = super::sim::run_schedule(&params, params.schedules[0]) {
+                let sim_ms = sim.iteration_ns as f64 / 1e6;
+                report.push_metric(
+                    "simulated_iteration_ms",
+                    "simulated iteration from measured op times (free P2P)",
+                    sim_ms,
+                    "ms",
+                );
+                if fastest.is_finite() && fastest > 0.0 {
+                    report.push_metric(
+                        "fastest_iteration_ms",
+                        "fastest measured iteration span after the first",
+                        fastest,
+                        "ms",
+                    );
+                    report.findings.push(format!(
+                        "Replaying the measured per-stage F/B/W times under {} with free P2P gives {sim_ms:.0} ms per iteration; the fastest measured iteration took {fastest:.0} ms ({:+.1}%): the rest is communication and host overhead that the op timings do not cover.",
+                        params.schedules[0].label(1),
+                        (fastest / sim_ms - 1.0) * 100.0
+                    ));
+                }
+            }
         }
         if let (Some(first), Some(last)) = (iteration_series.get(1), iteration_series.last()) {
             report.findings.push(format!(

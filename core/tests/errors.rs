@@ -1,0 +1,88 @@
+//! Bad inputs and the exact messages they get. Each message names the field (or line/column)
+//! and what was expected.
+#![cfg(not(target_arch = "wasm32"))]
+
+use bubblelab_core::share;
+use bubblelab_core::Scenario;
+
+const CASES: &[(&str, &str)] = &[
+    ("", "not valid JSON at line 1, column 0: EOF while parsing a value"),
+    ("[1]", "(top level): expected an object like {\"version\": 1, \"lab\": \"pipeline\", \"params\": {…}}"),
+    (r#"{"lab":"pipeline"}"#, "version: missing; expected 1"),
+    (r#"{"version":2,"lab":"pipeline"}"#, "version: this build reads format version 1, got 2"),
+    (r#"{"version":1}"#, "lab: missing; expected one of pipeline"),
+    (r#"{"version":1,"lab":"warp"}"#, "lab: unknown lab `warp`; expected one of pipeline"),
+    (r#"{"version":1,"lab":"pipeline","extra":1}"#, "extra: unknown field; expected one of `version`, `lab`, `params`"),
+    (
+        r#"{"version":1,"lab":"pipeline","params":{"stages":0}}"#,
+        "pipeline.stages: must be between 1 and 64, got 0",
+    ),
+    (
+        r#"{"version":1,"lab":"pipeline","params":{"stagez":4}}"#,
+        "pipeline.stagez: unknown field `stagez`, expected one of `schedules`, `stages`, `micro_batches`, `virtual_stages`, `forward_ns`, `backward_input_ns`, `backward_weight_ns`, `stage_times`, `stage_slowdown`, `p2p_ns`, `activation_bytes`, `w_memory_fraction`",
+    ),
+    (
+        r#"{"version":1,"lab":"pipeline","params":{"stages":"four"}}"#,
+        "pipeline.stages: invalid type: string \"four\", expected u32",
+    ),
+    (
+        r#"{"version":1,"lab":"pipeline","params":{"schedules":["1f1b","pipedream"]}}"#,
+        "pipeline.schedules[1]: unknown variant `pipedream`, expected one of `gpipe`, `1f1b`, `interleaved`, `zb-h1`",
+    ),
+    (
+        r#"{"version":1,"lab":"pipeline","params":{"schedules":["1f1b","1f1b"]}}"#,
+        "pipeline.schedules[1]: `1f1b` is listed twice",
+    ),
+    (
+        r#"{"version":1,"lab":"pipeline","params":{"micro_batches":6}}"#,
+        "pipeline.micro_batches: must be a multiple of stages (4) for interleaved 1F1B, as in Megatron-LM, got 6",
+    ),
+    (
+        r#"{"version":1,"lab":"pipeline","params":{"stage_slowdown":[1,1,-2,1]}}"#,
+        "pipeline.stage_slowdown[2]: must be between 0.01 and 100, got -2",
+    ),
+    (
+        r#"{"version":1,"lab":"pipeline","params":{"stage_times":[{"forward_ns":1}]}}"#,
+        "pipeline.stage_times[0]: missing field `backward_input_ns`",
+    ),
+    (
+        r#"{"version":1,"lab":"pipeline","params":{"stages":64,"micro_batches":1024,"virtual_stages":4}}"#,
+        "pipeline.micro_batches: must be small enough that stages × micro_batches × virtual_stages × 3 ≤ 400000, got 786432 ops",
+    ),
+];
+
+#[test]
+fn every_bad_input_gets_its_message() {
+    let mut wrong = Vec::new();
+    for (input, expected) in CASES {
+        match Scenario::from_json(input) {
+            Ok(_) => wrong.push(format!("{input}: accepted")),
+            Err(e) if e.to_string() == *expected => {}
+            Err(e) => wrong.push(format!("{input}:\n  got      {e}\n  expected {expected}")),
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn link_errors_say_which_layer_failed() {
+    let msg = |payload: &str| share::decode(payload).unwrap_err().to_string();
+    assert!(
+        msg("%%%").starts_with("the link's scenario is not base64url text"),
+        "{}",
+        msg("%%%")
+    );
+    assert!(
+        msg("AAAAAAAA").starts_with("the link's scenario does not decompress"),
+        "{}",
+        msg("AAAAAAAA")
+    );
+    let wrong_lab = share::decode_for_lab(
+        "overlap",
+        &share::encode(&bubblelab_core::presets::PRESETS[0].scenario().unwrap()),
+    );
+    assert_eq!(
+        wrong_lab.unwrap_err().to_string(),
+        "the link opens the overlap lab but carries a pipeline scenario"
+    );
+}

@@ -1,0 +1,64 @@
+//! Share links: every preset round-trips, and no input — random, truncated or bit-flipped —
+//! makes the decoder or the scenario parser panic.
+#![cfg(not(target_arch = "wasm32"))]
+
+use bubblelab_core::{presets, share, Scenario};
+use proptest::prelude::*;
+
+#[test]
+fn every_preset_round_trips_through_a_link() {
+    for preset in presets::PRESETS {
+        let scenario = preset
+            .scenario()
+            .unwrap_or_else(|e| panic!("{}: {e}", preset.id));
+        let link = share::link("http://127.0.0.1:8080", &scenario);
+        let route = share::parse_fragment(link.split_once('#').unwrap().1);
+        assert_eq!(route.lab, preset.lab);
+        let back = share::decode_for_lab(&route.lab, &route.payload.unwrap()).unwrap();
+        assert_eq!(back, scenario, "{}", preset.id);
+        // The same numbers, too.
+        assert_eq!(
+            bubblelab_core::run(&back).unwrap().to_json(),
+            bubblelab_core::run(&scenario).unwrap().to_json()
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn random_payloads_never_panic(payload in "[A-Za-z0-9_=%-]{0,400}") {
+        let _ = share::decode(&payload);
+    }
+
+    #[test]
+    fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..600)) {
+        let text = String::from_utf8_lossy(&bytes);
+        let _ = share::decode(&text);
+        let _ = Scenario::from_json(&text);
+    }
+
+    #[test]
+    fn truncated_and_flipped_links_never_panic(index in 0usize..5, cut in 0usize..400, flip in 0usize..400, bit in 0u8..8) {
+        let preset = &presets::PRESETS[index % presets::PRESETS.len()];
+        let payload = share::encode(&preset.scenario().unwrap());
+        let truncated = &payload[..cut.min(payload.len())];
+        let _ = share::decode(truncated);
+        let mut bytes = payload.into_bytes();
+        let i = flip % bytes.len();
+        bytes[i] ^= 1 << bit;
+        let _ = share::decode(&String::from_utf8_lossy(&bytes));
+    }
+
+    #[test]
+    fn mutated_scenario_json_never_panics(index in 0usize..5, at in 0usize..300, junk in "[\\[\\]{}\",:0-9a-z -]{0,8}") {
+        let json = presets::PRESETS[index % presets::PRESETS.len()].json;
+        let mut cut = at.min(json.len());
+        while !json.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let mutated = format!("{}{}{}", &json[..cut], junk, &json[cut..]);
+        let _ = Scenario::from_json(&mutated);
+    }
+}

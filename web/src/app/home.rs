@@ -1,0 +1,52 @@
+//! The home page: a map of the field, one card per lab that exists.
+
+use yew::prelude::*;
+
+/// One lab card's content.
+struct Card {
+    lab: &'static str,
+    title: &'static str,
+    problem: &'static str,
+    system: &'static str,
+    idea: &'static str,
+    claim: &'static str,
+}
+
+const CARDS: &[Card] = &[Card {
+    lab: "pipeline",
+    title: "Pipeline bubbles",
+    problem: "With p pipeline stages, each stage idles while it waits for its neighbours: at the start of an iteration, at the end, and wherever a slow stage or link holds the others up.",
+    system: "GPipe · 1F1B · interleaved 1F1B (Megatron-LM) · ZB-H1 (zero bubble)",
+    idea: "Reorder each stage's forward and backward passes: 1F1B bounds activation memory, interleaving gives each device v model chunks, zero-bubble splits the backward and moves weight gradients into the gaps.",
+    claim: "Bubble ratio (p−1)/(m+p−1) for GPipe and 1F1B; interleaving divides the bubble time by v; ZB-H1 leaves a third of 1F1B's bubble when F = B = W.",
+}];
+
+/// The map of the field.
+#[function_component(Home)]
+pub fn home() -> Html {
+    html! {
+        <section class="page" id="home">
+            <h1>{ "Where do GPU clusters lose their time?" }</h1>
+            <p class="lede">
+                { "bubblelab simulates the scheduling problems of large-model training and serving — \
+                   communication bubbles, pipeline bubbles, stragglers, KV-cache thrashing, unfair \
+                   shares — with the algorithms of the systems that attack them. Every scenario is \
+                   a link you can share; every run exports a Chrome trace for Perfetto." }
+            </p>
+            <div class="cards">
+                { for CARDS.iter().map(|c| html! {
+                    <article class="lab-card" data-lab={c.lab}>
+                        <h2><a href={format!("#/{}", c.lab)}>{ c.title }</a></h2>
+                        <dl>
+                            <dt>{ "Problem" }</dt><dd>{ c.problem }</dd>
+                            <dt>{ "Systems" }</dt><dd>{ c.system }</dd>
+                            <dt>{ "Key idea" }</dt><dd>{ c.idea }</dd>
+                            <dt>{ "Headline" }</dt><dd>{ c.claim }</dd>
+                        </dl>
+                        <a class="open" href={format!("#/{}", c.lab)}>{ "Open the lab →" }</a>
+                    </article>
+                }) }
+            </div>
+        </section>
+    }
+}

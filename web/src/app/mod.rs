@@ -1,0 +1,76 @@
+//! Routes and the app shell. Routes live in the URL fragment so that a static file server can
+//! host the page and a share link is one URL: `#/` is home, `#/<lab>` a lab with its default
+//! scenario, `#/<lab>?s=<payload>` a lab with a shared scenario.
+
+mod home;
+pub mod pipeline;
+
+use bubblelab_core::share::{parse_fragment, Route as LinkRoute};
+use gloo::events::EventListener;
+use yew::prelude::*;
+
+use crate::browser;
+
+/// The pages of the playground.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Route {
+    /// The map of the field.
+    Home,
+    /// The pipeline lab, maybe with a shared scenario payload.
+    Pipeline {
+        /// The `s=` payload of a share link.
+        payload: Option<String>,
+    },
+    /// A route this build does not know.
+    NotFound(String),
+}
+
+impl Route {
+    /// The route of a URL fragment.
+    #[must_use]
+    pub fn from_fragment(fragment: &str) -> Route {
+        let LinkRoute { lab, payload } = parse_fragment(fragment);
+        match lab.as_str() {
+            "" => Route::Home,
+            "pipeline" => Route::Pipeline { payload },
+            other => Route::NotFound(other.to_string()),
+        }
+    }
+}
+
+/// The app shell: header with navigation, then the current route's page.
+#[function_component(App)]
+pub fn app() -> Html {
+    let route = use_state(|| Route::from_fragment(&browser::hash()));
+    {
+        let route = route.clone();
+        use_effect_with((), move |()| {
+            let listener = EventListener::new(&gloo::utils::window(), "hashchange", move |_| {
+                route.set(Route::from_fragment(&browser::hash()));
+            });
+            move || drop(listener)
+        });
+    }
+    let page = match &*route {
+        Route::Home => html! { <home::Home /> },
+        Route::Pipeline { payload } => html! { <pipeline::PipelineLab payload={payload.clone()} /> },
+        Route::NotFound(lab) => html! {
+            <section class="page" id="not-found">
+                <h1>{ "No such lab" }</h1>
+                <p>{ format!("This build has no lab called “{lab}”. ") }<a href="#/">{ "See the labs that exist." }</a></p>
+            </section>
+        },
+    };
+    html! {
+        <>
+            <header class="top">
+                <a class="brand" href="#/">{ "bubblelab" }</a>
+                <nav>
+                    <a href="#/">{ "Labs" }</a>
+                    <a href="#/pipeline">{ "Pipeline" }</a>
+                </nav>
+            </header>
+            <main>{ page }</main>
+        </>
+    }
+}

@@ -1,0 +1,224 @@
+//! The pipeline lab page: pick schedules and the pipeline's shape, see the schedules' timelines
+//! stacked, the bubble table and the memory chart; share the scenario as a link; export the
+//! report; open a real PipeMorph run.
+
+mod state;
+
+use std::rc::Rc;
+
+use bubblelab_core::labs::pipeline::{pipemorph, ScheduleKind};
+use bubblelab_core::presets;
+use bubblelab_core::Scenario;
+use web_sys::HtmlSelectElement;
+use yew::prelude::*;
+
+use crate::browser;
+use crate::components::export::ExportBar;
+use crate::components::fields::{CheckboxGroup, NumberField};
+use crate::components::report_view::ReportView;
+use crate::components::timeline::Shared;
+use crate::components::upload::FileUpload;
+use state::{Action, LabState, FIELDS};
+
+/// Properties of [`PipelineLab`].
+#[derive(Properties, PartialEq)]
+pub struct PipelineLabProps {
+    /// The `s=` payload of a share link, if the page was opened from one.
+    #[prop_or_default]
+    pub payload: Option<String>,
+}
+
+const CHART_TITLES: [(&str, &str); 4] = [
+    ("peak_activations", "Peak activation memory per stage (GiB)"),
+    ("bubble_by_stage", "Bubble ratio per stage"),
+    ("iteration_ms", "Iteration time (ms)"),
+    ("bubble_by_iteration", "Bubble ratio per stage and iteration"),
+];
+
+/// The pipeline lab.
+#[function_component(PipelineLab)]
+pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
+    let state = {
+        let payload = props.payload.clone();
+        use_reducer(move || LabState::from_payload(payload.as_deref()))
+    };
+    // Navigating to another link (a hashchange) re-initialises the page.
+    {
+        let state = state.clone();
+        let first = use_mut_ref(|| true);
+        use_effect_with(props.payload.clone(), move |payload| {
+            if !std::mem::replace(&mut *first.borrow_mut(), false) {
+                state.dispatch(Action::Open(payload.clone()));
+            }
+            || ()
+        });
+    }
+    // Keep the address bar equal to the scenario once the user has changed something.
+    {
+        let fragment = state.fragment.clone();
+        use_effect_with((fragment, state.dirty), |(fragment, dirty)| {
+            if *dirty {
+                browser::replace_hash(fragment);
+            }
+            || ()
+        });
+    }
+    let share_url = use_state(|| None::<String>);
+    let real_run = use_state(|| None::<Shared<bubblelab_core::Report>>);
+    let upload_error = use_state(|| None::<String>);
+
+    let field_error = |path: &str| state.error.as_ref().filter(|e| e.path() == Some(path)).map(ToString::to_string);
+    let on_field = |name: &'static str| {
+        let state = state.clone();
+        Callback::from(move |text: String| state.dispatch(Action::SetField(name, text)))
+    };
+    let on_preset = {
+        let state = state.clone();
+        Callback::from(move |e: Event| {
+            let id = e.target_unchecked_into::<HtmlSelectElement>().value();
+            if let Some(Ok(Scenario::Pipeline(p))) = presets::find(&id).map(presets::Preset::scenario) {
+                state.dispatch(Action::Load(p));
+            }
+        })
+    };
+    let on_share = {
+        let state = state.clone();
+        let share_url = share_url.clone();
+        Callback::from(move |_: MouseEvent| {
+            browser::replace_hash(&state.fragment);
+            let url = format!("{}{}", browser::base_url(), state.fragment);
+            browser::copy_to_clipboard(&url);
+            share_url.set(Some(url));
+        })
+    };
+    let on_compare_all = {
+        let state = state.clone();
+        Callback::from(move |_: MouseEvent| {
+            for kind in ScheduleKind::ALL {
+                state.dispatch(Action::ToggleSchedule(kind, true));
+            }
+        })
+    };
+    let on_scenario_file = {
+        let state = state.clone();
+        let upload_error = upload_error.clone();
+        Callback::from(move |files: Vec<(String, String)>| {
+            let Some((name, text)) = files.into_iter().next() else { return };
+            match Scenario::from_json(&text) {
+                Ok(Scenario::Pipeline(p)) => {
+                    upload_error.set(None);
+                    state.dispatch(Action::Load(p));
+                }
+                Err(e) => upload_error.set(Some(format!("{name}: {e}"))),
+            }
+        })
+    };
+    let on_logs = {
+        let real_run = real_run.clone();
+        let upload_error = upload_error.clone();
+        Callback::from(move |files: Vec<(String, String)>| match pipemorph::load_run(&files) {
+            Ok(run) => {
+                upload_error.set(None);
+                let name = files.first().map_or("run", |f| f.0.as_str()).to_string();
+                real_run.set(Some(Shared(Rc::new(run.report(&name)))));
+            }
+            Err(e) => upload_error.set(Some(e.to_string())),
+        })
+    };
+    let on_upload_error = {
+        let upload_error = upload_error.clone();
+        Callback::from(move |m: String| upload_error.set(Some(m)))
+    };
+
+    let schedule_options: Vec<(String, String, bool)> = ScheduleKind::ALL
+        .iter()
+        .map(|k| (k.id().to_string(), k.label(state.params.virtual_stages), state.schedules.contains(k)))
+        .collect();
+    let on_toggle = {
+        let state = state.clone();
+        Callback::from(move |(id, on): (String, bool)| {
+            if let Some(kind) = ScheduleKind::from_id(&id) {
+                state.dispatch(Action::ToggleSchedule(kind, on));
+            }
+        })
+    };
+    let schedules_error = state
+        .error
+        .as_ref()
+        .filter(|e| e.path().is_some_and(|p| p.starts_with("pipeline.schedules")))
+        .map(ToString::to_string);
+    let other_error = state
+        .error
+        .as_ref()
+        .filter(|e| !e.path().is_some_and(|p| FIELDS.iter().any(|f| f.path == p) || p.starts_with("pipeline.schedules")))
+        .map(ToString::to_string);
+
+    html! {
+        <section class="page" id="lab-pipeline">
+            <h1>{ "Pipeline bubbles" }</h1>
+            <p class="lede">
+                { "p stages each hold a slice of the model; m micro-batches flow forward and their gradients flow back. \
+                   A stage is idle — a bubble — while it waits for a neighbour. Compare how GPipe, 1F1B, interleaved 1F1B \
+                   and ZB-H1 order the work, what it costs in memory, and where the bubbles go." }
+            </p>
+            if let Some(message) = &state.link_error {
+                <div class="banner error" id="link-error" role="alert">
+                    <strong>{ "This link could not be opened. " }</strong>{ message.clone() }
+                    { " Showing the default scenario instead." }
+                </div>
+            }
+            <div class="lab-grid">
+                <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
+                    <div class="field">
+                        <label for="preset">{ "Preset" }</label>
+                        <select id="preset" onchange={on_preset}>
+                            <option value="" selected=true>{ "— choose a preset —" }</option>
+                            { for presets::for_lab("pipeline").map(|p| html! { <option value={p.id}>{ p.title }</option> }) }
+                        </select>
+                    </div>
+                    <CheckboxGroup path="pipeline.schedules" label="Schedules" options={schedule_options}
+                        error={schedules_error} {on_toggle} />
+                    { for FIELDS.iter().map(|f| html! {
+                        <NumberField path={f.path} label={f.label} help={f.help} value={state.text(f.name)}
+                            min={f.min} max={f.max} step={f.step} slider={f.slider}
+                            error={field_error(f.path)} on_change={on_field(f.name)} />
+                    }) }
+                    if let Some(message) = other_error {
+                        <p class="field-error" data-field={state.error.as_ref().and_then(|e| e.path()).unwrap_or("").to_string()}>{ message }</p>
+                    }
+                    <div class="buttons">
+                        <button type="button" id="compare-all" onclick={on_compare_all}>{ "Compare all schedules" }</button>
+                        <button type="button" id="share" onclick={on_share}>{ "Share link" }</button>
+                    </div>
+                    if let Some(url) = &*share_url {
+                        <input id="share-url" class="share-url" readonly=true value={url.clone()} aria-label="share link" />
+                        <p class="muted">{ "Copied to the clipboard (if the browser allowed it) and put in the address bar." }</p>
+                    }
+                    <FileUpload id="upload-scenario" label="Open a scenario file (.json)" accept=".json,application/json"
+                        max_bytes={256 * 1024} max_files={1} on_load={on_scenario_file} on_error={on_upload_error.clone()} />
+                </form>
+                <div class="results">
+                    <ExportBar report={state.report.clone()} stem="pipeline" scenario_json={Some(AttrValue::from(state.scenario_json.clone()))} />
+                    <ReportView report={state.report.clone()} chart_titles={CHART_TITLES.iter().map(|(k, t)| (k.to_string(), t.to_string())).collect::<Vec<_>>()} />
+                </div>
+            </div>
+            <section class="real-run">
+                <h2>{ "A real run: PipeMorph stage logs" }</h2>
+                <p>
+                    { "Open the per-stage logs of a PipeMorph run (the files " }<code>{ "GPU<r>_rank<r>*.log" }</code>
+                    { ", optionally with Megatron's " }<code>{ "log.txt" }</code>
+                    { ") to see the measured timeline: 4 stages of GPT on A10 GPUs, 1F1B or zero-bubble, with a slow link injected mid-run." }
+                </p>
+                <FileUpload id="upload-pipemorph" label="Open stage logs" multiple=true accept=".log,.txt"
+                    max_bytes={pipemorph::MAX_LOG_BYTES as u64} max_files={16} on_load={on_logs} on_error={on_upload_error} />
+                if let Some(message) = &*upload_error {
+                    <div class="banner error" id="upload-error" role="alert">{ message.clone() }</div>
+                }
+                if let Some(report) = &*real_run {
+                    <ExportBar report={report.clone()} stem="pipemorph" id_prefix="pipemorph-" />
+                    <ReportView report={report.clone()} chart_titles={CHART_TITLES.iter().map(|(k, t)| (k.to_string(), t.to_string())).collect::<Vec<_>>()} />
+                }
+            </section>
+        </section>
+    }
+}

@@ -1,0 +1,92 @@
+//! Line charts of a Report's series, drawn as SVG. Series with the same `chart` key share one
+//! chart; each gets a colour and a legend entry.
+
+use bubblelab_core::report::{format_number, Series};
+use yew::prelude::*;
+
+/// Colours for curves, in order.
+const PALETTE: [&str; 8] = ["#2563eb", "#16a34a", "#ea580c", "#9333ea", "#dc2626", "#0891b2", "#ca8a04", "#4b5563"];
+
+/// Properties of [`LineChart`].
+#[derive(Properties, PartialEq)]
+pub struct LineChartProps {
+    /// Chart title.
+    pub title: AttrValue,
+    /// The curves (same axes).
+    pub series: Vec<Series>,
+}
+
+const W: f64 = 520.0;
+const H: f64 = 240.0;
+const LEFT: f64 = 56.0;
+const RIGHT: f64 = 12.0;
+const TOP: f64 = 12.0;
+const BOTTOM: f64 = 40.0;
+
+/// One chart of curves with axes, ticks and a legend.
+#[function_component(LineChart)]
+pub fn line_chart(props: &LineChartProps) -> Html {
+    let points = props.series.iter().flat_map(|s| s.points.iter());
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64, f64::NEG_INFINITY);
+    for &(x, y) in points {
+        x0 = x0.min(x);
+        x1 = x1.max(x);
+        y0 = y0.min(y);
+        y1 = y1.max(y);
+    }
+    if !x0.is_finite() || !x1.is_finite() || !y1.is_finite() {
+        return html! {};
+    }
+    if x1 <= x0 {
+        x1 = x0 + 1.0;
+    }
+    if y1 <= y0 {
+        y1 = y0 + 1.0;
+    }
+    y1 *= 1.05;
+    let sx = move |x: f64| LEFT + (x - x0) / (x1 - x0) * (W - LEFT - RIGHT);
+    let sy = move |y: f64| H - BOTTOM - (y - y0) / (y1 - y0) * (H - TOP - BOTTOM);
+    let first = props.series.first();
+    let x_label = first.map(|s| s.x_label.clone()).unwrap_or_default();
+    let y_label = first.map(|s| s.y_label.clone()).unwrap_or_default();
+    let ticks = |a: f64, b: f64| (0..=4).map(move |i| a + (b - a) * f64::from(i) / 4.0);
+    html! {
+        <figure class="chart">
+            <figcaption>{ props.title.clone() }</figcaption>
+            <svg viewBox={format!("0 0 {W} {H}")} role="img" aria-label={props.title.clone()}>
+                <line class="axis" x1={LEFT.to_string()} y1={(H - BOTTOM).to_string()} x2={(W - RIGHT).to_string()} y2={(H - BOTTOM).to_string()} />
+                <line class="axis" x1={LEFT.to_string()} y1={TOP.to_string()} x2={LEFT.to_string()} y2={(H - BOTTOM).to_string()} />
+                { for ticks(y0, y1).map(|v| html! {
+                    <>
+                        <line class="grid" x1={LEFT.to_string()} x2={(W - RIGHT).to_string()} y1={sy(v).to_string()} y2={sy(v).to_string()} />
+                        <text class="tick" x={(LEFT - 4.0).to_string()} y={(sy(v) + 4.0).to_string()} text-anchor="end">{ format_number(v) }</text>
+                    </>
+                }) }
+                { for ticks(x0, x1).map(|v| html! {
+                    <text class="tick" x={sx(v).to_string()} y={(H - BOTTOM + 14.0).to_string()} text-anchor="middle">{ format_number(v) }</text>
+                }) }
+                <text class="axis-label" x={((LEFT + W - RIGHT) / 2.0).to_string()} y={(H - 6.0).to_string()} text-anchor="middle">{ x_label }</text>
+                <text class="axis-label" transform={format!("translate(12 {}) rotate(-90)", (TOP + H - BOTTOM) / 2.0)} text-anchor="middle">{ y_label }</text>
+                { for props.series.iter().enumerate().map(|(i, s)| {
+                    let colour = PALETTE[i % PALETTE.len()];
+                    let path: Vec<String> = s.points.iter().map(|&(x, y)| format!("{:.1},{:.1}", sx(x), sy(y))).collect();
+                    html! {
+                        <g>
+                            <polyline fill="none" stroke={colour} stroke-width="2" points={path.join(" ")} />
+                            { for s.points.iter().map(|&(x, y)| html! {
+                                <circle cx={format!("{:.1}", sx(x))} cy={format!("{:.1}", sy(y))} r="2.5" fill={colour}>
+                                    <title>{ format!("{}: ({}, {})", s.name, format_number(x), format_number(y)) }</title>
+                                </circle>
+                            }) }
+                        </g>
+                    }
+                }) }
+            </svg>
+            <ul class="legend">
+                { for props.series.iter().enumerate().map(|(i, s)| html! {
+                    <li><span class="swatch" style={format!("background:{}", PALETTE[i % PALETTE.len()])}></span>{ s.name.clone() }</li>
+                }) }
+            </ul>
+        </figure>
+    }
+}

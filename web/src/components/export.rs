@@ -1,0 +1,50 @@
+//! Export buttons: Chrome trace JSON (opens in Perfetto), Report JSON, CSV, and the scenario.
+
+use bubblelab_core::Report;
+use yew::prelude::*;
+
+use super::timeline::Shared;
+use crate::browser;
+
+/// Properties of [`ExportBar`].
+#[derive(Properties, PartialEq)]
+pub struct ExportBarProps {
+    /// The report to export.
+    pub report: Shared<Report>,
+    /// File name stem, e.g. `pipeline`.
+    pub stem: AttrValue,
+    /// Prefix of the buttons' element ids (`<prefix>export-trace`, …), for pages with two bars.
+    #[prop_or_default]
+    pub id_prefix: AttrValue,
+    /// The scenario JSON, if the report came from a scenario.
+    #[prop_or_default]
+    pub scenario_json: Option<AttrValue>,
+}
+
+/// Buttons that download the report in each format.
+#[function_component(ExportBar)]
+pub fn export_bar(props: &ExportBarProps) -> Html {
+    let prefix = props.id_prefix.clone();
+    let button = |id: &'static str, label: &'static str, file: String, mime: &'static str, make: Box<dyn Fn() -> String>| {
+        let onclick = Callback::from(move |_: MouseEvent| browser::download(&file, mime, &make()));
+        html! { <button id={format!("{prefix}{id}")} {onclick}>{ label }</button> }
+    };
+    let stem = props.stem.to_string();
+    let r1 = props.report.clone();
+    let r2 = props.report.clone();
+    let r3 = props.report.clone();
+    html! {
+        <div class="export">
+            <span class="muted">{ "Export: " }</span>
+            { button("export-trace", "Chrome trace", format!("{stem}.trace.json"), "application/json",
+                Box::new(move || bubblelab_core::trace::to_chrome_trace(&r1.0))) }
+            { button("export-report", "Report JSON", format!("{stem}.report.json"), "application/json",
+                Box::new(move || r2.0.to_json_pretty())) }
+            { button("export-csv", "CSV", format!("{stem}.csv"), "text/csv", Box::new(move || r3.0.to_csv())) }
+            if let Some(json) = props.scenario_json.clone() {
+                { button("export-scenario", "Scenario", format!("{stem}.scenario.json"), "application/json",
+                    Box::new(move || json.to_string())) }
+            }
+        </div>
+    }
+}

@@ -1,0 +1,8 @@
+//! Pieces every lab page uses.
+
+pub mod chart;
+pub mod export;
+pub mod fields;
+pub mod report_view;
+pub mod timeline;
+pub mod upload;

@@ -1,0 +1,66 @@
+//! The playground in headless Chromium (wasm-bindgen-test): the pages render, a broken link
+//! explains itself, and the Report computed in the browser equals the native golden file byte
+//! for byte.
+#![cfg(target_arch = "wasm32")]
+
+use std::time::Duration;
+
+use bubblelab_web::App;
+use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+/// Mounts the app at `hash` in a fresh element and waits (polling, bounded) until `ready`
+/// holds for its HTML. Returns the HTML.
+async fn render_at(hash: &str, ready: impl Fn(&str) -> bool) -> String {
+    let window = gloo::utils::window();
+    let _ = window.history().unwrap().replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(hash));
+    let document = gloo::utils::document();
+    let root = document.create_element("div").unwrap();
+    document.body().unwrap().append_child(&root).unwrap();
+    let handle = yew::Renderer::<App>::with_root(root.clone()).render();
+    let mut html = String::new();
+    for _ in 0..200 {
+        yew::platform::time::sleep(Duration::from_millis(10)).await;
+        html = root.inner_html();
+        if ready(&html) {
+            break;
+        }
+    }
+    handle.destroy();
+    root.remove();
+    html
+}
+
+#[wasm_bindgen_test]
+async fn home_shows_the_pipeline_card() {
+    let html = render_at("#/", |h| h.contains("lab-card")).await;
+    assert!(html.contains("id=\"home\""), "{html}");
+    assert!(html.contains("data-lab=\"pipeline\""), "{html}");
+}
+
+#[wasm_bindgen_test]
+async fn pipeline_lab_shows_the_known_bubble_ratio() {
+    let html = render_at("#/pipeline", |h| h.contains("data-metric=\"1f1b.bubble_ratio\"")).await;
+    assert!(html.contains("id=\"lab-pipeline\""), "{html}");
+    // Default scenario p=4, m=8: (p−1)/(m+p−1) = 3/11.
+    let expected = format!("data-metric=\"1f1b.bubble_ratio\" data-value=\"{}\"", 3.0f64 / 11.0);
+    assert!(html.contains(&expected), "missing {expected}");
+    assert!(html.contains("<canvas"), "timeline canvas missing");
+}
+
+#[wasm_bindgen_test]
+async fn a_tampered_link_explains_itself_and_shows_the_default() {
+    let html = render_at("#/pipeline?s=AAAAAAAA", |h| h.contains("link-error")).await;
+    assert!(html.contains("id=\"link-error\""), "{html}");
+    assert!(html.contains("does not decompress"), "{html}");
+    assert!(html.contains("data-metric=\"1f1b.bubble_ratio\""), "default scenario missing");
+}
+
+#[wasm_bindgen_test]
+fn browser_report_equals_native_golden_bytes() {
+    let scenario = bubblelab_core::Scenario::from_json(include_str!("../../tests/scenarios/pipeline-all.json")).unwrap();
+    let report = bubblelab_core::run(&scenario).unwrap();
+    let golden = include_str!("../../tests/golden/pipeline-all.report.json");
+    assert!(format!("{}\n", report.to_json_pretty()) == golden, "Chromium report differs from the native golden file");
+}
