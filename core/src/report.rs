@@ -67,6 +67,9 @@ pub enum Cell {
     Num(f64),
     /// Text.
     Text(String),
+    /// No value (e.g. a closed form that does not apply): `—` in tables, empty in CSV, `null`
+    /// in JSON.
+    Missing,
 }
 
 impl Cell {
@@ -76,6 +79,7 @@ impl Cell {
         match self {
             Cell::Num(v) => format_number(*v),
             Cell::Text(s) => s.clone(),
+            Cell::Missing => "—".to_string(),
         }
     }
 }
@@ -243,6 +247,7 @@ impl Report {
                     .map(|c| match c {
                         Cell::Num(v) => alloc::format!("{v}"),
                         Cell::Text(s) => csv_field(s),
+                        Cell::Missing => String::new(),
                     })
                     .collect();
                 let _ = writeln!(out, "{}", cells.join(","));

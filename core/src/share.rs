@@ -87,7 +87,7 @@ pub fn decode(payload: &str) -> Result<Scenario, LinkError> {
             miniz_oxide::inflate::TINFLStatus::HasMoreOutput => {
                 LinkError::Deflate(format!("it inflates past {MAX_JSON_BYTES} bytes"))
             }
-            status => LinkError::Deflate(format!("{status:?}")),
+            _ => LinkError::Deflate("the data is cut short or corrupted".into()),
         })?;
     let text = core::str::from_utf8(&json).map_err(|e| LinkError::Utf8(e.valid_up_to()))?;
     Scenario::from_json(text).map_err(LinkError::Scenario)

@@ -46,8 +46,8 @@ const CASES: &[(&str, &str)] = &[
         "pipeline.stage_times[0]: missing field `backward_input_ns`",
     ),
     (
-        r#"{"version":1,"lab":"pipeline","params":{"stages":64,"micro_batches":1024,"virtual_stages":4}}"#,
-        "pipeline.micro_batches: must be small enough that stages × micro_batches × virtual_stages × 3 ≤ 400000, got 786432 ops",
+        r#"{"version":1,"lab":"pipeline","params":{"schedules":["interleaved","zb-h1"],"stages":64,"micro_batches":1024,"virtual_stages":4}}"#,
+        "pipeline.micro_batches: must be small enough that the schedules run at most 600000 ops in all, got 1024 (that is 720896 ops)",
     ),
 ];
 

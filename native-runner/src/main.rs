@@ -1,1 +1,95 @@
-fn main() {}
+//! `bubblelab`: the command-line face of bubblelab-core.
+//!
+//! Runs scenarios and prints their Reports (table, JSON or CSV), writes Chrome traces, makes and
+//! opens share links, lists presets and reads real PipeMorph pipeline logs. Every failure ends
+//! in one `error: …` line on stderr and a non-zero exit code (2 for bad input); nothing panics
+//! on user input.
+
+mod error;
+mod files;
+mod link;
+mod presets;
+mod run;
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::error::Failure;
+
+/// Command line of `bubblelab`.
+#[derive(Debug, Parser)]
+#[command(
+    name = "bubblelab",
+    version,
+    about = "A lab for GPU-cluster scheduling: run scenarios, export traces and links, read real pipeline logs"
+)]
+struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run a scenario and print its Report.
+    Run(run::RunArgs),
+    /// Print the share link of a scenario, or decode a link back into scenario JSON.
+    Link(link::LinkArgs),
+    /// List the preset scenarios, or print one preset's JSON.
+    Presets(presets::PresetsArgs),
+    /// Read a PipeMorph run folder (per-stage `*.log` files and `log.txt`) and print its Report.
+    PipelineLog(run::PipelineLogArgs),
+}
+
+/// How a Report is printed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// Aligned text tables for a terminal.
+    #[default]
+    Text,
+    /// Indented JSON (the whole Report, timelines included).
+    Json,
+    /// Metrics as `key,label,value,unit`, then each table as its own CSV block.
+    Csv,
+}
+
+/// Output flags shared by every command that prints a Report.
+#[derive(Debug, Args)]
+struct ReportOutput {
+    /// Output format of the Report on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Also write the Report's timelines as Chrome trace JSON to this file (open it in
+    /// Perfetto or chrome://tracing).
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    error::install_panic_hook();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // `--help` and `--version` also arrive here; they print to stdout and exit 0.
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
+    let result = match cli.command {
+        Command::Run(args) => run::run(&args),
+        Command::Link(args) => link::link(&args),
+        Command::Presets(args) => presets::presets(&args),
+        Command::PipelineLog(args) => run::pipeline_log(&args),
+    };
+    match result {
+        Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
+        Err(failure) => {
+            let _ = writeln!(std::io::stderr(), "error: {failure}");
+            ExitCode::from(failure.exit_code())
+        }
+    }
+}

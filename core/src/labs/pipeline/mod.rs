@@ -139,7 +139,7 @@ fn report(params: &PipelineParams, runs: &[ScheduleRun]) -> Report {
             Cell::Text(label.clone()),
             Cell::Num(iteration_ms),
             Cell::Num(bubble),
-            theory.map_or(Cell::Text("—".into()), Cell::Num),
+            theory.map_or(Cell::Missing, Cell::Num),
             Cell::Num(peak_bytes as f64 / GIB as f64),
             Cell::Num(run.peak_in_flight.first().copied().unwrap_or(0.0)),
         ]));
@@ -186,13 +186,19 @@ fn vec_cells<const N: usize>(cells: [Cell; N]) -> Vec<Cell> {
 fn findings(params: &PipelineParams, runs: &[ScheduleRun]) -> Vec<String> {
     let mut out = Vec::new();
     let find = |k: ScheduleKind| runs.iter().find(|r| r.kind == k);
-    if let Some(best) = runs.iter().min_by_key(|r| r.iteration_ns) {
-        out.push(format!(
-            "{} is fastest here: {:.3} ms per iteration, {:.1}% of stage time idle.",
-            best.kind.label(params.virtual_stages),
-            best.iteration_ns as f64 / 1e6,
-            best.overall_bubble_ratio() * 100.0
-        ));
+    if let Some(best) = runs.iter().map(|r| r.iteration_ns).min() {
+        let fastest: Vec<&ScheduleRun> = runs.iter().filter(|r| r.iteration_ns == best).collect();
+        let names: Vec<String> = fastest
+            .iter()
+            .map(|r| r.kind.label(params.virtual_stages))
+            .collect();
+        let bubble = fastest[0].overall_bubble_ratio() * 100.0;
+        let ms = best as f64 / 1e6;
+        out.push(if names.len() == 1 {
+            format!("{} is fastest here: {ms:.3} ms per iteration, {bubble:.1}% of stage time idle.", names[0])
+        } else {
+            format!("{} tie as fastest here: {ms:.3} ms per iteration, {bubble:.1}% of stage time idle.", names.join(" and "))
+        });
     }
     if let (Some(g), Some(o)) = (find(ScheduleKind::Gpipe), find(ScheduleKind::OneFOneB)) {
         let gm = g.peak_activation_bytes.first().copied().unwrap_or(0);

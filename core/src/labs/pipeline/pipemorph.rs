@@ -517,7 +517,7 @@ impl PipelineRun {
             .collect(),
             rows: Vec::new(),
         };
-        for r in 0..p {
+        for (r, bubbles) in bubble_series.iter().enumerate() {
             let ops: Vec<&LoggedOp> = iterations
                 .iter()
                 .skip(1)
@@ -526,14 +526,14 @@ impl PipelineRun {
                 .collect();
             let mean_of =
                 |k: LoggedKind| mean(ops.iter().filter(|o| o.kind == k).map(|o| o.gpu_ms));
-            let cell = |v: Option<f64>| v.map_or(Cell::Text("—".into()), Cell::Num);
+            let cell = |v: Option<f64>| v.map_or(Cell::Missing, Cell::Num);
             table.rows.push(
                 [
                     Cell::Num(r as f64),
                     cell(mean_of(LoggedKind::F)),
                     cell(mean_of(LoggedKind::B)),
                     cell(mean_of(LoggedKind::W)),
-                    cell(mean(bubble_series[r].iter().skip(1).map(|&(_, y)| y))),
+                    cell(mean(bubbles.iter().skip(1).map(|&(_, y)| y))),
                 ]
                 .into_iter()
                 .collect(),
@@ -599,10 +599,13 @@ impl PipelineRun {
             }
         }
         if let (Some(first), Some(last)) = (iteration_series.get(1), iteration_series.last()) {
-            report.findings.push(format!(
-                "Iteration {} spans {:.0} ms and iteration {} spans {:.0} ms: {:.2}× — a slow inter-stage link stretches every stage, not only the two it joins.",
-                first.0, first.1, last.0, last.1, if first.1 > 0.0 { last.1 / first.1 } else { 0.0 }
-            ));
+            let ratio = if first.1 > 0.0 { last.1 / first.1 } else { 0.0 };
+            if ratio > 1.2 {
+                report.findings.push(format!(
+                    "Iteration {} spans {:.0} ms and iteration {} spans {:.0} ms ({ratio:.2}×): the slowdown reaches every stage, because each stage waits on its neighbours.",
+                    first.0, first.1, last.0, last.1
+                ));
+            }
         }
         report
     }

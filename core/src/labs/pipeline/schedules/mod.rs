@@ -85,6 +85,17 @@ impl ScheduleKind {
         }
     }
 
+    /// Compute ops one iteration runs: forward and backward (plus W when split) of every
+    /// micro-batch on every stage and chunk.
+    #[must_use]
+    pub fn op_count(self, stages: u32, micro_batches: u32, virtual_stages: u32) -> u64 {
+        let per_micro_batch = if self.splits_backward() { 3 } else { 2 };
+        per_micro_batch
+            * u64::from(stages)
+            * u64::from(micro_batches)
+            * u64::from(self.chunks(virtual_stages))
+    }
+
     /// The op order of every device: `orders[d]` is device d's program.
     #[must_use]
     pub fn device_orders(

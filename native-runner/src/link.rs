@@ -1,0 +1,112 @@
+//! `bubblelab link`: make a share link, or open one.
+
+use std::path::PathBuf;
+
+use bubblelab_core::share::{self, LinkError};
+use bubblelab_core::Scenario;
+use clap::Args;
+
+use crate::error::Failure;
+use crate::files;
+
+/// Arguments of `bubblelab link`.
+#[derive(Debug, Args)]
+pub struct LinkArgs {
+    /// Scenario JSON file, or `-` to read it from stdin.
+    #[arg(
+        value_name = "SCENARIO",
+        required_unless_present_any = ["preset", "decode"],
+        conflicts_with_all = ["preset", "decode"]
+    )]
+    scenario: Option<PathBuf>,
+    /// Link a built-in preset instead of a file (list them with `bubblelab presets`).
+    #[arg(long, value_name = "ID", conflicts_with = "decode")]
+    preset: Option<String>,
+    /// Address the page is served from; the link is `<BASE>/#/<lab>?s=<payload>`.
+    #[arg(
+        long,
+        value_name = "URL",
+        default_value = "http://127.0.0.1:8080",
+        conflicts_with = "decode"
+    )]
+    base: String,
+    /// Decode a share link instead and print its scenario as JSON. Accepts a full URL
+    /// (`…/#/<lab>?s=<payload>`), a fragment (`#/<lab>?s=…`) or the bare payload.
+    #[arg(long, value_name = "LINK")]
+    decode: Option<String>,
+}
+
+/// `bubblelab link`.
+///
+/// # Errors
+/// [`Failure::Input`] for a bad scenario or a link that does not decode.
+pub fn link(args: &LinkArgs) -> Result<(), Failure> {
+    if let Some(link) = &args.decode {
+        let scenario = decode(link)?;
+        let mut json = scenario.to_json_pretty();
+        json.push('\n');
+        return files::write_stdout(&json);
+    }
+    let scenario = crate::run::load_scenario(args.scenario.as_deref(), args.preset.as_deref())?;
+    let mut url = share::link(&args.base, &scenario);
+    url.push('\n');
+    files::write_stdout(&url)
+}
+
+/// Decodes a full URL, a `#/<lab>?s=…` fragment, `s=<payload>` or a bare payload.
+fn decode(link: &str) -> Result<Scenario, Failure> {
+    let link = link.trim();
+    if link.is_empty() {
+        return Err(Failure::Input("--decode: the link is empty".into()));
+    }
+    let (lab, payload) = if let Some((_, fragment)) = link.split_once('#') {
+        route(&format!("#{fragment}"))?
+    } else if link.contains('?') {
+        route(link)?
+    } else if link.contains("://") {
+        return Err(Failure::Input(format!(
+            "--decode: `{}` has no `#/<lab>?s=…` part",
+            shorten(link)
+        )));
+    } else {
+        let payload = link.strip_prefix("s=").unwrap_or(link);
+        (String::new(), payload.to_string())
+    };
+    let decoded = if lab.is_empty() {
+        share::decode(&payload)
+    } else {
+        share::decode_for_lab(&lab, &payload)
+    };
+    decoded.map_err(|e| {
+        let hint = match e {
+            LinkError::Base64(_) | LinkError::Deflate(_) => {
+                " (was the link cut short or changed when it was copied?)"
+            }
+            _ => "",
+        };
+        Failure::Input(format!("--decode: {e}{hint}"))
+    })
+}
+
+/// The lab and payload of a fragment.
+fn route(fragment: &str) -> Result<(String, String), Failure> {
+    let route = share::parse_fragment(fragment);
+    match route.payload {
+        Some(payload) => Ok((route.lab, payload)),
+        None => Err(Failure::Input(format!(
+            "--decode: `{}` carries no scenario (no `s=` after `?`)",
+            shorten(fragment)
+        ))),
+    }
+}
+
+/// The first 60 characters of `text`, for messages.
+fn shorten(text: &str) -> String {
+    const MAX_CHARS: usize = 60;
+    if text.chars().count() <= MAX_CHARS {
+        text.to_string()
+    } else {
+        let head: String = text.chars().take(MAX_CHARS).collect();
+        format!("{head}…")
+    }
+}

@@ -1,0 +1,398 @@
+//! End-to-end tests of the `bubblelab` binary: run it as a user would and check what it prints.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use bubblelab_core::presets::PRESETS;
+use bubblelab_core::Scenario;
+
+/// What one run of the binary produced.
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+fn bubblelab(args: &[&str]) -> Run {
+    bubblelab_with_stdin(args, None)
+}
+
+fn bubblelab_with_stdin(args: &[&str], stdin: Option<&str>) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bubblelab"))
+        .args(args)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the bubblelab binary starts");
+    if let Some(text) = stdin {
+        let mut pipe = child.stdin.take().expect("stdin is piped");
+        pipe.write_all(text.as_bytes())
+            .expect("stdin accepts the text");
+    }
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = child.wait_with_output().expect("the binary finishes");
+    Run {
+        code: status.code(),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+    }
+}
+
+/// Runs a command that must succeed and returns its stdout.
+fn ok(args: &[&str]) -> String {
+    let run = bubblelab(args);
+    assert_eq!(run.code, Some(0), "{args:?} failed: {}", run.stderr);
+    assert!(
+        run.stderr.is_empty(),
+        "{args:?} wrote to stderr: {}",
+        run.stderr
+    );
+    run.stdout
+}
+
+/// Checks that a run failed as bad input: exit code 2, one `error:` line naming `expected`.
+fn assert_bad_input(run: &Run, expected: &str) {
+    assert_eq!(run.code, Some(2), "stderr: {}", run.stderr);
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
+    assert_eq!(run.stderr.trim_end().lines().count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(expected),
+        "expected {expected:?} in {:?}",
+        run.stderr
+    );
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+}
+
+/// A fresh file path under Cargo's scratch folder for integration tests.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bubblelab-cli-tests");
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    dir.join(name)
+}
+
+fn write_scratch(name: &str, text: &str) -> String {
+    let path = scratch(name);
+    std::fs::write(&path, text).expect("scratch file written");
+    path.display().to_string()
+}
+
+fn metric(report: &serde_json::Value, key: &str) -> f64 {
+    report["metrics"]
+        .as_array()
+        .expect("metrics array")
+        .iter()
+        .find(|m| m["key"] == key)
+        .and_then(|m| m["value"].as_f64())
+        .unwrap_or_else(|| panic!("metric {key} missing"))
+}
+
+#[test]
+fn run_preset_prints_a_table() {
+    let text = ok(&["run", "--preset", "pipeline-gpipe-vs-1f1b"]);
+    assert!(text.contains("1F1B"), "{text}");
+    assert!(text.contains("bubble ratio"), "{text}");
+    assert!(text.contains("0.2727"), "{text}");
+}
+
+#[test]
+fn json_report_has_the_closed_form_bubble_ratio() {
+    let json = ok(&[
+        "run",
+        "--preset",
+        "pipeline-gpipe-vs-1f1b",
+        "--format",
+        "json",
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&json).expect("stdout is JSON");
+    // p = 4, m = 8: (p − 1)/(m + p − 1) = 3/11.
+    for key in ["1f1b.bubble_ratio", "gpipe.bubble_ratio"] {
+        let ratio = metric(&report, key);
+        assert!((ratio - 3.0 / 11.0).abs() < 1e-12, "{key} = {ratio}");
+    }
+}
+
+#[test]
+fn csv_report_starts_with_the_metrics() {
+    let csv = ok(&["run", "--preset", "pipeline-all", "--format", "csv"]);
+    assert!(csv.starts_with("key,label,value,unit\n"), "{csv}");
+    assert!(csv.contains("1f1b.bubble_ratio,"), "{csv}");
+}
+
+#[test]
+fn scenario_from_a_file_and_from_stdin_agree() {
+    let json = r#"{"version": 1, "lab": "pipeline", "params": {"stages": 3, "micro_batches": 6}}"#;
+    let path = write_scratch("p3.json", json);
+    let from_file = ok(&["run", &path, "--format", "json"]);
+    let from_stdin = bubblelab_with_stdin(&["run", "-", "--format", "json"], Some(json));
+    assert_eq!(from_stdin.code, Some(0), "{}", from_stdin.stderr);
+    assert_eq!(from_file, from_stdin.stdout);
+    // Same input, same bytes: runs are deterministic.
+    assert_eq!(from_file, ok(&["run", &path, "--format", "json"]));
+}
+
+#[test]
+fn trace_names_every_thread() {
+    let path = scratch("trace.json");
+    let _ = std::fs::remove_file(&path);
+    let path_text = path.display().to_string();
+    ok(&["run", "--preset", "pipeline-all", "--trace", &path_text]);
+    let text = std::fs::read_to_string(&path).expect("trace written");
+    let trace: serde_json::Value = serde_json::from_str(&text).expect("trace is JSON");
+    let events = trace["traceEvents"].as_array().expect("traceEvents array");
+    let thread_names = events
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+        .count();
+    // Four schedules × four stages, each lane named.
+    assert!(thread_names >= 16, "{thread_names} thread_name events");
+    assert!(events.iter().any(|e| e["ph"] == "X"));
+}
+
+#[test]
+fn link_and_decode_round_trip() {
+    for preset in PRESETS {
+        let url = ok(&["link", "--preset", preset.id]);
+        let url = url.trim();
+        assert!(
+            url.starts_with("http://127.0.0.1:8080/#/pipeline?s="),
+            "{url}"
+        );
+        let decoded = ok(&["link", "--decode", url]);
+        let expected = Scenario::from_json(preset.json)
+            .expect("preset parses")
+            .to_json_pretty();
+        assert_eq!(decoded.trim_end(), expected, "{}", preset.id);
+        // The bare payload decodes to the same scenario.
+        let payload = url.split_once("s=").map(|(_, p)| p).unwrap_or_default();
+        assert_eq!(ok(&["link", "--decode", payload]), decoded);
+    }
+    let path = write_scratch(
+        "link.json",
+        r#"{"version":1,"lab":"pipeline","params":{"stages":5,"micro_batches":10}}"#,
+    );
+    let url = ok(&["link", &path, "--base", "https://example.org/lab/"]);
+    assert!(
+        url.starts_with("https://example.org/lab/#/pipeline?s="),
+        "{url}"
+    );
+    let decoded = ok(&["link", "--decode", url.trim()]);
+    let scenario = Scenario::from_json(&decoded).expect("decoded JSON is a scenario");
+    assert_eq!(scenario.to_json_pretty(), decoded.trim_end());
+    assert!(decoded.contains("\"stages\": 5"), "{decoded}");
+}
+
+#[test]
+fn bad_scenarios_name_the_file_and_field() {
+    let missing = scratch("does-not-exist.json").display().to_string();
+    assert_bad_input(&bubblelab(&["run", &missing]), "does-not-exist.json: ");
+
+    let bad_json = write_scratch("bad.json", "{\"version\": 1,");
+    assert_bad_input(
+        &bubblelab(&["run", &bad_json]),
+        "bad.json: not valid JSON at line",
+    );
+
+    let unknown = write_scratch(
+        "unknown.json",
+        r#"{"version":1,"lab":"pipeline","params":{"stagez":4}}"#,
+    );
+    assert_bad_input(
+        &bubblelab(&["run", &unknown]),
+        "unknown.json: pipeline.stagez: unknown field",
+    );
+
+    let zero = write_scratch(
+        "zero.json",
+        r#"{"version":1,"lab":"pipeline","params":{"stages":0}}"#,
+    );
+    assert_bad_input(
+        &bubblelab(&["run", &zero]),
+        "zero.json: pipeline.stages: must be between 1 and 64, got 0",
+    );
+    assert_bad_input(
+        &bubblelab(&["link", &zero]),
+        "zero.json: pipeline.stages: must be between 1 and 64, got 0",
+    );
+    assert_bad_input(
+        &bubblelab_with_stdin(&["run", "-"], Some(r#"{"version":2,"lab":"pipeline"}"#)),
+        "<stdin>: version: ",
+    );
+    assert_bad_input(
+        &bubblelab(&["run", "--preset", "no-such-preset"]),
+        "unknown preset `no-such-preset`",
+    );
+    assert_bad_input(
+        &bubblelab(&["presets", "no-such-preset"]),
+        "unknown preset `no-such-preset`",
+    );
+    let folder = scratch("").display().to_string();
+    assert_bad_input(&bubblelab(&["run", &folder]), "is a folder");
+}
+
+#[test]
+fn oversized_input_is_refused() {
+    let path = scratch("huge.json");
+    let mut text = String::from("{\"version\": 1, \"lab\": \"pipeline\", \"params\": {}}");
+    text.push_str(&" ".repeat(17 << 20));
+    std::fs::write(&path, text).expect("huge file written");
+    let run = bubblelab(&["run", &path.display().to_string()]);
+    let _ = std::fs::remove_file(&path);
+    assert_bad_input(&run, "larger than the 16 MiB limit");
+}
+
+#[test]
+fn broken_links_fail_with_a_clear_message() {
+    let url = ok(&["link", "--preset", "pipeline-all"]);
+    let url = url.trim();
+    let truncated = &url[..url.len() - url.len() / 3];
+    assert_bad_input(&bubblelab(&["link", "--decode", truncated]), "--decode: ");
+    let middle = url.len() - 20;
+    let garbled = format!("{}!*{}", &url[..middle], &url[middle..]);
+    assert_bad_input(
+        &bubblelab(&["link", "--decode", &garbled]),
+        "not base64url text",
+    );
+    // Valid base64url, but not a deflate stream.
+    assert_bad_input(
+        &bubblelab(&[
+            "link",
+            "--decode",
+            "http://127.0.0.1:8080/#/pipeline?s=AAAA",
+        ]),
+        "does not decompress",
+    );
+    assert_bad_input(
+        &bubblelab(&["link", "--decode", "http://127.0.0.1:8080/#/pipeline"]),
+        "carries no scenario",
+    );
+    assert_bad_input(
+        &bubblelab(&["link", "--decode", "http://127.0.0.1:8080/"]),
+        "has no `#/<lab>?s=…` part",
+    );
+    let other_lab = url.replace("#/pipeline?", "#/overlap?");
+    assert_bad_input(
+        &bubblelab(&["link", "--decode", &other_lab]),
+        "opens the overlap lab",
+    );
+}
+
+#[test]
+fn usage_errors_exit_2_and_help_exits_0() {
+    let run = bubblelab(&["run"]);
+    assert_eq!(run.code, Some(2));
+    assert!(!run.stderr.contains("panicked"));
+    let run = bubblelab(&["run", "--preset", "pipeline-all", "--format", "xml"]);
+    assert_eq!(run.code, Some(2));
+    for command in ["run", "link", "presets", "pipeline-log"] {
+        let help = ok(&[command, "--help"]);
+        assert!(help.contains("Usage: bubblelab"), "{help}");
+    }
+}
+
+#[test]
+fn presets_list_and_print() {
+    let list = ok(&["presets"]);
+    for preset in PRESETS {
+        assert!(list.contains(preset.id), "{list}");
+        assert!(list.contains(preset.title), "{list}");
+        let json = ok(&["presets", preset.id]);
+        assert_eq!(json.trim_end(), preset.json.trim_end());
+        let full = ok(&["presets", preset.id, "--full"]);
+        let scenario = Scenario::from_json(&full).expect("--full prints a scenario");
+        assert_eq!(
+            Some(scenario),
+            Scenario::from_json(preset.json).ok(),
+            "{}",
+            preset.id
+        );
+    }
+}
+
+#[test]
+fn closed_stdout_is_not_a_panic() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bubblelab"))
+        .args(["run", "--preset", "pipeline-all", "--format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the bubblelab binary starts");
+    // Close the read end at once, as `| head -c 0` would.
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("the binary finishes");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!(output.status.code(), Some(0));
+}
+
+/// The folder with the real data sets: `$BUBBLELAB_DATA`, else `shared/data` beside the
+/// workspace. `None` (after a note) when it is missing outside CI; a failure inside CI.
+fn data_folder() -> Option<PathBuf> {
+    let dir = std::env::var_os("BUBBLELAB_DATA").map_or_else(
+        || PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")),
+        PathBuf::from,
+    );
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "data folder {} is missing (set BUBBLELAB_DATA)",
+        dir.display()
+    );
+    println!("skipped: no data folder");
+    None
+}
+
+#[test]
+fn pipeline_log_reads_the_real_pipemorph_run() {
+    let Some(data) = data_folder() else {
+        return;
+    };
+    let run_dir = data.join("pipemorph_pp4_stage_logs/ae/fig15/1F1B/2_3/0.06");
+    let run_dir = run_dir.display().to_string();
+    let json = ok(&["pipeline-log", &run_dir, "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&json).expect("stdout is JSON");
+    assert_eq!(metric(&report, "complete_iterations"), 15.0);
+    assert_eq!(metric(&report, "stages"), 4.0);
+    let lanes = report["timelines"][0]["lanes"]
+        .as_array()
+        .expect("one timeline with lanes");
+    assert_eq!(lanes.len(), 4);
+    // Deterministic: a second read gives the same bytes.
+    assert_eq!(json, ok(&["pipeline-log", &run_dir, "--format", "json"]));
+    let text = ok(&["pipeline-log", &run_dir]);
+    assert!(text.contains("15 complete iterations"), "{text}");
+}
+
+#[test]
+fn pipeline_log_errors_name_the_file() {
+    let empty = scratch("empty-run");
+    std::fs::create_dir_all(&empty).expect("folder");
+    assert_bad_input(
+        &bubblelab(&["pipeline-log", &empty.display().to_string()]),
+        "no `*.log` stage logs",
+    );
+    let bad = scratch("bad-run");
+    std::fs::create_dir_all(&bad).expect("folder");
+    std::fs::write(
+        bad.join("GPU0_rank0.log"),
+        "[RANK0] Iteration 1\n[RANK0] F @ x (ms) to 3 (ms), cudaEventElapsed = 1 (ms)\n",
+    )
+    .expect("log written");
+    assert_bad_input(
+        &bubblelab(&["pipeline-log", &bad.display().to_string()]),
+        "GPU0_rank0.log:2: ",
+    );
+    let missing = scratch("no-such-run").display().to_string();
+    assert_bad_input(&bubblelab(&["pipeline-log", &missing]), "no-such-run: ");
+}
