@@ -14,7 +14,11 @@ wasm_bindgen_test_configure!(run_in_browser);
 /// holds for its HTML. Returns the HTML.
 async fn render_at(hash: &str, ready: impl Fn(&str) -> bool) -> String {
     let window = gloo::utils::window();
-    let _ = window.history().unwrap().replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(hash));
+    let _ = window.history().unwrap().replace_state_with_url(
+        &wasm_bindgen::JsValue::NULL,
+        "",
+        Some(hash),
+    );
     let document = gloo::utils::document();
     let root = document.create_element("div").unwrap();
     document.body().unwrap().append_child(&root).unwrap();
@@ -41,10 +45,16 @@ async fn home_shows_the_pipeline_card() {
 
 #[wasm_bindgen_test]
 async fn pipeline_lab_shows_the_known_bubble_ratio() {
-    let html = render_at("#/pipeline", |h| h.contains("data-metric=\"1f1b.bubble_ratio\"")).await;
+    let html = render_at("#/pipeline", |h| {
+        h.contains("data-metric=\"1f1b.bubble_ratio\"")
+    })
+    .await;
     assert!(html.contains("id=\"lab-pipeline\""), "{html}");
     // Default scenario p=4, m=8: (p−1)/(m+p−1) = 3/11.
-    let expected = format!("data-metric=\"1f1b.bubble_ratio\" data-value=\"{}\"", 3.0f64 / 11.0);
+    let expected = format!(
+        "data-metric=\"1f1b.bubble_ratio\" data-value=\"{}\"",
+        3.0f64 / 11.0
+    );
     assert!(html.contains(&expected), "missing {expected}");
     assert!(html.contains("<canvas"), "timeline canvas missing");
 }
@@ -54,13 +64,22 @@ async fn a_tampered_link_explains_itself_and_shows_the_default() {
     let html = render_at("#/pipeline?s=AAAAAAAA", |h| h.contains("link-error")).await;
     assert!(html.contains("id=\"link-error\""), "{html}");
     assert!(html.contains("does not decompress"), "{html}");
-    assert!(html.contains("data-metric=\"1f1b.bubble_ratio\""), "default scenario missing");
+    assert!(
+        html.contains("data-metric=\"1f1b.bubble_ratio\""),
+        "default scenario missing"
+    );
 }
 
 #[wasm_bindgen_test]
 fn browser_report_equals_native_golden_bytes() {
-    let scenario = bubblelab_core::Scenario::from_json(include_str!("../../tests/scenarios/pipeline-all.json")).unwrap();
+    let scenario = bubblelab_core::Scenario::from_json(include_str!(
+        "../../tests/scenarios/pipeline-all.json"
+    ))
+    .unwrap();
     let report = bubblelab_core::run(&scenario).unwrap();
     let golden = include_str!("../../tests/golden/pipeline-all.report.json");
-    assert!(format!("{}\n", report.to_json_pretty()) == golden, "Chromium report differs from the native golden file");
+    assert!(
+        format!("{}\n", report.to_json_pretty()) == golden,
+        "Chromium report differs from the native golden file"
+    );
 }

@@ -53,7 +53,9 @@ pub fn app() -> Html {
     }
     let page = match &*route {
         Route::Home => html! { <home::Home /> },
-        Route::Pipeline { payload } => html! { <pipeline::PipelineLab payload={payload.clone()} /> },
+        Route::Pipeline { payload } => {
+            html! { <pipeline::PipelineLab payload={payload.clone()} /> }
+        }
         Route::NotFound(lab) => html! {
             <section class="page" id="not-found">
                 <h1>{ "No such lab" }</h1>

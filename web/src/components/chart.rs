@@ -2,10 +2,21 @@
 //! chart; each gets a colour and a legend entry.
 
 use bubblelab_core::report::{format_number, Series};
+
+/// A short axis label: integers plainly, others with at most three decimals, trailing zeros cut.
+fn tick_label(v: f64) -> String {
+    if v.abs() >= 100.0 || v.fract() == 0.0 {
+        return format!("{v:.0}");
+    }
+    let text = format!("{v:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
 use yew::prelude::*;
 
 /// Colours for curves, in order.
-const PALETTE: [&str; 8] = ["#2563eb", "#16a34a", "#ea580c", "#9333ea", "#dc2626", "#0891b2", "#ca8a04", "#4b5563"];
+const PALETTE: [&str; 8] = [
+    "#2563eb", "#16a34a", "#ea580c", "#9333ea", "#dc2626", "#0891b2", "#ca8a04", "#4b5563",
+];
 
 /// Properties of [`LineChart`].
 #[derive(Properties, PartialEq)]
@@ -27,7 +38,8 @@ const BOTTOM: f64 = 40.0;
 #[function_component(LineChart)]
 pub fn line_chart(props: &LineChartProps) -> Html {
     let points = props.series.iter().flat_map(|s| s.points.iter());
-    let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64, f64::NEG_INFINITY);
+    let (mut x0, mut x1, mut y0, mut y1) =
+        (f64::INFINITY, f64::NEG_INFINITY, 0.0f64, f64::NEG_INFINITY);
     for &(x, y) in points {
         x0 = x0.min(x);
         x1 = x1.max(x);
@@ -50,6 +62,19 @@ pub fn line_chart(props: &LineChartProps) -> Html {
     let x_label = first.map(|s| s.x_label.clone()).unwrap_or_default();
     let y_label = first.map(|s| s.y_label.clone()).unwrap_or_default();
     let ticks = |a: f64, b: f64| (0..=4).map(move |i| a + (b - a) * f64::from(i) / 4.0);
+    // Stage or iteration axes: one tick per whole number when there are few.
+    let integer_x = props
+        .series
+        .iter()
+        .all(|s| s.points.iter().all(|p| p.0.fract() == 0.0))
+        && x1 - x0 <= 16.0;
+    let x_ticks: Vec<f64> = if integer_x {
+        (0..=((x1 - x0) as u32))
+            .map(|i| x0 + f64::from(i))
+            .collect()
+    } else {
+        ticks(x0, x1).collect()
+    };
     html! {
         <figure class="chart">
             <figcaption>{ props.title.clone() }</figcaption>
@@ -59,11 +84,11 @@ pub fn line_chart(props: &LineChartProps) -> Html {
                 { for ticks(y0, y1).map(|v| html! {
                     <>
                         <line class="grid" x1={LEFT.to_string()} x2={(W - RIGHT).to_string()} y1={sy(v).to_string()} y2={sy(v).to_string()} />
-                        <text class="tick" x={(LEFT - 4.0).to_string()} y={(sy(v) + 4.0).to_string()} text-anchor="end">{ format_number(v) }</text>
+                        <text class="tick" x={(LEFT - 4.0).to_string()} y={(sy(v) + 4.0).to_string()} text-anchor="end">{ tick_label(v) }</text>
                     </>
                 }) }
-                { for ticks(x0, x1).map(|v| html! {
-                    <text class="tick" x={sx(v).to_string()} y={(H - BOTTOM + 14.0).to_string()} text-anchor="middle">{ format_number(v) }</text>
+                { for x_ticks.iter().map(|&v| html! {
+                    <text class="tick" x={sx(v).to_string()} y={(H - BOTTOM + 14.0).to_string()} text-anchor="middle">{ tick_label(v) }</text>
                 }) }
                 <text class="axis-label" x={((LEFT + W - RIGHT) / 2.0).to_string()} y={(H - 6.0).to_string()} text-anchor="middle">{ x_label }</text>
                 <text class="axis-label" transform={format!("translate(12 {}) rotate(-90)", (TOP + H - BOTTOM) / 2.0)} text-anchor="middle">{ y_label }</text>

@@ -25,7 +25,11 @@ pub struct ExportBarProps {
 #[function_component(ExportBar)]
 pub fn export_bar(props: &ExportBarProps) -> Html {
     let prefix = props.id_prefix.clone();
-    let button = |id: &'static str, label: &'static str, file: String, mime: &'static str, make: Box<dyn Fn() -> String>| {
+    let button = |id: &'static str,
+                  label: &'static str,
+                  file: String,
+                  mime: &'static str,
+                  make: Box<dyn Fn() -> String>| {
         let onclick = Callback::from(move |_: MouseEvent| browser::download(&file, mime, &make()));
         html! { <button id={format!("{prefix}{id}")} {onclick}>{ label }</button> }
     };

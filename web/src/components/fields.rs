@@ -50,7 +50,9 @@ pub fn number_field(props: &NumberFieldProps) -> Html {
     let id = field_id(&props.path);
     let oninput = {
         let cb = props.on_change.clone();
-        Callback::from(move |e: InputEvent| cb.emit(e.target_unchecked_into::<HtmlInputElement>().value()))
+        Callback::from(move |e: InputEvent| {
+            cb.emit(e.target_unchecked_into::<HtmlInputElement>().value())
+        })
     };
     let slider_input = oninput.clone();
     let fmt = |v: Option<f64>| v.map(|v| AttrValue::from(v.to_string()));

@@ -35,7 +35,10 @@ fn display_value(value: f64, unit: &str) -> String {
 #[function_component(ReportView)]
 pub fn report_view(props: &ReportViewProps) -> Html {
     let timelines = use_memo(props.report.clone(), |r| {
-        r.0.timelines.iter().map(|t| Shared(Rc::new(t.clone()))).collect::<Vec<_>>()
+        r.0.timelines
+            .iter()
+            .map(|t| Shared(Rc::new(t.clone())))
+            .collect::<Vec<_>>()
     });
     let report = &props.report.0;
     let mut charts: BTreeMap<&str, Vec<Series>> = BTreeMap::new();

@@ -73,7 +73,10 @@ fn extent(timeline: &Timeline) -> f64 {
         .lanes
         .iter()
         .filter_map(|l| l.spans.last().map(|s| (s.start_ns + s.dur_ns) as f64));
-    let counters = timeline.counters.iter().filter_map(|c| c.points.last().map(|p| p.0 as f64));
+    let counters = timeline
+        .counters
+        .iter()
+        .filter_map(|c| c.points.last().map(|p| p.0 as f64));
     lanes.chain(counters).fold(1.0, f64::max)
 }
 
@@ -99,12 +102,20 @@ fn format_time(ns: f64) -> String {
 fn tick_step(span: f64, target: f64) -> f64 {
     let raw = (span / target).max(1.0);
     let mag = 10f64.powf(raw.log10().floor());
-    [1.0, 2.0, 5.0, 10.0].into_iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag)
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag)
 }
 
 fn draw(canvas: &HtmlCanvasElement, timeline: &Timeline, window: Window) {
-    let Ok(Some(ctx)) = canvas.get_context("2d") else { return };
-    let Ok(ctx) = ctx.dyn_into::<CanvasRenderingContext2d>() else { return };
+    let Ok(Some(ctx)) = canvas.get_context("2d") else {
+        return;
+    };
+    let Ok(ctx) = ctx.dyn_into::<CanvasRenderingContext2d>() else {
+        return;
+    };
     let css_w = f64::from(canvas.client_width().max(300));
     let css_h = height_px(timeline);
     let dpr = gloo::utils::window().device_pixel_ratio().max(1.0);
@@ -219,18 +230,28 @@ fn hover_at(timeline: &Timeline, window: Window, plot_w: f64, x: f64, y: f64) ->
             format_time(span.dur_ns as f64)
         ));
     }
-    let counter_index = ((y - AXIS_H - LANE_H * timeline.lanes.len() as f64) / COUNTER_H).floor() as usize;
+    let counter_index =
+        ((y - AXIS_H - LANE_H * timeline.lanes.len() as f64) / COUNTER_H).floor() as usize;
     let counter = timeline.counters.get(counter_index)?;
     let i = counter.points.partition_point(|p| (p.0 as f64) <= t);
     let value = counter.points.get(i.checked_sub(1)?)?.1;
-    Some(format!("{} at {}: {} {}", counter.name, format_time(t), bubblelab_core::report::format_number(value), counter.unit))
+    Some(format!(
+        "{} at {}: {} {}",
+        counter.name,
+        format_time(t),
+        bubblelab_core::report::format_number(value),
+        counter.unit
+    ))
 }
 
 /// A zoomable, pannable canvas timeline with hover details and a legend.
 #[function_component(TimelineView)]
 pub fn timeline_view(props: &TimelineProps) -> Html {
     let timeline = props.timeline.clone();
-    let full = Window { start_ns: 0.0, end_ns: extent(&timeline.0) };
+    let full = Window {
+        start_ns: 0.0,
+        end_ns: extent(&timeline.0),
+    };
     let window = use_state(|| full);
     let canvas_ref = use_node_ref();
     let drag = use_mut_ref(|| None::<(f64, Window)>);
@@ -256,17 +277,26 @@ pub fn timeline_view(props: &TimelineProps) -> Html {
     }
     {
         let canvas_ref = canvas_ref.clone();
-        use_effect_with((timeline.clone(), *window, *resize_tick), move |(timeline, window, _)| {
-            if let Some(canvas) = canvas_ref.cast::<HtmlCanvasElement>() {
-                draw(&canvas, &timeline.0, *window);
-            }
-            || ()
-        });
+        use_effect_with(
+            (timeline.clone(), *window, *resize_tick),
+            move |(timeline, window, _)| {
+                if let Some(canvas) = canvas_ref.cast::<HtmlCanvasElement>() {
+                    draw(&canvas, &timeline.0, *window);
+                }
+                || ()
+            },
+        );
     }
 
     let plot_width = {
         let canvas_ref = canvas_ref.clone();
-        move || canvas_ref.cast::<HtmlCanvasElement>().map_or(600.0, |c| f64::from(c.client_width().max(300))) - LABEL_W - 4.0
+        move || {
+            canvas_ref
+                .cast::<HtmlCanvasElement>()
+                .map_or(600.0, |c| f64::from(c.client_width().max(300)))
+                - LABEL_W
+                - 4.0
+        }
     };
     let zoom = {
         let window = window.clone();
@@ -276,7 +306,10 @@ pub fn timeline_view(props: &TimelineProps) -> Html {
             let new_span = (span * factor).clamp(MIN_WINDOW_NS.min(full.end_ns), full.end_ns);
             let anchor = w.start_ns + span * anchor_frac;
             let start = (anchor - new_span * anchor_frac).clamp(0.0, full.end_ns - new_span);
-            window.set(Window { start_ns: start, end_ns: start + new_span });
+            window.set(Window {
+                start_ns: start,
+                end_ns: start + new_span,
+            });
         }
     };
     let onwheel = {
@@ -312,12 +345,21 @@ pub fn timeline_view(props: &TimelineProps) -> Html {
                     let span = at.end_ns - at.start_ns;
                     let shift = (x0 - f64::from(e.client_x())) / plot_w * span;
                     let start = (at.start_ns + shift).clamp(0.0, (full.end_ns - span).max(0.0));
-                    window.set(Window { start_ns: start, end_ns: start + span });
+                    window.set(Window {
+                        start_ns: start,
+                        end_ns: start + span,
+                    });
                     return;
                 }
             }
             let (x, y) = (f64::from(e.offset_x()), f64::from(e.offset_y()));
-            hover.set(hover_at(&timeline.0, *window, plot_w, x, y).map(|text| Hover { left_px: x + 12.0, top_px: y + 12.0, text }));
+            hover.set(
+                hover_at(&timeline.0, *window, plot_w, x, y).map(|text| Hover {
+                    left_px: x + 12.0,
+                    top_px: y + 12.0,
+                    text,
+                }),
+            );
         })
     };
     let onmouseleave = {
@@ -337,7 +379,12 @@ pub fn timeline_view(props: &TimelineProps) -> Html {
         Callback::from(move |_: MouseEvent| zoom(0.5, 0.5))
     };
     let zoom_out = Callback::from(move |_: MouseEvent| zoom(2.0, 0.5));
-    let categories: BTreeSet<&str> = timeline.0.lanes.iter().flat_map(|l| l.spans.iter().map(|s| s.cat.as_str())).collect();
+    let categories: BTreeSet<&str> = timeline
+        .0
+        .lanes
+        .iter()
+        .flat_map(|l| l.spans.iter().map(|s| s.cat.as_str()))
+        .collect();
     let span_count: usize = timeline.0.lanes.iter().map(|l| l.spans.len()).sum();
     html! {
         <figure class="timeline">

@@ -9,6 +9,9 @@ use gloo::file::File;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
+/// A file's name and its text.
+type NamedText = (String, String);
+
 /// Properties of [`FileUpload`].
 #[derive(Properties, PartialEq)]
 pub struct FileUploadProps {
@@ -46,21 +49,32 @@ pub fn file_upload(props: &FileUploadProps) -> Html {
         Callback::from(move |e: Event| {
             let input: HtmlInputElement = e.target_unchecked_into();
             let Some(list) = input.files() else { return };
-            let files: Vec<File> = (0..list.length()).filter_map(|i| list.get(i)).map(File::from).collect();
+            let files: Vec<File> = (0..list.length())
+                .filter_map(|i| list.get(i))
+                .map(File::from)
+                .collect();
             input.set_value("");
             if files.is_empty() {
                 return;
             }
             if files.len() > max_files as usize {
-                on_error.emit(format!("{} files chosen; at most {max_files} at once", files.len()));
+                on_error.emit(format!(
+                    "{} files chosen; at most {max_files} at once",
+                    files.len()
+                ));
                 return;
             }
             if let Some(big) = files.iter().find(|f| f.size() > max_bytes) {
-                on_error.emit(format!("{}: {} bytes is over the {max_bytes}-byte limit", big.name(), big.size()));
+                on_error.emit(format!(
+                    "{}: {} bytes is over the {max_bytes}-byte limit",
+                    big.name(),
+                    big.size()
+                ));
                 return;
             }
             let total = files.len();
-            let results: Rc<RefCell<Vec<Option<(String, String)>>>> = Rc::new(RefCell::new(vec![None; total]));
+            let results: Rc<RefCell<Vec<Option<NamedText>>>> =
+                Rc::new(RefCell::new(vec![None; total]));
             let failed = Rc::new(RefCell::new(false));
             let mut new_readers = Vec::new();
             for (i, file) in files.into_iter().enumerate() {

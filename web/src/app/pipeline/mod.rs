@@ -32,7 +32,10 @@ const CHART_TITLES: [(&str, &str); 4] = [
     ("peak_activations", "Peak activation memory per stage (GiB)"),
     ("bubble_by_stage", "Bubble ratio per stage"),
     ("iteration_ms", "Iteration time (ms)"),
-    ("bubble_by_iteration", "Bubble ratio per stage and iteration"),
+    (
+        "bubble_by_iteration",
+        "Bubble ratio per stage and iteration",
+    ),
 ];
 
 /// The pipeline lab.
@@ -67,7 +70,13 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
     let real_run = use_state(|| None::<Shared<bubblelab_core::Report>>);
     let upload_error = use_state(|| None::<String>);
 
-    let field_error = |path: &str| state.error.as_ref().filter(|e| e.path() == Some(path)).map(ToString::to_string);
+    let field_error = |path: &str| {
+        state
+            .error
+            .as_ref()
+            .filter(|e| e.path() == Some(path))
+            .map(ToString::to_string)
+    };
     let on_field = |name: &'static str| {
         let state = state.clone();
         Callback::from(move |text: String| state.dispatch(Action::SetField(name, text)))
@@ -76,8 +85,10 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
         let state = state.clone();
         Callback::from(move |e: Event| {
             let id = e.target_unchecked_into::<HtmlSelectElement>().value();
-            if let Some(Ok(Scenario::Pipeline(p))) = presets::find(&id).map(presets::Preset::scenario) {
-                state.dispatch(Action::Load(p));
+            if let Some(preset) = presets::find(&id) {
+                if let Ok(Scenario::Pipeline(p)) = preset.scenario() {
+                    state.dispatch(Action::Load(p, Some(preset.id)));
+                }
             }
         })
     };
@@ -103,11 +114,13 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
         let state = state.clone();
         let upload_error = upload_error.clone();
         Callback::from(move |files: Vec<(String, String)>| {
-            let Some((name, text)) = files.into_iter().next() else { return };
+            let Some((name, text)) = files.into_iter().next() else {
+                return;
+            };
             match Scenario::from_json(&text) {
                 Ok(Scenario::Pipeline(p)) => {
                     upload_error.set(None);
-                    state.dispatch(Action::Load(p));
+                    state.dispatch(Action::Load(p, None));
                 }
                 Err(e) => upload_error.set(Some(format!("{name}: {e}"))),
             }
@@ -116,14 +129,16 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
     let on_logs = {
         let real_run = real_run.clone();
         let upload_error = upload_error.clone();
-        Callback::from(move |files: Vec<(String, String)>| match pipemorph::load_run(&files) {
-            Ok(run) => {
-                upload_error.set(None);
-                let name = files.first().map_or("run", |f| f.0.as_str()).to_string();
-                real_run.set(Some(Shared(Rc::new(run.report(&name)))));
-            }
-            Err(e) => upload_error.set(Some(e.to_string())),
-        })
+        Callback::from(
+            move |files: Vec<(String, String)>| match pipemorph::load_run(&files) {
+                Ok(run) => {
+                    upload_error.set(None);
+                    let name = files.first().map_or("run", |f| f.0.as_str()).to_string();
+                    real_run.set(Some(Shared(Rc::new(run.report(&name)))));
+                }
+                Err(e) => upload_error.set(Some(e.to_string())),
+            },
+        )
     };
     let on_upload_error = {
         let upload_error = upload_error.clone();
@@ -132,7 +147,13 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
 
     let schedule_options: Vec<(String, String, bool)> = ScheduleKind::ALL
         .iter()
-        .map(|k| (k.id().to_string(), k.label(state.params.virtual_stages), state.schedules.contains(k)))
+        .map(|k| {
+            (
+                k.id().to_string(),
+                k.label(state.params.virtual_stages),
+                state.schedules.contains(k),
+            )
+        })
         .collect();
     let on_toggle = {
         let state = state.clone();
@@ -145,12 +166,19 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
     let schedules_error = state
         .error
         .as_ref()
-        .filter(|e| e.path().is_some_and(|p| p.starts_with("pipeline.schedules")))
+        .filter(|e| {
+            e.path()
+                .is_some_and(|p| p.starts_with("pipeline.schedules"))
+        })
         .map(ToString::to_string);
     let other_error = state
         .error
         .as_ref()
-        .filter(|e| !e.path().is_some_and(|p| FIELDS.iter().any(|f| f.path == p) || p.starts_with("pipeline.schedules")))
+        .filter(|e| {
+            !e.path().is_some_and(|p| {
+                FIELDS.iter().any(|f| f.path == p) || p.starts_with("pipeline.schedules")
+            })
+        })
         .map(ToString::to_string);
 
     html! {
@@ -172,8 +200,10 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
                     <div class="field">
                         <label for="preset">{ "Preset" }</label>
                         <select id="preset" onchange={on_preset}>
-                            <option value="" selected=true>{ "— choose a preset —" }</option>
-                            { for presets::for_lab("pipeline").map(|p| html! { <option value={p.id}>{ p.title }</option> }) }
+                            <option value="" selected={state.preset.is_none()}>{ "— custom / choose a preset —" }</option>
+                            { for presets::for_lab("pipeline").map(|p| html! {
+                                <option value={p.id} selected={state.preset == Some(p.id)}>{ p.title }</option>
+                            }) }
                         </select>
                     </div>
                     <CheckboxGroup path="pipeline.schedules" label="Schedules" options={schedule_options}

@@ -50,15 +50,105 @@ enum Unit {
 
 /// The form's number fields, in order.
 pub const FIELDS: [FieldSpec; 9] = [
-    FieldSpec { name: "stages", path: "pipeline.stages", label: "Stages p", help: "Pipeline stages (devices)", min: Some(1.0), max: Some(16.0), step: "1", slider: true, unit: Unit::Count },
-    FieldSpec { name: "micro_batches", path: "pipeline.micro_batches", label: "Micro-batches m", help: "Micro-batches per iteration", min: Some(1.0), max: Some(64.0), step: "1", slider: true, unit: Unit::Count },
-    FieldSpec { name: "virtual_stages", path: "pipeline.virtual_stages", label: "Chunks per device v (interleaved)", help: "Model chunks per device for interleaved 1F1B", min: Some(1.0), max: Some(8.0), step: "1", slider: false, unit: Unit::Count },
-    FieldSpec { name: "forward_ns", path: "pipeline.forward_ns", label: "Forward F (ms)", help: "Forward of one micro-batch on one stage", min: Some(0.001), max: None, step: "any", slider: false, unit: Unit::MsAsNs },
-    FieldSpec { name: "backward_input_ns", path: "pipeline.backward_input_ns", label: "Backward B, input grad (ms)", help: "Input-gradient backward of one micro-batch", min: Some(0.001), max: None, step: "any", slider: false, unit: Unit::MsAsNs },
-    FieldSpec { name: "backward_weight_ns", path: "pipeline.backward_weight_ns", label: "Backward W, weight grad (ms)", help: "Weight-gradient backward; schedules that don't split run B+W together", min: Some(0.0), max: None, step: "any", slider: false, unit: Unit::MsAsNs },
-    FieldSpec { name: "p2p_ns", path: "pipeline.p2p_ns", label: "P2P per transfer (ms)", help: "Time to send one activation or gradient to the next stage", min: Some(0.0), max: None, step: "any", slider: false, unit: Unit::MsAsNs },
-    FieldSpec { name: "activation_bytes", path: "pipeline.activation_bytes", label: "Activations per micro-batch (GiB)", help: "Activation memory one micro-batch holds on one stage", min: Some(0.0), max: None, step: "any", slider: false, unit: Unit::GibAsBytes },
-    FieldSpec { name: "w_memory_fraction", path: "pipeline.w_memory_fraction", label: "Share kept for W", help: "Share of activations the W pass still needs after B (zero-bubble)", min: Some(0.0), max: Some(1.0), step: "0.05", slider: false, unit: Unit::Fraction },
+    FieldSpec {
+        name: "stages",
+        path: "pipeline.stages",
+        label: "Stages p",
+        help: "Pipeline stages (devices)",
+        min: Some(1.0),
+        max: Some(16.0),
+        step: "1",
+        slider: true,
+        unit: Unit::Count,
+    },
+    FieldSpec {
+        name: "micro_batches",
+        path: "pipeline.micro_batches",
+        label: "Micro-batches m",
+        help: "Micro-batches per iteration",
+        min: Some(1.0),
+        max: Some(64.0),
+        step: "1",
+        slider: true,
+        unit: Unit::Count,
+    },
+    FieldSpec {
+        name: "virtual_stages",
+        path: "pipeline.virtual_stages",
+        label: "Chunks per device v (interleaved)",
+        help: "Model chunks per device for interleaved 1F1B",
+        min: Some(1.0),
+        max: Some(8.0),
+        step: "1",
+        slider: false,
+        unit: Unit::Count,
+    },
+    FieldSpec {
+        name: "forward_ns",
+        path: "pipeline.forward_ns",
+        label: "Forward F (ms)",
+        help: "Forward of one micro-batch on one stage",
+        min: Some(0.001),
+        max: None,
+        step: "any",
+        slider: false,
+        unit: Unit::MsAsNs,
+    },
+    FieldSpec {
+        name: "backward_input_ns",
+        path: "pipeline.backward_input_ns",
+        label: "Backward B, input grad (ms)",
+        help: "Input-gradient backward of one micro-batch",
+        min: Some(0.001),
+        max: None,
+        step: "any",
+        slider: false,
+        unit: Unit::MsAsNs,
+    },
+    FieldSpec {
+        name: "backward_weight_ns",
+        path: "pipeline.backward_weight_ns",
+        label: "Backward W, weight grad (ms)",
+        help: "Weight-gradient backward; schedules that don't split run B+W together",
+        min: Some(0.0),
+        max: None,
+        step: "any",
+        slider: false,
+        unit: Unit::MsAsNs,
+    },
+    FieldSpec {
+        name: "p2p_ns",
+        path: "pipeline.p2p_ns",
+        label: "P2P per transfer (ms)",
+        help: "Time to send one activation or gradient to the next stage",
+        min: Some(0.0),
+        max: None,
+        step: "any",
+        slider: false,
+        unit: Unit::MsAsNs,
+    },
+    FieldSpec {
+        name: "activation_bytes",
+        path: "pipeline.activation_bytes",
+        label: "Activations per micro-batch (GiB)",
+        help: "Activation memory one micro-batch holds on one stage",
+        min: Some(0.0),
+        max: None,
+        step: "any",
+        slider: false,
+        unit: Unit::GibAsBytes,
+    },
+    FieldSpec {
+        name: "w_memory_fraction",
+        path: "pipeline.w_memory_fraction",
+        label: "Share kept for W",
+        help: "Share of activations the W pass still needs after B (zero-bubble)",
+        min: Some(0.0),
+        max: Some(1.0),
+        step: "0.05",
+        slider: false,
+        unit: Unit::Fraction,
+    },
 ];
 
 /// Changes to the page state.
@@ -67,8 +157,8 @@ pub enum Action {
     SetField(&'static str, String),
     /// The user ticked or unticked a schedule.
     ToggleSchedule(ScheduleKind, bool),
-    /// A preset or a scenario file replaces the scenario.
-    Load(PipelineParams),
+    /// A preset (with its id) or a scenario file replaces the scenario.
+    Load(PipelineParams, Option<&'static str>),
     /// The page was navigated to a (maybe shared) link.
     Open(Option<String>),
 }
@@ -94,11 +184,16 @@ pub struct LabState {
     pub link_error: Option<String>,
     /// Whether the user changed anything since the page opened.
     pub dirty: bool,
+    /// The preset shown, until the user edits a field.
+    pub preset: Option<&'static str>,
 }
 
 impl PartialEq for LabState {
     fn eq(&self, other: &Self) -> bool {
-        self.report == other.report && self.texts == other.texts && self.error == other.error && self.schedules == other.schedules
+        self.report == other.report
+            && self.texts == other.texts
+            && self.error == other.error
+            && self.schedules == other.schedules
     }
 }
 
@@ -128,14 +223,19 @@ fn parse_field(spec: &FieldSpec, text: &str) -> Result<f64, ScenarioError> {
         .parse()
         .ok()
         .filter(|v: &f64| v.is_finite())
-        .ok_or_else(|| ScenarioError::field(spec.path, format!("expected a number, got `{text}`")))?;
+        .ok_or_else(|| {
+            ScenarioError::field(spec.path, format!("expected a number, got `{text}`"))
+        })?;
     if value < 0.0 {
-        return Err(ScenarioError::field(spec.path, format!("must not be negative, got {value}")));
+        return Err(ScenarioError::field(
+            spec.path,
+            format!("must not be negative, got {value}"),
+        ));
     }
     match spec.unit {
-        Unit::Count if value.fract() != 0.0 || value > f64::from(u32::MAX) => {
-            Err(ScenarioError::field(spec.path, format!("expected a whole number, got {value}")))
-        }
+        Unit::Count if value.fract() != 0.0 || value > f64::from(u32::MAX) => Err(
+            ScenarioError::field(spec.path, format!("expected a whole number, got {value}")),
+        ),
         Unit::Count | Unit::Fraction => Ok(value),
         Unit::MsAsNs => Ok((value * 1e6).round()),
         Unit::GibAsBytes => Ok((value * GIB as f64).round()),
@@ -154,7 +254,10 @@ impl LabState {
     }
 
     fn with_params(params: PipelineParams, link_error: Option<String>) -> LabState {
-        let texts = FIELDS.iter().map(|f| (f.name, field_text(&params, f))).collect();
+        let texts = FIELDS
+            .iter()
+            .map(|f| (f.name, field_text(&params, f)))
+            .collect();
         let mut state = LabState {
             texts,
             schedules: params.schedules.clone(),
@@ -165,6 +268,7 @@ impl LabState {
             error: None,
             link_error,
             dirty: false,
+            preset: None,
         };
         state.apply(params);
         state
@@ -192,9 +296,12 @@ impl LabState {
     }
 
     /// Builds parameters from the form's text and schedules.
-    fn from_form(&self) -> Result<PipelineParams, ScenarioError> {
+    fn params_from_form(&self) -> Result<PipelineParams, ScenarioError> {
         let mut p = self.params.clone();
-        p.schedules = ScheduleKind::ALL.into_iter().filter(|k| self.schedules.contains(k)).collect();
+        p.schedules = ScheduleKind::ALL
+            .into_iter()
+            .filter(|k| self.schedules.contains(k))
+            .collect();
         for spec in &FIELDS {
             let v = parse_field(spec, self.texts.get(spec.name).map_or("", String::as_str))?;
             let too_big = || ScenarioError::field(spec.path, format!("{v} is too large"));
@@ -222,8 +329,9 @@ impl LabState {
 
     fn edit(&mut self) {
         self.dirty = true;
+        self.preset = None;
         self.link_error = None;
-        match self.from_form() {
+        match self.params_from_form() {
             Ok(p) => self.apply(p),
             Err(e) => self.error = Some(e),
         }
@@ -231,7 +339,7 @@ impl LabState {
 }
 
 fn to_u64(v: f64) -> Option<u64> {
-    (v >= 0.0 && v < 1.8e19).then_some(v as u64)
+    (0.0..1.8e19).contains(&v).then_some(v as u64)
 }
 
 impl Reducible for LabState {
@@ -251,9 +359,10 @@ impl Reducible for LabState {
                 }
                 next.edit();
             }
-            Action::Load(params) => {
+            Action::Load(params, preset) => {
                 next = LabState::with_params(params, None);
                 next.dirty = true;
+                next.preset = preset;
             }
             Action::Open(payload) => next = LabState::from_payload(payload.as_deref()),
         }
