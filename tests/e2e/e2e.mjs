@@ -1,0 +1,292 @@
+// End-to-end test of the bubblelab playground in Debian's Chromium, driven by playwright-core.
+//
+// Run by `cargo xtask e2e` / `cargo xtask test`, which build dist/ with Trunk, serve it and set:
+//   BASE_URL  where dist/ is served (default http://127.0.0.1:8080)
+//   OUT_DIR   where screenshots and the exported trace go (default tests/e2e/out)
+//
+// DOM contract with web/ (hash routes):
+//   #home                    home page; .lab-card[data-lab="<lab>"] a   link to a lab
+//   #lab-pipeline            the pipeline lab
+//   select#preset            options valued by preset id
+//   #field-<name>            scenario fields (#field-micro_batches, #field-stages)
+//   .field-error[data-field="pipeline.<name>"]   inline validation error
+//   [data-metric="<key>"][data-value="<number>"]  metric values (1f1b.bubble_ratio)
+//   #export-trace            downloads Chrome trace JSON
+//   #link-error              message shown for a share link that cannot be decoded
+//
+// No sleeps: every wait is on a selector or a condition, with a timeout.
+
+import { chromium } from 'playwright-core';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const BASE_URL = (process.env.BASE_URL || 'http://127.0.0.1:8080').replace(/\/+$/, '');
+const OUT_DIR = process.env.OUT_DIR || fileURLToPath(new URL('./out', import.meta.url));
+const TIMEOUT_MS = 30_000;
+const TOTAL_TIMEOUT_MS = 5 * 60_000;
+const EPS = 1e-9;
+
+const BUBBLE = '[data-metric="1f1b.bubble_ratio"]';
+const PRESET = 'pipeline-gpipe-vs-1f1b';
+// 1F1B bubble ratio (p-1)/(m+p-1) with p = 4 stages (the preset) and m = 12 micro-batches.
+const EXPECTED_BUBBLE = 3 / 15;
+
+const watchdog = setTimeout(() => {
+  console.log(`e2e: gave up after ${TOTAL_TIMEOUT_MS / 1000} s`);
+  process.exit(1);
+}, TOTAL_TIMEOUT_MS);
+watchdog.unref();
+
+let passed = 0;
+let failed = 0;
+let checkNo = 0;
+
+/** Runs one check; prints one line; never throws. Returns whether it passed. */
+async function check(name, fn, pageForScreenshot) {
+  checkNo += 1;
+  const n = checkNo;
+  try {
+    await fn();
+    passed += 1;
+    console.log(`ok   ${n}. ${name}`);
+    return true;
+  } catch (err) {
+    failed += 1;
+    const message = String(err && err.message ? err.message : err)
+      .replace(/\x1b\[[0-9;]*m/g, '') // Playwright colours its call logs
+      .split('\n')
+      .slice(0, 6)
+      .join('\n     ');
+    console.log(`FAIL ${n}. ${name}\n     ${message}`);
+    const page = pageForScreenshot && pageForScreenshot();
+    if (page && !page.isClosed()) {
+      await page.screenshot({ path: path.join(OUT_DIR, `fail-${n}.png`), fullPage: true }).catch(() => {});
+    }
+    return false;
+  }
+}
+
+function assert(cond, message) {
+  if (!cond) throw new Error(message);
+}
+
+/** Records uncaught exceptions and console errors of a page. */
+function watch(page, label) {
+  const log = { label, pageErrors: [], consoleErrors: [] };
+  page.on('pageerror', (err) => log.pageErrors.push(String(err && err.message ? err.message : err)));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') {
+      const where = msg.location() && msg.location().url ? ` (${msg.location().url})` : '';
+      log.consoleErrors.push(`${msg.text()}${where}`);
+    }
+  });
+  return log;
+}
+
+const logs = [];
+async function newWatchedPage(context, label) {
+  const page = await context.newPage();
+  page.setDefaultTimeout(TIMEOUT_MS);
+  const log = watch(page, label);
+  logs.push(log);
+  return { page, log };
+}
+
+async function dataValue(page, selector) {
+  const el = await page.$(selector);
+  return el ? el.getAttribute('data-value') : '(element missing)';
+}
+
+/** Waits until `selector`'s data-value parses to `want` (±EPS). */
+async function waitForValue(page, selector, want) {
+  try {
+    await page.waitForFunction(
+      ([sel, w, eps]) => {
+        const el = document.querySelector(sel);
+        if (!el) return false;
+        const v = parseFloat(el.getAttribute('data-value'));
+        return Number.isFinite(v) && Math.abs(v - w) <= eps;
+      },
+      [selector, want, EPS],
+      { timeout: TIMEOUT_MS },
+    );
+  } catch (err) {
+    throw new Error(`${selector} data-value should be ${want}, is ${await dataValue(page, selector)}`);
+  }
+}
+
+async function visibleText(page, selector) {
+  const el = page.locator(selector).first();
+  await el.waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  return (await el.textContent()) || '';
+}
+
+async function hash(page) {
+  return page.evaluate(() => window.location.hash);
+}
+
+await fs.mkdir(OUT_DIR, { recursive: true });
+
+let main = null; // the page that goes home -> pipeline -> edits
+let shared = null; // a fresh context that opens the share link
+let sharedUrl = null;
+let browser = null;
+
+try {
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+
+  const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1400, height: 1000 } });
+  const { page, log: mainLog } = await newWatchedPage(context, 'main');
+  main = page;
+
+  await check('home page lists the pipeline lab, without console errors', async () => {
+    await page.goto(`${BASE_URL}/#/`);
+    await page.locator('#home').waitFor({ state: 'visible' });
+    await page.locator('#home .lab-card[data-lab="pipeline"]').waitFor({ state: 'visible' });
+    const errors = [...mainLog.pageErrors, ...mainLog.consoleErrors];
+    assert(errors.length === 0, `errors on the home page:\n${errors.join('\n')}`);
+  }, () => main);
+
+  await check('the pipeline card opens the pipeline lab', async () => {
+    await page.locator('.lab-card[data-lab="pipeline"] a').first().click();
+    await page.locator('#lab-pipeline').waitFor({ state: 'visible' });
+  }, () => main);
+
+  await check(`preset ${PRESET} with 12 micro-batches gives a 1F1B bubble of 3/15 and a new share link`, async () => {
+    if (!(await page.locator('#lab-pipeline').isVisible())) {
+      await page.goto(`${BASE_URL}/#/pipeline`); // the previous check failed: start from the route
+      await page.locator('#lab-pipeline').waitFor({ state: 'visible' });
+    }
+    await page.selectOption('#preset', PRESET);
+    // Let the preset settle: 4 stages shown, and the bubble metric matches (p-1)/(m+p-1).
+    try {
+      await page.waitForFunction(() => document.querySelector('#field-stages')?.value === '4', null, {
+        timeout: TIMEOUT_MS,
+      });
+    } catch {
+      throw new Error(`preset ${PRESET} should show 4 stages; #field-stages is ${await page.inputValue('#field-stages')}`);
+    }
+    const p = Number(await page.inputValue('#field-stages'));
+    const m = Number(await page.inputValue('#field-micro_batches'));
+    await waitForValue(page, BUBBLE, (p - 1) / (m + p - 1));
+    const before = await hash(page);
+
+    await page.fill('#field-micro_batches', '12');
+    await page.press('#field-micro_batches', 'Tab');
+    await waitForValue(page, BUBBLE, EXPECTED_BUBBLE);
+    try {
+      await page.waitForFunction(
+        (old) => window.location.hash.startsWith('#/pipeline?s=') && window.location.hash !== old,
+        before,
+        { timeout: TIMEOUT_MS },
+      );
+    } catch {
+      throw new Error(`hash should become a new #/pipeline?s=... link; before: ${before}, now: ${await hash(page)}`);
+    }
+    sharedUrl = page.url();
+  }, () => main);
+
+  await check('the share link reproduces the bubble ratio in a fresh browser context', async () => {
+    assert(sharedUrl, 'no share link (the previous check failed)');
+    const fresh = await browser.newContext({ acceptDownloads: true, viewport: { width: 1400, height: 1000 } });
+    ({ page: shared } = await newWatchedPage(fresh, 'shared link'));
+    await shared.goto(sharedUrl);
+    await shared.locator('#lab-pipeline').waitFor({ state: 'visible' });
+    await waitForValue(shared, BUBBLE, EXPECTED_BUBBLE);
+  }, () => shared);
+
+  await check('#export-trace downloads Chrome trace JSON with spans and thread names', async () => {
+    const target = shared && !shared.isClosed() && (await shared.locator('#export-trace').count()) ? shared : page;
+    await target.locator('#export-trace').waitFor({ state: 'visible' });
+    const [download] = await Promise.all([target.waitForEvent('download'), target.click('#export-trace')]);
+    const file = path.join(OUT_DIR, 'trace.json');
+    await download.saveAs(file);
+    const trace = JSON.parse(await fs.readFile(file, 'utf8'));
+    assert(Array.isArray(trace.traceEvents), 'no traceEvents array');
+    assert(trace.traceEvents.some((e) => e.ph === 'X'), 'no complete event (ph "X")');
+    assert(
+      trace.traceEvents.some((e) => e.ph === 'M' && e.name === 'thread_name'),
+      'no thread_name metadata event (ph "M")',
+    );
+  }, () => shared || main);
+
+  for (const payload of ['garbage%%%', 'AAAAAAAA']) {
+    let tampered = null;
+    await check(`a tampered link (s=${payload}) shows #link-error and the default scenario`, async () => {
+      ({ page: tampered } = await newWatchedPage(context, `tampered link ${payload}`));
+      await tampered.goto(`${BASE_URL}/#/pipeline?s=${payload}`);
+      const text = (await visibleText(tampered, '#link-error')).trim();
+      assert(text.length > 0, '#link-error is empty');
+      await tampered.locator('#lab-pipeline').waitFor({ state: 'visible' });
+      await tampered.locator(BUBBLE).first().waitFor({ state: 'attached' });
+      const log = logs.find((l) => l.label === `tampered link ${payload}`);
+      assert(log.pageErrors.length === 0, `uncaught errors:\n${log.pageErrors.join('\n')}`);
+    }, () => tampered);
+    if (tampered) await tampered.close().catch(() => {});
+  }
+
+  // Console errors after invalid input are the page's business; uncaught errors never are.
+  const mainConsoleErrorsBeforeInvalidInput = mainLog.consoleErrors.length;
+  await check('0 stages shows an inline field error and the page keeps running', async () => {
+    if (!(await page.locator('#field-stages').isVisible())) {
+      await page.goto(`${BASE_URL}/#/pipeline`);
+    }
+    await page.fill('#field-stages', '0');
+    await page.press('#field-stages', 'Tab');
+    const text = (await visibleText(page, '.field-error[data-field="pipeline.stages"]')).trim();
+    assert(text.length > 0, 'the field error is empty');
+    assert(await page.locator('#lab-pipeline').isVisible(), '#lab-pipeline disappeared');
+    assert(mainLog.pageErrors.length === 0, `uncaught errors:\n${mainLog.pageErrors.join('\n')}`);
+  }, () => main);
+
+  await check('screenshot of the pipeline lab', async () => {
+    const target = shared && !shared.isClosed() ? shared : page;
+    const file = path.join(OUT_DIR, 'pipeline-lab.png');
+    await target.screenshot({ path: file, fullPage: true });
+    const { size } = await fs.stat(file);
+    assert(size > 0, 'empty screenshot');
+    console.log(`     saved ${file}`);
+  });
+
+  await check('no uncaught errors on any page (and no console errors outside tampered links and invalid input)', async () => {
+    const problems = [];
+    for (const log of logs) {
+      for (const e of log.pageErrors) problems.push(`[${log.label}] uncaught: ${e}`);
+      const counted = log.label.startsWith('tampered')
+        ? []
+        : log.label === 'main'
+          ? log.consoleErrors.slice(0, mainConsoleErrorsBeforeInvalidInput)
+          : log.consoleErrors;
+      for (const e of counted) problems.push(`[${log.label}] console.error: ${e}`);
+    }
+    assert(problems.length === 0, problems.join('\n'));
+  });
+} catch (err) {
+  failed += 1;
+  console.log(`FAIL e2e aborted: ${err && err.stack ? err.stack : err}`);
+} finally {
+  // Always leave a picture of the pipeline lab behind, even after a failure.
+  const file = path.join(OUT_DIR, 'pipeline-lab.png');
+  const exists = await fs.stat(file).then(() => true, () => false);
+  const target = [shared, main].find((p) => p && !p.isClosed());
+  if (!exists && target) {
+    await target.screenshot({ path: file, fullPage: true }).catch(() => {});
+  }
+  if (browser) await browser.close().catch(() => {});
+}
+
+console.log(`e2e: ${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);
