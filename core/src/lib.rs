@@ -18,7 +18,11 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod cost;
 pub mod engine;
+pub mod graph;
+pub mod hw;
+pub mod kineto;
 pub mod labs;
 pub mod presets;
 pub mod report;
@@ -41,5 +45,6 @@ pub fn run(scenario: &Scenario) -> Result<Report, ScenarioError> {
     scenario.validate()?;
     match scenario {
         Scenario::Pipeline(params) => labs::pipeline::run(params),
+        Scenario::Cost(params) => labs::cost::run(params),
     }
 }

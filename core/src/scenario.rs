@@ -16,19 +16,22 @@ use alloc::string::{String, ToString};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use crate::labs::cost::CostParams;
 use crate::labs::pipeline::PipelineParams;
 
 /// The scenario format version this build reads and writes.
 pub const FORMAT_VERSION: u64 = 1;
 
 /// Lab names, in the order the playground lists them.
-pub const LABS: [&str; 1] = ["pipeline"];
+pub const LABS: [&str; 2] = ["pipeline", "cost"];
 
 /// One lab's input. The variant is the lab; the payload holds every parameter.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Scenario {
     /// Pipeline-parallel schedules and their bubbles.
     Pipeline(PipelineParams),
+    /// The cost-model explorer: one collective and one GEMM on one GPU.
+    Cost(CostParams),
 }
 
 /// Why a scenario (or a run of it) was refused.
@@ -99,6 +102,7 @@ impl Scenario {
     pub fn lab(&self) -> &'static str {
         match self {
             Scenario::Pipeline(_) => "pipeline",
+            Scenario::Cost(_) => "cost",
         }
     }
 
@@ -109,6 +113,7 @@ impl Scenario {
     pub fn validate(&self) -> Result<(), ScenarioError> {
         match self {
             Scenario::Pipeline(p) => p.validate(),
+            Scenario::Cost(p) => p.validate(),
         }
     }
 
@@ -173,6 +178,7 @@ impl Scenario {
             .unwrap_or(serde_json::Value::Object(serde_json::Map::new()));
         let scenario = match lab.as_str() {
             "pipeline" => Scenario::Pipeline(params_from_value(&lab, params)?),
+            "cost" => Scenario::Cost(params_from_value(&lab, params)?),
             other => {
                 return Err(ScenarioError::field(
                     "lab",
@@ -189,6 +195,7 @@ impl Scenario {
     pub fn to_json(&self) -> String {
         let params = match self {
             Scenario::Pipeline(p) => to_value(p),
+            Scenario::Cost(p) => to_value(p),
         };
         let mut object = serde_json::Map::new();
         object.insert("version".into(), serde_json::Value::from(FORMAT_VERSION));

@@ -40,7 +40,7 @@ proptest! {
     }
 
     #[test]
-    fn truncated_and_flipped_links_never_panic(index in 0usize..5, cut in 0usize..400, flip in 0usize..400, bit in 0u8..8) {
+    fn truncated_and_flipped_links_never_panic(index in 0usize..64, cut in 0usize..400, flip in 0usize..400, bit in 0u8..8) {
         let preset = &presets::PRESETS[index % presets::PRESETS.len()];
         let payload = share::encode(&preset.scenario().unwrap());
         let truncated = &payload[..cut.min(payload.len())];
@@ -52,7 +52,7 @@ proptest! {
     }
 
     #[test]
-    fn mutated_scenario_json_never_panics(index in 0usize..5, at in 0usize..300, junk in "[\\[\\]{}\",:0-9a-z -]{0,8}") {
+    fn mutated_scenario_json_never_panics(index in 0usize..64, at in 0usize..300, junk in "[\\[\\]{}\",:0-9a-z -]{0,8}") {
         let json = presets::PRESETS[index % presets::PRESETS.len()].json;
         let mut cut = at.min(json.len());
         while !json.is_char_boundary(cut) {

@@ -19,6 +19,11 @@ pub fn base_url() -> String {
     }
 }
 
+/// Navigates to a fragment (fires `hashchange`, so the app switches page).
+pub fn set_hash(fragment: &str) {
+    let _ = gloo::utils::window().location().set_hash(fragment);
+}
+
 /// Replaces the URL fragment without a navigation or a `hashchange` event.
 pub fn replace_hash(fragment: &str) {
     if let Ok(history) = gloo::utils::window().history() {

@@ -1,4 +1,5 @@
 //! The labs. Each lab owns its parameters (part of [`crate::Scenario`]), its policies or passes
 //! (one file each) and a `run` that returns a [`crate::Report`].
 
+pub mod cost;
 pub mod pipeline;

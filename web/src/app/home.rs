@@ -33,6 +33,7 @@ pub fn home() -> Html {
                    shares — with the algorithms of the systems that attack them. Every scenario is \
                    a link you can share; every run exports a Chrome trace for Perfetto." }
             </p>
+            <h2>{ "Labs" }</h2>
             <div class="cards">
                 { for CARDS.iter().map(|c| html! {
                     <article class="lab-card" data-lab={c.lab}>
@@ -46,6 +47,17 @@ pub fn home() -> Html {
                         <a class="open" href={format!("#/{}", c.lab)}>{ "Open the lab →" }</a>
                     </article>
                 }) }
+            </div>
+            <h2>{ "Tools every lab shares" }</h2>
+            <div class="cards tools">
+                <article class="lab-card" data-lab="cost">
+                    <h2><a href="#/cost">{ "Cost models" }</a></h2>
+                    <p>{ "GEMM, attention and memory-bound kernels on A100, H100 and H200; AllReduce, AllGather, ReduceScatter, AllToAll and P2P under the alpha-beta model over NVLink and InfiniBand, next to measured NCCL profiles." }</p>
+                </article>
+                <article class="lab-card" data-lab="trace">
+                    <h2><a href="#/trace">{ "Kineto traces" }</a></h2>
+                    <p>{ "Open PyTorch profiler traces of a multi-GPU job: every rank's GPU streams on one timeline, and how much of its NCCL time hides under compute (Holistic Trace Analysis's overlap metric)." }</p>
+                </article>
             </div>
         </section>
     }

@@ -2,8 +2,10 @@
 //! host the page and a share link is one URL: `#/` is home, `#/<lab>` a lab with its default
 //! scenario, `#/<lab>?s=<payload>` a lab with a shared scenario.
 
+mod cost;
 mod home;
 pub mod pipeline;
+mod trace;
 
 use bubblelab_core::share::{parse_fragment, Route as LinkRoute};
 use gloo::events::EventListener;
@@ -21,6 +23,13 @@ pub enum Route {
         /// The `s=` payload of a share link.
         payload: Option<String>,
     },
+    /// The Kineto trace view.
+    Trace,
+    /// The cost-model explorer, maybe with a shared scenario payload.
+    Cost {
+        /// The `s=` payload of a share link.
+        payload: Option<String>,
+    },
     /// A route this build does not know.
     NotFound(String),
 }
@@ -33,6 +42,8 @@ impl Route {
         match lab.as_str() {
             "" => Route::Home,
             "pipeline" => Route::Pipeline { payload },
+            "trace" => Route::Trace,
+            "cost" => Route::Cost { payload },
             other => Route::NotFound(other.to_string()),
         }
     }
@@ -56,6 +67,8 @@ pub fn app() -> Html {
         Route::Pipeline { payload } => {
             html! { <pipeline::PipelineLab payload={payload.clone()} /> }
         }
+        Route::Trace => html! { <trace::TraceView /> },
+        Route::Cost { payload } => html! { <cost::CostExplorer payload={payload.clone()} /> },
         Route::NotFound(lab) => html! {
             <section class="page" id="not-found">
                 <h1>{ "No such lab" }</h1>
@@ -70,6 +83,8 @@ pub fn app() -> Html {
                 <nav>
                     <a href="#/">{ "Labs" }</a>
                     <a href="#/pipeline">{ "Pipeline" }</a>
+                    <a href="#/cost">{ "Cost models" }</a>
+                    <a href="#/trace">{ "Traces" }</a>
                 </nav>
             </header>
             <main>{ page }</main>

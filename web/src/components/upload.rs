@@ -1,5 +1,6 @@
-//! A size-capped file upload: reads the chosen files as text and hands them over as
-//! (name, text) pairs, or says which file was refused and why.
+//! A size-capped file upload: reads the chosen files and hands them over as (name, bytes)
+//! pairs, or says which file was refused and why. [`texts`] turns them into UTF-8 text with an
+//! error naming the file and the byte.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -9,8 +10,25 @@ use gloo::file::File;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-/// A file's name and its text.
-type NamedText = (String, String);
+/// A file's name and its bytes.
+type NamedBytes = (String, Vec<u8>);
+
+/// The files as UTF-8 text, or an error naming the first file that is not text.
+///
+/// # Errors
+/// `<file>: not UTF-8 text (byte N)`.
+pub fn texts(files: Vec<NamedBytes>) -> Result<Vec<(String, String)>, String> {
+    files
+        .into_iter()
+        .map(|(name, bytes)| match String::from_utf8(bytes) {
+            Ok(text) => Ok((name, text)),
+            Err(e) => Err(format!(
+                "{name}: not UTF-8 text (byte {})",
+                e.utf8_error().valid_up_to()
+            )),
+        })
+        .collect()
+}
 
 /// Properties of [`FileUpload`].
 #[derive(Properties, PartialEq)]
@@ -30,13 +48,13 @@ pub struct FileUploadProps {
     /// Most files accepted at once.
     #[prop_or(32)]
     pub max_files: u32,
-    /// Called with every file's (name, text) once all are read.
-    pub on_load: Callback<Vec<(String, String)>>,
+    /// Called with every file's (name, bytes) once all are read.
+    pub on_load: Callback<Vec<NamedBytes>>,
     /// Called with a message when a file is refused.
     pub on_error: Callback<String>,
 }
 
-/// A file input that reads text files under a size cap.
+/// A file input that reads files under a size cap.
 #[function_component(FileUpload)]
 pub fn file_upload(props: &FileUploadProps) -> Html {
     // Readers must stay alive until they finish.
@@ -73,7 +91,7 @@ pub fn file_upload(props: &FileUploadProps) -> Html {
                 return;
             }
             let total = files.len();
-            let results: Rc<RefCell<Vec<Option<NamedText>>>> =
+            let results: Rc<RefCell<Vec<Option<NamedBytes>>>> =
                 Rc::new(RefCell::new(vec![None; total]));
             let failed = Rc::new(RefCell::new(false));
             let mut new_readers = Vec::new();
@@ -83,7 +101,7 @@ pub fn file_upload(props: &FileUploadProps) -> Html {
                 let failed = failed.clone();
                 let on_load = on_load.clone();
                 let on_error = on_error.clone();
-                new_readers.push(gloo::file::callbacks::read_as_text(&file, move |read| {
+                new_readers.push(gloo::file::callbacks::read_as_bytes(&file, move |read| {
                     if *failed.borrow() {
                         return;
                     }
@@ -97,7 +115,7 @@ pub fn file_upload(props: &FileUploadProps) -> Html {
                         }
                         Err(e) => {
                             *failed.borrow_mut() = true;
-                            on_error.emit(format!("{name}: could not be read as text ({e})"));
+                            on_error.emit(format!("{name}: could not be read ({e})"));
                         }
                     }
                 }));

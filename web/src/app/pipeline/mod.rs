@@ -17,7 +17,7 @@ use crate::components::export::ExportBar;
 use crate::components::fields::{CheckboxGroup, NumberField};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
-use crate::components::upload::FileUpload;
+use crate::components::upload::{texts, FileUpload};
 use state::{Action, LabState, FIELDS};
 
 /// Properties of [`PipelineLab`].
@@ -113,32 +113,40 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
     let on_scenario_file = {
         let state = state.clone();
         let upload_error = upload_error.clone();
-        Callback::from(move |files: Vec<(String, String)>| {
-            let Some((name, text)) = files.into_iter().next() else {
-                return;
-            };
-            match Scenario::from_json(&text) {
+        Callback::from(move |files: Vec<(String, Vec<u8>)>| {
+            let loaded = texts(files).and_then(|files| {
+                let (name, text) = files.into_iter().next().ok_or("no file chosen")?;
+                Scenario::from_json(&text).map_err(|e| format!("{name}: {e}"))
+            });
+            match loaded {
                 Ok(Scenario::Pipeline(p)) => {
                     upload_error.set(None);
                     state.dispatch(Action::Load(p, None));
                 }
-                Err(e) => upload_error.set(Some(format!("{name}: {e}"))),
+                // Another lab's scenario: open it in its own lab.
+                Ok(other) => browser::set_hash(&bubblelab_core::share::fragment(&other)),
+                Err(e) => upload_error.set(Some(e)),
             }
         })
     };
     let on_logs = {
         let real_run = real_run.clone();
         let upload_error = upload_error.clone();
-        Callback::from(
-            move |files: Vec<(String, String)>| match pipemorph::load_run(&files) {
-                Ok(run) => {
+        Callback::from(move |files: Vec<(String, Vec<u8>)>| {
+            let loaded = texts(files).and_then(|files| {
+                let name = files.first().map_or("run", |f| f.0.as_str()).to_string();
+                pipemorph::load_run(&files)
+                    .map(|run| run.report(&name))
+                    .map_err(|e| e.to_string())
+            });
+            match loaded {
+                Ok(report) => {
                     upload_error.set(None);
-                    let name = files.first().map_or("run", |f| f.0.as_str()).to_string();
-                    real_run.set(Some(Shared(Rc::new(run.report(&name)))));
+                    real_run.set(Some(Shared(Rc::new(report))));
                 }
-                Err(e) => upload_error.set(Some(e.to_string())),
-            },
-        )
+                Err(e) => upload_error.set(Some(e)),
+            }
+        })
     };
     let on_upload_error = {
         let upload_error = upload_error.clone();

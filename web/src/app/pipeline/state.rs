@@ -248,6 +248,8 @@ impl LabState {
     pub fn from_payload(payload: Option<&str>) -> LabState {
         match payload.map(|p| share::decode_for_lab("pipeline", p)) {
             Some(Ok(Scenario::Pipeline(params))) => LabState::with_params(params, None),
+            // decode_for_lab refuses other labs' scenarios; nothing else can arrive here.
+            Some(Ok(_)) => LabState::with_params(PipelineParams::default(), None),
             Some(Err(e)) => LabState::with_params(PipelineParams::default(), Some(e.to_string())),
             None => LabState::with_params(PipelineParams::default(), None),
         }

@@ -1,0 +1,988 @@
+//! Builders: the per-rank execution graph of transformer layers of real models, forward and
+//! backward, under any combination of tensor parallelism (Megatron column/row split with
+//! AllReduce, or with sequence parallelism AllGather/ReduceScatter), context parallelism
+//! (Ulysses AllToAll, or ring attention P2P), expert parallelism (dispatch/combine AllToAll) and
+//! data parallelism (gradient AllReduce or ReduceScatter per bucket).
+//!
+//! The graph is the *serial* schedule: every TP/CP/EP collective is waited for right after it
+//! starts. Data-parallel gradient collectives start as buckets fill during the backward and are
+//! waited for at the end of the step (as PyTorch DDP and Megatron do), and ring attention sends
+//! the next KV block while it computes on the current one (the algorithm itself overlaps).
+//! Embedding and LM head are not built: the graph covers the transformer layers of one
+//! pipeline stage.
+//!
+//! Shapes follow Megatron-LM (Shoeybi et al. 2019; Korthikanti et al. 2022 for sequence
+//! parallelism), DeepSpeed-Ulysses (Jacobs et al. 2023), ring attention (Liu et al. 2023) and
+//! GShard-style expert parallelism (Lepikhin et al. 2020). Model sizes are the published ones.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use petgraph::stable_graph::NodeIndex;
+use serde::{Deserialize, Serialize};
+
+use super::{Graph, GroupId, NodeKind, TensorId};
+use crate::cost::{attention_flops, gemm_flops, CollectiveKind, ComputeKind, ComputeWork};
+
+/// The feed-forward block of a model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Mlp {
+    /// Two GEMMs with GELU between (GPT-3).
+    Gelu,
+    /// Gate and up projections, SiLU-gated, then down (LLaMA, Qwen).
+    SwiGlu,
+}
+
+/// Mixture-of-experts layer shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Moe {
+    /// Routed experts per layer.
+    pub experts: u64,
+    /// Experts each token is routed to.
+    pub top_k: u64,
+    /// Intermediate size of one expert.
+    pub expert_ffn: u64,
+}
+
+/// A transformer model's shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelSpec {
+    /// Hidden size h.
+    pub hidden: u64,
+    /// Query heads.
+    pub heads: u64,
+    /// Key/value heads (fewer than `heads` with grouped-query attention).
+    pub kv_heads: u64,
+    /// Size of one head.
+    pub head_dim: u64,
+    /// Intermediate size of the dense MLP.
+    pub ffn: u64,
+    /// Transformer layers of the whole model.
+    pub layers: u64,
+    /// MLP kind.
+    pub mlp: Mlp,
+    /// Expert layer, if the MLP is a mixture of experts.
+    pub moe: Option<Moe>,
+}
+
+/// The models the builders know, with their published shapes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ModelKind {
+    /// GPT-3 6.7B "Curie" (Brown et al. 2020, Table 2.1): 32 layers, h 4096, 32 heads of 128.
+    #[serde(rename = "gpt3-6.7b")]
+    Gpt3Curie,
+    /// GPT-3 175B (Brown et al. 2020): 96 layers, h 12288, 96 heads of 128.
+    #[serde(rename = "gpt3-175b")]
+    Gpt3_175b,
+    /// LLaMA-3 8B (Meta 2024): 32 layers, h 4096, 32 query / 8 KV heads, SwiGLU 14336.
+    #[serde(rename = "llama3-8b")]
+    Llama3_8b,
+    /// LLaMA-3 70B (Meta 2024): 80 layers, h 8192, 64 query / 8 KV heads, SwiGLU 28672.
+    #[serde(rename = "llama3-70b")]
+    Llama3_70b,
+    /// Qwen3-30B-A3B (Qwen team 2025): 48 layers, h 2048, 32 query / 4 KV heads of 128,
+    /// 128 experts, top-8, expert size 768.
+    #[serde(rename = "qwen3-30b-a3b")]
+    Qwen3Moe,
+}
+
+impl ModelKind {
+    /// Every model.
+    pub const ALL: [ModelKind; 5] = [
+        ModelKind::Gpt3Curie,
+        ModelKind::Gpt3_175b,
+        ModelKind::Llama3_8b,
+        ModelKind::Llama3_70b,
+        ModelKind::Qwen3Moe,
+    ];
+
+    /// The model's shape.
+    #[must_use]
+    pub fn spec(self) -> ModelSpec {
+        match self {
+            ModelKind::Gpt3Curie => ModelSpec {
+                hidden: 4096,
+                heads: 32,
+                kv_heads: 32,
+                head_dim: 128,
+                ffn: 16384,
+                layers: 32,
+                mlp: Mlp::Gelu,
+                moe: None,
+            },
+            ModelKind::Gpt3_175b => ModelSpec {
+                hidden: 12288,
+                heads: 96,
+                kv_heads: 96,
+                head_dim: 128,
+                ffn: 49152,
+                layers: 96,
+                mlp: Mlp::Gelu,
+                moe: None,
+            },
+            ModelKind::Llama3_8b => ModelSpec {
+                hidden: 4096,
+                heads: 32,
+                kv_heads: 8,
+                head_dim: 128,
+                ffn: 14336,
+                layers: 32,
+                mlp: Mlp::SwiGlu,
+                moe: None,
+            },
+            ModelKind::Llama3_70b => ModelSpec {
+                hidden: 8192,
+                heads: 64,
+                kv_heads: 8,
+                head_dim: 128,
+                ffn: 28672,
+                layers: 80,
+                mlp: Mlp::SwiGlu,
+                moe: None,
+            },
+            ModelKind::Qwen3Moe => ModelSpec {
+                hidden: 2048,
+                heads: 32,
+                kv_heads: 4,
+                head_dim: 128,
+                ffn: 6144,
+                layers: 48,
+                mlp: Mlp::SwiGlu,
+                moe: Some(Moe {
+                    experts: 128,
+                    top_k: 8,
+                    expert_ffn: 768,
+                }),
+            },
+        }
+    }
+
+    /// Display name.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            ModelKind::Gpt3Curie => "GPT-3 6.7B (Curie)",
+            ModelKind::Gpt3_175b => "GPT-3 175B",
+            ModelKind::Llama3_8b => "LLaMA-3 8B",
+            ModelKind::Llama3_70b => "LLaMA-3 70B",
+            ModelKind::Qwen3Moe => "Qwen3-30B-A3B (MoE)",
+        }
+    }
+}
+
+/// How context parallelism splits attention.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ContextParallel {
+    /// DeepSpeed-Ulysses: AllToAll from sequence-sharded to head-sharded and back.
+    Ulysses,
+    /// Ring attention: KV blocks travel around the ring by P2P while attention runs.
+    Ring,
+}
+
+/// How data-parallel gradients are reduced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DataParallel {
+    /// Plain DDP: AllReduce per bucket.
+    AllReduce,
+    /// ZeRO/FSDP-style: ReduceScatter per bucket.
+    ReduceScatter,
+}
+
+/// Degrees of parallelism and their placement. Groups are laid out innermost first:
+/// TP, then CP, then EP, then DP, filling nodes of `gpus_per_node` GPUs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Parallelism {
+    /// Tensor-parallel degree.
+    pub tp: u32,
+    /// Sequence parallelism inside the TP group (AllGather/ReduceScatter instead of AllReduce).
+    pub sp: bool,
+    /// Context-parallel degree.
+    pub cp: u32,
+    /// How context parallelism works.
+    pub cp_kind: ContextParallel,
+    /// Expert-parallel degree (MoE models only).
+    pub ep: u32,
+    /// Data-parallel degree.
+    pub dp: u32,
+    /// How data-parallel gradients are reduced.
+    pub dp_kind: DataParallel,
+    /// Gradient bucket size, bytes (PyTorch DDP's default is 25 MiB).
+    pub dp_bucket_bytes: u64,
+    /// GPUs per node.
+    pub gpus_per_node: u32,
+}
+
+impl Default for Parallelism {
+    fn default() -> Self {
+        Parallelism {
+            tp: 1,
+            sp: false,
+            cp: 1,
+            cp_kind: ContextParallel::Ulysses,
+            ep: 1,
+            dp: 1,
+            dp_kind: DataParallel::AllReduce,
+            dp_bucket_bytes: 25 << 20,
+            gpus_per_node: 8,
+        }
+    }
+}
+
+/// What to build: how many layers, which micro-batch, which passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Workload {
+    /// Layers to build (one pipeline stage's worth).
+    pub layers: u32,
+    /// Sequences per micro-batch.
+    pub micro_batch: u64,
+    /// Tokens per sequence.
+    pub seq_len: u64,
+    /// Build the backward pass (training) or only the forward (inference prefill).
+    pub backward: bool,
+    /// Bytes per element of activations and weights (2 for bf16).
+    pub dtype_bytes: u64,
+}
+
+impl Default for Workload {
+    fn default() -> Self {
+        Workload {
+            layers: 1,
+            micro_batch: 1,
+            seq_len: 2048,
+            backward: true,
+            dtype_bytes: 2,
+        }
+    }
+}
+
+/// Why a model cannot be built with a layout.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildError {
+    /// The field, e.g. `tp`.
+    pub field: &'static str,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl core::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+/// Checks that the layout divides the model.
+///
+/// # Errors
+/// A [`BuildError`] naming the degree that does not fit.
+pub fn check(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<(), BuildError> {
+    let e = |field, message: String| Err(BuildError { field, message });
+    for (field, v) in [
+        ("tp", par.tp),
+        ("cp", par.cp),
+        ("ep", par.ep),
+        ("dp", par.dp),
+        ("gpus_per_node", par.gpus_per_node),
+    ] {
+        if v == 0 || v > 4096 {
+            return e(field, format!("must be between 1 and 4096, got {v}"));
+        }
+    }
+    let tp = u64::from(par.tp);
+    if model.heads % tp != 0 {
+        return e(
+            "tp",
+            format!("must divide the {} attention heads, got {tp}", model.heads),
+        );
+    }
+    if par.cp_kind == ContextParallel::Ulysses && (model.heads / tp) % u64::from(par.cp) != 0 {
+        return e(
+            "cp",
+            format!(
+                "Ulysses needs cp to divide the {} heads per TP rank, got {}",
+                model.heads / tp,
+                par.cp
+            ),
+        );
+    }
+    if work.seq_len % u64::from(par.cp) != 0
+        || (par.sp && (work.seq_len / u64::from(par.cp)) % tp != 0)
+    {
+        return e(
+            "seq_len",
+            format!(
+                "{} tokens do not split evenly over cp={} (and tp={} with sequence parallelism)",
+                work.seq_len, par.cp, par.tp
+            ),
+        );
+    }
+    match model.moe {
+        Some(moe) if moe.experts % u64::from(par.ep) != 0 => {
+            return e(
+                "ep",
+                format!("must divide the {} experts, got {}", moe.experts, par.ep),
+            );
+        }
+        None if par.ep > 1 => {
+            return e(
+                "ep",
+                format!("the model has no experts, so ep must be 1, got {}", par.ep),
+            )
+        }
+        _ => {}
+    }
+    if work.layers == 0
+        || work.layers > 256
+        || work.micro_batch == 0
+        || work.micro_batch > 1024
+        || work.seq_len == 0
+        || work.seq_len > 4 << 20
+    {
+        return e(
+            "workload",
+            format!(
+                "needs 1–256 layers, 1–1024 sequences and 1–4Mi tokens, got {} / {} / {}",
+                work.layers, work.micro_batch, work.seq_len
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// Ranks per node of a group of `ranks` whose inner groups hold `inner` ranks.
+fn per_node(ranks: u32, inner: u32, gpus_per_node: u32) -> u32 {
+    (gpus_per_node / inner.max(1)).clamp(1, ranks.max(1))
+}
+
+/// One forward op recorded for the backward pass.
+enum Tape {
+    /// A GEMM `out = x · w`: backward runs dgrad (into x's gradient) and wgrad.
+    Gemm {
+        name: String,
+        flops: f64,
+        x: TensorId,
+        x_bytes: u64,
+        w_bytes: u64,
+    },
+    /// A memory-bound op over `bytes`.
+    Pointwise {
+        name: String,
+        bytes: u64,
+        x: TensorId,
+        x_bytes: u64,
+    },
+    /// Attention core.
+    Attention {
+        name: String,
+        flops: f64,
+        bytes: u64,
+        qkv: TensorId,
+        x_bytes: u64,
+    },
+    /// A collective whose backward is `back` on the same group.
+    Collective {
+        name: String,
+        back: CollectiveKind,
+        group: GroupId,
+        in_bytes: u64,
+        out_bytes: u64,
+    },
+}
+
+struct Builder<'a> {
+    g: Graph,
+    tape: Vec<Tape>,
+    dtype: u64,
+    grads_pending: u64,
+    dp_starts: Vec<(NodeIndex, u64)>,
+    par: &'a Parallelism,
+    dp: GroupId,
+}
+
+impl Builder<'_> {
+    fn gemm(&mut self, name: &str, x: TensorId, rows: u64, k: u64, n: u64) -> TensorId {
+        let flops = gemm_flops(rows as f64, n as f64, k as f64);
+        let (x_bytes, w_bytes, out_bytes) = (
+            rows * k * self.dtype,
+            k * n * self.dtype,
+            rows * n * self.dtype,
+        );
+        let w = self.g.add_input(&format!("{name}.weight"), w_bytes, true);
+        let bytes = (x_bytes + w_bytes + out_bytes) as f64;
+        let out = self.g.compute(
+            name,
+            ComputeWork {
+                kind: ComputeKind::Gemm,
+                flops,
+                bytes,
+            },
+            &[x, w],
+            out_bytes,
+        );
+        self.tape.push(Tape::Gemm {
+            name: name.into(),
+            flops,
+            x,
+            x_bytes,
+            w_bytes,
+        });
+        out
+    }
+
+    fn pointwise(
+        &mut self,
+        name: &str,
+        inputs: &[TensorId],
+        in_bytes: u64,
+        out_bytes: u64,
+    ) -> TensorId {
+        let bytes = in_bytes + out_bytes;
+        let work = ComputeWork {
+            kind: ComputeKind::MemoryBound,
+            flops: (out_bytes / self.dtype) as f64 * 8.0,
+            bytes: bytes as f64,
+        };
+        let out = self.g.compute(name, work, inputs, out_bytes);
+        self.tape.push(Tape::Pointwise {
+            name: name.into(),
+            bytes,
+            x: inputs[0],
+            x_bytes: in_bytes,
+        });
+        out
+    }
+
+    fn collective(
+        &mut self,
+        name: &str,
+        kind: CollectiveKind,
+        back: CollectiveKind,
+        group: GroupId,
+        x: TensorId,
+        in_bytes: u64,
+        out_bytes: u64,
+    ) -> TensorId {
+        if self.g.groups[group].ranks == 1 {
+            return x;
+        }
+        let message = if kind == CollectiveKind::AllGather {
+            out_bytes
+        } else {
+            in_bytes
+        };
+        let (_, _, out) = self.g.collective(name, kind, group, message, x, out_bytes);
+        self.tape.push(Tape::Collective {
+            name: name.into(),
+            back,
+            group,
+            in_bytes,
+            out_bytes,
+        });
+        out
+    }
+
+    /// Records `bytes` of weight gradient; starts a DP collective when a bucket fills.
+    fn grad(&mut self, name: &str, bytes: u64, force: bool) {
+        self.grads_pending += bytes;
+        if self.g.groups[self.dp].ranks == 1 || self.grads_pending == 0 {
+            self.grads_pending = 0;
+            return;
+        }
+        if self.grads_pending >= self.par.dp_bucket_bytes || force {
+            let bucket = self.grads_pending;
+            self.grads_pending = 0;
+            let grad = self
+                .g
+                .add_input(&format!("{name}.grad_bucket"), bucket, true);
+            let kind = match self.par.dp_kind {
+                DataParallel::AllReduce => CollectiveKind::AllReduce,
+                DataParallel::ReduceScatter => CollectiveKind::ReduceScatter,
+            };
+            let (start, _) = self.g.add_node(
+                &format!("{name}.dp_{}", self.dp_starts.len()),
+                NodeKind::CollectiveStart {
+                    kind,
+                    group: self.dp,
+                    bytes: bucket,
+                },
+                &[grad],
+                &[],
+            );
+            // Gradients exist only once this layer's backward has produced them.
+            if let Some(&last) = self
+                .g
+                .order
+                .iter()
+                .rev()
+                .find(|&&n| matches!(self.g.dag[n].kind, NodeKind::Compute(_)))
+            {
+                self.g.control(last, start);
+            }
+            self.dp_starts.push((start, bucket));
+        }
+    }
+}
+
+/// Builds the per-rank graph of `work.layers` layers of `model` under `par`.
+///
+/// # Errors
+/// A [`BuildError`] when the layout does not divide the model.
+pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Graph, BuildError> {
+    check(model, par, work)?;
+    let mut g = Graph::new();
+    let (tp, cp, ep, dp) = (par.tp, par.cp, par.ep, par.dp);
+    let tp_group = g.add_group("tp", tp, per_node(tp, 1, par.gpus_per_node));
+    let cp_group = g.add_group("cp", cp, per_node(cp, tp, par.gpus_per_node));
+    let ep_group = g.add_group("ep", ep, per_node(ep, tp * cp, par.gpus_per_node));
+    let dp_group = g.add_group("dp", dp, per_node(dp, tp * cp * ep, par.gpus_per_node));
+    let mut b = Builder {
+        g,
+        tape: Vec::new(),
+        dtype: work.dtype_bytes,
+        grads_pending: 0,
+        dp_starts: Vec::new(),
+        par,
+        dp: dp_group,
+    };
+
+    let t = u64::from(tp);
+    let h = model.hidden;
+    let d = model.head_dim;
+    let heads = model.heads / t;
+    let kv = (model.kv_heads / t).max(1);
+    let seq_local = work.seq_len / u64::from(cp);
+    let tokens = work.micro_batch * seq_local;
+    let shard = if par.sp { tokens / t } else { tokens };
+    let e = work.dtype_bytes;
+    let resid_bytes = shard * h * e;
+    let full_bytes = tokens * h * e;
+    let mut x = b.g.add_input("input", resid_bytes, false);
+
+    for layer in 0..work.layers {
+        let p = |op: &str| format!("L{layer}.{op}");
+        // Attention block.
+        let n1 = b.pointwise(&p("norm1"), &[x], resid_bytes, resid_bytes);
+        let n1 = if par.sp {
+            b.collective(
+                &p("sp_allgather1"),
+                CollectiveKind::AllGather,
+                CollectiveKind::ReduceScatter,
+                tp_group,
+                n1,
+                resid_bytes,
+                full_bytes,
+            )
+        } else {
+            n1
+        };
+        let qkv_cols = (heads + 2 * kv) * d;
+        let mut qkv = b.gemm(&p("qkv"), n1, tokens, h, qkv_cols);
+        let qkv_bytes = tokens * qkv_cols * e;
+        let out_cols = heads * d;
+        let attn_out_bytes = tokens * out_cols * e;
+        let attn = match (cp, par.cp_kind) {
+            (1, _) => {
+                let flops = attention_flops(
+                    work.micro_batch as f64,
+                    heads as f64,
+                    work.seq_len as f64,
+                    work.seq_len as f64,
+                    d as f64,
+                    true,
+                );
+                attention(
+                    &mut b,
+                    &p("attention"),
+                    qkv,
+                    flops,
+                    qkv_bytes,
+                    attn_out_bytes,
+                )
+            }
+            (_, ContextParallel::Ulysses) => {
+                qkv = b.collective(
+                    &p("cp_alltoall_qkv"),
+                    CollectiveKind::AllToAll,
+                    CollectiveKind::AllToAll,
+                    cp_group,
+                    qkv,
+                    qkv_bytes,
+                    qkv_bytes,
+                );
+                let flops = attention_flops(
+                    work.micro_batch as f64,
+                    (heads / u64::from(cp)) as f64,
+                    work.seq_len as f64,
+                    work.seq_len as f64,
+                    d as f64,
+                    true,
+                );
+                let o = attention(
+                    &mut b,
+                    &p("attention"),
+                    qkv,
+                    flops,
+                    qkv_bytes,
+                    attn_out_bytes,
+                );
+                b.collective(
+                    &p("cp_alltoall_out"),
+                    CollectiveKind::AllToAll,
+                    CollectiveKind::AllToAll,
+                    cp_group,
+                    o,
+                    attn_out_bytes,
+                    attn_out_bytes,
+                )
+            }
+            (_, ContextParallel::Ring) => {
+                // cp steps: attend to the local KV block while the next one arrives.
+                let kv_bytes = tokens * 2 * kv * d * e;
+                let total = attention_flops(
+                    work.micro_batch as f64,
+                    heads as f64,
+                    seq_local as f64,
+                    work.seq_len as f64,
+                    d as f64,
+                    true,
+                );
+                let mut kv_block = b.pointwise(&p("kv_pack"), &[qkv], qkv_bytes, kv_bytes);
+                let mut partial = qkv;
+                for step in 0..cp {
+                    let next = if step + 1 < cp {
+                        let (start, _) = b.g.add_node(
+                            &p(&format!("ring_send{step}")),
+                            NodeKind::CollectiveStart {
+                                kind: CollectiveKind::SendRecv,
+                                group: cp_group,
+                                bytes: kv_bytes,
+                            },
+                            &[kv_block],
+                            &[],
+                        );
+                        Some(start)
+                    } else {
+                        None
+                    };
+                    partial = attention(
+                        &mut b,
+                        &p(&format!("attention{step}")),
+                        partial,
+                        total / f64::from(cp),
+                        qkv_bytes,
+                        attn_out_bytes,
+                    );
+                    if let Some(start) = next {
+                        let (wait, out) = b.g.add_node(
+                            &p(&format!("ring_send{step}.wait")),
+                            NodeKind::Wait { start },
+                            &[],
+                            &[(&p(&format!("kv{step}")), kv_bytes)],
+                        );
+                        b.g.control(start, wait);
+                        b.tape.push(Tape::Collective {
+                            name: p(&format!("ring_send{step}")),
+                            back: CollectiveKind::SendRecv,
+                            group: cp_group,
+                            in_bytes: kv_bytes,
+                            out_bytes: kv_bytes,
+                        });
+                        kv_block = out[0];
+                        partial = b.pointwise(
+                            &p(&format!("attn_merge{step}")),
+                            &[partial, kv_block],
+                            attn_out_bytes,
+                            attn_out_bytes,
+                        );
+                    }
+                }
+                partial
+            }
+        };
+        let proj = b.gemm(&p("attn_out"), attn, tokens, out_cols, h);
+        let reduced = if par.sp {
+            b.collective(
+                &p("sp_reducescatter1"),
+                CollectiveKind::ReduceScatter,
+                CollectiveKind::AllGather,
+                tp_group,
+                proj,
+                full_bytes,
+                resid_bytes,
+            )
+        } else {
+            b.collective(
+                &p("tp_allreduce1"),
+                CollectiveKind::AllReduce,
+                CollectiveKind::AllReduce,
+                tp_group,
+                proj,
+                full_bytes,
+                full_bytes,
+            )
+        };
+        x = b.pointwise(&p("residual1"), &[reduced, x], resid_bytes, resid_bytes);
+
+        // MLP block.
+        let n2 = b.pointwise(&p("norm2"), &[x], resid_bytes, resid_bytes);
+        let n2 = if par.sp {
+            b.collective(
+                &p("sp_allgather2"),
+                CollectiveKind::AllGather,
+                CollectiveKind::ReduceScatter,
+                tp_group,
+                n2,
+                resid_bytes,
+                full_bytes,
+            )
+        } else {
+            n2
+        };
+        let mlp_out = match model.moe {
+            None => {
+                let ffn = model.ffn / t;
+                let up_cols = if model.mlp == Mlp::SwiGlu {
+                    2 * ffn
+                } else {
+                    ffn
+                };
+                let up = b.gemm(&p("fc1"), n2, tokens, h, up_cols);
+                let act = b.pointwise(&p("act"), &[up], tokens * up_cols * e, tokens * ffn * e);
+                b.gemm(&p("fc2"), act, tokens, ffn, h)
+            }
+            Some(moe) => {
+                let router = b.gemm(&p("router"), n2, tokens, h, moe.experts);
+                let routed = tokens * moe.top_k;
+                let routed_bytes = routed * h * e;
+                let permuted = b.pointwise(&p("permute"), &[n2, router], full_bytes, routed_bytes);
+                let dispatched = b.collective(
+                    &p("ep_dispatch"),
+                    CollectiveKind::AllToAll,
+                    CollectiveKind::AllToAll,
+                    ep_group,
+                    permuted,
+                    routed_bytes,
+                    routed_bytes,
+                );
+                let ffn = moe.expert_ffn / t;
+                let up = b.gemm(&p("experts_up"), dispatched, routed, h, 2 * ffn);
+                let act = b.pointwise(
+                    &p("experts_act"),
+                    &[up],
+                    routed * 2 * ffn * e,
+                    routed * ffn * e,
+                );
+                let down = b.gemm(&p("experts_down"), act, routed, ffn, h);
+                let combined = b.collective(
+                    &p("ep_combine"),
+                    CollectiveKind::AllToAll,
+                    CollectiveKind::AllToAll,
+                    ep_group,
+                    down,
+                    routed_bytes,
+                    routed_bytes,
+                );
+                b.pointwise(
+                    &p("unpermute"),
+                    &[combined, router],
+                    routed_bytes,
+                    full_bytes,
+                )
+            }
+        };
+        let reduced = if par.sp {
+            b.collective(
+                &p("sp_reducescatter2"),
+                CollectiveKind::ReduceScatter,
+                CollectiveKind::AllGather,
+                tp_group,
+                mlp_out,
+                full_bytes,
+                resid_bytes,
+            )
+        } else {
+            b.collective(
+                &p("tp_allreduce2"),
+                CollectiveKind::AllReduce,
+                CollectiveKind::AllReduce,
+                tp_group,
+                mlp_out,
+                full_bytes,
+                full_bytes,
+            )
+        };
+        x = b.pointwise(&p("residual2"), &[reduced, x], resid_bytes, resid_bytes);
+    }
+
+    if work.backward {
+        backward(&mut b, x);
+    }
+    Ok(b.g)
+}
+
+fn attention(
+    b: &mut Builder<'_>,
+    name: &str,
+    qkv: TensorId,
+    flops: f64,
+    qkv_bytes: u64,
+    out_bytes: u64,
+) -> TensorId {
+    let work = ComputeWork {
+        kind: ComputeKind::Attention,
+        flops,
+        bytes: (qkv_bytes + out_bytes) as f64,
+    };
+    let out = b.g.compute(name, work, &[qkv], out_bytes);
+    b.tape.push(Tape::Attention {
+        name: name.into(),
+        flops,
+        bytes: qkv_bytes + out_bytes,
+        qkv,
+        x_bytes: qkv_bytes,
+    });
+    out
+}
+
+/// Walks the tape backwards: each GEMM becomes dgrad + wgrad (each with the forward's FLOPs),
+/// attention costs 2.5× its forward (FlashAttention-2's backward, Dao 2023), pointwise ops
+/// their bytes again, each collective its conjugate (AllGather ↔ ReduceScatter, AllReduce and
+/// AllToAll stay). Forward inputs are read again, so activations live until their backward.
+fn backward(b: &mut Builder<'_>, out: TensorId) {
+    let e = b.dtype;
+    let out_bytes = b.g.tensors[out].bytes;
+    let mut grad = b.g.compute(
+        "loss_grad",
+        ComputeWork {
+            kind: ComputeKind::MemoryBound,
+            flops: 0.0,
+            bytes: out_bytes as f64,
+        },
+        &[out],
+        out_bytes,
+    );
+    let tape = core::mem::take(&mut b.tape);
+    for op in tape.iter().rev() {
+        match op {
+            Tape::Gemm {
+                name,
+                flops,
+                x,
+                x_bytes,
+                w_bytes,
+            } => {
+                let wgrad_work = ComputeWork {
+                    kind: ComputeKind::Gemm,
+                    flops: *flops,
+                    bytes: (*x_bytes + *w_bytes) as f64,
+                };
+                b.g.compute(&format!("{name}.wgrad"), wgrad_work, &[*x, grad], *w_bytes);
+                let dgrad_work = ComputeWork {
+                    kind: ComputeKind::Gemm,
+                    flops: *flops,
+                    bytes: (*x_bytes + *w_bytes) as f64,
+                };
+                grad =
+                    b.g.compute(&format!("{name}.dgrad"), dgrad_work, &[grad], *x_bytes);
+                b.grad(name, *w_bytes, false);
+            }
+            Tape::Pointwise {
+                name,
+                bytes,
+                x,
+                x_bytes,
+            } => {
+                let work = ComputeWork {
+                    kind: ComputeKind::MemoryBound,
+                    flops: (*x_bytes / e) as f64 * 8.0,
+                    bytes: *bytes as f64,
+                };
+                grad =
+                    b.g.compute(&format!("{name}.bwd"), work, &[*x, grad], *x_bytes);
+            }
+            Tape::Attention {
+                name,
+                flops,
+                bytes,
+                qkv,
+                x_bytes,
+            } => {
+                let work = ComputeWork {
+                    kind: ComputeKind::Attention,
+                    flops: flops * 2.5,
+                    bytes: *bytes as f64 * 2.0,
+                };
+                grad =
+                    b.g.compute(&format!("{name}.bwd"), work, &[*qkv, grad], *x_bytes);
+            }
+            Tape::Collective {
+                name,
+                back: CollectiveKind::SendRecv,
+                group,
+                in_bytes,
+                ..
+            } => {
+                // Ring attention: the KV gradient block travels back around the ring.
+                let pack = ComputeWork {
+                    kind: ComputeKind::MemoryBound,
+                    flops: 0.0,
+                    bytes: (*in_bytes * 2) as f64,
+                };
+                let block =
+                    b.g.compute(&format!("{name}.pack"), pack, &[grad], *in_bytes);
+                let (_, _, back) = b.g.collective(
+                    &format!("{name}.bwd"),
+                    CollectiveKind::SendRecv,
+                    *group,
+                    *in_bytes,
+                    block,
+                    *in_bytes,
+                );
+                let grad_bytes = b.g.tensors[grad].bytes;
+                let merge = ComputeWork {
+                    kind: ComputeKind::MemoryBound,
+                    flops: 0.0,
+                    bytes: (grad_bytes + *in_bytes) as f64,
+                };
+                grad =
+                    b.g.compute(&format!("{name}.merge"), merge, &[grad, back], grad_bytes);
+            }
+            Tape::Collective {
+                name,
+                back,
+                group,
+                in_bytes,
+                out_bytes,
+            } => {
+                // The gradient of the output flows back to the input's size.
+                let message = if *back == CollectiveKind::AllGather {
+                    *in_bytes
+                } else {
+                    *out_bytes
+                };
+                let (_, _, g2) = b.g.collective(
+                    &format!("{name}.bwd"),
+                    *back,
+                    *group,
+                    message,
+                    grad,
+                    *in_bytes,
+                );
+                grad = g2;
+            }
+        }
+    }
+    let _ = grad;
+    b.grad("final", 0, true);
+    // DP waits at the end of the step, before the optimizer.
+    let starts = core::mem::take(&mut b.dp_starts);
+    for (start, _) in starts {
+        let name = format!("{}.wait", b.g.dag[start].name);
+        let (wait, _) = b.g.add_node(&name, NodeKind::Wait { start }, &[], &[]);
+        b.g.control(start, wait);
+    }
+}

@@ -1,0 +1,64 @@
+//! The trace view: open PyTorch profiler (Kineto) traces, one per rank, plain or gzipped, and
+//! see each rank's GPU streams on the timeline with Holistic Trace Analysis's
+//! communication-computation overlap per rank.
+
+use std::rc::Rc;
+
+use bubblelab_core::kineto;
+use yew::prelude::*;
+
+use crate::components::export::ExportBar;
+use crate::components::report_view::ReportView;
+use crate::components::timeline::Shared;
+use crate::components::upload::FileUpload;
+
+/// Largest trace file the page reads, bytes.
+const MAX_TRACE_BYTES: u64 = 256 << 20;
+
+/// The Kineto trace view.
+#[function_component(TraceView)]
+pub fn trace_view() -> Html {
+    let report = use_state(|| None::<Shared<bubblelab_core::Report>>);
+    let error = use_state(|| None::<String>);
+    let on_load = {
+        let report = report.clone();
+        let error = error.clone();
+        Callback::from(move |files: Vec<(String, Vec<u8>)>| {
+            let mut traces = Vec::with_capacity(files.len());
+            for (name, bytes) in files {
+                match kineto::parse_trace(&bytes) {
+                    Ok(trace) => traces.push((name, trace)),
+                    Err(e) => return error.set(Some(format!("{name}: {e}"))),
+                }
+            }
+            error.set(None);
+            report.set(Some(Shared(Rc::new(kineto::report(&traces)))));
+        })
+    };
+    let on_error = {
+        let error = error.clone();
+        Callback::from(move |m: String| error.set(Some(m)))
+    };
+    html! {
+        <section class="page" id="trace-view">
+            <h1>{ "Kineto traces: how much communication hides under compute?" }</h1>
+            <p class="lede">
+                { "Open the PyTorch profiler traces of a distributed job (one JSON file per rank, plain or .gz). \
+                   Each rank's GPU streams appear on the timeline; NCCL kernels count as communication, \
+                   synchronisation kernels as neither (as in Holistic Trace Analysis after its PR #162). \
+                   Overlap = time covered by both communication and computation / time covered by communication." }
+            </p>
+            <FileUpload id="upload-kineto" label="Open traces (.json, .json.gz)" multiple=true accept=".json,.gz,application/json,application/gzip"
+                max_bytes={MAX_TRACE_BYTES} max_files={64} {on_load} {on_error} />
+            if let Some(message) = &*error {
+                <div class="banner error" id="trace-error" role="alert">{ message.clone() }</div>
+            }
+            if let Some(report) = &*report {
+                <ExportBar report={report.clone()} stem="kineto" />
+                <ReportView report={report.clone()} />
+            } else {
+                <p class="muted">{ "No trace opened yet. The CLI reads the same files: " }<code>{ "bubblelab kineto rank0.json rank1.json" }</code></p>
+            }
+        </section>
+    }
+}
