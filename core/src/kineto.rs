@@ -277,7 +277,10 @@ pub struct KinetoError {
     /// The layer that failed.
     pub kind: ErrorKind,
     /// Byte offset of the problem: in the compressed file for [`ErrorKind::Gzip`], in the
-    /// JSON text (after inflation when `gzipped`) otherwise.
+    /// JSON text (after inflation when `gzipped`) otherwise. For a bad GPU event field it is
+    /// the field's value (or the event's `cat` when the field is missing); for a JSON syntax
+    /// error the offending byte; for a value of the wrong type where reading stopped (the start
+    /// of a container, just past a scalar); for truncated input the end.
     pub offset: Option<u64>,
     /// 0-based index in `traceEvents` of the event being read.
     pub event: Option<u64>,

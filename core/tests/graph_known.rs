@@ -241,7 +241,8 @@ proptest! {
             prop_assert_eq!(sim.final_bytes, 0);
             prop_assert!(sim.exposed_comm_ns <= sim.comm_ns);
             prop_assert!(sim.compute_busy_ns <= sim.makespan_ns);
-            prop_assert!(sim.makespan_ns >= sim.compute_busy_ns.max(sim.comm_ns) || sim.comm_ns == 0);
+            // Collectives of different groups may run at once, so only compute bounds the step.
+            prop_assert!(sim.makespan_ns >= sim.compute_busy_ns);
         }
     }
 }

@@ -5,8 +5,10 @@
 //! in one `error: …` line on stderr and a non-zero exit code (2 for bad input); nothing panics
 //! on user input.
 
+mod cost;
 mod error;
 mod files;
+mod kineto;
 mod link;
 mod presets;
 mod run;
@@ -43,6 +45,11 @@ enum Command {
     Presets(presets::PresetsArgs),
     /// Read a PipeMorph run folder (per-stage `*.log` files and `log.txt`) and print its Report.
     PipelineLog(run::PipelineLogArgs),
+    /// Read PyTorch profiler (Kineto) traces, one per rank, and print the HTA
+    /// communication-computation overlap per rank.
+    Kineto(kineto::KinetoArgs),
+    /// Cost a GEMM or a collective with the hardware cost models (time, TFLOP/s, bus bandwidth).
+    Cost(cost::CostArgs),
 }
 
 /// How a Report is printed.
@@ -84,6 +91,8 @@ fn main() -> ExitCode {
         Command::Link(args) => link::link(&args),
         Command::Presets(args) => presets::presets(&args),
         Command::PipelineLog(args) => run::pipeline_log(&args),
+        Command::Kineto(args) => kineto::kineto(&args),
+        Command::Cost(args) => cost::cost(&args),
     };
     match result {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,

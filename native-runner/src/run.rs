@@ -135,7 +135,7 @@ fn read_log_folder(dir: &Path) -> Result<Vec<(String, String)>, Failure> {
 }
 
 /// Writes the trace file (if asked) and then prints the Report in the chosen format.
-fn print_report(report: &Report, output: &ReportOutput) -> Result<(), Failure> {
+pub(crate) fn print_report(report: &Report, output: &ReportOutput) -> Result<(), Failure> {
     if let Some(path) = &output.trace {
         let trace = bubblelab_core::trace::to_chrome_trace(report);
         files::write_file(path, &trace)?;

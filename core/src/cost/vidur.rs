@@ -486,12 +486,15 @@ fn median(values: &mut [f64]) -> f64 {
     }
 }
 
+/// Per bucket: measured times, model times and sizes of its rows.
+type BucketSamples = (Vec<f64>, Vec<f64>, Vec<f64>);
+
 /// Compares `model` with `rows` per group and power-of-two size bucket: the bucket's measured
 /// time is the median of its rows' median times and its model time the median of the model at
 /// the rows' sizes. Buckets in (group, size) order.
 #[must_use]
 pub fn compare_buckets(model: &CostModel, rows: &[VidurRow]) -> Vec<BucketComparison> {
-    let mut buckets: BTreeMap<(GroupKey, u32), (Vec<f64>, Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    let mut buckets: BTreeMap<(GroupKey, u32), BucketSamples> = BTreeMap::new();
     for row in rows {
         let log2_lo = 63 - row.size_bytes.leading_zeros();
         let entry = buckets.entry((row.key(), log2_lo)).or_default();
@@ -520,11 +523,11 @@ pub fn compare_buckets(model: &CostModel, rows: &[VidurRow]) -> Vec<BucketCompar
 /// Formats a byte count as `1 MiB`, `512 KiB`, `2 KiB` (powers of two) or plain bytes.
 #[must_use]
 pub fn bytes_label(bytes: u64) -> String {
-    if bytes >= 1 << 30 && bytes % (1 << 30) == 0 {
+    if bytes >= 1 << 30 && bytes.is_multiple_of(1 << 30) {
         format!("{} GiB", bytes >> 30)
-    } else if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+    } else if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
         format!("{} MiB", bytes >> 20)
-    } else if bytes >= 1 << 10 && bytes % (1 << 10) == 0 {
+    } else if bytes >= 1 << 10 && bytes.is_multiple_of(1 << 10) {
         format!("{} KiB", bytes >> 10)
     } else {
         bytes.to_string()

@@ -3,10 +3,12 @@
 //! * The compute stream issues compute nodes and waits in the graph's `order`. A compute node
 //!   starts when its inputs are ready and the stream is free; a wait blocks the stream until its
 //!   collective has finished — that blocked time is *exposed* communication, the bubble.
-//! * The communication stream runs collective starts in `order`, each as soon as its input is
-//!   ready and the previous collective has finished (NCCL kernels on one stream serialize).
-//! * Contention: while a collective runs, compute progresses at 1/(1 + s) of its speed, s being
-//!   the link's compute slowdown (`CostModel::compute_slowdown`: collective kernels occupy SMs and
+//! * Each communication group (an NCCL communicator: TP, CP, EP, DP) has its own stream that
+//!   runs its collective starts in `order`, each as soon as its input is ready and the group's
+//!   previous collective has finished (NCCL kernels on one stream serialize; different
+//!   communicators run concurrently, as TP on NVLink and DP on the NIC do).
+//! * Contention: while collectives run, compute progresses at 1/(1 + s) of its speed, s being
+//!   the largest compute slowdown of the running collectives' links (`CostModel::compute_slowdown`: collective kernels occupy SMs and
 //!   HBM bandwidth; Calculon charges ~15 % for NVLink, ~2 % for InfiniBand). Overlap is never free.
 //! * Memory: a tensor is allocated when its producer starts (a collective's result when the
 //!   collective starts: NCCL writes into it) and freed when its last reader ends; graph outputs
@@ -114,18 +116,23 @@ pub fn simulate(graph: &Graph, cost: &CostModel) -> Result<GraphSim, GraphError>
         .copied()
         .filter(|&n| !is_comm(n))
         .collect();
-    let comm_program: Vec<NodeIndex> = graph
-        .order
-        .iter()
-        .copied()
-        .filter(|&n| is_comm(n))
-        .collect();
+    // One communication stream per group (NCCL communicator), each in issue order.
+    let group_of = |n: NodeIndex| match graph.dag[n].kind {
+        NodeKind::CollectiveStart { group, .. } => group,
+        _ => 0,
+    };
+    let mut comm_programs: Vec<Vec<NodeIndex>> = vec![Vec::new(); graph.groups.len()];
+    for &n in graph.order.iter().filter(|&&n| is_comm(n)) {
+        comm_programs[group_of(n)].push(n);
+    }
 
     let mut timings = vec![NodeTiming::default(); bound];
     let mut queue: EventQueue<Event> = EventQueue::new();
-    let (mut compute_cursor, mut comm_cursor) = (0usize, 0usize);
+    let mut compute_cursor = 0usize;
+    let mut comm_cursors = vec![0usize; graph.groups.len()];
+    // The compute slowdown each group's running collective imposes, if one runs.
+    let mut comm_running: Vec<Option<f64>> = vec![None; graph.groups.len()];
     let mut running: Option<Running> = None;
-    let mut comm_busy = false;
     let mut slowdown = 0.0f64;
     let mut version = 0u64;
     let (mut compute_busy, mut comm_total, mut exposed) = (0u64, 0u64, 0u64);
@@ -137,36 +144,40 @@ pub fn simulate(graph: &Graph, cost: &CostModel) -> Result<GraphSim, GraphError>
         // Dispatch until nothing more can start at `now`.
         loop {
             let mut progressed = false;
-            if !comm_busy {
-                if let Some(&n) = comm_program.get(comm_cursor) {
-                    if let (0, NodeKind::CollectiveStart { kind, group, bytes }) =
-                        (pending[n.index()], &graph.dag[n].kind)
-                    {
-                        let (kind, group, bytes) = (*kind, *group, *bytes);
-                        let spec = &graph.groups[group];
-                        let g = Group {
-                            ranks: spec.ranks,
-                            ranks_per_node: spec.ranks_per_node,
-                        };
-                        let dur = nanos_from_f64(cost.collective_ns(kind, bytes as f64, g));
-                        timings[n.index()] = NodeTiming {
-                            start: now,
-                            end: now + dur,
-                        };
-                        comm_total += dur.0;
-                        comm_cursor += 1;
-                        comm_busy = true;
-                        set_slowdown(
-                            &mut running,
-                            &mut slowdown,
-                            cost.compute_slowdown(g),
-                            now,
-                            &mut version,
-                            &mut queue,
-                        );
-                        queue.push(now + dur, 0, Event::CollectiveEnd { node: n });
-                        progressed = true;
-                    }
+            for (gi, program) in comm_programs.iter().enumerate() {
+                if comm_running[gi].is_some() {
+                    continue;
+                }
+                let Some(&n) = program.get(comm_cursors[gi]) else {
+                    continue;
+                };
+                if let (0, NodeKind::CollectiveStart { kind, bytes, .. }) =
+                    (pending[n.index()], &graph.dag[n].kind)
+                {
+                    let spec = &graph.groups[gi];
+                    let g = Group {
+                        ranks: spec.ranks,
+                        ranks_per_node: spec.ranks_per_node,
+                    };
+                    let dur = nanos_from_f64(cost.collective_ns(*kind, *bytes as f64, g));
+                    timings[n.index()] = NodeTiming {
+                        start: now,
+                        end: now + dur,
+                    };
+                    comm_total += dur.0;
+                    comm_cursors[gi] += 1;
+                    comm_running[gi] = Some(cost.compute_slowdown(g));
+                    let worst = comm_running.iter().flatten().copied().fold(0.0, f64::max);
+                    set_slowdown(
+                        &mut running,
+                        &mut slowdown,
+                        worst,
+                        now,
+                        &mut version,
+                        &mut queue,
+                    );
+                    queue.push(now + dur, 0, Event::CollectiveEnd { node: n });
+                    progressed = true;
                 }
             }
             if running.is_none() {
@@ -226,11 +237,12 @@ pub fn simulate(graph: &Graph, cost: &CostModel) -> Result<GraphSim, GraphError>
                 finish(graph, node, &mut pending, &mut done);
             }
             Event::CollectiveEnd { node } => {
-                comm_busy = false;
+                comm_running[group_of(node)] = None;
+                let worst = comm_running.iter().flatten().copied().fold(0.0, f64::max);
                 set_slowdown(
                     &mut running,
                     &mut slowdown,
-                    0.0,
+                    worst,
                     now,
                     &mut version,
                     &mut queue,
@@ -242,7 +254,12 @@ pub fn simulate(graph: &Graph, cost: &CostModel) -> Result<GraphSim, GraphError>
     if done < graph.dag.node_count() {
         let stuck = compute_program
             .get(compute_cursor)
-            .or_else(|| comm_program.get(comm_cursor))
+            .or_else(|| {
+                comm_programs
+                    .iter()
+                    .zip(&comm_cursors)
+                    .find_map(|(p, &c)| p.get(c))
+            })
             .map_or_else(|| "graph".to_string(), |&n| graph.dag[n].name.clone());
         return Err(GraphError {
             at: stuck,
@@ -335,17 +352,21 @@ fn set_slowdown(
 }
 
 /// The timeline of a simulated graph: a compute lane (kernels, and waits that blocked it as
-/// `exposed`), a communication lane, and the memory counter.
+/// `exposed`), a communication lane per group that communicated, and the memory counter.
 #[must_use]
 pub fn timeline(graph: &Graph, sim: &GraphSim, name: &str) -> Timeline {
     let mut compute = Lane {
         name: "compute stream".into(),
         spans: Vec::new(),
     };
-    let mut comm = Lane {
-        name: "comm stream".into(),
-        spans: Vec::new(),
-    };
+    let mut comm: Vec<Lane> = graph
+        .groups
+        .iter()
+        .map(|g| Lane {
+            name: format!("{} comm stream", g.name),
+            spans: Vec::new(),
+        })
+        .collect();
     for &n in &graph.order {
         let t = sim.timings[n.index()];
         let node = &graph.dag[n];
@@ -357,16 +378,20 @@ pub fn timeline(graph: &Graph, sim: &GraphSim, name: &str) -> Timeline {
         };
         match node.kind {
             NodeKind::Compute(_) => compute.spans.push(span("compute")),
-            NodeKind::CollectiveStart { .. } => comm.spans.push(span("comm")),
+            NodeKind::CollectiveStart { group, .. } => comm[group].spans.push(span("comm")),
             NodeKind::Wait { .. } if t.end > t.start => compute.spans.push(span("exposed")),
             NodeKind::Wait { .. } => {}
         }
     }
     compute.spans.sort_by_key(|s| s.start_ns);
-    comm.spans.sort_by_key(|s| s.start_ns);
+    let mut lanes = vec![compute];
+    for mut lane in comm.into_iter().filter(|l| !l.spans.is_empty()) {
+        lane.spans.sort_by_key(|s| s.start_ns);
+        lanes.push(lane);
+    }
     Timeline {
         name: name.into(),
-        lanes: vec![compute, comm],
+        lanes,
         counters: vec![CounterTrack {
             name: "activation memory".into(),
             unit: "bytes".into(),

@@ -14,6 +14,8 @@ use crate::components::upload::FileUpload;
 
 /// Largest trace file the page reads, bytes.
 const MAX_TRACE_BYTES: u64 = 256 << 20;
+/// Largest inflated trace the page accepts from a gzipped file, bytes (a tab's memory is finite).
+const MAX_INFLATED_BYTES: usize = 1 << 30;
 
 /// The Kineto trace view.
 #[function_component(TraceView)]
@@ -26,7 +28,7 @@ pub fn trace_view() -> Html {
         Callback::from(move |files: Vec<(String, Vec<u8>)>| {
             let mut traces = Vec::with_capacity(files.len());
             for (name, bytes) in files {
-                match kineto::parse_trace(&bytes) {
+                match kineto::parse_trace_with_limit(&bytes, MAX_INFLATED_BYTES) {
                     Ok(trace) => traces.push((name, trace)),
                     Err(e) => return error.set(Some(format!("{name}: {e}"))),
                 }
