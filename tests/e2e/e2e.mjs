@@ -13,6 +13,8 @@
 //   [data-metric="<key>"][data-value="<number>"]  metric values (1f1b.bubble_ratio)
 //   #export-trace            downloads Chrome trace JSON
 //   #link-error              message shown for a share link that cannot be decoded
+//   #lab-cost, #field-ranks  the cost explorer; metric collective_us
+//   #upload-kineto, #trace-error   the trace view's upload and its error banner
 //
 // No sleeps: every wait is on a selector or a condition, with a timeout.
 
@@ -251,6 +253,49 @@ try {
     assert(await page.locator('#lab-pipeline').isVisible(), '#lab-pipeline disappeared');
     assert(mainLog.pageErrors.length === 0, `uncaught errors:\n${mainLog.pageErrors.join('\n')}`);
   }, () => main);
+
+  await check('the cost explorer prices a collective and moves to a two-node group', async () => {
+    const { page: costPage } = await newWatchedPage(context, 'cost');
+    await costPage.goto(`${BASE_URL}/#/cost`);
+    const metric = '[data-metric="collective_us"]';
+    await costPage.waitForSelector(metric);
+    const oneNode = parseFloat(await dataValue(costPage, metric));
+    assert(Number.isFinite(oneNode) && oneNode > 0, `collective time ${oneNode}`);
+    await costPage.fill('#field-ranks', '16');
+    await costPage.press('#field-ranks', 'Tab');
+    await costPage.waitForFunction(
+      ([sel, before]) => parseFloat(document.querySelector(sel)?.getAttribute('data-value')) > before,
+      [metric, oneNode],
+      { timeout: TIMEOUT_MS },
+    );
+    const h = await hash(costPage);
+    assert(h.startsWith('#/cost?s='), `hash is ${h}`);
+    await costPage.screenshot({ path: path.join(OUT_DIR, 'cost-explorer.png'), fullPage: true });
+  });
+
+  await check('the trace view reads an uploaded Kineto trace and shows its overlap', async () => {
+    const { page: tracePage } = await newWatchedPage(context, 'trace');
+    await tracePage.goto(`${BASE_URL}/#/trace`);
+    await tracePage.waitForSelector('#upload-kineto', { state: 'attached' });
+    // One NCCL kernel over [0, 100) µs and one GEMM over [50, 150) µs: half the
+    // communication hides under computation.
+    const trace = {
+      distributedInfo: { rank: 0, world_size: 2 },
+      traceEvents: [
+        { ph: 'X', cat: 'kernel', name: 'ncclKernel_AllReduce_RING_LL_Sum_float', pid: 0, tid: 7, ts: 0, dur: 100, args: { stream: 7, device: 0 } },
+        { ph: 'X', cat: 'kernel', name: 'ampere_bf16_gemm', pid: 0, tid: 8, ts: 50, dur: 100, args: { stream: 8, device: 0 } },
+      ],
+    };
+    await tracePage.setInputFiles('#upload-kineto', {
+      name: 'rank0.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from(JSON.stringify(trace)),
+    });
+    await waitForValue(tracePage, '[data-metric="rank0.overlap_pct"]', 50);
+    await tracePage.setInputFiles('#upload-kineto', { name: 'broken.json', mimeType: 'application/json', buffer: Buffer.from('{"traceEvents": [') });
+    const text = (await visibleText(tracePage, '#trace-error')).trim();
+    assert(text.startsWith('broken.json'), `error should name the file: ${text}`);
+  });
 
   await check('screenshot of the pipeline lab', async () => {
     const target = shared && !shared.isClosed() ? shared : page;

@@ -83,3 +83,12 @@ fn browser_report_equals_native_golden_bytes() {
         "Chromium report differs from the native golden file"
     );
 }
+
+#[wasm_bindgen_test]
+async fn cost_explorer_and_trace_view_render() {
+    let html = render_at("#/cost", |h| h.contains("data-metric=\"collective_us\"")).await;
+    assert!(html.contains("id=\"lab-cost\""), "{html}");
+    assert!(html.contains("data-metric=\"busbw_gb_per_s\""), "{html}");
+    let html = render_at("#/trace", |h| h.contains("upload-kineto")).await;
+    assert!(html.contains("id=\"trace-view\""), "{html}");
+}
