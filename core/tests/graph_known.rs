@@ -246,3 +246,11 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn model_ids_match_their_json_names() {
+    for m in ModelKind::ALL {
+        assert_eq!(serde_json::to_value(m).unwrap(), m.id());
+        assert_eq!(ModelKind::from_id(m.id()), Some(m));
+    }
+}

@@ -8,6 +8,7 @@
 mod cost;
 mod error;
 mod files;
+mod graph;
 mod kineto;
 mod link;
 mod presets;
@@ -50,6 +51,9 @@ enum Command {
     Kineto(kineto::KinetoArgs),
     /// Cost a GEMM or a collective with the hardware cost models (time, TFLOP/s, bus bandwidth).
     Cost(cost::CostArgs),
+    /// Build a model's per-rank execution graph under a parallel layout and simulate one step:
+    /// step time, exposed communication, peak activation memory.
+    Graph(graph::GraphArgs),
 }
 
 /// How a Report is printed.
@@ -93,6 +97,7 @@ fn main() -> ExitCode {
         Command::PipelineLog(args) => run::pipeline_log(&args),
         Command::Kineto(args) => kineto::kineto(&args),
         Command::Cost(args) => cost::cost(&args),
+        Command::Graph(args) => graph::graph(&args),
     };
     match result {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,

@@ -158,6 +158,24 @@ impl ModelKind {
         }
     }
 
+    /// The id used in JSON and on the command line (`gpt3-175b`, …).
+    #[must_use]
+    pub fn id(self) -> &'static str {
+        match self {
+            ModelKind::Gpt3Curie => "gpt3-6.7b",
+            ModelKind::Gpt3_175b => "gpt3-175b",
+            ModelKind::Llama3_8b => "llama3-8b",
+            ModelKind::Llama3_70b => "llama3-70b",
+            ModelKind::Qwen3Moe => "qwen3-30b-a3b",
+        }
+    }
+
+    /// The model with this [`id`](Self::id), if any.
+    #[must_use]
+    pub fn from_id(id: &str) -> Option<ModelKind> {
+        ModelKind::ALL.into_iter().find(|m| m.id() == id)
+    }
+
     /// Display name.
     #[must_use]
     pub fn label(self) -> &'static str {

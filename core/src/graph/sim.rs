@@ -446,3 +446,54 @@ pub fn push_metrics(report: &mut Report, prefix: &str, label: &str, graph: &Grap
         "count",
     );
 }
+
+/// Builds, simulates and reports one layout of one model: metrics (step time, compute,
+/// communication, exposed communication, overlap, peak memory, node count), the timeline and
+/// the memory curve.
+///
+/// # Errors
+/// The builder's or the simulator's error as text, naming the field or node.
+pub fn model_report(
+    model: super::build::ModelKind,
+    par: &super::build::Parallelism,
+    work: &super::build::Workload,
+    cost: &CostModel,
+) -> Result<Report, alloc::string::String> {
+    let graph = super::build::build(&model.spec(), par, work).map_err(|e| e.to_string())?;
+    let sim = simulate(&graph, cost).map_err(|e| e.to_string())?;
+    let mut report = Report {
+        lab: "graph".into(),
+        title: format!(
+            "{}: {} layer(s) {} on {}, TP={}{} CP={} EP={} DP={}, {} × {} tokens",
+            model.label(),
+            work.layers,
+            if work.backward {
+                "forward + backward"
+            } else {
+                "forward"
+            },
+            cost.gpu.name,
+            par.tp,
+            if par.sp { "+SP" } else { "" },
+            par.cp,
+            par.ep,
+            par.dp,
+            work.micro_batch,
+            work.seq_len
+        ),
+        ..Report::default()
+    };
+    push_metrics(&mut report, "", "", &graph, &sim);
+    for m in &mut report.metrics {
+        m.label = m.label.trim().to_string();
+    }
+    report.timelines.push(timeline(&graph, &sim, "one rank"));
+    report.findings.push(format!(
+        "{:.1}% of the {:.3} ms of communication hides under computation; {:.3} ms of the {:.3} ms step is exposed communication.",
+        sim.overlap_ratio() * 100.0,
+        sim.comm_ns as f64 / 1e6,
+        sim.exposed_comm_ns as f64 / 1e6,
+        sim.makespan_ns as f64 / 1e6
+    ));
+    Ok(report)
+}

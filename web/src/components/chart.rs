@@ -63,10 +63,16 @@ pub fn line_chart(props: &LineChartProps) -> Html {
     let y_label = first.map(|s| s.y_label.clone()).unwrap_or_default();
     let ticks = |a: f64, b: f64| (0..=4).map(move |i| a + (b - a) * f64::from(i) / 4.0);
     // Stage, iteration or log2-size axes: whole-number ticks, at most about nine of them.
-    let integer_x = props.series.iter().all(|s| s.points.iter().all(|p| p.0.fract() == 0.0)) && x1 - x0 <= 4096.0;
+    let integer_x = props
+        .series
+        .iter()
+        .all(|s| s.points.iter().all(|p| p.0.fract() == 0.0))
+        && x1 - x0 <= 4096.0;
     let x_ticks: Vec<f64> = if integer_x {
         let step = ((x1 - x0) / 8.0).ceil().max(1.0);
-        (0..=((x1 - x0) / step) as u32).map(|i| x0 + f64::from(i) * step).collect()
+        (0..=((x1 - x0) / step) as u32)
+            .map(|i| x0 + f64::from(i) * step)
+            .collect()
     } else {
         ticks(x0, x1).collect()
     };
