@@ -47,7 +47,7 @@ fn bench_gpt3_stage(c: &mut Criterion) {
     group.bench_function("gpt3_175b_stage_build_and_simulate", |b| {
         b.iter(|| {
             build(black_box(&model), &par, &work)
-                .and_then(|g| Ok(simulate(&g, &cost).map(|s| s.makespan_ns)))
+                .map(|g| simulate(&g, &cost).map(|s| s.makespan_ns))
         })
     });
     group.finish();

@@ -311,13 +311,15 @@ pub fn check(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<()
         }
     }
     let tp = u64::from(par.tp);
-    if model.heads % tp != 0 {
+    if !model.heads.is_multiple_of(tp) {
         return e(
             "tp",
             format!("must divide the {} attention heads, got {tp}", model.heads),
         );
     }
-    if par.cp_kind == ContextParallel::Ulysses && (model.heads / tp) % u64::from(par.cp) != 0 {
+    if par.cp_kind == ContextParallel::Ulysses
+        && !(model.heads / tp).is_multiple_of(u64::from(par.cp))
+    {
         return e(
             "cp",
             format!(
@@ -327,8 +329,8 @@ pub fn check(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<()
             ),
         );
     }
-    if work.seq_len % u64::from(par.cp) != 0
-        || (par.sp && (work.seq_len / u64::from(par.cp)) % tp != 0)
+    if !work.seq_len.is_multiple_of(u64::from(par.cp))
+        || (par.sp && !(work.seq_len / u64::from(par.cp)).is_multiple_of(tp))
     {
         return e(
             "seq_len",
@@ -477,8 +479,7 @@ impl Builder<'_> {
     fn collective(
         &mut self,
         name: &str,
-        kind: CollectiveKind,
-        back: CollectiveKind,
+        (kind, back): (CollectiveKind, CollectiveKind),
         group: GroupId,
         x: TensorId,
         in_bytes: u64,
@@ -587,8 +588,7 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
         let n1 = if par.sp {
             b.collective(
                 &p("sp_allgather1"),
-                CollectiveKind::AllGather,
-                CollectiveKind::ReduceScatter,
+                (CollectiveKind::AllGather, CollectiveKind::ReduceScatter),
                 tp_group,
                 n1,
                 resid_bytes,
@@ -624,8 +624,7 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
             (_, ContextParallel::Ulysses) => {
                 qkv = b.collective(
                     &p("cp_alltoall_qkv"),
-                    CollectiveKind::AllToAll,
-                    CollectiveKind::AllToAll,
+                    (CollectiveKind::AllToAll, CollectiveKind::AllToAll),
                     cp_group,
                     qkv,
                     qkv_bytes,
@@ -649,8 +648,7 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
                 );
                 b.collective(
                     &p("cp_alltoall_out"),
-                    CollectiveKind::AllToAll,
-                    CollectiveKind::AllToAll,
+                    (CollectiveKind::AllToAll, CollectiveKind::AllToAll),
                     cp_group,
                     o,
                     attn_out_bytes,
@@ -725,8 +723,7 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
         let reduced = if par.sp {
             b.collective(
                 &p("sp_reducescatter1"),
-                CollectiveKind::ReduceScatter,
-                CollectiveKind::AllGather,
+                (CollectiveKind::ReduceScatter, CollectiveKind::AllGather),
                 tp_group,
                 proj,
                 full_bytes,
@@ -735,8 +732,7 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
         } else {
             b.collective(
                 &p("tp_allreduce1"),
-                CollectiveKind::AllReduce,
-                CollectiveKind::AllReduce,
+                (CollectiveKind::AllReduce, CollectiveKind::AllReduce),
                 tp_group,
                 proj,
                 full_bytes,
@@ -750,8 +746,7 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
         let n2 = if par.sp {
             b.collective(
                 &p("sp_allgather2"),
-                CollectiveKind::AllGather,
-                CollectiveKind::ReduceScatter,
+                (CollectiveKind::AllGather, CollectiveKind::ReduceScatter),
                 tp_group,
                 n2,
                 resid_bytes,
@@ -779,8 +774,7 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
                 let permuted = b.pointwise(&p("permute"), &[n2, router], full_bytes, routed_bytes);
                 let dispatched = b.collective(
                     &p("ep_dispatch"),
-                    CollectiveKind::AllToAll,
-                    CollectiveKind::AllToAll,
+                    (CollectiveKind::AllToAll, CollectiveKind::AllToAll),
                     ep_group,
                     permuted,
                     routed_bytes,
@@ -797,8 +791,7 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
                 let down = b.gemm(&p("experts_down"), act, routed, ffn, h);
                 let combined = b.collective(
                     &p("ep_combine"),
-                    CollectiveKind::AllToAll,
-                    CollectiveKind::AllToAll,
+                    (CollectiveKind::AllToAll, CollectiveKind::AllToAll),
                     ep_group,
                     down,
                     routed_bytes,
@@ -815,8 +808,7 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
         let reduced = if par.sp {
             b.collective(
                 &p("sp_reducescatter2"),
-                CollectiveKind::ReduceScatter,
-                CollectiveKind::AllGather,
+                (CollectiveKind::ReduceScatter, CollectiveKind::AllGather),
                 tp_group,
                 mlp_out,
                 full_bytes,
@@ -825,8 +817,7 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
         } else {
             b.collective(
                 &p("tp_allreduce2"),
-                CollectiveKind::AllReduce,
-                CollectiveKind::AllReduce,
+                (CollectiveKind::AllReduce, CollectiveKind::AllReduce),
                 tp_group,
                 mlp_out,
                 full_bytes,

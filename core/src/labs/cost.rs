@@ -207,7 +207,7 @@ pub fn run(params: &CostParams) -> Result<Report, ScenarioError> {
         );
     }
     report.tables.push(table);
-    let sizes: Vec<f64> = CURVE_BYTES.map(|e| f64::from(e)).collect();
+    let sizes: Vec<f64> = CURVE_BYTES.map(f64::from).collect();
     report.series.push(Series {
         name: format!("{kind_id}, model"),
         chart: "collective_time".into(),

@@ -2,4 +2,5 @@
 //! (one file each) and a `run` that returns a [`crate::Report`].
 
 pub mod cost;
+pub mod fairness;
 pub mod pipeline;
