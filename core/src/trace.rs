@@ -47,6 +47,32 @@ enum ArgValue<'a> {
     Int(usize),
 }
 
+/// An `M` (metadata) event: a process or thread name or sort index.
+fn metadata<'a>(
+    name: &'static str,
+    pid: usize,
+    tid: Option<usize>,
+    value: ArgValue<'a>,
+) -> Event<'a> {
+    let key = if name.ends_with("sort_index") {
+        "sort_index"
+    } else {
+        "name"
+    };
+    let mut args = BTreeMap::new();
+    args.insert(key, value);
+    Event {
+        name,
+        ph: "M",
+        pid,
+        tid,
+        ts: None,
+        dur: None,
+        cat: None,
+        args,
+    }
+}
+
 fn ns_to_us(ns: u64) -> f64 {
     ns as f64 / 1000.0
 }
@@ -56,55 +82,31 @@ fn ns_to_us(ns: u64) -> f64 {
 pub fn to_chrome_trace(report: &Report) -> String {
     let mut events = Vec::new();
     for (pid, timeline) in report.timelines.iter().enumerate() {
-        let mut args = BTreeMap::new();
-        args.insert("name", ArgValue::Text(&timeline.name));
-        events.push(Event {
-            name: "process_name",
-            ph: "M",
+        events.push(metadata(
+            "process_name",
             pid,
-            tid: None,
-            ts: None,
-            dur: None,
-            cat: None,
-            args,
-        });
-        let mut sort = BTreeMap::new();
-        sort.insert("sort_index", ArgValue::Int(pid));
-        events.push(Event {
-            name: "process_sort_index",
-            ph: "M",
+            None,
+            ArgValue::Text(&timeline.name),
+        ));
+        events.push(metadata(
+            "process_sort_index",
             pid,
-            tid: None,
-            ts: None,
-            dur: None,
-            cat: None,
-            args: sort,
-        });
+            None,
+            ArgValue::Int(pid),
+        ));
         for (tid, lane) in timeline.lanes.iter().enumerate() {
-            let mut args = BTreeMap::new();
-            args.insert("name", ArgValue::Text(&lane.name));
-            events.push(Event {
-                name: "thread_name",
-                ph: "M",
+            events.push(metadata(
+                "thread_name",
                 pid,
-                tid: Some(tid),
-                ts: None,
-                dur: None,
-                cat: None,
-                args,
-            });
-            let mut sort = BTreeMap::new();
-            sort.insert("sort_index", ArgValue::Int(tid));
-            events.push(Event {
-                name: "thread_sort_index",
-                ph: "M",
+                Some(tid),
+                ArgValue::Text(&lane.name),
+            ));
+            events.push(metadata(
+                "thread_sort_index",
                 pid,
-                tid: Some(tid),
-                ts: None,
-                dur: None,
-                cat: None,
-                args: sort,
-            });
+                Some(tid),
+                ArgValue::Int(tid),
+            ));
             for span in &lane.spans {
                 events.push(Event {
                     name: &span.name,

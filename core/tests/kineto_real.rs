@@ -11,26 +11,11 @@
 //! Without the data folder these tests fail under CI=true and are skipped otherwise.
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::path::PathBuf;
+mod common;
+
 
 use bubblelab_core::kineto::{gunzip, parse_trace, report, KernelClass, RankTrace};
 
-fn data_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("BUBBLELAB_DATA").map_or_else(
-        || PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")),
-        PathBuf::from,
-    );
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("CI").map_or(true, |v| v != "true"),
-        "no data folder at {} (set BUBBLELAB_DATA)",
-        dir.display()
-    );
-    eprintln!("skipped: no data folder");
-    None
-}
 
 fn load(dir: &std::path::Path, rel: &str) -> RankTrace {
     let path = dir.join(rel);
@@ -125,7 +110,7 @@ const DLRM: [Pin; 4] = [
 ];
 
 fn check(pins: &[Pin]) {
-    let Some(dir) = data_dir() else {
+    let Some(dir) = common::data_dir() else {
         return;
     };
     for &(file, rank, world, kept, comm_kernels, comm, comp, overlap, pct) in pins {
@@ -162,7 +147,7 @@ fn dlrm_ranks_overlap_is_pinned() {
 
 #[test]
 fn every_comm_kernel_is_nccl_and_on_its_own_stream() {
-    let Some(dir) = data_dir() else {
+    let Some(dir) = common::data_dir() else {
         return;
     };
     for &(file, ..) in HTA.iter().chain(&DLRM) {
@@ -190,7 +175,7 @@ fn every_comm_kernel_is_nccl_and_on_its_own_stream() {
 
 #[test]
 fn dlrm_report_has_four_ranks_and_clean_lanes() {
-    let Some(dir) = data_dir() else {
+    let Some(dir) = common::data_dir() else {
         return;
     };
     let traces: Vec<(String, RankTrace)> = DLRM
@@ -247,7 +232,7 @@ fn dlrm_report_has_four_ranks_and_clean_lanes() {
 
 #[test]
 fn gzip_and_plain_text_read_the_same() {
-    let Some(dir) = data_dir() else {
+    let Some(dir) = common::data_dir() else {
         return;
     };
     let path = dir.join(HTA[0].0);

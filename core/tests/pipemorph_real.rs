@@ -3,31 +3,17 @@
 //! Without the folder these tests fail under CI=true and are skipped otherwise.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use std::fs;
 use std::path::PathBuf;
 
 use bubblelab_core::labs::pipeline::pipemorph::{load_run, LoggedKind, PipelineRun};
 use bubblelab_core::labs::pipeline::{OpKind, ScheduleKind};
 
-fn data_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("BUBBLELAB_DATA").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
-        PathBuf::from,
-    );
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("CI").map_or(true, |v| v != "true"),
-        "no data folder at {} (set BUBBLELAB_DATA)",
-        dir.display()
-    );
-    eprintln!("skipped: no data folder");
-    None
-}
 
 fn load(schedule: &str, delay: &str) -> Option<PipelineRun> {
-    let dir = data_dir()?
+    let dir = common::data_dir()?
         .join("pipemorph_pp4_stage_logs/ae/fig15")
         .join(schedule)
         .join("2_3")

@@ -17,6 +17,10 @@
 //! Reproduce the table: `cargo test -p bubblelab-core --test vidur_fit -- --nocapture`.
 //! Data folder: env `BUBBLELAB_DATA`, default `../shared/data` beside the repository.
 
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
 use std::path::PathBuf;
 
 use bubblelab_core::cost::vidur::{
@@ -48,22 +52,7 @@ const BOUND: f64 = 0.25;
 const KNOWN_MISS_BOUND: f64 = 0.50;
 
 fn data_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("BUBBLELAB_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data"))
-        });
-    let dir = dir.join("vidur_collective_profiles").join("a100_dgx");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "no Vidur data folder at {} (set BUBBLELAB_DATA)",
-            dir.display()
-        );
-        None
-    }
+    Some(common::data_dir()?.join("vidur_collective_profiles").join("a100_dgx"))
 }
 
 /// Worst |relative error| over the group's power-of-two buckets ≥ 1 MiB of the line α + n/β

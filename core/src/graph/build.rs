@@ -421,6 +421,11 @@ struct Builder<'a> {
     dp_starts: Vec<(NodeIndex, u64)>,
     par: &'a Parallelism,
     dp: GroupId,
+    /// The TP group and the residual stream's bytes on this rank: sharded (with sequence
+    /// parallelism) and gathered.
+    tp: GroupId,
+    resid_bytes: u64,
+    full_bytes: u64,
 }
 
 impl Builder<'_> {
@@ -504,6 +509,48 @@ impl Builder<'_> {
         out
     }
 
+    /// Enters a tensor-parallel region: with sequence parallelism, AllGather the sharded
+    /// residual stream (backward: ReduceScatter); without it, the stream is already whole.
+    fn tp_enter(&mut self, name: &str, x: TensorId) -> TensorId {
+        if !self.par.sp {
+            return x;
+        }
+        let (tp, resid, full) = (self.tp, self.resid_bytes, self.full_bytes);
+        self.collective(
+            name,
+            (CollectiveKind::AllGather, CollectiveKind::ReduceScatter),
+            tp,
+            x,
+            resid,
+            full,
+        )
+    }
+
+    /// Leaves a tensor-parallel region after a row-parallel GEMM: ReduceScatter back to the
+    /// shard with sequence parallelism (backward: AllGather), AllReduce without.
+    fn tp_exit(&mut self, sp_name: &str, ar_name: &str, x: TensorId) -> TensorId {
+        let (tp, resid, full) = (self.tp, self.resid_bytes, self.full_bytes);
+        if self.par.sp {
+            self.collective(
+                sp_name,
+                (CollectiveKind::ReduceScatter, CollectiveKind::AllGather),
+                tp,
+                x,
+                full,
+                resid,
+            )
+        } else {
+            self.collective(
+                ar_name,
+                (CollectiveKind::AllReduce, CollectiveKind::AllReduce),
+                tp,
+                x,
+                full,
+                full,
+            )
+        }
+    }
+
     /// Records `bytes` of weight gradient; starts a DP collective when a bucket fills.
     fn grad(&mut self, name: &str, bytes: u64, force: bool) {
         self.grads_pending += bytes;
@@ -566,6 +613,9 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
         dp_starts: Vec::new(),
         par,
         dp: dp_group,
+        tp: tp_group,
+        resid_bytes: 0,
+        full_bytes: 0,
     };
 
     let t = u64::from(tp);
@@ -579,24 +629,15 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
     let e = work.dtype_bytes;
     let resid_bytes = shard * h * e;
     let full_bytes = tokens * h * e;
+    b.resid_bytes = resid_bytes;
+    b.full_bytes = full_bytes;
     let mut x = b.g.add_input("input", resid_bytes, false);
 
     for layer in 0..work.layers {
         let p = |op: &str| format!("L{layer}.{op}");
         // Attention block.
         let n1 = b.pointwise(&p("norm1"), &[x], resid_bytes, resid_bytes);
-        let n1 = if par.sp {
-            b.collective(
-                &p("sp_allgather1"),
-                (CollectiveKind::AllGather, CollectiveKind::ReduceScatter),
-                tp_group,
-                n1,
-                resid_bytes,
-                full_bytes,
-            )
-        } else {
-            n1
-        };
+        let n1 = b.tp_enter(&p("sp_allgather1"), n1);
         let qkv_cols = (heads + 2 * kv) * d;
         let mut qkv = b.gemm(&p("qkv"), n1, tokens, h, qkv_cols);
         let qkv_bytes = tokens * qkv_cols * e;
@@ -720,41 +761,12 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
             }
         };
         let proj = b.gemm(&p("attn_out"), attn, tokens, out_cols, h);
-        let reduced = if par.sp {
-            b.collective(
-                &p("sp_reducescatter1"),
-                (CollectiveKind::ReduceScatter, CollectiveKind::AllGather),
-                tp_group,
-                proj,
-                full_bytes,
-                resid_bytes,
-            )
-        } else {
-            b.collective(
-                &p("tp_allreduce1"),
-                (CollectiveKind::AllReduce, CollectiveKind::AllReduce),
-                tp_group,
-                proj,
-                full_bytes,
-                full_bytes,
-            )
-        };
+        let reduced = b.tp_exit(&p("sp_reducescatter1"), &p("tp_allreduce1"), proj);
         x = b.pointwise(&p("residual1"), &[reduced, x], resid_bytes, resid_bytes);
 
         // MLP block.
         let n2 = b.pointwise(&p("norm2"), &[x], resid_bytes, resid_bytes);
-        let n2 = if par.sp {
-            b.collective(
-                &p("sp_allgather2"),
-                (CollectiveKind::AllGather, CollectiveKind::ReduceScatter),
-                tp_group,
-                n2,
-                resid_bytes,
-                full_bytes,
-            )
-        } else {
-            n2
-        };
+        let n2 = b.tp_enter(&p("sp_allgather2"), n2);
         let mlp_out = match model.moe {
             None => {
                 let ffn = model.ffn / t;
@@ -805,25 +817,7 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
                 )
             }
         };
-        let reduced = if par.sp {
-            b.collective(
-                &p("sp_reducescatter2"),
-                (CollectiveKind::ReduceScatter, CollectiveKind::AllGather),
-                tp_group,
-                mlp_out,
-                full_bytes,
-                resid_bytes,
-            )
-        } else {
-            b.collective(
-                &p("tp_allreduce2"),
-                (CollectiveKind::AllReduce, CollectiveKind::AllReduce),
-                tp_group,
-                mlp_out,
-                full_bytes,
-                full_bytes,
-            )
-        };
+        let reduced = b.tp_exit(&p("sp_reducescatter2"), &p("tp_allreduce2"), mlp_out);
         x = b.pointwise(&p("residual2"), &[reduced, x], resid_bytes, resid_bytes);
     }
 

@@ -167,7 +167,7 @@ pub fn simulate(graph: &Graph, cost: &CostModel) -> Result<GraphSim, GraphError>
                     comm_total += dur.0;
                     comm_cursors[gi] += 1;
                     comm_running[gi] = Some(cost.compute_slowdown(g));
-                    let worst = comm_running.iter().flatten().copied().fold(0.0, f64::max);
+                    let worst = worst_slowdown(&comm_running);
                     set_slowdown(
                         &mut running,
                         &mut slowdown,
@@ -238,7 +238,7 @@ pub fn simulate(graph: &Graph, cost: &CostModel) -> Result<GraphSim, GraphError>
             }
             Event::CollectiveEnd { node } => {
                 comm_running[group_of(node)] = None;
-                let worst = comm_running.iter().flatten().copied().fold(0.0, f64::max);
+                let worst = worst_slowdown(&comm_running);
                 set_slowdown(
                     &mut running,
                     &mut slowdown,
@@ -310,6 +310,11 @@ pub fn simulate(graph: &Graph, cost: &CostModel) -> Result<GraphSim, GraphError>
         timings,
         events: queue.processed(),
     })
+}
+
+/// The largest compute slowdown among the running collectives (0 when none runs).
+fn worst_slowdown(running: &[Option<f64>]) -> f64 {
+    running.iter().flatten().copied().fold(0.0, f64::max)
 }
 
 /// Marks `n` finished and releases its successors.
