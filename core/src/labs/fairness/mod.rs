@@ -2,3 +2,4 @@
 //! ASTRAEA's long-term GPU-time fairness and the field's policies.
 
 pub mod job;
+pub mod traces;

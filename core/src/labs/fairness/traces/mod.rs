@@ -1,0 +1,630 @@
+//! Trace readers and the synthetic generator of the fairness lab.
+//!
+//! Every reader parses text (`&str`; the core has no I/O) into a [`Trace`]:
+//!
+//! | format | [`TraceFormat`] id | tenant | reader |
+//! |---|---|---|---|
+//! | Tiresias / ASTRAEA CSV | `tiresias` | `tenant`, else `user`, else `vc` column; one tenant without any | [`tiresias`] |
+//! | Helios `cluster_log.csv` | `helios` | `user` | [`helios`] |
+//! | Philly `cluster_job_log` JSON | `philly` | `vc` | [`philly`] |
+//! | Alibaba v2023 `openb_pod_list` CSV | `alibaba-openb` | `qos` | [`alibaba`] |
+//! | DIR-LAB per-user traces | `dirlab` | `user` | [`dirlab`] |
+//!
+//! Rules shared by all readers:
+//! - **Times** are integer ns: seconds × 1e9, rounded once through [`crate::units::nanos_from_f64`].
+//!   Every trace is shifted so that its earliest kept job submits at 0 ns.
+//! - **Rows.** [`TraceError::row`] is the 1-based line of the text (the header is line 1; the
+//!   Philly reader, which reads JSON, counts jobs of the array instead). A bad row is an error
+//!   naming its row and column, or, with [`ReadOptions::skip_bad_rows`], skipped and counted in
+//!   [`Trace::skipped_rows`]. Jobs that cannot run on a GPU cluster at all (0 GPUs, pods never
+//!   scheduled, Philly jobs that never ran) are **always** skipped and counted, whatever the option.
+//! - **Bounds.** At most [`ReadOptions::max_rows`] data rows (more is an error), fields of at most
+//!   [`MAX_FIELD_CHARS`] characters, times and durations of at most [`MAX_SECONDS`] s, jobs of at
+//!   most [`MAX_GPUS_PER_JOB`] GPUs. No input makes a reader panic (fuzzed in
+//!   `core/tests/fairness_traces.rs`).
+//! - **Order.** Tenants are indexed in order of first appearance in the text (a `BTreeMap` maps
+//!   names to indices; no hash map reaches the output); jobs are sorted by (`submit_ns`, `id`);
+//!   job ids must be unique.
+//! - **Source.** [`Trace::source`] is the format id (`dirlab`, …); a caller that knows the file
+//!   name replaces it.
+
+pub mod alibaba;
+pub mod dirlab;
+pub mod helios;
+pub mod philly;
+pub mod synthetic;
+pub mod tiresias;
+
+use alloc::collections::BTreeMap;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::job::{Job, Trace};
+use crate::units::nanos_from_f64;
+
+/// Longest accepted field, in characters (bytes of UTF-8); longer is a bad row.
+pub const MAX_FIELD_CHARS: usize = 256;
+/// Largest accepted time or duration, in seconds (1e10 s ≈ 317 years; keeps ns far from `u64::MAX`).
+pub const MAX_SECONDS: f64 = 1e10;
+/// Largest accepted GPU count of one job.
+pub const MAX_GPUS_PER_JOB: u32 = 1_000_000;
+/// Default cap on data rows ([`ReadOptions::max_rows`]).
+pub const DEFAULT_MAX_ROWS: usize = 1_000_000;
+
+/// A trace format that this module reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum TraceFormat {
+    /// Tiresias / ASTRAEA CSV: `job_id,num_gpu,submit_time,iterations,model_name,duration,interval`
+    /// plus an optional tenant column (`tenant`, `user` or `vc`); times in seconds.
+    #[serde(rename = "tiresias")]
+    Tiresias,
+    /// Helios (SC'21) `cluster_log.csv`: `job_id,user,vc,gpu_num,cpu_num,node_num,state,
+    /// submit_time,start_time,end_time,duration,queue`; submit as seconds or `YYYY-MM-DD HH:MM:SS`.
+    #[serde(rename = "helios")]
+    Helios,
+    /// Microsoft Philly (ATC'19) `cluster_job_log`: a JSON array of jobs with attempts.
+    #[serde(rename = "philly")]
+    Philly,
+    /// Alibaba GPU cluster trace v2023 (ATC'23) `openb_pod_list_*.csv`.
+    #[serde(rename = "alibaba-openb")]
+    AlibabaOpenb,
+    /// DIR-LAB per-user job traces (JSSPP'24): `u_id,user,gpu_num,cpu_num,node_num,interval,
+    /// run_time,wall_time,new_status`, `interval` = seconds since the previous row's submission.
+    #[serde(rename = "dirlab")]
+    Dirlab,
+}
+
+impl TraceFormat {
+    /// Every format, in a stable order (for menus and `--help`).
+    pub const ALL: [TraceFormat; 5] = [
+        TraceFormat::Tiresias,
+        TraceFormat::Helios,
+        TraceFormat::Philly,
+        TraceFormat::AlibabaOpenb,
+        TraceFormat::Dirlab,
+    ];
+
+    /// The format's id (`tiresias`, `helios`, `philly`, `alibaba-openb`, `dirlab`).
+    #[must_use]
+    pub fn id(self) -> &'static str {
+        match self {
+            TraceFormat::Tiresias => "tiresias",
+            TraceFormat::Helios => "helios",
+            TraceFormat::Philly => "philly",
+            TraceFormat::AlibabaOpenb => "alibaba-openb",
+            TraceFormat::Dirlab => "dirlab",
+        }
+    }
+
+    /// The format with this id, if any.
+    #[must_use]
+    pub fn from_id(id: &str) -> Option<TraceFormat> {
+        TraceFormat::ALL.into_iter().find(|f| f.id() == id)
+    }
+
+    /// A human-readable name.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            TraceFormat::Tiresias => "Tiresias / ASTRAEA CSV",
+            TraceFormat::Helios => "Helios cluster_log.csv",
+            TraceFormat::Philly => "Philly cluster_job_log (JSON)",
+            TraceFormat::AlibabaOpenb => "Alibaba v2023 openb_pod_list CSV",
+            TraceFormat::Dirlab => "DIR-LAB per-user job trace CSV",
+        }
+    }
+}
+
+impl fmt::Display for TraceFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// How a reader treats bad rows and how many rows it accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReadOptions {
+    /// Skip bad rows and count them in [`Trace::skipped_rows`] instead of failing on the first.
+    pub skip_bad_rows: bool,
+    /// Most data rows (jobs, for JSON) read; more is an error. Default [`DEFAULT_MAX_ROWS`].
+    pub max_rows: usize,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            skip_bad_rows: false,
+            max_rows: DEFAULT_MAX_ROWS,
+        }
+    }
+}
+
+/// A trace that cannot be read: where and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceError {
+    /// 1-based line of the text (header = 1); for Philly JSON, the 1-based index of the job in
+    /// the array (0 when the document itself is not valid JSON).
+    pub row: usize,
+    /// The column (CSV header name or JSON field) at fault; `(header)`, `(row)` or `(json)` when
+    /// no single column is.
+    pub column: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl TraceError {
+    /// A new error at `row`, `column`.
+    #[must_use]
+    pub fn new(row: usize, column: &str, message: impl Into<String>) -> TraceError {
+        TraceError {
+            row,
+            column: column.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "row {}, column `{}`: {}",
+            self.row, self.column, self.message
+        )
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for TraceError {}
+
+/// Guesses a text's format from its first bytes (JSON → Philly) or its CSV header.
+///
+/// Header rules, checked in this order: `u_id` + `interval` + `run_time` → DIR-LAB; `name` +
+/// `gpu_milli` + `creation_time` → Alibaba openb; `job_id` + `vc` + `gpu_num` + `submit_time` →
+/// Helios; `job_id` + `num_gpu` + `submit_time` + `duration` → Tiresias. `None` otherwise.
+#[must_use]
+pub fn detect(text: &str) -> Option<TraceFormat> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('[') || trimmed.starts_with('{') {
+        return Some(TraceFormat::Philly);
+    }
+    let line = text.lines().find(|l| !l.trim().is_empty())?;
+    let line = if line.len() > 4096 { return None } else { line };
+    let names: Vec<String> = split_csv(line.trim_end_matches('\r'))
+        .into_iter()
+        .map(|f| f.trim().to_ascii_lowercase())
+        .collect();
+    let has = |n: &str| names.iter().any(|x| x == n);
+    if has("u_id") && has("interval") && has("run_time") {
+        Some(TraceFormat::Dirlab)
+    } else if has("name") && has("gpu_milli") && has("creation_time") {
+        Some(TraceFormat::AlibabaOpenb)
+    } else if has("job_id") && has("vc") && has("gpu_num") && has("submit_time") {
+        Some(TraceFormat::Helios)
+    } else if has("job_id") && has("num_gpu") && has("submit_time") && has("duration") {
+        Some(TraceFormat::Tiresias)
+    } else {
+        None
+    }
+}
+
+/// Parses `text` in `format`; see the module documentation for the shared rules and each
+/// format's module for its columns and choices.
+///
+/// # Errors
+/// The first bad row (row and column named), unless `options.skip_bad_rows`; a missing header
+/// column, too many rows or (Philly) invalid JSON always.
+pub fn parse(format: TraceFormat, text: &str, options: &ReadOptions) -> Result<Trace, TraceError> {
+    match format {
+        TraceFormat::Tiresias => tiresias::parse(text, options),
+        TraceFormat::Helios => helios::parse(text, options),
+        TraceFormat::Philly => philly::parse(text, options),
+        TraceFormat::AlibabaOpenb => alibaba::parse(text, options),
+        TraceFormat::Dirlab => dirlab::parse(text, options),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared helpers (crate-private).
+
+/// Splits one CSV line into fields: commas separate, double quotes quote (`""` is a quote).
+pub(crate) fn split_csv(line: &str) -> Vec<&str> {
+    let bytes = line.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut in_quotes = false;
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'"' => in_quotes = !in_quotes,
+            b',' if !in_quotes => {
+                out.push(unquote(&line[start..i]));
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(unquote(&line[start..]));
+    out
+}
+
+/// Strips one pair of surrounding double quotes (an inner `""` stays as is: ids and names in
+/// these traces never contain quotes).
+fn unquote(field: &str) -> &str {
+    let f = field.trim();
+    if f.len() >= 2 && f.starts_with('"') && f.ends_with('"') {
+        &f[1..f.len() - 1]
+    } else {
+        f
+    }
+}
+
+/// A CSV text: its header and its data lines with their 1-based line numbers.
+pub(crate) struct Csv<'a> {
+    header: Vec<String>,
+    lines: core::iter::Enumerate<core::str::Lines<'a>>,
+    rows_seen: usize,
+    max_rows: usize,
+}
+
+/// One data row of a [`Csv`], with access to its fields by column index.
+pub(crate) struct Row<'a> {
+    /// 1-based line number.
+    pub line: usize,
+    fields: Vec<&'a str>,
+}
+
+impl<'a> Csv<'a> {
+    /// Reads the header (the first non-blank line).
+    pub(crate) fn new(text: &'a str, options: &ReadOptions) -> Result<Csv<'a>, TraceError> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let mut lines = text.lines().enumerate();
+        let header = loop {
+            match lines.next() {
+                None => return Err(TraceError::new(1, "(header)", "empty input: no header row")),
+                Some((i, l)) if l.trim().is_empty() => {
+                    if i > 1000 {
+                        return Err(TraceError::new(
+                            i + 1,
+                            "(header)",
+                            "no header row in the first 1000 lines",
+                        ));
+                    }
+                }
+                Some((i, l)) => {
+                    let fields = split_csv(l.trim_end_matches('\r'));
+                    if fields.len() > 64 || fields.iter().any(|f| f.len() > MAX_FIELD_CHARS) {
+                        return Err(TraceError::new(
+                            i + 1,
+                            "(header)",
+                            "not a header: more than 64 columns or a name longer than 256 characters",
+                        ));
+                    }
+                    break fields
+                        .into_iter()
+                        .map(|f| f.trim().to_ascii_lowercase())
+                        .collect();
+                }
+            }
+        };
+        Ok(Csv {
+            header,
+            lines,
+            rows_seen: 0,
+            max_rows: options.max_rows,
+        })
+    }
+
+    /// The index of the first of `names` present in the header.
+    pub(crate) fn find(&self, names: &[&str]) -> Option<usize> {
+        names
+            .iter()
+            .find_map(|n| self.header.iter().position(|h| h == n))
+    }
+
+    /// The index of a required column, or an error on the header row.
+    pub(crate) fn require(&self, name: &str) -> Result<usize, TraceError> {
+        self.find(&[name])
+            .ok_or_else(|| TraceError::new(1, name, "required column missing from the header"))
+    }
+
+    /// The header's column name at `index`.
+    pub(crate) fn name(&self, index: usize) -> &str {
+        self.header.get(index).map_or("?", String::as_str)
+    }
+
+    /// The next non-blank data row; an error when there are more than `max_rows`.
+    pub(crate) fn next_row(&mut self) -> Option<Result<Row<'a>, TraceError>> {
+        loop {
+            let (i, l) = self.lines.next()?;
+            let l = l.trim_end_matches('\r');
+            if l.trim().is_empty() {
+                continue;
+            }
+            self.rows_seen += 1;
+            if self.rows_seen > self.max_rows {
+                return Some(Err(TraceError::new(
+                    i + 1,
+                    "(row)",
+                    format!(
+                        "more than {} data rows (ReadOptions::max_rows)",
+                        self.max_rows
+                    ),
+                )));
+            }
+            return Some(Ok(Row {
+                line: i + 1,
+                fields: split_csv(l),
+            }));
+        }
+    }
+
+    /// Checks the row's field count against the header.
+    pub(crate) fn check_width(&self, row: &Row<'_>) -> Result<(), TraceError> {
+        let (n, h) = (row.fields.len(), self.header.len());
+        if n < h {
+            Err(TraceError::new(
+                row.line,
+                self.name(n),
+                format!("missing (the row has {n} fields, the header has {h})"),
+            ))
+        } else if n > h {
+            Err(TraceError::new(
+                row.line,
+                "(row)",
+                format!("too many fields (the row has {n} fields, the header has {h})"),
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The raw text of column `index` (width already checked), bounded in length.
+    pub(crate) fn text(&self, row: &Row<'a>, index: usize) -> Result<&'a str, TraceError> {
+        let f = row.fields.get(index).copied().unwrap_or("");
+        if f.len() > MAX_FIELD_CHARS {
+            return Err(TraceError::new(
+                row.line,
+                self.name(index),
+                format!("longer than {MAX_FIELD_CHARS} characters"),
+            ));
+        }
+        Ok(f)
+    }
+
+    /// Column `index` as a tenant name (non-empty).
+    pub(crate) fn tenant(&self, row: &Row<'a>, index: usize) -> Result<&'a str, TraceError> {
+        let f = self.text(row, index)?;
+        if f.is_empty() {
+            Err(TraceError::new(row.line, self.name(index), "empty"))
+        } else {
+            Ok(f)
+        }
+    }
+
+    /// Column `index` as a non-negative integer.
+    pub(crate) fn uint(&self, row: &Row<'a>, index: usize) -> Result<u64, TraceError> {
+        let f = self.text(row, index)?;
+        parse_uint(f).map_err(|m| TraceError::new(row.line, self.name(index), m))
+    }
+
+    /// Column `index` as a GPU count (≤ [`MAX_GPUS_PER_JOB`]).
+    pub(crate) fn gpus(&self, row: &Row<'a>, index: usize) -> Result<u32, TraceError> {
+        let v = self.uint(row, index)?;
+        check_gpus(v).map_err(|m| TraceError::new(row.line, self.name(index), m))
+    }
+
+    /// Column `index` as non-negative seconds (≤ [`MAX_SECONDS`]).
+    pub(crate) fn seconds(&self, row: &Row<'a>, index: usize) -> Result<f64, TraceError> {
+        let f = self.text(row, index)?;
+        parse_seconds(f).map_err(|m| TraceError::new(row.line, self.name(index), m))
+    }
+}
+
+/// Parses a non-negative decimal integer.
+pub(crate) fn parse_uint(f: &str) -> Result<u64, String> {
+    if f.is_empty() {
+        return Err("empty".to_string());
+    }
+    if !f.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("expected a non-negative integer, got `{f}`"));
+    }
+    f.parse::<u64>()
+        .map_err(|_| format!("integer out of range, got `{f}`"))
+}
+
+/// Checks a GPU count.
+pub(crate) fn check_gpus(v: u64) -> Result<u32, String> {
+    if v > u64::from(MAX_GPUS_PER_JOB) {
+        Err(format!("at most {MAX_GPUS_PER_JOB} GPUs per job, got {v}"))
+    } else {
+        Ok(v as u32)
+    }
+}
+
+/// Parses non-negative, finite seconds (a decimal number) of at most [`MAX_SECONDS`].
+pub(crate) fn parse_seconds(f: &str) -> Result<f64, String> {
+    if f.is_empty() {
+        return Err("empty".to_string());
+    }
+    // Only plain decimals: digits, one dot, an optional exponent; no `inf`, `nan` or sign.
+    let ok = f
+        .bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
+        && f.as_bytes()[0] != b'-';
+    let v: f64 = if ok { f.parse().ok() } else { None }
+        .ok_or_else(|| format!("expected a non-negative number of seconds, got `{f}`"))?;
+    check_seconds(v, f)
+}
+
+/// Checks seconds parsed from `raw`.
+pub(crate) fn check_seconds(v: f64, raw: &str) -> Result<f64, String> {
+    if !v.is_finite() || v < 0.0 {
+        Err(format!(
+            "expected a non-negative number of seconds, got `{raw}`"
+        ))
+    } else if v > MAX_SECONDS {
+        Err(format!("at most 1e10 s, got `{raw}`"))
+    } else {
+        Ok(v)
+    }
+}
+
+/// Seconds → ns, rounded once.
+pub(crate) fn ns_from_s(seconds: f64) -> u64 {
+    nanos_from_f64(seconds * 1e9).0
+}
+
+/// Parses `YYYY-MM-DD HH:MM:SS` (or with `T`; optional fractional seconds) into seconds since
+/// 1970-01-01 00:00:00 as if UTC (only differences are used).
+pub(crate) fn parse_datetime_s(f: &str) -> Option<f64> {
+    let b = f.as_bytes();
+    if b.len() < 19 || b.len() > 32 {
+        return None;
+    }
+    let num = |r: core::ops::Range<usize>| -> Option<i64> {
+        let s = f.get(r)?;
+        if s.bytes().all(|c| c.is_ascii_digit()) {
+            s.parse().ok()
+        } else {
+            None
+        }
+    };
+    if b[4] != b'-'
+        || b[7] != b'-'
+        || !(b[10] == b' ' || b[10] == b'T')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
+        return None;
+    }
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
+        return None;
+    }
+    let frac = match f.get(19..) {
+        Some("") | None => 0.0,
+        Some(rest) => {
+            let digits = rest.strip_prefix('.')?;
+            if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+                return None;
+            }
+            format!("0.{digits}").parse::<f64>().ok()?
+        }
+    };
+    // Days from civil (Howard Hinnant's algorithm), proleptic Gregorian.
+    let yy = if mo <= 2 { y - 1 } else { y };
+    let era = yy.div_euclid(400);
+    let yoe = yy - era * 400;
+    let mp = (mo + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some((days * 86_400 + h * 3600 + mi * 60 + s) as f64 + frac)
+}
+
+/// Collects jobs and tenants while a reader goes, and finishes the trace.
+pub(crate) struct Builder {
+    skip_bad_rows: bool,
+    tenant_index: BTreeMap<String, u32>,
+    tenants: Vec<String>,
+    ids: BTreeMap<u64, usize>,
+    /// Jobs with absolute submit times in ns (shifted in [`Builder::finish`]).
+    jobs: Vec<Job>,
+    skipped_rows: usize,
+}
+
+impl Builder {
+    /// A new builder.
+    pub(crate) fn new(options: &ReadOptions) -> Builder {
+        Builder {
+            skip_bad_rows: options.skip_bad_rows,
+            tenant_index: BTreeMap::new(),
+            tenants: Vec::new(),
+            ids: BTreeMap::new(),
+            jobs: Vec::new(),
+            skipped_rows: 0,
+        }
+    }
+
+    /// Handles a row's outcome: `Ok` is kept, `Err` fails or is skipped with a count.
+    pub(crate) fn row(&mut self, outcome: Result<(), TraceError>) -> Result<(), TraceError> {
+        match outcome {
+            Ok(()) => Ok(()),
+            Err(e) if self.skip_bad_rows => {
+                let _ = e;
+                self.skipped_rows += 1;
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Counts a row that is always skipped (0 GPUs, never ran).
+    pub(crate) fn skip(&mut self) {
+        self.skipped_rows += 1;
+    }
+
+    /// Checks that `id` is new (before [`Builder::push`]); `row` names where it is.
+    pub(crate) fn check_id(&self, id: u64, row: usize, column: &str) -> Result<(), TraceError> {
+        match self.ids.get(&id) {
+            Some(first) => Err(TraceError::new(
+                row,
+                column,
+                format!("duplicate job id {id} (first on row {first})"),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Keeps a job: tenant by name (indexed in order of first appearance).
+    pub(crate) fn push(
+        &mut self,
+        row: usize,
+        id: u64,
+        tenant: &str,
+        gpus: u32,
+        submit_ns: u64,
+        duration_ns: u64,
+    ) {
+        let tenant = match self.tenant_index.get(tenant) {
+            Some(&t) => t,
+            None => {
+                let t = self.tenants.len() as u32;
+                self.tenant_index.insert(tenant.to_string(), t);
+                self.tenants.push(tenant.to_string());
+                t
+            }
+        };
+        self.ids.insert(id, row);
+        self.jobs.push(Job {
+            id,
+            tenant,
+            gpus,
+            submit_ns,
+            duration_ns,
+            speed_by_gpu_type: Vec::new(),
+        });
+    }
+
+    /// Shifts submissions so the earliest is 0, sorts by (submit, id) and returns the trace.
+    pub(crate) fn finish(mut self, source: &str) -> Trace {
+        let origin = self.jobs.iter().map(|j| j.submit_ns).min().unwrap_or(0);
+        for j in &mut self.jobs {
+            j.submit_ns -= origin;
+        }
+        self.jobs.sort_by_key(|j| (j.submit_ns, j.id));
+        Trace {
+            jobs: self.jobs,
+            tenants: self.tenants,
+            skipped_rows: self.skipped_rows,
+            source: source.to_string(),
+        }
+    }
+}
