@@ -46,5 +46,6 @@ pub fn run(scenario: &Scenario) -> Result<Report, ScenarioError> {
     match scenario {
         Scenario::Pipeline(params) => labs::pipeline::run(params),
         Scenario::Cost(params) => labs::cost::run(params),
+        Scenario::Fairness(params) => labs::fairness::run(params),
     }
 }

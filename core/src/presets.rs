@@ -55,6 +55,11 @@ pub const PRESETS: &[Preset] = &[
         "pipeline",
         "A 1.5× slow stage 2 with P2P cost"
     ),
+    preset!(
+        "fairness-synthetic-15-tenants",
+        "fairness",
+        "ASTRAEA vs the field: 15 tenants, 3,000 Philly-shaped jobs, 128 GPUs"
+    ),
 ];
 
 /// The preset with this id.

@@ -17,13 +17,14 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::labs::cost::CostParams;
+use crate::labs::fairness::FairnessParams;
 use crate::labs::pipeline::PipelineParams;
 
 /// The scenario format version this build reads and writes.
 pub const FORMAT_VERSION: u64 = 1;
 
 /// Lab names, in the order the playground lists them.
-pub const LABS: [&str; 2] = ["pipeline", "cost"];
+pub const LABS: [&str; 3] = ["pipeline", "cost", "fairness"];
 
 /// One lab's input. The variant is the lab; the payload holds every parameter.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,6 +33,8 @@ pub enum Scenario {
     Pipeline(PipelineParams),
     /// The cost-model explorer: one collective and one GEMM on one GPU.
     Cost(CostParams),
+    /// Multi-tenant GPU-cluster scheduling: ASTRAEA against the field's policies.
+    Fairness(FairnessParams),
 }
 
 /// Why a scenario (or a run of it) was refused.
@@ -103,6 +106,7 @@ impl Scenario {
         match self {
             Scenario::Pipeline(_) => "pipeline",
             Scenario::Cost(_) => "cost",
+            Scenario::Fairness(_) => "fairness",
         }
     }
 
@@ -114,6 +118,7 @@ impl Scenario {
         match self {
             Scenario::Pipeline(p) => p.validate(),
             Scenario::Cost(p) => p.validate(),
+            Scenario::Fairness(p) => p.validate(),
         }
     }
 
@@ -179,6 +184,7 @@ impl Scenario {
         let scenario = match lab.as_str() {
             "pipeline" => Scenario::Pipeline(params_from_value(&lab, params)?),
             "cost" => Scenario::Cost(params_from_value(&lab, params)?),
+            "fairness" => Scenario::Fairness(params_from_value(&lab, params)?),
             other => {
                 return Err(ScenarioError::field(
                     "lab",
@@ -196,6 +202,7 @@ impl Scenario {
         let params = match self {
             Scenario::Pipeline(p) => to_value(p),
             Scenario::Cost(p) => to_value(p),
+            Scenario::Fairness(p) => to_value(p),
         };
         let mut object = serde_json::Map::new();
         object.insert("version".into(), serde_json::Value::from(FORMAT_VERSION));

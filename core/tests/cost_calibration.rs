@@ -1,6 +1,8 @@
 //! The calibrated profile format (`bubblelab_core::hw::Calibration`): parsing, errors that name
 //! the field, and how measured curves replace the analytical numbers.
 
+#![cfg(not(target_arch = "wasm32"))]
+
 use bubblelab_core::cost::{CollectiveKind, ComputeKind, ComputeWork, CostModel, Group};
 use bubblelab_core::hw::{Calibration, GpuKind};
 use bubblelab_core::ScenarioError;

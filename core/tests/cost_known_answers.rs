@@ -1,6 +1,8 @@
 //! Known answers of the hardware profiles and cost models (`bubblelab_core::hw`,
 //! `bubblelab_core::cost`): the formulas at simple inputs, monotonicity, and the public figures.
 
+#![cfg(not(target_arch = "wasm32"))]
+
 use bubblelab_core::cost::{
     attention_flops, gemm_flops, CollectiveKind, ComputeKind, ComputeWork, CostModel, Dtype, Group,
     GEMM_EFFICIENCY_MAX, NCCL_BASE_LATENCY_NS,

@@ -3,7 +3,8 @@
 //! `$BUBBLELAB_DATA` (default `../shared/data` beside the repository).
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::path::PathBuf;
+mod common;
+
 
 use bubblelab_core::labs::fairness::job::{Job, Trace};
 use bubblelab_core::labs::fairness::traces::synthetic::{generate, SyntheticSpec};
@@ -583,23 +584,6 @@ proptest! {
 // ---------------------------------------------------------------------------------------------
 // Real data (counts cross-checked with awk over the same files; see the numbers below).
 
-fn data_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("BUBBLELAB_DATA").map_or_else(
-        || PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")),
-        PathBuf::from,
-    );
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("CI").map_or(true, |v| v != "true"),
-        "no data folder at {} (set BUBBLELAB_DATA)",
-        dir.display()
-    );
-    eprintln!("skipped: no data folder");
-    None
-}
-
 fn read(dir: &std::path::Path, rel: &str) -> String {
     std::fs::read_to_string(dir.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
@@ -616,7 +600,9 @@ fn gpu_seconds(t: &Trace) -> u64 {
 
 #[test]
 fn real_dirlab_traces() {
-    let Some(dir) = data_dir() else { return };
+    let Some(dir) = common::data_dir() else {
+        return;
+    };
     // (file, jobs kept, skipped (0-GPU), tenants with GPU jobs, GPU-seconds, last submit s)
     let cases = [
         (
@@ -668,7 +654,9 @@ fn real_dirlab_traces() {
 
 #[test]
 fn real_alibaba_openb_pods() {
-    let Some(dir) = data_dir() else { return };
+    let Some(dir) = common::data_dir() else {
+        return;
+    };
     let text = read(&dir, "alibaba_gpu_v2023_openb/openb_pod_list_default.csv");
     assert_eq!(detect(&text), Some(TraceFormat::AlibabaOpenb));
     let t = parse(TraceFormat::AlibabaOpenb, &text, &strict()).unwrap();

@@ -2,6 +2,8 @@
 //! (PR #162: synchronisation is neither compute nor communication), timelines with overlapping
 //! kernels on one stream, gzip framing, and the exact error messages.
 
+#![cfg(not(target_arch = "wasm32"))]
+
 use bubblelab_core::kineto::{
     crc32, gunzip, parse_trace, parse_trace_with_limit, report, ErrorKind, KernelClass, RankTrace,
 };

@@ -13,9 +13,7 @@
 
 mod common;
 
-
 use bubblelab_core::kineto::{gunzip, parse_trace, report, KernelClass, RankTrace};
-
 
 fn load(dir: &std::path::Path, rel: &str) -> RankTrace {
     let path = dir.join(rel);

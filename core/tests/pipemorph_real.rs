@@ -11,7 +11,6 @@ use std::path::PathBuf;
 use bubblelab_core::labs::pipeline::pipemorph::{load_run, LoggedKind, PipelineRun};
 use bubblelab_core::labs::pipeline::{OpKind, ScheduleKind};
 
-
 fn load(schedule: &str, delay: &str) -> Option<PipelineRun> {
     let dir = common::data_dir()?
         .join("pipemorph_pp4_stage_logs/ae/fig15")

@@ -1,6 +1,8 @@
 //! The Vidur profile CSV reader (`bubblelab_core::cost::vidur`): good files, errors that name
 //! the row and column, and total parsing (no panics on cut or mangled input).
 
+#![cfg(not(target_arch = "wasm32"))]
+
 use bubblelab_core::cost::vidur::{fit_alpha_beta, parse_vidur_csv, VidurCollective, VidurError};
 
 const HEADER: &str = ",time_stats.all_reduce.min,time_stats.all_reduce.max,time_stats.all_reduce.mean,time_stats.all_reduce.median,time_stats.all_reduce.std,rank,num_workers,size,collective,devices_per_node,max_devices_per_node";

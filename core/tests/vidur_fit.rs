@@ -52,7 +52,11 @@ const BOUND: f64 = 0.25;
 const KNOWN_MISS_BOUND: f64 = 0.50;
 
 fn data_dir() -> Option<PathBuf> {
-    Some(common::data_dir()?.join("vidur_collective_profiles").join("a100_dgx"))
+    Some(
+        common::data_dir()?
+            .join("vidur_collective_profiles")
+            .join("a100_dgx"),
+    )
 }
 
 /// Worst |relative error| over the group's power-of-two buckets ≥ 1 MiB of the line α + n/β

@@ -7,6 +7,7 @@
 
 mod cost;
 mod error;
+mod fairness;
 mod files;
 mod graph;
 mod kineto;
@@ -54,6 +55,9 @@ enum Command {
     /// Build a model's per-rank execution graph under a parallel layout and simulate one step:
     /// step time, exposed communication, peak activation memory.
     Graph(graph::GraphArgs),
+    /// Compare GPU-cluster scheduling policies (ASTRAEA, FIFO, SJF, Tiresias, Themis, …) on a
+    /// multi-tenant trace file or the synthetic trace, and print the comparison table.
+    Fairness(fairness::FairnessArgs),
 }
 
 /// How a Report is printed.
@@ -98,6 +102,7 @@ fn main() -> ExitCode {
         Command::Kineto(args) => kineto::kineto(&args),
         Command::Cost(args) => cost::cost(&args),
         Command::Graph(args) => graph::graph(&args),
+        Command::Fairness(args) => fairness::fairness(&args),
     };
     match result {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,

@@ -164,7 +164,7 @@ fn link_and_decode_round_trip() {
         let url = ok(&["link", "--preset", preset.id]);
         let url = url.trim();
         assert!(
-            url.starts_with("http://127.0.0.1:8080/#/pipeline?s="),
+            url.starts_with(&format!("http://127.0.0.1:8080/#/{}?s=", preset.lab)),
             "{url}"
         );
         let decoded = ok(&["link", "--decode", url]);

@@ -297,6 +297,23 @@ try {
     assert(text.startsWith('broken.json'), `error should name the file: ${text}`);
   });
 
+  await check('the fairness lab compares every policy and reads an uploaded DIR-LAB trace', async () => {
+    const { page: fairPage } = await newWatchedPage(context, 'fairness');
+    await fairPage.goto(`${BASE_URL}/#/fairness`);
+    await fairPage.waitForSelector('[data-metric="astraea.avg_jct_s"]');
+    const rows = await fairPage.locator('table[data-table="policies"] tbody tr').count();
+    assert(rows === 9, `expected 9 policy rows, found ${rows}`);
+    await fairPage.fill('#field-jobs', '300');
+    await fairPage.press('#field-jobs', 'Tab');
+    await fairPage.waitForFunction(() => window.location.hash.startsWith('#/fairness?s='), null, { timeout: TIMEOUT_MS });
+    // A two-tenant DIR-LAB trace: user 1 submits two 4-GPU jobs, user 2 one 8-GPU job.
+    const csv = 'u_id,user,gpu_num,cpu_num,node_num,interval,run_time,wall_time,new_status\n'
+      + '0,1,4,0,1,0,3600,0,Pass\n1,2,8,0,1,10,7200,0,Pass\n2,1,4,0,1,10,1800,0,Pass\n';
+    await fairPage.setInputFiles('#upload-fairness-trace', { name: 'tiny.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await fairPage.waitForFunction(() => document.querySelector('.report h2')?.textContent.includes('3 jobs'), null, { timeout: TIMEOUT_MS });
+    await fairPage.screenshot({ path: path.join(OUT_DIR, 'fairness-lab.png'), fullPage: true });
+  });
+
   await check('screenshot of the pipeline lab', async () => {
     const target = shared && !shared.isClosed() ? shared : page;
     const file = path.join(OUT_DIR, 'pipeline-lab.png');

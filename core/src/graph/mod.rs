@@ -236,14 +236,4 @@ impl Graph {
     pub fn node_count(&self) -> usize {
         self.dag.node_count()
     }
-
-    /// The nodes that read tensor `t`, in issue order.
-    #[must_use]
-    pub fn consumers(&self, t: TensorId) -> Vec<NodeIndex> {
-        self.order
-            .iter()
-            .copied()
-            .filter(|&n| self.dag[n].inputs.contains(&t))
-            .collect()
-    }
 }

@@ -19,6 +19,13 @@ const CARDS: &[Card] = &[Card {
     system: "GPipe · 1F1B · interleaved 1F1B (Megatron-LM) · ZB-H1 (zero bubble)",
     idea: "Reorder each stage's forward and backward passes: 1F1B bounds activation memory, interleaving gives each device v model chunks, zero-bubble splits the backward and moves weight gradients into the gaps.",
     claim: "Bubble ratio (p−1)/(m+p−1) for GPipe and 1F1B; interleaving divides the bubble time by v; ZB-H1 leaves a third of 1F1B's bubble when F = B = W.",
+}, Card {
+    lab: "fairness",
+    title: "Fair shares of a GPU cluster",
+    problem: "Tenants share a cluster and jobs need all their GPUs at once. Instantaneous fair shares, least-attained-service and finish-time fairness each leave some tenant or job under-served over days of work.",
+    system: "ASTRAEA, against FIFO, SJF, SRTF, Tiresias, Themis, fair share, Gandiva-fair and Gavel",
+    idea: "Count GPU-time over a long window: serve the most under-served tenant first, then its most under-served job, and use leases instead of constant preemption.",
+    claim: "ASTRAEA improves tenant-level fairness by up to 9.42× and job-level fairness by up to 10.3× over the baselines without hurting average JCT (seed's numbers; ours are on the lab page).",
 }];
 
 /// The map of the field.

@@ -3,6 +3,7 @@
 //! scenario, `#/<lab>?s=<payload>` a lab with a shared scenario.
 
 mod cost;
+mod fairness;
 mod home;
 pub mod pipeline;
 mod trace;
@@ -20,6 +21,11 @@ pub enum Route {
     Home,
     /// The pipeline lab, maybe with a shared scenario payload.
     Pipeline {
+        /// The `s=` payload of a share link.
+        payload: Option<String>,
+    },
+    /// The fairness lab, maybe with a shared scenario payload.
+    Fairness {
         /// The `s=` payload of a share link.
         payload: Option<String>,
     },
@@ -43,6 +49,7 @@ impl Route {
             "" => Route::Home,
             "pipeline" => Route::Pipeline { payload },
             "trace" => Route::Trace,
+            "fairness" => Route::Fairness { payload },
             "cost" => Route::Cost { payload },
             other => Route::NotFound(other.to_string()),
         }
@@ -68,6 +75,9 @@ pub fn app() -> Html {
             html! { <pipeline::PipelineLab payload={payload.clone()} /> }
         }
         Route::Trace => html! { <trace::TraceView /> },
+        Route::Fairness { payload } => {
+            html! { <fairness::FairnessLab payload={payload.clone()} /> }
+        }
         Route::Cost { payload } => html! { <cost::CostExplorer payload={payload.clone()} /> },
         Route::NotFound(lab) => html! {
             <section class="page" id="not-found">
@@ -83,6 +93,7 @@ pub fn app() -> Html {
                 <nav>
                     <a href="#/">{ "Labs" }</a>
                     <a href="#/pipeline">{ "Pipeline" }</a>
+                    <a href="#/fairness">{ "Fairness" }</a>
                     <a href="#/cost">{ "Cost models" }</a>
                     <a href="#/trace">{ "Traces" }</a>
                 </nav>

@@ -1,5 +1,96 @@
-//! The fairness lab (being written): a trace-driven multi-tenant GPU cluster simulator,
-//! ASTRAEA's long-term GPU-time fairness and the field's policies.
+//! The fairness lab: a trace-driven multi-tenant GPU cluster simulator, ASTRAEA's long-term
+//! GPU-time fairness and the field's policies.
+//!
+//! [`job`] holds the input (jobs of tenants), [`traces`] reads real trace formats and generates
+//! synthetic ones, [`params`] the scenario, [`policies`] one file per policy, [`sim`] the
+//! event-driven cluster simulator, [`metrics`] and [`report`] what a run measured.
 
 pub mod job;
+pub mod metrics;
+pub mod params;
+pub mod policies;
+pub mod report;
+pub mod sim;
 pub mod traces;
+
+use alloc::vec::Vec;
+
+pub use job::{Job, Trace};
+pub use params::{
+    AstraeaParams, ClusterSpec, FairnessParams, GandivaFairParams, GpuTypeSpec, Placement,
+    TenantWeights, TiresiasParams, WindowSpec,
+};
+pub use policies::PolicyKind;
+pub use sim::{run_policy, PolicyRun};
+
+use crate::report::Report;
+use crate::scenario::ScenarioError;
+
+/// Most jobs one run may simulate (summed over policies: jobs × policies).
+pub const MAX_JOB_RUNS: u64 = 2_000_000;
+
+/// Runs every chosen policy on the scenario's synthetic trace.
+///
+/// # Errors
+/// [`ScenarioError::Field`] for invalid parameters.
+pub fn run(params: &FairnessParams) -> Result<Report, ScenarioError> {
+    params.validate()?;
+    let trace = traces::synthetic::generate(&params.synthetic);
+    run_trace(params, &trace)
+}
+
+/// Runs every chosen policy on `trace` (an uploaded or real trace; the synthetic spec is
+/// ignored).
+///
+/// # Errors
+/// [`ScenarioError::Field`] for invalid parameters or a trace too large for one run.
+pub fn run_trace(params: &FairnessParams, trace: &Trace) -> Result<Report, ScenarioError> {
+    params.validate_simulation()?;
+    let (usable, dropped) = usable_jobs(params, trace);
+    let runs_count = usable.jobs.len() as u64 * params.policies.len() as u64;
+    if runs_count > MAX_JOB_RUNS {
+        return Err(ScenarioError::field(
+            "fairness.policies",
+            alloc::format!(
+                "jobs × policies must be at most {MAX_JOB_RUNS}, got {} jobs × {} policies",
+                usable.jobs.len(),
+                params.policies.len()
+            ),
+        ));
+    }
+    let runs: Vec<PolicyRun> = params
+        .policies
+        .iter()
+        .map(|&k| run_policy(params, &usable, k))
+        .collect();
+    let metrics: Vec<metrics::PolicyMetrics> = runs.iter().map(metrics::compute).collect();
+    Ok(report::build(params, &usable, &runs, &metrics, dropped))
+}
+
+/// The trace without the jobs no GPU type of the cluster can hold (or that ask for no GPU),
+/// and how many were left out.
+#[must_use]
+pub fn usable_jobs(params: &FairnessParams, trace: &Trace) -> (Trace, usize) {
+    let types = params.cluster.node_types();
+    let mut per_type = alloc::vec![0u64; params.cluster.type_count()];
+    for t in types {
+        per_type[t as usize] += u64::from(params.cluster.gpus_per_node);
+    }
+    let largest = per_type.into_iter().max().unwrap_or(0);
+    let mut out = trace.clone();
+    out.jobs
+        .retain(|j| j.gpus > 0 && u64::from(j.gpus) <= largest);
+    let dropped = trace.jobs.len() - out.jobs.len();
+    // Tenants named by the jobs but missing from the names list get placeholder names.
+    let max_tenant = out
+        .jobs
+        .iter()
+        .map(|j| j.tenant as usize + 1)
+        .max()
+        .unwrap_or(0);
+    while out.tenants.len() < max_tenant {
+        let n = out.tenants.len();
+        out.tenants.push(alloc::format!("tenant {n}"));
+    }
+    (out, dropped)
+}

@@ -279,18 +279,4 @@ impl PipelineParams {
         let first = self.stage_op_ns(0);
         self.p2p_ns == 0 && (1..self.stages as usize).all(|s| self.stage_op_ns(s) == first)
     }
-
-    /// Stage times as a list, for building per-stage overrides.
-    #[must_use]
-    pub fn stage_times_or_uniform(&self) -> Vec<StageTimes> {
-        (0..self.stages as usize)
-            .map(|s| {
-                self.stage_times.get(s).copied().unwrap_or(StageTimes {
-                    forward_ns: self.forward_ns,
-                    backward_input_ns: self.backward_input_ns,
-                    backward_weight_ns: self.backward_weight_ns,
-                })
-            })
-            .collect()
-    }
 }

@@ -1,0 +1,174 @@
+//! The metrics of one policy's run (formulas in docs/MODEL.md, "Fairness lab").
+
+use alloc::vec::Vec;
+
+use super::sim::PolicyRun;
+
+/// A job is treated fairly when its F_j lies within [`FAIR_LOW`, 1/`FAIR_LOW`].
+pub const FAIR_LOW: f64 = 0.95;
+
+/// Summary numbers of one run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PolicyMetrics {
+    /// Jobs that finished.
+    pub finished: usize,
+    /// Jobs that never finished (could not be placed).
+    pub unfinished: usize,
+    /// Mean job completion time (finish − submit), s.
+    pub avg_jct_s: f64,
+    /// 99th percentile JCT (nearest rank), s.
+    pub p99_jct_s: f64,
+    /// Mean queueing delay (first start − submit), s.
+    pub avg_queue_s: f64,
+    /// Last finish − first submission, s.
+    pub makespan_s: f64,
+    /// Busy GPU-time / (G × makespan), 0–1.
+    pub utilisation: f64,
+    /// Time-averaged mean shortfall of tenants, mean_u max(0, 1 − F_u) over samples.
+    pub tenant_unfairness: f64,
+    /// Time-averaged standard deviation of F_u across tenants.
+    pub tenant_spread: f64,
+    /// Share of (tenant, sample) pairs with F_u < 0.95, averaged per tenant then over tenants.
+    pub below_share: f64,
+    /// Share of finished jobs with F_j in [0.95, 1/0.95].
+    pub job_fair_share: f64,
+    /// Jain's index of tenants' normalised service U_u/D_u over the whole run.
+    pub jain: f64,
+    /// Preemptions.
+    pub preemptions: u64,
+    /// Time-averaged share of free GPUs on partly used nodes, 0–1.
+    pub fragmentation: f64,
+    /// Sorted JCTs, s.
+    pub jcts_s: Vec<f64>,
+}
+
+/// Nearest-rank percentile of sorted values (q in 0–1).
+#[must_use]
+pub fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = libm::ceil(q * sorted.len() as f64) as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// Per sample: (mean shortfall, std of F_u, lowest F_u) over tenants with a defined F_u.
+#[must_use]
+pub fn sample_stats(fs: &[Option<f64>]) -> Option<(f64, f64, f64)> {
+    let v: Vec<f64> = fs.iter().flatten().copied().collect();
+    if v.is_empty() {
+        return None;
+    }
+    let n = v.len() as f64;
+    let short = v.iter().map(|f| (1.0 - f).max(0.0)).sum::<f64>() / n;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|f| (f - mean) * (f - mean)).sum::<f64>() / n;
+    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+    Some((short, libm::sqrt(var), min))
+}
+
+/// Computes every metric of a run.
+#[must_use]
+pub fn compute(run: &PolicyRun) -> PolicyMetrics {
+    let mut jcts = Vec::new();
+    let mut queue_sum = 0.0;
+    let mut fair = 0usize;
+    let mut judged = 0usize;
+    for (i, j) in run.jobs.iter().enumerate() {
+        if j.finish_ns == u64::MAX {
+            continue;
+        }
+        jcts.push((j.finish_ns - j.submit_ns) as f64 / 1e9);
+        queue_sum += (j.first_start_ns - j.submit_ns) as f64 / 1e9;
+        let d = run.job_deserved_gpu_ns[i];
+        if d > 0.0 {
+            judged += 1;
+            let f = f64::from(j.gpus) * j.executed_ns as f64 / d;
+            if (FAIR_LOW..=1.0 / FAIR_LOW).contains(&f) {
+                fair += 1;
+            }
+        }
+    }
+    jcts.sort_by(f64::total_cmp);
+    let finished = jcts.len();
+    let n = finished.max(1) as f64;
+    let makespan_ns = run.last_finish_ns.saturating_sub(run.first_submit_ns);
+    let utilisation = if makespan_ns > 0 {
+        run.busy_gpu_ns as f64 / (run.total_gpus as f64 * makespan_ns as f64)
+    } else {
+        0.0
+    };
+    // Tenant fairness over the samples; a run shorter than one bucket uses its totals.
+    let whole: Vec<Option<f64>> = run
+        .tenants
+        .iter()
+        .map(|u| (u.deserved_total > 0).then(|| u.used_total as f64 / u.deserved_total as f64))
+        .collect();
+    let samples: Vec<&[Option<f64>]> = if run.samples.is_empty() {
+        alloc::vec![whole.as_slice()]
+    } else {
+        run.samples.iter().map(|s| s.tenant_f.as_slice()).collect()
+    };
+    let (mut short, mut spread, mut count) = (0.0, 0.0, 0usize);
+    let tenants = run.tenants.len();
+    let mut below = alloc::vec![(0usize, 0usize); tenants];
+    for fs in &samples {
+        if let Some((s, sd, _)) = sample_stats(fs) {
+            short += s;
+            spread += sd;
+            count += 1;
+        }
+        for (u, f) in fs.iter().enumerate() {
+            if let Some(f) = f {
+                below[u].1 += 1;
+                if *f < FAIR_LOW {
+                    below[u].0 += 1;
+                }
+            }
+        }
+    }
+    let c = count.max(1) as f64;
+    let judged_tenants: Vec<f64> = below
+        .iter()
+        .filter(|b| b.1 > 0)
+        .map(|b| b.0 as f64 / b.1 as f64)
+        .collect();
+    let below_share = if judged_tenants.is_empty() {
+        0.0
+    } else {
+        judged_tenants.iter().sum::<f64>() / judged_tenants.len() as f64
+    };
+    let xs: Vec<f64> = whole.iter().flatten().copied().collect();
+    let sq: f64 = xs.iter().map(|x| x * x).sum();
+    let jain = if sq > 0.0 {
+        let s: f64 = xs.iter().sum();
+        s * s / (xs.len() as f64 * sq)
+    } else {
+        1.0
+    };
+    PolicyMetrics {
+        finished,
+        unfinished: run.jobs.len() - finished,
+        avg_jct_s: jcts.iter().sum::<f64>() / n,
+        p99_jct_s: percentile(&jcts, 0.99),
+        avg_queue_s: queue_sum / n,
+        makespan_s: makespan_ns as f64 / 1e9,
+        utilisation,
+        tenant_unfairness: short / c,
+        tenant_spread: spread / c,
+        below_share,
+        job_fair_share: if judged > 0 {
+            fair as f64 / judged as f64
+        } else {
+            1.0
+        },
+        jain,
+        preemptions: run.preemptions,
+        fragmentation: if makespan_ns > 0 {
+            run.fragmentation_integral / makespan_ns as f64
+        } else {
+            0.0
+        },
+        jcts_s: jcts,
+    }
+}

@@ -1,0 +1,407 @@
+//! Parameters of the fairness lab: the cluster, the policies to compare, the accounting window,
+//! preemption costs and each policy's own knobs.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use serde::{Deserialize, Serialize};
+
+use super::policies::PolicyKind;
+use crate::scenario::ScenarioError;
+
+pub use super::traces::synthetic::SyntheticSpec;
+
+/// Most nodes a cluster may have.
+pub const MAX_NODES: u32 = 100_000;
+/// Most GPUs per node.
+pub const MAX_GPUS_PER_NODE: u32 = 64;
+/// Most GPUs in the whole cluster.
+pub const MAX_GPUS: u64 = 1_000_000;
+/// Longest lease, scheduling quantum or bucket: 30 days, in seconds.
+pub const MAX_SECONDS: f64 = 30.0 * 86_400.0;
+/// Most window buckets of the long-term accounting.
+pub const MAX_BUCKETS: u32 = 1_000;
+
+/// How a job's GPUs are chosen among the free ones (gang scheduling: all at once or not at all).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Placement {
+    /// Fewest nodes: a job of g GPUs on n GPUs per node takes ⌈g/n⌉ nodes (best fit), and
+    /// waits when that many cannot be had (ASTRAEA's and Tiresias' consolidated placement).
+    #[default]
+    Consolidated,
+    /// Within one node when the job fits one (best fit), otherwise spread over the nodes with
+    /// the most free GPUs; never waits for consolidation.
+    TopologyAware,
+    /// Free GPUs in node order, wherever they are.
+    FirstFit,
+}
+
+impl Placement {
+    /// The id used in JSON.
+    #[must_use]
+    pub fn id(self) -> &'static str {
+        match self {
+            Placement::Consolidated => "consolidated",
+            Placement::TopologyAware => "topology-aware",
+            Placement::FirstFit => "first-fit",
+        }
+    }
+}
+
+/// A group of nodes of one GPU type (a heterogeneous cluster lists several).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuTypeSpec {
+    /// Display name, e.g. `V100`.
+    pub name: String,
+    /// Nodes of this type.
+    pub nodes: u32,
+}
+
+/// The cluster: nodes × GPUs per node, and how jobs are placed on them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClusterSpec {
+    /// Nodes (ASTRAEA's evaluation: 140).
+    pub nodes: u32,
+    /// GPUs per node (ASTRAEA's evaluation: 8).
+    pub gpus_per_node: u32,
+    /// How a job's GPUs are chosen.
+    pub placement: Placement,
+    /// GPU types, each a group of nodes, in node order; empty means one type (the reference
+    /// type of the jobs' durations) on every node. When given, their `nodes` must add up to
+    /// `nodes`; type i matches `Job::speed_by_gpu_type[i]`.
+    pub gpu_types: Vec<GpuTypeSpec>,
+}
+
+impl Default for ClusterSpec {
+    fn default() -> Self {
+        ClusterSpec {
+            nodes: 140,
+            gpus_per_node: 8,
+            placement: Placement::Consolidated,
+            gpu_types: Vec::new(),
+        }
+    }
+}
+
+impl ClusterSpec {
+    /// GPUs in the cluster, G.
+    #[must_use]
+    pub fn total_gpus(&self) -> u64 {
+        u64::from(self.nodes) * u64::from(self.gpus_per_node)
+    }
+
+    /// Number of GPU types (at least 1).
+    #[must_use]
+    pub fn type_count(&self) -> usize {
+        self.gpu_types.len().max(1)
+    }
+
+    /// GPU type of each node.
+    #[must_use]
+    pub fn node_types(&self) -> Vec<u32> {
+        if self.gpu_types.is_empty() {
+            return alloc::vec![0; self.nodes as usize];
+        }
+        let mut out = Vec::with_capacity(self.nodes as usize);
+        for (t, spec) in self.gpu_types.iter().enumerate() {
+            out.extend(core::iter::repeat_n(t as u32, spec.nodes as usize));
+        }
+        out
+    }
+}
+
+/// How tenants' weights s_u (and so their quotas Q_u = ⌊G·s_u/Σs⌋) are set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TenantWeights {
+    /// Every tenant weighs the same.
+    #[default]
+    Equal,
+    /// Proportional to the tenant's total demand in the trace, Σ gⱼ·durationⱼ (GPU-s).
+    Demand,
+}
+
+/// The sliding window of long-term accounting: ASTRAEA's U/D/W sums and the tenant-fairness
+/// metrics of every policy use it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WindowSpec {
+    /// Buckets in the window (ASTRAEA: 24).
+    pub buckets: u32,
+    /// Length of one bucket, s (ASTRAEA: 3,600). Metrics are also sampled at every bucket
+    /// boundary.
+    pub bucket_s: f64,
+}
+
+impl Default for WindowSpec {
+    fn default() -> Self {
+        WindowSpec {
+            buckets: 24,
+            bucket_s: 3_600.0,
+        }
+    }
+}
+
+/// Tiresias' discretised two-dimensional least-attained-service (Gu et al., NSDI'19, §3.1–3.2).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TiresiasParams {
+    /// Queue thresholds on attained service (GPUs × executed time), GPU-s, increasing: a job
+    /// with attained service below `queue_thresholds_gpu_s[0]` is in queue 0 (highest priority).
+    /// Tiresias found two queues enough (§6.3); the default threshold is ours.
+    pub queue_thresholds_gpu_s: Vec<f64>,
+    /// Starvation guard (PROMOTEKNOB): a waiting job whose waiting time since it last ran
+    /// exceeds this factor × its last executed time (and at least one lease) goes back to
+    /// queue 0. 0 turns the guard off.
+    pub promote_knob: f64,
+}
+
+impl Default for TiresiasParams {
+    fn default() -> Self {
+        TiresiasParams {
+            queue_thresholds_gpu_s: alloc::vec![3_600.0],
+            promote_knob: 8.0,
+        }
+    }
+}
+
+/// Gandiva-fair's ticket-based, time-sliced split stride scheduler (Chaudhary et al.,
+/// EuroSys'20, §4): tickets are the tenant weights.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GandivaFairParams {
+    /// Time-slice (quantum) after which a running job may be swapped out, s.
+    pub quantum_s: f64,
+}
+
+impl Default for GandivaFairParams {
+    fn default() -> Self {
+        GandivaFairParams { quantum_s: 900.0 }
+    }
+}
+
+/// ASTRAEA's knobs, as in its evaluation.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AstraeaParams {
+    /// Job fairness classes K (the discretised f = −ln F/√(1+ln²F) is cut into K equal bins).
+    pub classes: u32,
+    /// A job waiting this long goes ahead of everything, s (21,600 = 6 h).
+    pub starvation_s: f64,
+    /// A tenant currently running below this share of its quota goes first (0.2).
+    pub low_quota_share: f64,
+}
+
+impl Default for AstraeaParams {
+    fn default() -> Self {
+        AstraeaParams {
+            classes: 5,
+            starvation_s: 21_600.0,
+            low_quota_share: 0.2,
+        }
+    }
+}
+
+/// A multi-tenant GPU cluster and the scheduling policies to compare on one trace.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FairnessParams {
+    /// Policies to simulate and compare, in display order.
+    pub policies: Vec<PolicyKind>,
+    /// The cluster.
+    pub cluster: ClusterSpec,
+    /// Lease length, s: a job started (or renewed) by a leasing policy is not preempted before
+    /// its lease ends (ASTRAEA: 900). Themis and Gavel use it as their round length.
+    pub lease_s: f64,
+    /// How tenant weights (and quotas) are set.
+    pub tenant_weights: TenantWeights,
+    /// Long-term accounting window.
+    pub window: WindowSpec,
+    /// Checkpoint cost of a preemption, s (ASTRAEA's artifact: 5). Charged, together with the
+    /// resume cost, when the job restarts: it holds its GPUs that long without progress.
+    pub preempt_cost_s: f64,
+    /// Resume (restore) cost of a preempted job, s (ASTRAEA's artifact: 20).
+    pub resume_cost_s: f64,
+    /// The synthetic trace used when no trace is uploaded.
+    pub synthetic: SyntheticSpec,
+    /// Tiresias' knobs.
+    pub tiresias: TiresiasParams,
+    /// Gandiva-fair's knobs.
+    pub gandiva_fair: GandivaFairParams,
+    /// ASTRAEA's knobs.
+    pub astraea: AstraeaParams,
+}
+
+impl Default for FairnessParams {
+    fn default() -> Self {
+        FairnessParams {
+            policies: PolicyKind::ALL.to_vec(),
+            cluster: ClusterSpec::default(),
+            lease_s: 900.0,
+            tenant_weights: TenantWeights::Equal,
+            window: WindowSpec::default(),
+            preempt_cost_s: 5.0,
+            resume_cost_s: 20.0,
+            synthetic: SyntheticSpec::default(),
+            tiresias: TiresiasParams::default(),
+            gandiva_fair: GandivaFairParams::default(),
+            astraea: AstraeaParams::default(),
+        }
+    }
+}
+
+fn range_error(field: &str, range: &str, got: impl core::fmt::Display) -> ScenarioError {
+    ScenarioError::field(
+        format!("fairness.{field}"),
+        format!("must be {range}, got {got}"),
+    )
+}
+
+fn check_seconds(field: &str, v: f64, min: f64) -> Result<(), ScenarioError> {
+    if !(v.is_finite() && v >= min && v <= MAX_SECONDS) {
+        return Err(range_error(
+            field,
+            &format!("between {min} and {MAX_SECONDS} s"),
+            v,
+        ));
+    }
+    Ok(())
+}
+
+/// Seconds to integer ns (rounded once).
+#[must_use]
+pub fn s_to_ns(s: f64) -> u64 {
+    libm::round(s * 1e9) as u64
+}
+
+impl FairnessParams {
+    /// Checks every field except the synthetic trace's (its own module checks those, see
+    /// [`FairnessParams::validate`]); the error names the first bad one.
+    ///
+    /// # Errors
+    /// [`ScenarioError::Field`] with the path `fairness.<field>` and the expected range.
+    pub fn validate_simulation(&self) -> Result<(), ScenarioError> {
+        if self.policies.is_empty() {
+            return Err(ScenarioError::field(
+                "fairness.policies",
+                "must name at least one policy (fifo, sjf, srtf, tiresias, themis, fair-share, gandiva-fair, gavel, astraea)",
+            ));
+        }
+        for (i, p) in self.policies.iter().enumerate() {
+            if self.policies[..i].contains(p) {
+                return Err(ScenarioError::field(
+                    format!("fairness.policies[{i}]"),
+                    format!("`{}` is listed twice", p.id()),
+                ));
+            }
+        }
+        let c = &self.cluster;
+        if !(1..=MAX_NODES).contains(&c.nodes) {
+            return Err(range_error(
+                "cluster.nodes",
+                &format!("between 1 and {MAX_NODES}"),
+                c.nodes,
+            ));
+        }
+        if !(1..=MAX_GPUS_PER_NODE).contains(&c.gpus_per_node) {
+            return Err(range_error(
+                "cluster.gpus_per_node",
+                &format!("between 1 and {MAX_GPUS_PER_NODE}"),
+                c.gpus_per_node,
+            ));
+        }
+        if c.total_gpus() > MAX_GPUS {
+            return Err(range_error(
+                "cluster.nodes",
+                &format!("small enough for at most {MAX_GPUS} GPUs in all"),
+                c.nodes,
+            ));
+        }
+        if !c.gpu_types.is_empty() {
+            for (i, t) in c.gpu_types.iter().enumerate() {
+                if t.nodes == 0 {
+                    return Err(range_error(
+                        &format!("cluster.gpu_types[{i}].nodes"),
+                        "at least 1",
+                        0,
+                    ));
+                }
+            }
+            let sum: u64 = c.gpu_types.iter().map(|t| u64::from(t.nodes)).sum();
+            if sum != u64::from(c.nodes) {
+                return Err(ScenarioError::field(
+                    "fairness.cluster.gpu_types",
+                    format!(
+                        "nodes of the GPU types must add up to cluster.nodes ({}), got {sum}",
+                        c.nodes
+                    ),
+                ));
+            }
+        }
+        check_seconds("lease_s", self.lease_s, 1.0)?;
+        if !(1..=MAX_BUCKETS).contains(&self.window.buckets) {
+            return Err(range_error(
+                "window.buckets",
+                &format!("between 1 and {MAX_BUCKETS}"),
+                self.window.buckets,
+            ));
+        }
+        check_seconds("window.bucket_s", self.window.bucket_s, 1.0)?;
+        check_seconds("preempt_cost_s", self.preempt_cost_s, 0.0)?;
+        check_seconds("resume_cost_s", self.resume_cost_s, 0.0)?;
+        let t = &self.tiresias.queue_thresholds_gpu_s;
+        for (i, v) in t.iter().enumerate() {
+            if !(v.is_finite() && *v > 0.0 && *v <= 1e12) {
+                return Err(range_error(
+                    &format!("tiresias.queue_thresholds_gpu_s[{i}]"),
+                    "between 0 (exclusive) and 1e12 GPU-s",
+                    v,
+                ));
+            }
+            if i > 0 && *v <= t[i - 1] {
+                return Err(range_error(
+                    &format!("tiresias.queue_thresholds_gpu_s[{i}]"),
+                    "larger than the threshold before it",
+                    v,
+                ));
+            }
+        }
+        if t.len() > 16 {
+            return Err(ScenarioError::field(
+                "fairness.tiresias.queue_thresholds_gpu_s",
+                format!("must hold at most 16 thresholds, got {}", t.len()),
+            ));
+        }
+        let k = self.tiresias.promote_knob;
+        if !(k.is_finite() && (0.0..=1e6).contains(&k)) {
+            return Err(range_error("tiresias.promote_knob", "between 0 and 1e6", k));
+        }
+        check_seconds("gandiva_fair.quantum_s", self.gandiva_fair.quantum_s, 1.0)?;
+        if !(1..=100).contains(&self.astraea.classes) {
+            return Err(range_error(
+                "astraea.classes",
+                "between 1 and 100",
+                self.astraea.classes,
+            ));
+        }
+        check_seconds("astraea.starvation_s", self.astraea.starvation_s, 1.0)?;
+        let l = self.astraea.low_quota_share;
+        if !(l.is_finite() && (0.0..=1.0).contains(&l)) {
+            return Err(range_error("astraea.low_quota_share", "between 0 and 1", l));
+        }
+        Ok(())
+    }
+
+    /// Checks every field, the synthetic trace's included.
+    ///
+    /// # Errors
+    /// [`ScenarioError::Field`] with the path `fairness.<field>` and the expected range.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        self.validate_simulation()?;
+        super::traces::synthetic::validate_spec(&self.synthetic)
+    }
+}

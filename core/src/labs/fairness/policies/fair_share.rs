@@ -1,0 +1,32 @@
+//! Instantaneous weighted max-min fair share of GPUs across tenants: progressive filling in
+//! gang units (DRF with one resource, Ghodsi et al., NSDI'11), re-evaluated at every event, so
+//! it preempts whenever the instantaneous shares move. Within a tenant: running jobs first
+//! (no churn), then submission order.
+
+use alloc::vec::Vec;
+
+use super::{by_tenant, interleave, running_then_fifo, Key, Policy, Preemption};
+use crate::labs::fairness::sim::RoundCtx;
+
+/// Weighted max-min fair share of GPUs, instantaneous.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FairShare;
+
+/// Max-min order: a tenant's key is GPUs given so far / weight.
+pub(super) fn max_min_order(ctx: &RoundCtx<'_>, gpu_units: impl Fn(usize) -> f64) -> Vec<usize> {
+    let queues = by_tenant(ctx, |a, b| running_then_fifo(ctx, a, b));
+    let keys = ctx.tenants.iter().map(|_| Key(0, 0.0)).collect();
+    interleave(queues, keys, |t, j, k| {
+        Key(0, k.1 + gpu_units(j) / ctx.tenants[t].weight)
+    })
+}
+
+impl Policy for FairShare {
+    fn order(&mut self, ctx: &RoundCtx<'_>) -> Vec<usize> {
+        max_min_order(ctx, |j| f64::from(ctx.jobs[j].gpus))
+    }
+
+    fn preemption(&self) -> Preemption {
+        Preemption::Anytime
+    }
+}

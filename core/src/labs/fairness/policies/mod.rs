@@ -1,0 +1,243 @@
+//! Scheduling policies. A policy only decides, at each scheduling round, the priority order of
+//! the active jobs (waiting and running) and when running jobs may be preempted; the simulator
+//! ([`super::sim`]) turns the order into gang allocations on the cluster. One file per policy;
+//! [`PolicyKind`] lists them.
+
+mod astraea;
+mod fair_share;
+mod fifo;
+mod gandiva_fair;
+mod gavel;
+mod sjf;
+mod srtf;
+mod themis;
+mod tiresias;
+
+use alloc::boxed::Box;
+use alloc::collections::{BinaryHeap, VecDeque};
+use alloc::vec::Vec;
+use core::cmp::{Ordering, Reverse};
+
+use serde::{Deserialize, Serialize};
+
+use super::params::FairnessParams;
+use super::sim::RoundCtx;
+
+/// The policies the lab knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PolicyKind {
+    /// First in, first out; never preempts (jobs that do not fit are skipped, the next one that
+    /// fits starts: backfilling).
+    Fifo,
+    /// Shortest job first on oracle durations; never preempts.
+    Sjf,
+    /// Shortest remaining time first on oracle remaining times; preempts at any event.
+    Srtf,
+    /// Tiresias' discretised 2D least-attained-service (Gu et al., NSDI'19).
+    Tiresias,
+    /// Themis' finish-time fairness (Mahajan et al., NSDI'20), at lease boundaries.
+    Themis,
+    /// Instantaneous weighted max-min fair share of GPUs per tenant (DRF-style progressive
+    /// filling; Ghodsi et al., NSDI'11), re-evaluated at every event.
+    FairShare,
+    /// Gandiva-fair's per-tenant tickets with time-sliced stride scheduling (Chaudhary et al.,
+    /// EuroSys'20).
+    GandivaFair,
+    /// Gavel's heterogeneity-aware max-min fairness (Narayanan et al., OSDI'20), in rounds.
+    Gavel,
+    /// ASTRAEA's long-term GPU-time fairness: two-phase selection and leases.
+    Astraea,
+}
+
+impl PolicyKind {
+    /// All policies in display order.
+    pub const ALL: [PolicyKind; 9] = [
+        PolicyKind::Fifo,
+        PolicyKind::Sjf,
+        PolicyKind::Srtf,
+        PolicyKind::Tiresias,
+        PolicyKind::Themis,
+        PolicyKind::FairShare,
+        PolicyKind::GandivaFair,
+        PolicyKind::Gavel,
+        PolicyKind::Astraea,
+    ];
+
+    /// The id used in scenario JSON, the CLI and metric keys.
+    #[must_use]
+    pub fn id(self) -> &'static str {
+        match self {
+            PolicyKind::Fifo => "fifo",
+            PolicyKind::Sjf => "sjf",
+            PolicyKind::Srtf => "srtf",
+            PolicyKind::Tiresias => "tiresias",
+            PolicyKind::Themis => "themis",
+            PolicyKind::FairShare => "fair-share",
+            PolicyKind::GandivaFair => "gandiva-fair",
+            PolicyKind::Gavel => "gavel",
+            PolicyKind::Astraea => "astraea",
+        }
+    }
+
+    /// Display name.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            PolicyKind::Fifo => "FIFO",
+            PolicyKind::Sjf => "SJF (oracle)",
+            PolicyKind::Srtf => "SRTF (oracle)",
+            PolicyKind::Tiresias => "Tiresias (2D-LAS)",
+            PolicyKind::Themis => "Themis (finish-time fairness)",
+            PolicyKind::FairShare => "Fair share (max-min)",
+            PolicyKind::GandivaFair => "Gandiva-fair",
+            PolicyKind::Gavel => "Gavel (max-min)",
+            PolicyKind::Astraea => "ASTRAEA",
+        }
+    }
+
+    /// Parses an id.
+    #[must_use]
+    pub fn from_id(id: &str) -> Option<PolicyKind> {
+        PolicyKind::ALL.into_iter().find(|k| k.id() == id)
+    }
+
+    /// True for the policies that aim at fairness between tenants or jobs.
+    #[must_use]
+    pub fn is_fair(self) -> bool {
+        matches!(
+            self,
+            PolicyKind::Themis
+                | PolicyKind::FairShare
+                | PolicyKind::GandivaFair
+                | PolicyKind::Gavel
+                | PolicyKind::Astraea
+        )
+    }
+
+    /// A fresh policy instance for one run.
+    #[must_use]
+    pub fn build(self, params: &FairnessParams, tenants: usize, jobs: usize) -> Box<dyn Policy> {
+        let lease_ns = super::params::s_to_ns(params.lease_s);
+        match self {
+            PolicyKind::Fifo => Box::new(fifo::Fifo),
+            PolicyKind::Sjf => Box::new(sjf::Sjf),
+            PolicyKind::Srtf => Box::new(srtf::Srtf),
+            PolicyKind::Tiresias => Box::new(tiresias::Tiresias::new(&params.tiresias, jobs)),
+            PolicyKind::Themis => Box::new(themis::Themis { lease_ns }),
+            PolicyKind::FairShare => Box::new(fair_share::FairShare),
+            PolicyKind::GandivaFair => Box::new(gandiva_fair::GandivaFair::new(
+                super::params::s_to_ns(params.gandiva_fair.quantum_s),
+                tenants,
+            )),
+            PolicyKind::Gavel => Box::new(gavel::Gavel { lease_ns }),
+            PolicyKind::Astraea => Box::new(astraea::Astraea::new(&params.astraea, lease_ns)),
+        }
+    }
+}
+
+/// When a policy may take GPUs away from a running job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Preemption {
+    /// Never: a job runs to completion once started.
+    Never,
+    /// At any scheduling round (arrival, completion, wake-up).
+    Anytime,
+    /// Only once the job's lease (this many ns since it started or was renewed) has ended.
+    AtLeaseEnd(u64),
+}
+
+/// A scheduling policy: an order over the active jobs, plus its preemption rule.
+pub trait Policy {
+    /// The active jobs (`ctx.active`, waiting and running) from highest to lowest priority.
+    /// Every active job appears once. The simulator walks the order and gives each job that
+    /// still fits its GPUs (running jobs that may not be preempted keep theirs regardless).
+    fn order(&mut self, ctx: &RoundCtx<'_>) -> Vec<usize>;
+
+    /// When running jobs may be preempted.
+    fn preemption(&self) -> Preemption;
+
+    /// For a job that just started or was renewed: after how many ns of running the policy
+    /// wants another scheduling round (Tiresias: when the job crosses a queue threshold).
+    fn wakeup_after_ns(&self, _ctx: &RoundCtx<'_>, _job: usize) -> Option<u64> {
+        None
+    }
+
+    /// GPU types in the order this job prefers them (Gavel: fastest first); `None` means type
+    /// order.
+    fn type_preference(&self, _ctx: &RoundCtx<'_>, _job: usize) -> Option<Vec<u32>> {
+        None
+    }
+}
+
+/// A total order on f64 keys (NaN sorts last) for heaps and sorts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Key(pub u8, pub f64);
+
+impl Eq for Key {}
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Key {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.cmp(&other.0).then(self.1.total_cmp(&other.1))
+    }
+}
+
+/// Progressive filling across tenants: repeatedly takes the tenant with the smallest key, emits
+/// its next queued job and raises that tenant's key by `raise(tenant, job, key)`. Ties go to the
+/// lower tenant index. This is water-filling in gang units: a max-min allocation when the keys
+/// are allocation / weight (DRF with one resource, Ghodsi et al. NSDI'11).
+pub fn interleave(
+    mut queues: Vec<VecDeque<usize>>,
+    keys: Vec<Key>,
+    mut raise: impl FnMut(usize, usize, Key) -> Key,
+) -> Vec<usize> {
+    let mut heap: BinaryHeap<Reverse<(Key, usize)>> = keys
+        .into_iter()
+        .enumerate()
+        .filter(|(t, _)| !queues[*t].is_empty())
+        .map(|(t, k)| Reverse((k, t)))
+        .collect();
+    let total: usize = queues.iter().map(VecDeque::len).sum();
+    let mut out = Vec::with_capacity(total);
+    while let Some(Reverse((key, t))) = heap.pop() {
+        let Some(job) = queues[t].pop_front() else {
+            continue;
+        };
+        out.push(job);
+        if !queues[t].is_empty() {
+            heap.push(Reverse((raise(t, job, key), t)));
+        }
+    }
+    out
+}
+
+/// Active jobs grouped by tenant, each group in the order `cmp` gives.
+pub fn by_tenant(
+    ctx: &RoundCtx<'_>,
+    mut cmp: impl FnMut(usize, usize) -> Ordering,
+) -> Vec<VecDeque<usize>> {
+    let mut groups: Vec<Vec<usize>> = alloc::vec![Vec::new(); ctx.tenants.len()];
+    for &j in ctx.active {
+        groups[ctx.jobs[j].tenant as usize].push(j);
+    }
+    groups
+        .into_iter()
+        .map(|mut g| {
+            g.sort_by(|&a, &b| cmp(a, b));
+            VecDeque::from(g)
+        })
+        .collect()
+}
+
+/// Within a tenant: running jobs first (no churn), then by submission, then index.
+pub fn running_then_fifo(ctx: &RoundCtx<'_>, a: usize, b: usize) -> Ordering {
+    let (ja, jb) = (&ctx.jobs[a], &ctx.jobs[b]);
+    jb.is_running()
+        .cmp(&ja.is_running())
+        .then(ja.submit_ns.cmp(&jb.submit_ns))
+        .then(a.cmp(&b))
+}

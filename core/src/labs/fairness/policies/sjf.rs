@@ -1,0 +1,22 @@
+//! SJF: shortest job first on oracle durations (the trace's own run times); never preempts.
+
+use alloc::vec::Vec;
+
+use super::{Policy, Preemption};
+use crate::labs::fairness::sim::RoundCtx;
+
+/// Shortest job first (oracle).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Sjf;
+
+impl Policy for Sjf {
+    fn order(&mut self, ctx: &RoundCtx<'_>) -> Vec<usize> {
+        let mut v = ctx.active.to_vec();
+        v.sort_by_key(|&j| (ctx.jobs[j].duration_ns, ctx.jobs[j].submit_ns, j));
+        v
+    }
+
+    fn preemption(&self) -> Preemption {
+        Preemption::Never
+    }
+}

@@ -1,0 +1,49 @@
+//! Themis' finish-time fairness (Mahajan et al., NSDI'20, §3): ρ = T_shared / T_id, the
+//! finish time a job expects in the shared cluster over the one it would have in an isolated
+//! 1/N share of it; at each lease boundary the jobs with the largest ρ are served first.
+//! Our mapping: every job is a Themis "app"; T_shared = (now − submit) + remaining run time
+//! (+ pending resume cost); T_id = duration × max(1, gⱼ·N/G), N = active jobs. Themis'
+//! partial-allocation auction is replaced by this order (the filter and the auction pick the
+//! same top-ρ apps when GPUs are not divisible among bidders).
+
+use alloc::vec::Vec;
+
+use super::{Policy, Preemption};
+use crate::labs::fairness::sim::RoundCtx;
+
+/// Finish-time fairness at lease boundaries.
+#[derive(Clone, Copy, Debug)]
+pub struct Themis {
+    /// Lease length, ns.
+    pub lease_ns: u64,
+}
+
+/// ρ of job `j` now.
+#[must_use]
+pub fn rho(ctx: &RoundCtx<'_>, j: usize) -> f64 {
+    let job = &ctx.jobs[j];
+    let now = ctx.now_ns;
+    let shared = (now - job.submit_ns) as f64
+        + job.remaining_at(now) as f64
+        + job.pending_overhead_ns as f64;
+    let n = ctx.active.len() as f64;
+    let share = (f64::from(job.gpus) * n / ctx.total_gpus as f64).max(1.0);
+    let ideal = (job.duration_ns as f64 * share).max(1.0);
+    shared / ideal
+}
+
+impl Policy for Themis {
+    fn order(&mut self, ctx: &RoundCtx<'_>) -> Vec<usize> {
+        let mut keyed: Vec<(f64, u64, usize)> = ctx
+            .active
+            .iter()
+            .map(|&j| (rho(ctx, j), ctx.jobs[j].submit_ns, j))
+            .collect();
+        keyed.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        keyed.into_iter().map(|k| k.2).collect()
+    }
+
+    fn preemption(&self) -> Preemption {
+        Preemption::AtLeaseEnd(self.lease_ns)
+    }
+}

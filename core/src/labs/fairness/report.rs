@@ -1,0 +1,407 @@
+//! The fairness lab's Report: the comparison table, headline metrics, charts, one timeline per
+//! policy and findings.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::job::Trace;
+use super::metrics::{sample_stats, PolicyMetrics};
+use super::params::FairnessParams;
+use super::policies::PolicyKind;
+use super::sim::PolicyRun;
+use crate::report::{Cell, CounterTrack, Lane, Report, Series, Span, Table, Timeline};
+
+/// Most spans per timeline; beyond it spans are left out (a finding says so).
+pub const MAX_SPANS: usize = 20_000;
+/// Most counter points per timeline; beyond it counters are drawn at the sample instants.
+pub const MAX_COUNTER_POINTS: usize = 50_000;
+
+fn ratio(base: f64, astraea: f64) -> Cell {
+    if astraea > 0.0 {
+        Cell::Num(base / astraea)
+    } else {
+        Cell::Missing
+    }
+}
+
+/// Builds the Report of all runs on one trace. `dropped` = jobs left out as unplaceable.
+#[must_use]
+pub fn build(
+    params: &FairnessParams,
+    trace: &Trace,
+    runs: &[PolicyRun],
+    metrics: &[PolicyMetrics],
+    dropped: usize,
+) -> Report {
+    let g = params.cluster.total_gpus();
+    let mut report = Report {
+        lab: "fairness".into(),
+        title: format!(
+            "GPU-cluster fairness: {} jobs of {} tenants on {g} GPUs ({} nodes × {}), {}",
+            trace.jobs.len(),
+            trace.tenants.len(),
+            params.cluster.nodes,
+            params.cluster.gpus_per_node,
+            trace.source
+        ),
+        ..Report::default()
+    };
+    report.push_metric("trace.jobs", "Jobs", trace.jobs.len() as f64, "count");
+    report.push_metric(
+        "trace.tenants",
+        "Tenants",
+        trace.tenants.len() as f64,
+        "count",
+    );
+    report.push_metric("cluster.gpus", "GPUs", g as f64, "count");
+    let astraea = runs
+        .iter()
+        .position(|r| r.kind == PolicyKind::Astraea)
+        .map(|i| &metrics[i]);
+    let mut table = Table {
+        key: "policies".into(),
+        title: "Policies compared on the same trace".into(),
+        columns: [
+            "policy",
+            "avg JCT (s)",
+            "p99 JCT (s)",
+            "avg queueing delay (s)",
+            "makespan (s)",
+            "utilisation",
+            "tenant unfairness (mean shortfall of F_u)",
+            "tenant F_u spread (std)",
+            "share of time tenants < 0.95 of deserved",
+            "job-fair share (F_j in [0.95, 1/0.95])",
+            "Jain's index",
+            "preemptions",
+            "fragmentation (free GPUs on partly used nodes)",
+            "tenant unfairness × vs ASTRAEA",
+            "job unfairness × vs ASTRAEA",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect(),
+        rows: Vec::new(),
+    };
+    for (run, m) in runs.iter().zip(metrics) {
+        let id = run.kind.id();
+        let label = run.kind.label();
+        report.push_metric(
+            &format!("{id}.avg_jct_s"),
+            &format!("{label} average JCT"),
+            m.avg_jct_s,
+            "s",
+        );
+        report.push_metric(
+            &format!("{id}.p99_jct_s"),
+            &format!("{label} p99 JCT"),
+            m.p99_jct_s,
+            "s",
+        );
+        report.push_metric(
+            &format!("{id}.tenant_unfairness"),
+            &format!("{label} tenant unfairness (mean shortfall of F_u)"),
+            m.tenant_unfairness,
+            "ratio",
+        );
+        report.push_metric(
+            &format!("{id}.job_fair_share"),
+            &format!("{label} share of jobs with F_j in [0.95, 1/0.95]"),
+            m.job_fair_share,
+            "ratio",
+        );
+        report.push_metric(
+            &format!("{id}.jain"),
+            &format!("{label} Jain's index"),
+            m.jain,
+            "ratio",
+        );
+        let (tu, ju) = match astraea {
+            Some(a) => (
+                ratio(m.tenant_unfairness, a.tenant_unfairness),
+                ratio(1.0 - m.job_fair_share, 1.0 - a.job_fair_share),
+            ),
+            None => (Cell::Missing, Cell::Missing),
+        };
+        table.rows.push(
+            [
+                Cell::Text(label.into()),
+                Cell::Num(round3(m.avg_jct_s)),
+                Cell::Num(round3(m.p99_jct_s)),
+                Cell::Num(round3(m.avg_queue_s)),
+                Cell::Num(round3(m.makespan_s)),
+                Cell::Num(round4(m.utilisation)),
+                Cell::Num(round4(m.tenant_unfairness)),
+                Cell::Num(round4(m.tenant_spread)),
+                Cell::Num(round4(m.below_share)),
+                Cell::Num(round4(m.job_fair_share)),
+                Cell::Num(round4(m.jain)),
+                Cell::Num(m.preemptions as f64),
+                Cell::Num(round4(m.fragmentation)),
+                tu,
+                ju,
+            ]
+            .into_iter()
+            .collect(),
+        );
+        report.series.push(Series {
+            name: label.into(),
+            chart: "jct_cdf".into(),
+            x_label: "JCT (s)".into(),
+            y_label: "share of jobs".into(),
+            points: cdf_points(&m.jcts_s),
+        });
+        report.series.push(Series {
+            name: label.into(),
+            chart: "queue_length".into(),
+            x_label: "time (h)".into(),
+            y_label: "waiting jobs".into(),
+            points: run
+                .samples
+                .iter()
+                .map(|s| (s.t_ns as f64 / 3.6e12, f64::from(s.queue_len)))
+                .collect(),
+        });
+    }
+    report.tables.push(table);
+    // Fairness over time: ASTRAEA and the best baseline.
+    let best = best_baseline(runs, metrics);
+    for i in runs
+        .iter()
+        .position(|r| r.kind == PolicyKind::Astraea)
+        .into_iter()
+        .chain(best)
+    {
+        let run = &runs[i];
+        let label = run.kind.label();
+        let stats: Vec<(f64, (f64, f64, f64))> = run
+            .samples
+            .iter()
+            .filter_map(|s| sample_stats(&s.tenant_f).map(|st| (s.t_ns as f64 / 3.6e12, st)))
+            .collect();
+        report.series.push(Series {
+            name: format!("{label}: mean shortfall of F_u"),
+            chart: "tenant_fairness_over_time".into(),
+            x_label: "time (h)".into(),
+            y_label: "F_u = U_u / D_u over the window".into(),
+            points: stats.iter().map(|(t, s)| (*t, s.0)).collect(),
+        });
+        report.series.push(Series {
+            name: format!("{label}: lowest F_u"),
+            chart: "tenant_fairness_over_time".into(),
+            x_label: "time (h)".into(),
+            y_label: "F_u = U_u / D_u over the window".into(),
+            points: stats.iter().map(|(t, s)| (*t, s.2.min(10.0))).collect(),
+        });
+    }
+    // Timelines, ASTRAEA first.
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    order.sort_by_key(|&i| (runs[i].kind != PolicyKind::Astraea, i));
+    let mut truncated = Vec::new();
+    for i in order {
+        let (tl, cut) = timeline(&runs[i], trace);
+        if cut {
+            truncated.push(runs[i].kind.label());
+        }
+        report.timelines.push(tl);
+    }
+    report.findings = findings(params, trace, runs, metrics, best, dropped, &truncated);
+    report
+}
+
+fn round3(v: f64) -> f64 {
+    libm::round(v * 1e3) / 1e3
+}
+fn round4(v: f64) -> f64 {
+    libm::round(v * 1e4) / 1e4
+}
+
+/// Index of the baseline (not ASTRAEA) with the lowest tenant unfairness.
+fn best_baseline(runs: &[PolicyRun], metrics: &[PolicyMetrics]) -> Option<usize> {
+    (0..runs.len())
+        .filter(|&i| runs[i].kind != PolicyKind::Astraea)
+        .min_by(|&a, &b| {
+            metrics[a]
+                .tenant_unfairness
+                .total_cmp(&metrics[b].tenant_unfairness)
+                .then(a.cmp(&b))
+        })
+}
+
+fn cdf_points(sorted: &[f64]) -> Vec<(f64, f64)> {
+    let n = sorted.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let steps = n.min(200);
+    (1..=steps)
+        .map(|k| {
+            let rank = (k * n).div_ceil(steps);
+            (round3(sorted[rank - 1]), rank as f64 / n as f64)
+        })
+        .collect()
+}
+
+/// One timeline: a lane per tenant with spans of constant GPU count, a counter per tenant.
+fn timeline(run: &PolicyRun, trace: &Trace) -> (Timeline, bool) {
+    let mut tl = Timeline {
+        name: run.kind.label().into(),
+        ..Timeline::default()
+    };
+    let total_points: usize = run.tenant_gpus.iter().map(Vec::len).sum();
+    let mut spans_left = MAX_SPANS;
+    let mut cut = false;
+    for (u, track) in run.tenant_gpus.iter().enumerate() {
+        let name = trace
+            .tenants
+            .get(u)
+            .cloned()
+            .unwrap_or_else(|| format!("tenant {u}"));
+        let mut lane = Lane {
+            name: name.clone(),
+            spans: Vec::new(),
+        };
+        for w in track.windows(2) {
+            let ((t0, v), (t1, _)) = (w[0], w[1]);
+            if v == 0 || t1 == t0 {
+                continue;
+            }
+            if spans_left == 0 {
+                cut = true;
+                break;
+            }
+            spans_left -= 1;
+            lane.spans.push(Span {
+                start_ns: t0,
+                dur_ns: t1 - t0,
+                name: format!("{v} GPUs"),
+                cat: name.clone(),
+            });
+        }
+        tl.lanes.push(lane);
+        let points: Vec<(u64, f64)> = if total_points <= MAX_COUNTER_POINTS {
+            track.iter().map(|&(t, v)| (t, v as f64)).collect()
+        } else {
+            cut = true;
+            let mut out = Vec::new();
+            let mut k = 0;
+            for s in &run.samples {
+                while k + 1 < track.len() && track[k + 1].0 <= s.t_ns {
+                    k += 1;
+                }
+                let v = track.get(k).filter(|p| p.0 <= s.t_ns).map_or(0, |p| p.1);
+                out.push((s.t_ns, v as f64));
+            }
+            out
+        };
+        tl.counters.push(CounterTrack {
+            name: format!("{name} GPUs"),
+            unit: "gpus".into(),
+            points,
+        });
+    }
+    (tl, cut)
+}
+
+fn findings(
+    params: &FairnessParams,
+    trace: &Trace,
+    runs: &[PolicyRun],
+    metrics: &[PolicyMetrics],
+    best: Option<usize>,
+    dropped: usize,
+    truncated: &[&str],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    out.push(format!(
+        "Tenant weights: {}; quotas Q_u = ⌊G·s_u/Σs⌋ of {} GPUs; leases {} s; preemption costs {} s checkpoint + {} s resume; placement {}.",
+        match params.tenant_weights {
+            super::params::TenantWeights::Equal => "equal",
+            super::params::TenantWeights::Demand => "proportional to demand (Σ gⱼ·durationⱼ)",
+        },
+        params.cluster.total_gpus(),
+        params.lease_s,
+        params.preempt_cost_s,
+        params.resume_cost_s,
+        params.cluster.placement.id()
+    ));
+    let a = runs.iter().position(|r| r.kind == PolicyKind::Astraea);
+    if let (Some(a), Some(b)) = (a, best) {
+        let (ma, mb) = (&metrics[a], &metrics[b]);
+        let x = if ma.tenant_unfairness > 0.0 {
+            format!("{:.2}×", mb.tenant_unfairness / ma.tenant_unfairness)
+        } else {
+            "∞×".into()
+        };
+        out.push(format!(
+            "Tenant-level unfairness (time-averaged mean shortfall of F_u): ASTRAEA {:.4} against {:.4} for the fairest baseline, {} ({x}).",
+            ma.tenant_unfairness,
+            mb.tenant_unfairness,
+            runs[b].kind.label()
+        ));
+        let worst = (0..runs.len()).filter(|&i| i != a).max_by(|&x, &y| {
+            metrics[x]
+                .tenant_unfairness
+                .total_cmp(&metrics[y].tenant_unfairness)
+                .then(y.cmp(&x))
+        });
+        if let Some(w) = worst {
+            if ma.tenant_unfairness > 0.0 {
+                out.push(format!(
+                    "The least fair baseline, {}, is {:.2}× as unfair to tenants as ASTRAEA; its job-level unfairness (1 − job-fair share) is {:.2}× ASTRAEA's.",
+                    runs[w].kind.label(),
+                    metrics[w].tenant_unfairness / ma.tenant_unfairness,
+                    if ma.job_fair_share < 1.0 { (1.0 - metrics[w].job_fair_share) / (1.0 - ma.job_fair_share) } else { f64::INFINITY }
+                ));
+            }
+        }
+        let best_jct = (0..runs.len()).filter(|&i| i != a).min_by(|&x, &y| {
+            metrics[x]
+                .avg_jct_s
+                .total_cmp(&metrics[y].avg_jct_s)
+                .then(x.cmp(&y))
+        });
+        if let Some(j) = best_jct {
+            out.push(format!(
+                "Average JCT: ASTRAEA {:.0} s against {:.0} s for the fastest baseline, {} ({:+.1} %).",
+                ma.avg_jct_s,
+                metrics[j].avg_jct_s,
+                runs[j].kind.label(),
+                (ma.avg_jct_s / metrics[j].avg_jct_s - 1.0) * 100.0
+            ));
+        }
+    }
+    if runs.iter().any(|r| r.kind == PolicyKind::Gavel) && params.cluster.type_count() == 1 {
+        out.push("With one GPU type Gavel's heterogeneity-aware max-min reduces to weighted max-min fair share, re-evaluated once per round instead of at every event.".into());
+    }
+    if let Some(m) = metrics.first() {
+        out.push(format!(
+            "Utilisation {:.1} % under {}; free GPUs sat on partly used nodes {:.1} % of the time on average (fragmentation).",
+            m.utilisation * 100.0,
+            runs[0].kind.label(),
+            m.fragmentation * 100.0
+        ));
+    }
+    let unfinished: usize = metrics.iter().map(|m| m.unfinished).max().unwrap_or(0);
+    if unfinished > 0 {
+        out.push(format!("{unfinished} jobs never finished under at least one policy (they could not be placed)."));
+    }
+    if dropped > 0 {
+        out.push(format!("{dropped} jobs ask for more GPUs than one GPU type of the cluster has (or for none) and were left out."));
+    }
+    if trace.skipped_rows > 0 {
+        out.push(format!(
+            "{} bad rows of the trace were skipped.",
+            trace.skipped_rows
+        ));
+    }
+    if !truncated.is_empty() {
+        out.push(format!(
+            "Timelines of {} are truncated: at most {MAX_SPANS} spans each, and counters at the {} s sample instants when there are more than {MAX_COUNTER_POINTS} changes.",
+            truncated.join(", "),
+            params.window.bucket_s
+        ));
+    }
+    out
+}

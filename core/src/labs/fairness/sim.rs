@@ -1,0 +1,1004 @@
+//! The cluster simulator: event-driven on the engine's [`EventQueue`], integer ns, gang
+//! scheduling, placement on nodes, preemption with a checkpoint/resume cost, and exact
+//! accounting of used, deserved and entitled GPU-time between events (no tick).
+//!
+//! Events: arrival, completion, lease expiry, policy wake-up and the accounting-window bucket
+//! boundary (where metrics are sampled). All events at one instant are applied first, then one
+//! scheduling round runs: the policy orders the active jobs, the simulator keeps or gives GPUs
+//! in that order (a job that does not fit is skipped, the next one may start), preempts the
+//! preemptible running jobs it did not keep, and places the new ones.
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::job::Trace;
+use super::params::{s_to_ns, FairnessParams, Placement, TenantWeights};
+use super::policies::{PolicyKind, Preemption};
+use crate::engine::EventQueue;
+use crate::units::Nanos;
+
+/// Where a job is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Not submitted yet.
+    Pending,
+    /// Submitted, holding no GPUs.
+    Waiting,
+    /// Holding its GPUs.
+    Running,
+    /// Finished.
+    Done,
+}
+
+/// A job's state during a run.
+#[derive(Clone, Debug)]
+pub struct JobState {
+    /// Tenant index.
+    pub tenant: u32,
+    /// GPUs (gang).
+    pub gpus: u32,
+    /// Submission time, ns.
+    pub submit_ns: u64,
+    /// Uninterrupted run time on the reference GPU type, ns (the oracle duration).
+    pub duration_ns: u64,
+    /// Speed per GPU type relative to the reference (empty: 1 everywhere).
+    pub speed: Vec<f64>,
+    /// Life phase.
+    pub phase: Phase,
+    /// Reference work left at the start of the current segment (or now, when not running), ns.
+    pub remaining_ns: u64,
+    /// Wall time the job has held GPUs before the current segment (overheads included), ns.
+    pub executed_ns: u64,
+    /// Start of the current run segment, ns.
+    pub seg_start_ns: u64,
+    /// Checkpoint + resume overhead at the start of the current segment, ns.
+    pub seg_overhead_ns: u64,
+    /// GPU type of the current segment.
+    pub seg_type: u32,
+    /// Overhead the job pays at its next start (after a preemption), ns.
+    pub pending_overhead_ns: u64,
+    /// End of the current lease, ns (leasing policies only).
+    pub lease_end_ns: u64,
+    /// First start, ns (`u64::MAX` before).
+    pub first_start_ns: u64,
+    /// End of the last run segment (submission before the first), ns.
+    pub last_stop_ns: u64,
+    /// Length of the last finished run segment, ns.
+    pub last_segment_ns: u64,
+    /// Finish time, ns (`u64::MAX` before).
+    pub finish_ns: u64,
+    /// Preemptions suffered.
+    pub preemptions: u32,
+    /// Event epoch: completion/lease/wake-up events of older epochs are stale.
+    pub epoch: u32,
+    /// Nodes held: (node, GPUs on it).
+    pub alloc: Vec<(u32, u32)>,
+    /// The tenant's deserved-rate integral Φ_u at submission (see [`TenantState::phi_ns`]).
+    pub phi_at_submit: f64,
+}
+
+impl JobState {
+    /// True while the job holds GPUs.
+    #[must_use]
+    pub fn is_running(&self) -> bool {
+        self.phase == Phase::Running
+    }
+
+    /// Speed on GPU type `t`.
+    #[must_use]
+    pub fn speed_on(&self, t: u32) -> f64 {
+        self.speed.get(t as usize).copied().unwrap_or(1.0)
+    }
+
+    /// Wall time held on GPUs up to `now` (overheads included), ns.
+    #[must_use]
+    pub fn executed_at(&self, now: u64) -> u64 {
+        if self.is_running() {
+            self.executed_ns + now.saturating_sub(self.seg_start_ns)
+        } else {
+            self.executed_ns
+        }
+    }
+
+    /// Attained service: GPUs × executed wall time, GPU-ns.
+    #[must_use]
+    pub fn attained_gpu_ns(&self, now: u64) -> u128 {
+        u128::from(self.gpus) * u128::from(self.executed_at(now))
+    }
+
+    /// Reference work done in the current segment up to `now`, ns.
+    fn progress_at(&self, now: u64) -> u64 {
+        if !self.is_running() {
+            return 0;
+        }
+        let worked = now.saturating_sub(self.seg_start_ns + self.seg_overhead_ns);
+        let s = self.speed_on(self.seg_type);
+        let p = if s == 1.0 {
+            worked
+        } else {
+            libm::floor(worked as f64 * s) as u64
+        };
+        p.min(self.remaining_ns)
+    }
+
+    /// Reference work left at `now`, ns.
+    #[must_use]
+    pub fn remaining_at(&self, now: u64) -> u64 {
+        self.remaining_ns - self.progress_at(now)
+    }
+
+    /// Reference work done so far, ns.
+    #[must_use]
+    pub fn done_at(&self, now: u64) -> u64 {
+        self.duration_ns - self.remaining_at(now)
+    }
+}
+
+/// A tenant's state during a run.
+#[derive(Clone, Debug)]
+pub struct TenantState {
+    /// Weight s_u.
+    pub weight: f64,
+    /// Quota Q_u = max(1, ⌊G·s_u/Σs⌋), GPUs (ASTRAEA).
+    pub quota: u64,
+    /// GPUs its running jobs hold now.
+    pub running_gpus: u64,
+    /// GPUs its active (waiting or running) jobs ask for, Σ gⱼ.
+    pub demand_gpus: u64,
+    /// Active jobs.
+    pub active_jobs: u32,
+    /// Used GPU-ns per window bucket (ring, indexed by bucket number mod buckets).
+    pub used_ring: Vec<u128>,
+    /// Deserved GPU-ns (rate min(demand, quota)) per window bucket.
+    pub deserved_ring: Vec<u128>,
+    /// Entitled GPU-ns (rate quota) per window bucket.
+    pub entitled_ring: Vec<u128>,
+    /// Used GPU-ns over the whole run.
+    pub used_total: u128,
+    /// Deserved GPU-ns over the whole run.
+    pub deserved_total: u128,
+    /// Φ_u = ∫ min(1, Q_u/demand_u) dt, ns: a job's deserved GPU-time is gⱼ·(Φ_u(now) −
+    /// Φ_u(submit)) (ASTRAEA's D_j with job weights wⱼ = gⱼ).
+    pub phi_ns: f64,
+}
+
+impl TenantState {
+    /// Used GPU-ns over the window.
+    #[must_use]
+    pub fn window_used(&self) -> u128 {
+        self.used_ring.iter().sum()
+    }
+    /// Deserved GPU-ns over the window.
+    #[must_use]
+    pub fn window_deserved(&self) -> u128 {
+        self.deserved_ring.iter().sum()
+    }
+    /// Entitled GPU-ns over the window.
+    #[must_use]
+    pub fn window_entitled(&self) -> u128 {
+        self.entitled_ring.iter().sum()
+    }
+}
+
+/// Empirical distribution of finished jobs' reference durations per GPU count, binned at 1/8
+/// octave of seconds (ASTRAEA's P(job finishes within the next lease)).
+#[derive(Clone, Debug, Default)]
+pub struct DurationHistory {
+    /// (GPU count, cumulative counts per bin), sorted by GPU count.
+    by_gpus: Vec<(u32, Vec<u32>)>,
+    /// Cumulative counts over all GPU counts.
+    all: Vec<u32>,
+}
+
+const HIST_BINS: usize = 256;
+
+fn hist_bin(ns: u64) -> usize {
+    let s = ns as f64 / 1e9;
+    let b = libm::floor(8.0 * libm::log2(1.0 + s));
+    (b.max(0.0) as usize).min(HIST_BINS - 1)
+}
+
+impl DurationHistory {
+    fn add(&mut self, gpus: u32, duration_ns: u64) {
+        let b = hist_bin(duration_ns);
+        let i = match self.by_gpus.binary_search_by_key(&gpus, |e| e.0) {
+            Ok(i) => i,
+            Err(i) => {
+                self.by_gpus.insert(i, (gpus, vec![0; HIST_BINS]));
+                i
+            }
+        };
+        for c in &mut self.by_gpus[i].1[b..] {
+            *c += 1;
+        }
+        if self.all.is_empty() {
+            self.all = vec![0; HIST_BINS];
+        }
+        for c in &mut self.all[b..] {
+            *c += 1;
+        }
+    }
+
+    /// P(duration ≤ done + lease | duration > done) among finished jobs of this GPU count (all
+    /// jobs when none of this count finished yet); 0 with no history.
+    #[must_use]
+    pub fn p_finish_within(&self, gpus: u32, done_ns: u64, lease_ns: u64) -> f64 {
+        let cum = match self.by_gpus.binary_search_by_key(&gpus, |e| e.0) {
+            Ok(i) => &self.by_gpus[i].1,
+            Err(_) if !self.all.is_empty() => &self.all,
+            Err(_) => return 0.0,
+        };
+        let n = cum[HIST_BINS - 1];
+        let b = cum[hist_bin(done_ns.saturating_add(lease_ns))];
+        // Jobs in the current bin count as not yet finished: the bins are coarse.
+        let below = if hist_bin(done_ns) == 0 {
+            0
+        } else {
+            cum[hist_bin(done_ns) - 1]
+        };
+        let alive = n - below;
+        if alive == 0 {
+            return 1.0;
+        }
+        f64::from(b - below) / f64::from(alive)
+    }
+}
+
+/// What a policy sees at a scheduling round.
+pub struct RoundCtx<'a> {
+    /// Now, ns.
+    pub now_ns: u64,
+    /// Active jobs (waiting or running), ascending index (= submission order).
+    pub active: &'a [usize],
+    /// Every job of the trace.
+    pub jobs: &'a [JobState],
+    /// Every tenant.
+    pub tenants: &'a [TenantState],
+    /// GPUs in the cluster, G.
+    pub total_gpus: u64,
+    /// GPUs per type.
+    pub gpus_by_type: &'a [u64],
+    /// Finished jobs' durations.
+    pub history: &'a DurationHistory,
+}
+
+/// One run segment of a job: it held `alloc` from `start_ns` to `end_ns`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// Job index.
+    pub job: usize,
+    /// Start, ns.
+    pub start_ns: u64,
+    /// End, ns.
+    pub end_ns: u64,
+    /// (node, GPUs on it).
+    pub alloc: Vec<(u32, u32)>,
+}
+
+/// Metrics sampled at one window-bucket boundary.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    /// Time, ns.
+    pub t_ns: u64,
+    /// Each tenant's windowed fairness F_u = U_u/D_u (None when it deserved nothing).
+    pub tenant_f: Vec<Option<f64>>,
+    /// Waiting jobs.
+    pub queue_len: u32,
+    /// GPUs busy.
+    pub busy_gpus: u64,
+    /// Share of the free GPUs that sit on partly used nodes (fragmentation), 0–1.
+    pub fragmentation: f64,
+}
+
+/// Everything one policy's run produced.
+#[derive(Clone, Debug)]
+pub struct PolicyRun {
+    /// The policy.
+    pub kind: PolicyKind,
+    /// Final job states (submit, first start, finish, executed, …).
+    pub jobs: Vec<JobState>,
+    /// Final tenant states (totals).
+    pub tenants: Vec<TenantState>,
+    /// Every run segment, in end order.
+    pub segments: Vec<Segment>,
+    /// Samples at bucket boundaries.
+    pub samples: Vec<Sample>,
+    /// Per tenant: (time ns, GPUs held from then on) at every change.
+    pub tenant_gpus: Vec<Vec<(u64, u64)>>,
+    /// GPU-ns the cluster was busy (jobs holding GPUs, overheads included).
+    pub busy_gpu_ns: u128,
+    /// Deserved GPU-ns of every job at its finish (gⱼ·ΔΦ), index = job.
+    pub job_deserved_gpu_ns: Vec<f64>,
+    /// Preemptions in all.
+    pub preemptions: u64,
+    /// Rounds in which a chosen job could not be placed although enough GPUs were free.
+    pub placement_blocks: u64,
+    /// Scheduling rounds run.
+    pub rounds: u64,
+    /// Events processed.
+    pub events: u64,
+    /// GPUs in the cluster.
+    pub total_gpus: u64,
+    /// Time of the first submission, ns.
+    pub first_submit_ns: u64,
+    /// Time of the last finish, ns.
+    pub last_finish_ns: u64,
+    /// Integral of free-GPU fragmentation share over time (for its time average), ns.
+    pub fragmentation_integral: f64,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    Completion(usize, u32),
+    Arrival(usize),
+    Lease(usize, u32),
+    Wakeup(usize, u32),
+    Bucket,
+}
+
+fn priority(ev: &Ev) -> u8 {
+    match ev {
+        Ev::Completion(..) => 0,
+        Ev::Arrival(_) => 1,
+        Ev::Lease(..) => 2,
+        Ev::Wakeup(..) => 3,
+        Ev::Bucket => 4,
+    }
+}
+
+/// Tenant weights s_u for a trace.
+#[must_use]
+pub fn tenant_weights(params: &FairnessParams, trace: &Trace) -> Vec<f64> {
+    let n = trace.tenants.len().max(
+        trace
+            .jobs
+            .iter()
+            .map(|j| j.tenant as usize + 1)
+            .max()
+            .unwrap_or(0),
+    );
+    match params.tenant_weights {
+        TenantWeights::Equal => vec![1.0; n],
+        TenantWeights::Demand => {
+            let mut w = vec![0.0; n];
+            for j in &trace.jobs {
+                w[j.tenant as usize] += f64::from(j.gpus) * j.duration_ns as f64 / 1e9;
+            }
+            w
+        }
+    }
+}
+
+struct Sim<'p> {
+    params: &'p FairnessParams,
+    jobs: Vec<JobState>,
+    tenants: Vec<TenantState>,
+    node_free: Vec<u32>,
+    node_type: Vec<u32>,
+    gpus_per_node: u32,
+    total_gpus: u64,
+    gpus_by_type: Vec<u64>,
+    free_gpus: u64,
+    active: Vec<usize>,
+    history: DurationHistory,
+    queue: EventQueue<Ev>,
+    now: u64,
+    bucket_ns: u64,
+    buckets: usize,
+    cur_bucket: u64,
+    done: usize,
+    run: PolicyRun,
+    keep: Vec<bool>,
+}
+
+/// Runs one policy on a trace.
+///
+/// # Panics
+/// Never on validated parameters; a job larger than the cluster is rejected by the caller.
+#[must_use]
+pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> PolicyRun {
+    let weights = tenant_weights(params, trace);
+    let total_gpus = params.cluster.total_gpus();
+    let wsum: f64 = weights.iter().sum();
+    let buckets = params.window.buckets as usize;
+    let tenants: Vec<TenantState> = weights
+        .iter()
+        .map(|&w| {
+            let q = if wsum > 0.0 {
+                libm::floor(total_gpus as f64 * w / wsum) as u64
+            } else {
+                0
+            };
+            TenantState {
+                weight: if w > 0.0 { w } else { 1e-9 },
+                quota: q.max(1),
+                running_gpus: 0,
+                demand_gpus: 0,
+                active_jobs: 0,
+                used_ring: vec![0; buckets],
+                deserved_ring: vec![0; buckets],
+                entitled_ring: vec![0; buckets],
+                used_total: 0,
+                deserved_total: 0,
+                phi_ns: 0.0,
+            }
+        })
+        .collect();
+    let jobs: Vec<JobState> = trace
+        .jobs
+        .iter()
+        .map(|j| JobState {
+            tenant: j.tenant,
+            gpus: j.gpus,
+            submit_ns: j.submit_ns,
+            duration_ns: j.duration_ns,
+            speed: j.speed_by_gpu_type.clone(),
+            phase: Phase::Pending,
+            remaining_ns: j.duration_ns,
+            executed_ns: 0,
+            seg_start_ns: 0,
+            seg_overhead_ns: 0,
+            seg_type: 0,
+            pending_overhead_ns: 0,
+            lease_end_ns: 0,
+            first_start_ns: u64::MAX,
+            last_stop_ns: j.submit_ns,
+            last_segment_ns: 0,
+            finish_ns: u64::MAX,
+            preemptions: 0,
+            epoch: 0,
+            alloc: Vec::new(),
+            phi_at_submit: 0.0,
+        })
+        .collect();
+    let node_type = params.cluster.node_types();
+    let mut gpus_by_type = vec![0u64; params.cluster.type_count()];
+    for &t in &node_type {
+        gpus_by_type[t as usize] += u64::from(params.cluster.gpus_per_node);
+    }
+    let n_jobs = jobs.len();
+    let n_tenants = tenants.len();
+    let first_submit_ns = jobs.iter().map(|j| j.submit_ns).min().unwrap_or(0);
+    let mut sim = Sim {
+        params,
+        jobs,
+        tenants,
+        node_free: vec![params.cluster.gpus_per_node; params.cluster.nodes as usize],
+        node_type,
+        gpus_per_node: params.cluster.gpus_per_node,
+        total_gpus,
+        gpus_by_type,
+        free_gpus: total_gpus,
+        active: Vec::new(),
+        history: DurationHistory::default(),
+        queue: EventQueue::new(),
+        now: 0,
+        bucket_ns: s_to_ns(params.window.bucket_s).max(1),
+        buckets,
+        cur_bucket: 0,
+        done: 0,
+        run: PolicyRun {
+            kind,
+            jobs: Vec::new(),
+            tenants: Vec::new(),
+            segments: Vec::new(),
+            samples: Vec::new(),
+            tenant_gpus: vec![Vec::new(); n_tenants],
+            busy_gpu_ns: 0,
+            job_deserved_gpu_ns: vec![0.0; n_jobs],
+            preemptions: 0,
+            placement_blocks: 0,
+            rounds: 0,
+            events: 0,
+            total_gpus,
+            first_submit_ns,
+            last_finish_ns: first_submit_ns,
+            fragmentation_integral: 0.0,
+        },
+        keep: vec![false; n_jobs],
+    };
+    let mut policy = kind.build(params, n_tenants, n_jobs);
+    for (i, j) in sim.jobs.iter().enumerate() {
+        sim.queue.push(Nanos(j.submit_ns), 1, Ev::Arrival(i));
+    }
+    if n_jobs > 0 {
+        sim.queue.push(Nanos(sim.bucket_ns), 4, Ev::Bucket);
+    }
+    let mut pending: Option<(Nanos, Ev)> = None;
+    loop {
+        let next = sim.queue.pop();
+        let Some((Nanos(t), ev)) = next else { break };
+        if t > sim.now {
+            sim.advance(t);
+        }
+        let mut dirty = sim.apply(ev);
+        // Apply every other event at this instant before the round.
+        while let Some((Nanos(t2), ev2)) = sim.queue.pop() {
+            if t2 != t {
+                pending = Some((Nanos(t2), ev2));
+                break;
+            }
+            dirty |= sim.apply(ev2);
+        }
+        // The round may schedule events before the one held back: put it back first.
+        if let Some((t2, ev2)) = pending.take() {
+            sim.queue.push(t2, priority(&ev2), ev2);
+        }
+        if dirty {
+            sim.round(&mut *policy);
+        }
+        if sim.done == n_jobs && sim.queue.is_empty() {
+            break;
+        }
+    }
+    sim.run.events = sim.queue.processed();
+    let mut run = sim.run;
+    run.jobs = sim.jobs;
+    run.tenants = sim.tenants;
+    run
+}
+
+impl Sim<'_> {
+    /// Integrates accounting from `self.now` to `t`.
+    fn advance(&mut self, t: u64) {
+        let mut from = self.now;
+        let busy = self.total_gpus - self.free_gpus;
+        self.run.busy_gpu_ns += u128::from(busy) * u128::from(t - from);
+        if self.free_gpus > 0 {
+            self.run.fragmentation_integral += self.fragmentation() * (t - from) as f64;
+        }
+        for u in &mut self.tenants {
+            if u.demand_gpus > 0 {
+                let rate = (u.quota as f64 / u.demand_gpus as f64).min(1.0);
+                u.phi_ns += rate * (t - from) as f64;
+            }
+        }
+        while from < t {
+            let b = from / self.bucket_ns;
+            if b != self.cur_bucket {
+                // Entering later buckets: clear the slots they reuse.
+                let steps = (b - self.cur_bucket).min(self.buckets as u64);
+                for k in 1..=steps {
+                    let slot = ((self.cur_bucket + k) % self.buckets as u64) as usize;
+                    for u in &mut self.tenants {
+                        u.used_ring[slot] = 0;
+                        u.deserved_ring[slot] = 0;
+                        u.entitled_ring[slot] = 0;
+                    }
+                }
+                if b - self.cur_bucket > self.buckets as u64 {
+                    for u in &mut self.tenants {
+                        u.used_ring.iter_mut().for_each(|x| *x = 0);
+                        u.deserved_ring.iter_mut().for_each(|x| *x = 0);
+                        u.entitled_ring.iter_mut().for_each(|x| *x = 0);
+                    }
+                }
+                self.cur_bucket = b;
+            }
+            let end = ((b + 1) * self.bucket_ns).min(t);
+            let dt = u128::from(end - from);
+            let slot = (b % self.buckets as u64) as usize;
+            for u in &mut self.tenants {
+                let used = u128::from(u.running_gpus) * dt;
+                let des = u128::from(u.demand_gpus.min(u.quota)) * dt;
+                u.used_ring[slot] += used;
+                u.deserved_ring[slot] += des;
+                u.entitled_ring[slot] += u128::from(u.quota) * dt;
+                u.used_total += used;
+                u.deserved_total += des;
+            }
+            from = end;
+        }
+        // At an exact bucket boundary the new bucket starts empty.
+        let b = t / self.bucket_ns;
+        if b != self.cur_bucket {
+            let steps = (b - self.cur_bucket).min(self.buckets as u64);
+            for k in 1..=steps {
+                let slot = ((self.cur_bucket + k) % self.buckets as u64) as usize;
+                for u in &mut self.tenants {
+                    u.used_ring[slot] = 0;
+                    u.deserved_ring[slot] = 0;
+                    u.entitled_ring[slot] = 0;
+                }
+            }
+            self.cur_bucket = b;
+        }
+        self.now = t;
+    }
+
+    fn fragmentation(&self) -> f64 {
+        if self.free_gpus == 0 {
+            return 0.0;
+        }
+        let partial: u64 = self
+            .node_free
+            .iter()
+            .filter(|&&f| f > 0 && f < self.gpus_per_node)
+            .map(|&f| u64::from(f))
+            .sum();
+        partial as f64 / self.free_gpus as f64
+    }
+
+    fn set_tenant_gpus(&mut self, tenant: usize, delta: i64) {
+        let u = &mut self.tenants[tenant];
+        u.running_gpus = (u.running_gpus as i64 + delta) as u64;
+        let v = u.running_gpus;
+        let track = &mut self.run.tenant_gpus[tenant];
+        match track.last_mut() {
+            Some(last) if last.0 == self.now => last.1 = v,
+            _ => track.push((self.now, v)),
+        }
+    }
+
+    /// Applies one event; true when a scheduling round is due.
+    fn apply(&mut self, ev: Ev) -> bool {
+        match ev {
+            Ev::Arrival(j) => {
+                let u = self.jobs[j].tenant as usize;
+                self.jobs[j].phase = Phase::Waiting;
+                self.jobs[j].phi_at_submit = self.tenants[u].phi_ns;
+                self.tenants[u].demand_gpus += u64::from(self.jobs[j].gpus);
+                self.tenants[u].active_jobs += 1;
+                if let Err(pos) = self.active.binary_search(&j) {
+                    self.active.insert(pos, j);
+                }
+                if self.jobs[j].duration_ns == 0 {
+                    // Nothing to run: done at once.
+                    self.finish(j);
+                }
+                true
+            }
+            Ev::Completion(j, epoch) => {
+                if self.jobs[j].epoch != epoch || !self.jobs[j].is_running() {
+                    return false;
+                }
+                self.stop_segment(j);
+                self.finish(j);
+                true
+            }
+            Ev::Lease(j, epoch) | Ev::Wakeup(j, epoch) => {
+                self.jobs[j].epoch == epoch && self.jobs[j].is_running()
+            }
+            Ev::Bucket => {
+                self.sample();
+                // Only while something else can still happen (a stuck job ends the run).
+                if self.done < self.jobs.len() && !self.queue.is_empty() {
+                    self.queue
+                        .push(Nanos(self.now + self.bucket_ns), 4, Ev::Bucket);
+                }
+                false
+            }
+        }
+    }
+
+    fn sample(&mut self) {
+        let tenant_f = self
+            .tenants
+            .iter()
+            .map(|u| {
+                let d = u.window_deserved();
+                (d > 0).then(|| u.window_used() as f64 / d as f64)
+            })
+            .collect();
+        let queue_len = self
+            .active
+            .iter()
+            .filter(|&&j| !self.jobs[j].is_running())
+            .count() as u32;
+        self.run.samples.push(Sample {
+            t_ns: self.now,
+            tenant_f,
+            queue_len,
+            busy_gpus: self.total_gpus - self.free_gpus,
+            fragmentation: self.fragmentation(),
+        });
+    }
+
+    /// Ends the running segment of `j` at `now`, frees its GPUs.
+    fn stop_segment(&mut self, j: usize) {
+        let now = self.now;
+        let job = &mut self.jobs[j];
+        let progress = job.progress_at(now);
+        job.remaining_ns -= progress;
+        let held = now - job.seg_start_ns;
+        job.executed_ns += held;
+        job.last_segment_ns = held;
+        job.last_stop_ns = now;
+        job.phase = Phase::Waiting;
+        job.epoch += 1;
+        let alloc = core::mem::take(&mut job.alloc);
+        let gpus = job.gpus;
+        let tenant = job.tenant as usize;
+        let seg_start = job.seg_start_ns;
+        for &(n, c) in &alloc {
+            self.node_free[n as usize] += c;
+        }
+        self.free_gpus += u64::from(gpus);
+        self.set_tenant_gpus(tenant, -i64::from(gpus));
+        self.run.segments.push(Segment {
+            job: j,
+            start_ns: seg_start,
+            end_ns: now,
+            alloc,
+        });
+    }
+
+    fn finish(&mut self, j: usize) {
+        let now = self.now;
+        let u = self.jobs[j].tenant as usize;
+        let job = &mut self.jobs[j];
+        job.phase = Phase::Done;
+        job.remaining_ns = 0;
+        job.finish_ns = now;
+        if job.first_start_ns == u64::MAX {
+            job.first_start_ns = now;
+        }
+        let g = job.gpus;
+        self.run.job_deserved_gpu_ns[j] =
+            f64::from(g) * (self.tenants[u].phi_ns - job.phi_at_submit);
+        self.history.add(g, job.duration_ns);
+        self.tenants[u].demand_gpus -= u64::from(g);
+        self.tenants[u].active_jobs -= 1;
+        if let Ok(pos) = self.active.binary_search(&j) {
+            self.active.remove(pos);
+        }
+        self.done += 1;
+        self.run.last_finish_ns = self.run.last_finish_ns.max(now);
+    }
+
+    /// Picks GPUs for `gpus` on nodes of type `t`, or None.
+    fn place(&self, gpus: u32, t: u32) -> Option<Vec<(u32, u32)>> {
+        let gpn = self.gpus_per_node;
+        let nodes =
+            || (0..self.node_free.len() as u32).filter(move |&n| self.node_type[n as usize] == t);
+        let best_fit = |need: u32, exclude: &[(u32, u32)]| {
+            nodes()
+                .filter(|n| !exclude.iter().any(|e| e.0 == *n))
+                .filter(|&n| self.node_free[n as usize] >= need)
+                .min_by_key(|&n| (self.node_free[n as usize], n))
+        };
+        match self.params.cluster.placement {
+            Placement::Consolidated => {
+                let full = gpus / gpn;
+                let rest = gpus % gpn;
+                let mut out: Vec<(u32, u32)> = nodes()
+                    .filter(|&n| self.node_free[n as usize] == gpn)
+                    .take(full as usize)
+                    .map(|n| (n, gpn))
+                    .collect();
+                if out.len() < full as usize {
+                    return None;
+                }
+                if rest > 0 {
+                    let n = best_fit(rest, &out)?;
+                    out.push((n, rest));
+                }
+                Some(out)
+            }
+            Placement::TopologyAware => {
+                if gpus <= gpn {
+                    if let Some(n) = best_fit(gpus, &[]) {
+                        return Some(vec![(n, gpus)]);
+                    }
+                }
+                let mut order: Vec<u32> = nodes()
+                    .filter(|&n| self.node_free[n as usize] > 0)
+                    .collect();
+                order.sort_by_key(|&n| (core::cmp::Reverse(self.node_free[n as usize]), n));
+                take_in_order(&self.node_free, order.into_iter(), gpus)
+            }
+            Placement::FirstFit => take_in_order(
+                &self.node_free,
+                nodes().filter(|&n| self.node_free[n as usize] > 0),
+                gpus,
+            ),
+        }
+    }
+
+    fn start(
+        &mut self,
+        j: usize,
+        alloc: Vec<(u32, u32)>,
+        t: u32,
+        policy: &dyn super::policies::Policy,
+    ) {
+        let now = self.now;
+        for &(n, c) in &alloc {
+            self.node_free[n as usize] -= c;
+        }
+        let gpus = self.jobs[j].gpus;
+        self.free_gpus -= u64::from(gpus);
+        let tenant = self.jobs[j].tenant as usize;
+        self.set_tenant_gpus(tenant, i64::from(gpus));
+        let job = &mut self.jobs[j];
+        job.phase = Phase::Running;
+        job.alloc = alloc;
+        job.seg_start_ns = now;
+        job.seg_overhead_ns = core::mem::take(&mut job.pending_overhead_ns);
+        job.seg_type = t;
+        job.epoch += 1;
+        if job.first_start_ns == u64::MAX {
+            job.first_start_ns = now;
+        }
+        let s = job.speed_on(t);
+        let run_ns = if s == 1.0 {
+            job.remaining_ns
+        } else {
+            libm::ceil(job.remaining_ns as f64 / s) as u64
+        };
+        let epoch = job.epoch;
+        let end = now + job.seg_overhead_ns + run_ns;
+        self.queue.push(Nanos(end), 0, Ev::Completion(j, epoch));
+        self.renew(j, policy);
+    }
+
+    fn renew(&mut self, j: usize, policy: &dyn super::policies::Policy) {
+        let now = self.now;
+        if let Preemption::AtLeaseEnd(l) = policy.preemption() {
+            // Leases end on a global grid of lease lengths, at the first boundary at least one
+            // lease after the start: every job gets ≥ one lease, and expiries coincide, so one
+            // round serves them all (as the artifact's periodic scheduling rounds do).
+            let l = l.max(1);
+            let end = (now + l).div_ceil(l) * l;
+            self.jobs[j].lease_end_ns = end;
+            let e = self.jobs[j].epoch;
+            self.queue.push(Nanos(end), 2, Ev::Lease(j, e));
+        }
+        let ctx = self.ctx();
+        if let Some(w) = policy.wakeup_after_ns(&ctx, j) {
+            let e = self.jobs[j].epoch;
+            self.queue.push(Nanos(now + w.max(1)), 3, Ev::Wakeup(j, e));
+        }
+    }
+
+    fn ctx(&self) -> RoundCtx<'_> {
+        RoundCtx {
+            now_ns: self.now,
+            active: &self.active,
+            jobs: &self.jobs,
+            tenants: &self.tenants,
+            total_gpus: self.total_gpus,
+            gpus_by_type: &self.gpus_by_type,
+            history: &self.history,
+        }
+    }
+
+    fn preemptible(&self, j: usize, rule: Preemption) -> bool {
+        match rule {
+            Preemption::Never => false,
+            Preemption::Anytime => true,
+            Preemption::AtLeaseEnd(_) => self.jobs[j].lease_end_ns <= self.now,
+        }
+    }
+
+    fn round(&mut self, policy: &mut dyn super::policies::Policy) {
+        let rule = policy.preemption();
+        // Preemption only ever serves waiting jobs: with none, nothing can change (running
+        // jobs past their lease stay preemptible until a round renews them).
+        if self.active.iter().all(|&j| self.jobs[j].is_running()) {
+            return;
+        }
+        // Nothing can change when no GPU is free enough for any waiting job and nothing may
+        // be preempted.
+        let any_preemptible = self
+            .active
+            .iter()
+            .any(|&j| self.jobs[j].is_running() && self.preemptible(j, rule));
+        if !any_preemptible {
+            let smallest = self
+                .active
+                .iter()
+                .filter(|&&j| !self.jobs[j].is_running())
+                .map(|&j| u64::from(self.jobs[j].gpus))
+                .min();
+            match smallest {
+                None => return,
+                Some(g) if g > self.free_gpus => return,
+                _ => {}
+            }
+        }
+        self.run.rounds += 1;
+        let order = policy.order(&self.ctx());
+        debug_assert_eq!(order.len(), self.active.len());
+        let locked: u64 = self
+            .active
+            .iter()
+            .filter(|&&j| self.jobs[j].is_running() && !self.preemptible(j, rule))
+            .map(|&j| u64::from(self.jobs[j].gpus))
+            .sum();
+        let mut cap = self.total_gpus - locked;
+        for &j in &order {
+            let job = &self.jobs[j];
+            if job.is_running() && !self.preemptible(j, rule) {
+                continue;
+            }
+            let g = u64::from(job.gpus);
+            if g <= cap {
+                cap -= g;
+                self.keep[j] = true;
+            }
+        }
+        // Preempt, then renew leases of kept running jobs.
+        for &j in &order {
+            if self.jobs[j].is_running() && self.preemptible(j, rule) {
+                if self.keep[j] {
+                    if matches!(rule, Preemption::AtLeaseEnd(_)) {
+                        self.jobs[j].epoch += 1;
+                        // A renewed job keeps running: re-arm its completion under the new epoch.
+                        let job = &self.jobs[j];
+                        let s = job.speed_on(job.seg_type);
+                        let left = job.remaining_at(self.now);
+                        let overhead_left =
+                            (job.seg_start_ns + job.seg_overhead_ns).saturating_sub(self.now);
+                        let run_ns = if s == 1.0 {
+                            left
+                        } else {
+                            libm::ceil(left as f64 / s) as u64
+                        };
+                        let end = self.now + overhead_left + run_ns;
+                        let e = job.epoch;
+                        self.queue.push(Nanos(end), 0, Ev::Completion(j, e));
+                        self.renew(j, policy);
+                    }
+                } else {
+                    self.stop_segment(j);
+                    let cost = s_to_ns(self.params.preempt_cost_s + self.params.resume_cost_s);
+                    self.jobs[j].pending_overhead_ns = cost;
+                    self.jobs[j].preemptions += 1;
+                    self.run.preemptions += 1;
+                }
+            }
+        }
+        let mut blocked = false;
+        for &j in &order {
+            if !self.keep[j] {
+                continue;
+            }
+            self.keep[j] = false;
+            if self.jobs[j].is_running() {
+                continue;
+            }
+            let gpus = self.jobs[j].gpus;
+            if u64::from(gpus) > self.free_gpus {
+                continue;
+            }
+            let types: Vec<u32> = policy
+                .type_preference(&self.ctx(), j)
+                .unwrap_or_else(|| (0..self.gpus_by_type.len() as u32).collect());
+            let mut placed = false;
+            for t in types {
+                if let Some(alloc) = self.place(gpus, t) {
+                    self.start(j, alloc, t, policy);
+                    placed = true;
+                    break;
+                }
+            }
+            if !placed {
+                blocked = true;
+            }
+        }
+        if blocked {
+            self.run.placement_blocks += 1;
+        }
+    }
+}
+
+fn take_in_order(
+    free: &[u32],
+    nodes: impl Iterator<Item = u32>,
+    gpus: u32,
+) -> Option<Vec<(u32, u32)>> {
+    let mut need = gpus;
+    let mut out = Vec::new();
+    for n in nodes {
+        if need == 0 {
+            break;
+        }
+        let take = free[n as usize].min(need);
+        if take > 0 {
+            out.push((n, take));
+            need -= take;
+        }
+    }
+    (need == 0).then_some(out)
+}

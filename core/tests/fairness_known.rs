@@ -1,0 +1,234 @@
+//! Known answers of the fairness lab's simulator and policies.
+
+#![cfg(not(target_arch = "wasm32"))]
+
+use bubblelab_core::labs::fairness::{
+    run_policy, FairnessParams, Job, Placement, PolicyKind, PolicyRun, Trace,
+};
+use proptest::prelude::*;
+
+const S: u64 = 1_000_000_000;
+
+fn job(id: u64, tenant: u32, gpus: u32, submit_s: u64, duration_s: u64) -> Job {
+    Job {
+        id,
+        tenant,
+        gpus,
+        submit_ns: submit_s * S,
+        duration_ns: duration_s * S,
+        speed_by_gpu_type: Vec::new(),
+    }
+}
+
+fn trace(jobs: Vec<Job>, tenants: usize) -> Trace {
+    Trace {
+        jobs,
+        tenants: (0..tenants).map(|t| format!("t{t}")).collect(),
+        skipped_rows: 0,
+        source: "test".into(),
+    }
+}
+
+fn params(nodes: u32, gpus_per_node: u32) -> FairnessParams {
+    let mut p = FairnessParams::default();
+    p.cluster.nodes = nodes;
+    p.cluster.gpus_per_node = gpus_per_node;
+    p
+}
+
+fn start_order(run: &PolicyRun) -> Vec<usize> {
+    let mut v: Vec<usize> = (0..run.jobs.len()).collect();
+    v.sort_by_key(|&j| (run.jobs[j].first_start_ns, j));
+    v
+}
+
+#[test]
+fn one_tenant_fair_policies_follow_fifo_order() {
+    // One tenant, one GPU, equal 1-GPU jobs shorter than a lease, submitted one second apart.
+    let jobs = (0..12).map(|i| job(i, 0, 1, i, 100)).collect();
+    let t = trace(jobs, 1);
+    let p = params(1, 1);
+    let fifo = run_policy(&p, &t, PolicyKind::Fifo);
+    assert_eq!(start_order(&fifo), (0..12).collect::<Vec<_>>());
+    for k in PolicyKind::ALL.into_iter().filter(|k| k.is_fair()) {
+        let run = run_policy(&p, &t, k);
+        assert_eq!(start_order(&run), start_order(&fifo), "{}", k.id());
+        let starts: Vec<u64> = run.jobs.iter().map(|j| j.first_start_ns).collect();
+        let fifo_starts: Vec<u64> = fifo.jobs.iter().map(|j| j.first_start_ns).collect();
+        assert_eq!(starts, fifo_starts, "{}", k.id());
+        assert_eq!(run.preemptions, 0, "{}", k.id());
+    }
+}
+
+/// GPU-ns each tenant used in [from, to).
+fn used_between(run: &PolicyRun, tenants: usize, from: u64, to: u64) -> Vec<u128> {
+    let mut out = vec![0u128; tenants];
+    for s in &run.segments {
+        let a = s.start_ns.max(from);
+        let b = s.end_ns.min(to);
+        if b > a {
+            let j = &run.jobs[s.job];
+            out[j.tenant as usize] += u128::from(j.gpus) * u128::from(b - a);
+        }
+    }
+    // Segments still running at the end of the run are closed at their job's finish, so every
+    // segment is in `segments`.
+    out
+}
+
+#[test]
+fn two_equal_tenants_get_equal_gpu_time_within_one_lease() {
+    // 8 GPUs; each tenant submits 8 one-GPU jobs of 10 h at t = 0 (tenant 0's first).
+    let mut jobs = Vec::new();
+    for i in 0..16u64 {
+        jobs.push(job(i, (i / 8) as u32, 1, 0, 36_000));
+    }
+    let t = trace(jobs, 2);
+    let p = params(1, 8);
+    let lease = 900 * S;
+    // Themis is left out: its unit is the job (finish-time fairness of each job), not the
+    // tenant, so with equal jobs it keeps submission order.
+    for k in PolicyKind::ALL
+        .into_iter()
+        .filter(|k| k.is_fair() && *k != PolicyKind::Themis)
+    {
+        let run = run_policy(&p, &t, k);
+        let used = used_between(&run, 2, 0, lease);
+        assert_eq!(used[0], used[1], "{}: {used:?}", k.id());
+        assert_eq!(used[0], 4 * u128::from(lease), "{}", k.id());
+    }
+    // FIFO gives everything to the first tenant.
+    let fifo = run_policy(&p, &t, PolicyKind::Fifo);
+    assert_eq!(
+        used_between(&fifo, 2, 0, lease),
+        vec![8 * u128::from(lease), 0]
+    );
+}
+
+fn check_run(run: &PolicyRun, p: &FairnessParams) {
+    let k = run.kind.id();
+    let gpn = p.cluster.gpus_per_node;
+    // Every job finished, and ran exactly its gang on each segment.
+    for (i, j) in run.jobs.iter().enumerate() {
+        assert_ne!(j.finish_ns, u64::MAX, "{k}: job {i} never finished");
+    }
+    let mut edges: Vec<(u64, i64, u32, usize)> = Vec::new();
+    for s in &run.segments {
+        let g: u32 = s.alloc.iter().map(|a| a.1).sum();
+        assert_eq!(
+            g, run.jobs[s.job].gpus,
+            "{k}: gang broken for job {}",
+            s.job
+        );
+        for &(n, c) in &s.alloc {
+            edges.push((s.start_ns, i64::from(c), n, s.job));
+            edges.push((s.end_ns, -i64::from(c), n, s.job));
+        }
+        if p.cluster.placement == Placement::Consolidated {
+            let nodes = s.alloc.len() as u32;
+            assert_eq!(
+                nodes,
+                run.jobs[s.job].gpus.div_ceil(gpn),
+                "{k}: not consolidated"
+            );
+        }
+    }
+    // Frees before allocations at one instant; no node ever over-committed.
+    edges.sort_by_key(|e| (e.0, e.1));
+    let mut used = vec![0i64; p.cluster.nodes as usize];
+    for (t, d, n, j) in edges {
+        used[n as usize] += d;
+        assert!(
+            used[n as usize] >= 0 && used[n as usize] <= i64::from(gpn),
+            "{k}: node {n} at {t} holds {} (job {j})",
+            used[n as usize]
+        );
+    }
+    // A job's segments never overlap.
+    let mut by_job: Vec<Vec<(u64, u64)>> = vec![Vec::new(); run.jobs.len()];
+    for s in &run.segments {
+        by_job[s.job].push((s.start_ns, s.end_ns));
+    }
+    for segs in &mut by_job {
+        segs.sort_unstable();
+        for w in segs.windows(2) {
+            assert!(w[0].1 <= w[1].0, "{k}: overlapping segments");
+        }
+    }
+    // GPU-time accounting balances: tenants' used = cluster busy = Σ segments.
+    let seg_sum: u128 = run
+        .segments
+        .iter()
+        .map(|s| u128::from(run.jobs[s.job].gpus) * u128::from(s.end_ns - s.start_ns))
+        .sum();
+    let tenant_sum: u128 = run.tenants.iter().map(|u| u.used_total).sum();
+    assert_eq!(seg_sum, run.busy_gpu_ns, "{k}");
+    assert_eq!(tenant_sum, run.busy_gpu_ns, "{k}");
+    // Executed time of each job = its segments.
+    for (i, segs) in by_job.iter().enumerate() {
+        let held: u64 = segs.iter().map(|s| s.1 - s.0).sum();
+        assert_eq!(held, run.jobs[i].executed_ns, "{k}: job {i}");
+        let overheads = u64::from(run.jobs[i].preemptions)
+            * bubblelab_core::labs::fairness::params::s_to_ns(p.preempt_cost_s + p.resume_cost_s);
+        assert!(
+            held >= run.jobs[i].duration_ns,
+            "{k}: job {i} ran less than its duration"
+        );
+        assert!(
+            held <= run.jobs[i].duration_ns + overheads,
+            "{k}: job {i} ran too long"
+        );
+    }
+}
+
+#[test]
+fn accounting_balances_on_a_contended_trace() {
+    let mut jobs = Vec::new();
+    for i in 0..60u64 {
+        let gpus = [1, 2, 4, 8, 16][(i * 7 % 5) as usize];
+        jobs.push(job(
+            i,
+            (i % 4) as u32,
+            gpus,
+            i * 37,
+            200 + (i * 911) % 5_000,
+        ));
+    }
+    let t = trace(jobs, 4);
+    for placement in [
+        Placement::Consolidated,
+        Placement::TopologyAware,
+        Placement::FirstFit,
+    ] {
+        let mut p = params(4, 8);
+        p.cluster.placement = placement;
+        for k in PolicyKind::ALL {
+            check_run(&run_policy(&p, &t, k), &p);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    #[test]
+    fn gang_constraint_never_violated(
+        specs in prop::collection::vec((0u32..3, 0usize..5, 0u64..3_000, 1u64..4_000), 1..25),
+        placement in 0usize..3,
+    ) {
+        let mut specs = specs;
+        specs.sort_by_key(|s| s.2);
+        let jobs = specs
+            .iter()
+            .enumerate()
+            .map(|(i, &(t, g, sub, d))| job(i as u64, t, [1, 2, 3, 8, 12][g], sub, d))
+            .collect();
+        let t = trace(jobs, 3);
+        let mut p = params(2, 8);
+        p.lease_s = 300.0;
+        p.gandiva_fair.quantum_s = 300.0;
+        p.cluster.placement = [Placement::Consolidated, Placement::TopologyAware, Placement::FirstFit][placement];
+        for k in PolicyKind::ALL {
+            check_run(&run_policy(&p, &t, k), &p);
+        }
+    }
+}

@@ -1,0 +1,378 @@
+//! The fairness lab page: a multi-tenant GPU cluster under every policy on one trace, the
+//! comparison table, fairness over time, JCT distributions and GPU-by-tenant timelines. The
+//! trace is the scenario's seeded synthetic one (shareable as a link) or a trace file the user
+//! opens (any supported format; not carried in links).
+//!
+//! The form edits the scenario's JSON by path and lets the core validate it, so every message
+//! names the field exactly as the CLI would.
+
+use std::rc::Rc;
+
+use bubblelab_core::labs::fairness::job::Trace;
+use bubblelab_core::labs::fairness::policies::PolicyKind;
+use bubblelab_core::labs::fairness::traces::{self, ReadOptions};
+use bubblelab_core::labs::fairness::{run_trace, FairnessParams};
+use bubblelab_core::{presets, share, Report, Scenario, ScenarioError};
+use serde_json::Value;
+use web_sys::HtmlSelectElement;
+use yew::prelude::*;
+
+use crate::browser;
+use crate::components::export::ExportBar;
+use crate::components::fields::{CheckboxGroup, NumberField};
+use crate::components::report_view::ReportView;
+use crate::components::timeline::Shared;
+use crate::components::upload::{texts, FileUpload};
+
+/// Properties of [`FairnessLab`].
+#[derive(Properties, PartialEq)]
+pub struct FairnessLabProps {
+    /// The `s=` payload of a share link, if any.
+    #[prop_or_default]
+    pub payload: Option<String>,
+}
+
+/// Number fields: (path inside `params`, label).
+const FIELDS: [(&str, &str); 9] = [
+    ("cluster.nodes", "Nodes"),
+    ("cluster.gpus_per_node", "GPUs per node"),
+    ("lease_s", "Lease (s)"),
+    ("preempt_cost_s", "Checkpoint cost (s)"),
+    ("resume_cost_s", "Resume cost (s)"),
+    ("synthetic.jobs", "Synthetic jobs"),
+    ("synthetic.tenants", "Synthetic tenants"),
+    ("synthetic.mean_interarrival_s", "Mean inter-arrival (s)"),
+    ("synthetic.seed", "Seed"),
+];
+
+/// Largest trace file the page reads, bytes.
+const MAX_TRACE_BYTES: u64 = 64 << 20;
+
+fn get<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.').try_fold(v, |v, k| v.get(k))
+}
+
+fn set(v: &mut Value, path: &str, new: Value) {
+    let mut cur = v;
+    let mut parts = path.split('.').peekable();
+    while let Some(k) = parts.next() {
+        if parts.peek().is_none() {
+            if let Some(obj) = cur.as_object_mut() {
+                obj.insert(k.to_string(), new);
+            }
+            return;
+        }
+        match cur.get_mut(k) {
+            Some(next) => cur = next,
+            None => return,
+        }
+    }
+}
+
+#[derive(Clone, PartialEq)]
+struct State {
+    /// The scenario's params as JSON, edited by the form.
+    params: Value,
+    /// Field text as typed.
+    texts: Vec<String>,
+    report: Shared<Report>,
+    /// Where the report came from: the synthetic trace or a file.
+    source: String,
+    error: Option<ScenarioError>,
+    link_error: Option<String>,
+    uploaded: Option<Rc<Trace>>,
+}
+
+fn params_value(p: &FairnessParams) -> Value {
+    serde_json::from_str(&Scenario::Fairness(p.clone()).to_json())
+        .ok()
+        .and_then(|v: Value| v.get("params").cloned())
+        .unwrap_or(Value::Null)
+}
+
+impl State {
+    fn new(p: &FairnessParams, link_error: Option<String>) -> State {
+        let params = params_value(p);
+        let texts = FIELDS
+            .iter()
+            .map(|(path, _)| {
+                get(&params, path)
+                    .map(ToString::to_string)
+                    .unwrap_or_default()
+            })
+            .collect();
+        let mut s = State {
+            params,
+            texts,
+            report: Shared(Rc::new(Report::default())),
+            source: "synthetic".into(),
+            error: None,
+            link_error,
+            uploaded: None,
+        };
+        s.rerun(false);
+        s
+    }
+
+    fn from_payload(payload: Option<&str>) -> State {
+        match payload.map(|p| share::decode_for_lab("fairness", p)) {
+            Some(Ok(Scenario::Fairness(p))) => State::new(&p, None),
+            Some(Err(e)) => State::new(&FairnessParams::default(), Some(e.to_string())),
+            _ => State::new(&FairnessParams::default(), None),
+        }
+    }
+
+    /// Validates the edited params and runs them on the synthetic or the uploaded trace.
+    fn rerun(&mut self, update_link: bool) {
+        let json = format!(
+            "{{\"version\":1,\"lab\":\"fairness\",\"params\":{}}}",
+            self.params
+        );
+        let scenario = match Scenario::from_json(&json) {
+            Ok(s) => s,
+            Err(e) => return self.error = Some(e),
+        };
+        let Scenario::Fairness(p) = &scenario else {
+            return;
+        };
+        let result = match &self.uploaded {
+            None => bubblelab_core::run(&scenario),
+            Some(trace) => run_trace(p, trace),
+        };
+        match result {
+            Ok(report) => {
+                self.report = Shared(Rc::new(report));
+                self.error = None;
+                if update_link && self.uploaded.is_none() {
+                    browser::replace_hash(&share::fragment(&scenario));
+                }
+            }
+            Err(e) => self.error = Some(e),
+        }
+    }
+}
+
+/// The fairness lab.
+#[function_component(FairnessLab)]
+pub fn fairness_lab(props: &FairnessLabProps) -> Html {
+    let state = {
+        let payload = props.payload.clone();
+        use_state(move || State::from_payload(payload.as_deref()))
+    };
+    let upload_error = use_state(|| None::<String>);
+    let on_field = |i: usize| {
+        let state = state.clone();
+        Callback::from(move |text: String| {
+            let mut next = (*state).clone();
+            next.texts[i] = text.clone();
+            let path = FIELDS[i].0;
+            match text.trim().parse::<f64>() {
+                Ok(v) if v.is_finite() => {
+                    let value = if v.fract() == 0.0 && (0.0..9.0e15).contains(&v) {
+                        Value::from(v as u64)
+                    } else {
+                        Value::from(v)
+                    };
+                    set(&mut next.params, path, value);
+                    next.link_error = None;
+                    next.rerun(true);
+                }
+                _ => {
+                    next.error = Some(ScenarioError::field(
+                        format!("fairness.{path}"),
+                        format!("expected a number, got `{text}`"),
+                    ))
+                }
+            }
+            state.set(next);
+        })
+    };
+    let policies: Vec<String> = get(&state.params, "policies")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    let options: Vec<(String, String, bool)> = PolicyKind::ALL
+        .iter()
+        .map(|k| {
+            (
+                k.id().to_string(),
+                k.label().to_string(),
+                policies.iter().any(|p| p == k.id()),
+            )
+        })
+        .collect();
+    let on_toggle = {
+        let state = state.clone();
+        Callback::from(move |(id, on): (String, bool)| {
+            let mut next = (*state).clone();
+            let mut list: Vec<String> = PolicyKind::ALL
+                .iter()
+                .map(|k| k.id().to_string())
+                .filter(|k| {
+                    (k == &id && on)
+                        || (k != &id
+                            && get(&next.params, "policies")
+                                .and_then(Value::as_array)
+                                .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(k))))
+                })
+                .collect();
+            list.dedup();
+            set(&mut next.params, "policies", Value::from(list));
+            next.rerun(true);
+            state.set(next);
+        })
+    };
+    let on_select = |path: &'static str| {
+        let state = state.clone();
+        Callback::from(move |e: Event| {
+            let value = e.target_unchecked_into::<HtmlSelectElement>().value();
+            let mut next = (*state).clone();
+            set(&mut next.params, path, Value::from(value));
+            next.rerun(true);
+            state.set(next);
+        })
+    };
+    let on_preset = {
+        let state = state.clone();
+        Callback::from(move |e: Event| {
+            let id = e.target_unchecked_into::<HtmlSelectElement>().value();
+            if let Some(Ok(Scenario::Fairness(p))) =
+                presets::find(&id).map(presets::Preset::scenario)
+            {
+                let mut next = State::new(&p, None);
+                next.rerun(true);
+                state.set(next);
+            }
+        })
+    };
+    let on_trace = {
+        let state = state.clone();
+        let upload_error = upload_error.clone();
+        Callback::from(move |files: Vec<(String, Vec<u8>)>| {
+            let loaded = texts(files).and_then(|files| {
+                let (name, text) = files.into_iter().next().ok_or("no file chosen")?;
+                let format = traces::detect(&text).ok_or_else(|| format!("{name}: not a trace format this lab reads (Tiresias/Astraea CSV, Helios, Philly JSON, Alibaba openb, DIR-LAB)"))?;
+                let trace = traces::parse(format, &text, &ReadOptions { skip_bad_rows: true, ..ReadOptions::default() }).map_err(|e| format!("{name}: {e}"))?;
+                Ok((name, trace))
+            });
+            match loaded {
+                Ok((name, trace)) => {
+                    upload_error.set(None);
+                    let mut next = (*state).clone();
+                    next.uploaded = Some(Rc::new(trace));
+                    next.source = name;
+                    next.rerun(false);
+                    state.set(next);
+                }
+                Err(e) => upload_error.set(Some(e)),
+            }
+        })
+    };
+    let on_synthetic = {
+        let state = state.clone();
+        Callback::from(move |_: MouseEvent| {
+            let mut next = (*state).clone();
+            next.uploaded = None;
+            next.source = "synthetic".into();
+            next.rerun(true);
+            state.set(next);
+        })
+    };
+    let on_upload_error = {
+        let upload_error = upload_error.clone();
+        Callback::from(move |m: String| upload_error.set(Some(m)))
+    };
+    let field_error = |path: &str| {
+        let full = format!("fairness.{path}");
+        state
+            .error
+            .as_ref()
+            .filter(|e| e.path() == Some(full.as_str()))
+            .map(ToString::to_string)
+    };
+    let other_error = state
+        .error
+        .as_ref()
+        .filter(|e| {
+            !FIELDS
+                .iter()
+                .any(|(p, _)| e.path() == Some(format!("fairness.{p}").as_str()))
+        })
+        .map(ToString::to_string);
+    let select_value = |path: &str| {
+        get(&state.params, path)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    html! {
+        <section class="page" id="lab-fairness">
+            <h1>{ "Fairness: whose GPUs are they, over the long term?" }</h1>
+            <p class="lede">
+                { "Tenants share a GPU cluster; jobs need all their GPUs at once. FIFO, SJF and SRTF chase efficiency; \
+                   Tiresias, Themis, fair share, Gandiva-fair and Gavel each define fairness differently; ASTRAEA counts \
+                   GPU-time over a long window, serves the most under-served tenant first and then its most under-served \
+                   job, and hands out leases instead of preempting all the time." }
+            </p>
+            if let Some(message) = &state.link_error {
+                <div class="banner error" id="link-error" role="alert">
+                    <strong>{ "This link could not be opened. " }</strong>{ message.clone() }{ " Showing the default scenario instead." }
+                </div>
+            }
+            <div class="lab-grid">
+                <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
+                    <div class="field">
+                        <label for="preset">{ "Preset" }</label>
+                        <select id="preset" onchange={on_preset}>
+                            <option value="" selected=true>{ "— custom / choose a preset —" }</option>
+                            { for presets::for_lab("fairness").map(|p| html! { <option value={p.id}>{ p.title }</option> }) }
+                        </select>
+                    </div>
+                    <CheckboxGroup path="fairness.policies" label="Policies" {options}
+                        error={state.error.as_ref().filter(|e| e.path().is_some_and(|p| p.starts_with("fairness.policies"))).map(ToString::to_string)} {on_toggle} />
+                    <div class="field">
+                        <label for="field-placement">{ "Placement" }</label>
+                        <select id="field-placement" onchange={on_select("cluster.placement")}>
+                            { for ["consolidated", "topology-aware", "first-fit"].iter().map(|p| html! { <option value={*p} selected={select_value("cluster.placement") == *p}>{ *p }</option> }) }
+                        </select>
+                    </div>
+                    <div class="field">
+                        <label for="field-tenant_weights">{ "Tenant weights" }</label>
+                        <select id="field-tenant_weights" onchange={on_select("tenant_weights")}>
+                            { for ["equal", "demand"].iter().map(|p| html! { <option value={*p} selected={select_value("tenant_weights") == *p}>{ *p }</option> }) }
+                        </select>
+                    </div>
+                    { for FIELDS.iter().enumerate().map(|(i, (path, label))| html! {
+                        <NumberField path={format!("fairness.{path}")} label={*label} value={state.texts[i].clone()}
+                            error={field_error(path)} on_change={on_field(i)} />
+                    }) }
+                    if let Some(message) = other_error {
+                        <p class="field-error">{ message }</p>
+                    }
+                    <FileUpload id="upload-fairness-trace" label="Open a cluster trace (CSV or JSON)" accept=".csv,.json,.txt"
+                        max_bytes={MAX_TRACE_BYTES} max_files={1} on_load={on_trace} on_error={on_upload_error} />
+                    if state.uploaded.is_some() {
+                        <p class="muted">{ format!("Running on {}. ", state.source) }
+                            <button type="button" id="use-synthetic" onclick={on_synthetic}>{ "Back to the synthetic trace" }</button>
+                        </p>
+                    }
+                    if let Some(message) = &*upload_error {
+                        <div class="banner error" id="upload-error" role="alert">{ message.clone() }</div>
+                    }
+                </form>
+                <div class="results">
+                    <ExportBar report={state.report.clone()} stem="fairness" />
+                    <ReportView report={state.report.clone()} chart_titles={vec![
+                        ("jct_cdf".to_string(), "Job completion time, CDF".to_string()),
+                        ("tenant_fairness_over_time".to_string(), "Tenant fairness over time".to_string()),
+                        ("queue_length".to_string(), "Jobs waiting".to_string()),
+                    ]} />
+                </div>
+            </div>
+        </section>
+    }
+}
