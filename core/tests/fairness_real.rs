@@ -8,7 +8,6 @@
 
 mod common;
 
-
 use bubblelab_core::labs::fairness::traces::{self, ReadOptions, TraceFormat};
 use bubblelab_core::labs::fairness::{self, FairnessParams, PolicyKind};
 

@@ -5,7 +5,6 @@
 
 mod common;
 
-
 use bubblelab_core::labs::fairness::job::{Job, Trace};
 use bubblelab_core::labs::fairness::traces::synthetic::{generate, SyntheticSpec};
 use bubblelab_core::labs::fairness::traces::{detect, parse, ReadOptions, TraceError, TraceFormat};
