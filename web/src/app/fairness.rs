@@ -83,6 +83,15 @@ struct State {
     uploaded: Option<Rc<Trace>>,
 }
 
+/// The page opens on the 15-tenant preset: the scenario defaults (a Philly-rate trace on
+/// 1,120 GPUs) never fill the cluster, so every policy would look the same.
+fn default_params() -> FairnessParams {
+    match presets::find("fairness-synthetic-15-tenants").map(presets::Preset::scenario) {
+        Some(Ok(Scenario::Fairness(p))) => p,
+        _ => FairnessParams::default(),
+    }
+}
+
 fn params_value(p: &FairnessParams) -> Value {
     serde_json::from_str(&Scenario::Fairness(p.clone()).to_json())
         .ok()
@@ -117,8 +126,8 @@ impl State {
     fn from_payload(payload: Option<&str>) -> State {
         match payload.map(|p| share::decode_for_lab("fairness", p)) {
             Some(Ok(Scenario::Fairness(p))) => State::new(&p, None),
-            Some(Err(e)) => State::new(&FairnessParams::default(), Some(e.to_string())),
-            _ => State::new(&FairnessParams::default(), None),
+            Some(Err(e)) => State::new(&default_params(), Some(e.to_string())),
+            _ => State::new(&default_params(), None),
         }
     }
 
