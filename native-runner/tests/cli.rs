@@ -1,99 +1,17 @@
 //! End-to-end tests of the `bubblelab` binary: run it as a user would and check what it prints.
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use common::*;
+use std::process::{Command, Stdio};
 
 use bubblelab_core::presets::PRESETS;
 use bubblelab_core::Scenario;
-
-/// What one run of the binary produced.
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-fn bubblelab(args: &[&str]) -> Run {
-    bubblelab_with_stdin(args, None)
-}
-
-fn bubblelab_with_stdin(args: &[&str], stdin: Option<&str>) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bubblelab"))
-        .args(args)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the bubblelab binary starts");
-    if let Some(text) = stdin {
-        let mut pipe = child.stdin.take().expect("stdin is piped");
-        pipe.write_all(text.as_bytes())
-            .expect("stdin accepts the text");
-    }
-    let Output {
-        status,
-        stdout,
-        stderr,
-    } = child.wait_with_output().expect("the binary finishes");
-    Run {
-        code: status.code(),
-        stdout: String::from_utf8_lossy(&stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&stderr).into_owned(),
-    }
-}
-
-/// Runs a command that must succeed and returns its stdout.
-fn ok(args: &[&str]) -> String {
-    let run = bubblelab(args);
-    assert_eq!(run.code, Some(0), "{args:?} failed: {}", run.stderr);
-    assert!(
-        run.stderr.is_empty(),
-        "{args:?} wrote to stderr: {}",
-        run.stderr
-    );
-    run.stdout
-}
-
-/// Checks that a run failed as bad input: exit code 2, one `error:` line naming `expected`.
-fn assert_bad_input(run: &Run, expected: &str) {
-    assert_eq!(run.code, Some(2), "stderr: {}", run.stderr);
-    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
-    assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
-    assert_eq!(run.stderr.trim_end().lines().count(), 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains(expected),
-        "expected {expected:?} in {:?}",
-        run.stderr
-    );
-    assert!(run.stdout.is_empty(), "{}", run.stdout);
-}
-
-/// A fresh file path under Cargo's scratch folder for integration tests.
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bubblelab-cli-tests");
-    std::fs::create_dir_all(&dir).expect("scratch folder");
-    dir.join(name)
-}
 
 fn write_scratch(name: &str, text: &str) -> String {
     let path = scratch(name);
     std::fs::write(&path, text).expect("scratch file written");
     path.display().to_string()
-}
-
-fn metric(report: &serde_json::Value, key: &str) -> f64 {
-    report["metrics"]
-        .as_array()
-        .expect("metrics array")
-        .iter()
-        .find(|m| m["key"] == key)
-        .and_then(|m| m["value"].as_f64())
-        .unwrap_or_else(|| panic!("metric {key} missing"))
 }
 
 #[test]
@@ -332,25 +250,6 @@ fn closed_stdout_is_not_a_panic() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.is_empty(), "{stderr}");
     assert_eq!(output.status.code(), Some(0));
-}
-
-/// The folder with the real data sets: `$BUBBLELAB_DATA`, else `shared/data` beside the
-/// workspace. `None` (after a note) when it is missing outside CI; a failure inside CI.
-fn data_folder() -> Option<PathBuf> {
-    let dir = std::env::var_os("BUBBLELAB_DATA").map_or_else(
-        || PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")),
-        PathBuf::from,
-    );
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "data folder {} is missing (set BUBBLELAB_DATA)",
-        dir.display()
-    );
-    println!("skipped: no data folder");
-    None
 }
 
 #[test]

@@ -1,44 +1,9 @@
 //! End-to-end tests of `bubblelab cost`: the GEMM, collective and sweep figures as a user sees
 //! them, and bad flags ending in one `error: --flag: …` line with exit code 2.
 
-use std::process::{Command, Output, Stdio};
+mod common;
 
-/// What one run of the binary produced.
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-fn bubblelab(args: &[&str]) -> Run {
-    let Output {
-        status,
-        stdout,
-        stderr,
-    } = Command::new(env!("CARGO_BIN_EXE_bubblelab"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("the bubblelab binary runs");
-    Run {
-        code: status.code(),
-        stdout: String::from_utf8_lossy(&stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&stderr).into_owned(),
-    }
-}
-
-/// Runs a command that must succeed and returns its stdout.
-fn ok(args: &[&str]) -> String {
-    let run = bubblelab(args);
-    assert_eq!(run.code, Some(0), "{args:?} failed: {}", run.stderr);
-    assert!(
-        run.stderr.is_empty(),
-        "{args:?} wrote to stderr: {}",
-        run.stderr
-    );
-    run.stdout
-}
-
+use common::*;
 /// Checks that a run failed as bad input: exit code 2, one `error:` line naming `expected`.
 fn assert_bad_input(args: &[&str], expected: &str) {
     let run = bubblelab(args);
@@ -57,16 +22,6 @@ fn json(args: &[&str]) -> serde_json::Value {
     let mut all = args.to_vec();
     all.extend(["--format", "json"]);
     serde_json::from_str(&ok(&all)).expect("stdout is JSON")
-}
-
-fn metric(report: &serde_json::Value, key: &str) -> f64 {
-    report["metrics"]
-        .as_array()
-        .expect("metrics array")
-        .iter()
-        .find(|m| m["key"] == key)
-        .and_then(|m| m["value"].as_f64())
-        .unwrap_or_else(|| panic!("metric {key} missing in {report}"))
 }
 
 #[test]

@@ -2,38 +2,10 @@
 //! JSON/CSV output, the Chrome-trace re-export, and one-line errors naming the file and the
 //! byte or event.
 
+mod common;
+
+use common::*;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-fn bubblelab(args: &[&str]) -> Run {
-    let Output {
-        status,
-        stdout,
-        stderr,
-    } = Command::new(env!("CARGO_BIN_EXE_bubblelab"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("the bubblelab binary runs");
-    Run {
-        code: status.code(),
-        stdout: String::from_utf8_lossy(&stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&stderr).into_owned(),
-    }
-}
-
-fn ok(args: &[&str]) -> String {
-    let run = bubblelab(args);
-    assert_eq!(run.code, Some(0), "{args:?} failed: {}", run.stderr);
-    assert!(run.stderr.is_empty(), "{args:?}: {}", run.stderr);
-    run.stdout
-}
 
 fn assert_bad_input(run: &Run, expected: &str) {
     assert_eq!(run.code, Some(2), "stderr: {}", run.stderr);
@@ -207,19 +179,7 @@ fn errors_name_the_file_and_the_byte_or_event() {
 
 #[test]
 fn reads_the_real_dlrm_ranks() {
-    let dir = std::env::var_os("BUBBLELAB_DATA").map_or_else(
-        || PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data")),
-        PathBuf::from,
-    );
-    if !dir.is_dir() {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "no data folder at {} (set BUBBLELAB_DATA)",
-            dir.display()
-        );
-        eprintln!("skipped: no data folder");
-        return;
-    }
+    let Some(dir) = data_folder() else { return };
     let kineto = dir.join("param_dlrm_8rank_kineto_et/dlrm_kineto");
     let mut files: Vec<String> = std::fs::read_dir(&kineto)
         .unwrap()
