@@ -8,13 +8,14 @@ use std::rc::Rc;
 use bubblelab_core::cost::CollectiveKind;
 use bubblelab_core::hw::GpuKind;
 use bubblelab_core::labs::cost::CostParams;
-use bubblelab_core::{presets, share, Report, Scenario, ScenarioError};
+use bubblelab_core::{share, Report, Scenario, ScenarioError};
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
 use crate::browser;
 use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
+use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::{texts, FileUpload};
@@ -191,9 +192,8 @@ pub fn cost_explorer(props: &CostExplorerProps) -> Html {
     };
     let on_preset = {
         let state = state.clone();
-        Callback::from(move |e: Event| {
-            let id = e.target_unchecked_into::<HtmlSelectElement>().value();
-            if let Some(Ok(Scenario::Cost(p))) = presets::find(&id).map(presets::Preset::scenario) {
+        Callback::from(move |(_, scenario): (&'static str, Scenario)| {
+            if let Scenario::Cost(p) = scenario {
                 let mut next = State::new(p.clone(), None);
                 next.apply(p);
                 state.set(next);
@@ -261,20 +261,10 @@ pub fn cost_explorer(props: &CostExplorerProps) -> Html {
                    AllGather/ReduceScatter/AllToAll (p−1)α + (p−1)/p·n/β, P2P α + n/β) over NVLink inside a node and \
                    the NIC between nodes. Open a Vidur NCCL profile to see the measured points next to the model." }
             </p>
-            if let Some(message) = &state.link_error {
-                <div class="banner error" id="link-error" role="alert">
-                    <strong>{ "This link could not be opened. " }</strong>{ message.clone() }{ " Showing the default scenario instead." }
-                </div>
-            }
+            <LinkErrorBanner message={state.link_error.clone()} />
             <div class="lab-grid">
                 <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
-                    <div class="field">
-                        <label for="preset">{ "Preset" }</label>
-                        <select id="preset" onchange={on_preset}>
-                            <option value="" selected=true>{ "— custom / choose a preset —" }</option>
-                            { for presets::for_lab("cost").map(|p| html! { <option value={p.id}>{ p.title }</option> }) }
-                        </select>
-                    </div>
+                    <PresetSelect lab="cost" selected={None} on_pick={on_preset} />
                     <div class="field">
                         <label for="field-gpu">{ "GPU" }</label>
                         <select id="field-gpu" onchange={on_gpu}>

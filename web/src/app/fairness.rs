@@ -20,6 +20,7 @@ use yew::prelude::*;
 use crate::browser;
 use crate::components::export::ExportBar;
 use crate::components::fields::{CheckboxGroup, NumberField};
+use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::{texts, FileUpload};
@@ -247,11 +248,8 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
     };
     let on_preset = {
         let state = state.clone();
-        Callback::from(move |e: Event| {
-            let id = e.target_unchecked_into::<HtmlSelectElement>().value();
-            if let Some(Ok(Scenario::Fairness(p))) =
-                presets::find(&id).map(presets::Preset::scenario)
-            {
+        Callback::from(move |(_, scenario): (&'static str, Scenario)| {
+            if let Scenario::Fairness(p) = scenario {
                 let mut next = State::new(&p, None);
                 next.rerun(true);
                 state.set(next);
@@ -327,20 +325,10 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
                    GPU-time over a long window, serves the most under-served tenant first and then its most under-served \
                    job, and hands out leases instead of preempting all the time." }
             </p>
-            if let Some(message) = &state.link_error {
-                <div class="banner error" id="link-error" role="alert">
-                    <strong>{ "This link could not be opened. " }</strong>{ message.clone() }{ " Showing the default scenario instead." }
-                </div>
-            }
+            <LinkErrorBanner message={state.link_error.clone()} />
             <div class="lab-grid">
                 <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
-                    <div class="field">
-                        <label for="preset">{ "Preset" }</label>
-                        <select id="preset" onchange={on_preset}>
-                            <option value="" selected=true>{ "— custom / choose a preset —" }</option>
-                            { for presets::for_lab("fairness").map(|p| html! { <option value={p.id}>{ p.title }</option> }) }
-                        </select>
-                    </div>
+                    <PresetSelect lab="fairness" selected={None} on_pick={on_preset} />
                     <CheckboxGroup path="fairness.policies" label="Policies" {options}
                         error={state.error.as_ref().filter(|e| e.path().is_some_and(|p| p.starts_with("fairness.policies"))).map(ToString::to_string)} {on_toggle} />
                     <div class="field">

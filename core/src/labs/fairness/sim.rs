@@ -539,6 +539,25 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
 }
 
 impl Sim<'_> {
+    /// Moves the accounting window to bucket `b`: the ring slots of the buckets entered since
+    /// the current one are reused, so they start empty (after a jump of a whole window or more,
+    /// every slot is cleared).
+    fn enter_bucket(&mut self, b: u64) {
+        if b == self.cur_bucket {
+            return;
+        }
+        let steps = (b - self.cur_bucket).min(self.buckets as u64);
+        for k in 1..=steps {
+            let slot = ((self.cur_bucket + k) % self.buckets as u64) as usize;
+            for u in &mut self.tenants {
+                u.used_ring[slot] = 0;
+                u.deserved_ring[slot] = 0;
+                u.entitled_ring[slot] = 0;
+            }
+        }
+        self.cur_bucket = b;
+    }
+
     /// Integrates accounting from `self.now` to `t`.
     fn advance(&mut self, t: u64) {
         let mut from = self.now;
@@ -555,26 +574,7 @@ impl Sim<'_> {
         }
         while from < t {
             let b = from / self.bucket_ns;
-            if b != self.cur_bucket {
-                // Entering later buckets: clear the slots they reuse.
-                let steps = (b - self.cur_bucket).min(self.buckets as u64);
-                for k in 1..=steps {
-                    let slot = ((self.cur_bucket + k) % self.buckets as u64) as usize;
-                    for u in &mut self.tenants {
-                        u.used_ring[slot] = 0;
-                        u.deserved_ring[slot] = 0;
-                        u.entitled_ring[slot] = 0;
-                    }
-                }
-                if b - self.cur_bucket > self.buckets as u64 {
-                    for u in &mut self.tenants {
-                        u.used_ring.iter_mut().for_each(|x| *x = 0);
-                        u.deserved_ring.iter_mut().for_each(|x| *x = 0);
-                        u.entitled_ring.iter_mut().for_each(|x| *x = 0);
-                    }
-                }
-                self.cur_bucket = b;
-            }
+            self.enter_bucket(b);
             let end = ((b + 1) * self.bucket_ns).min(t);
             let dt = u128::from(end - from);
             let slot = (b % self.buckets as u64) as usize;
@@ -590,19 +590,7 @@ impl Sim<'_> {
             from = end;
         }
         // At an exact bucket boundary the new bucket starts empty.
-        let b = t / self.bucket_ns;
-        if b != self.cur_bucket {
-            let steps = (b - self.cur_bucket).min(self.buckets as u64);
-            for k in 1..=steps {
-                let slot = ((self.cur_bucket + k) % self.buckets as u64) as usize;
-                for u in &mut self.tenants {
-                    u.used_ring[slot] = 0;
-                    u.deserved_ring[slot] = 0;
-                    u.entitled_ring[slot] = 0;
-                }
-            }
-            self.cur_bucket = b;
-        }
+        self.enter_bucket(t / self.bucket_ns);
         self.now = t;
     }
 

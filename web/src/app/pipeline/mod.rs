@@ -7,14 +7,13 @@ mod state;
 use std::rc::Rc;
 
 use bubblelab_core::labs::pipeline::{pipemorph, ScheduleKind};
-use bubblelab_core::presets;
 use bubblelab_core::Scenario;
-use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
 use crate::browser;
 use crate::components::export::ExportBar;
 use crate::components::fields::{CheckboxGroup, NumberField};
+use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::{texts, FileUpload};
@@ -83,12 +82,9 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
     };
     let on_preset = {
         let state = state.clone();
-        Callback::from(move |e: Event| {
-            let id = e.target_unchecked_into::<HtmlSelectElement>().value();
-            if let Some(preset) = presets::find(&id) {
-                if let Ok(Scenario::Pipeline(p)) = preset.scenario() {
-                    state.dispatch(Action::Load(p, Some(preset.id)));
-                }
+        Callback::from(move |(id, scenario): (&'static str, Scenario)| {
+            if let Scenario::Pipeline(p) = scenario {
+                state.dispatch(Action::Load(p, Some(id)));
             }
         })
     };
@@ -197,23 +193,10 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
                    A stage is idle — a bubble — while it waits for a neighbour. Compare how GPipe, 1F1B, interleaved 1F1B \
                    and ZB-H1 order the work, what it costs in memory, and where the bubbles go." }
             </p>
-            if let Some(message) = &state.link_error {
-                <div class="banner error" id="link-error" role="alert">
-                    <strong>{ "This link could not be opened. " }</strong>{ message.clone() }
-                    { " Showing the default scenario instead." }
-                </div>
-            }
+            <LinkErrorBanner message={state.link_error.clone()} />
             <div class="lab-grid">
                 <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
-                    <div class="field">
-                        <label for="preset">{ "Preset" }</label>
-                        <select id="preset" onchange={on_preset}>
-                            <option value="" selected={state.preset.is_none()}>{ "— custom / choose a preset —" }</option>
-                            { for presets::for_lab("pipeline").map(|p| html! {
-                                <option value={p.id} selected={state.preset == Some(p.id)}>{ p.title }</option>
-                            }) }
-                        </select>
-                    </div>
+                    <PresetSelect lab="pipeline" selected={state.preset} on_pick={on_preset} />
                     <CheckboxGroup path="pipeline.schedules" label="Schedules" options={schedule_options}
                         error={schedules_error} {on_toggle} />
                     { for FIELDS.iter().map(|f| html! {

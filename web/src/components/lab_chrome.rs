@@ -1,0 +1,66 @@
+//! Pieces every lab page shows around its form: the banner for a link that could not be
+//! opened, and the preset menu.
+
+use bubblelab_core::{presets, Scenario};
+use web_sys::HtmlSelectElement;
+use yew::prelude::*;
+
+/// Properties of [`LinkErrorBanner`].
+#[derive(Properties, PartialEq)]
+pub struct LinkErrorBannerProps {
+    /// Why the link could not be opened, if it could not.
+    pub message: Option<String>,
+}
+
+/// Explains a broken or tampered share link; the page shows its default scenario below.
+#[function_component(LinkErrorBanner)]
+pub fn link_error_banner(props: &LinkErrorBannerProps) -> Html {
+    match &props.message {
+        Some(message) => html! {
+            <div class="banner error" id="link-error" role="alert">
+                <strong>{ "This link could not be opened. " }</strong>{ message.clone() }
+                { " Showing the default scenario instead." }
+            </div>
+        },
+        None => html! {},
+    }
+}
+
+/// Properties of [`PresetSelect`].
+#[derive(Properties, PartialEq)]
+pub struct PresetSelectProps {
+    /// The lab whose presets are listed.
+    pub lab: AttrValue,
+    /// The preset shown as chosen, if any.
+    #[prop_or_default]
+    pub selected: Option<&'static str>,
+    /// Called with the chosen preset's id and scenario.
+    pub on_pick: Callback<(&'static str, Scenario)>,
+}
+
+/// The menu of a lab's presets (`select#preset`, options valued by preset id).
+#[function_component(PresetSelect)]
+pub fn preset_select(props: &PresetSelectProps) -> Html {
+    let onchange = {
+        let on_pick = props.on_pick.clone();
+        Callback::from(move |e: Event| {
+            let id = e.target_unchecked_into::<HtmlSelectElement>().value();
+            if let Some(preset) = presets::find(&id) {
+                if let Ok(scenario) = preset.scenario() {
+                    on_pick.emit((preset.id, scenario));
+                }
+            }
+        })
+    };
+    html! {
+        <div class="field">
+            <label for="preset">{ "Preset" }</label>
+            <select id="preset" {onchange}>
+                <option value="" selected={props.selected.is_none()}>{ "— custom / choose a preset —" }</option>
+                { for presets::for_lab(&props.lab).map(|p| html! {
+                    <option value={p.id} selected={props.selected == Some(p.id)}>{ p.title }</option>
+                }) }
+            </select>
+        </div>
+    }
+}
