@@ -90,23 +90,14 @@ impl Policy for Astraea {
             .filter(|&j| starving(j))
             .collect();
         out.sort_by_key(|&j| (ctx.jobs[j].last_stop_ns, j));
-        // Phase 2 keys.
-        let mut key2: Vec<(u32, f64)> = Vec::new();
-        for &j in ctx.active {
+        // Phase 2: (class, −P(finish within the next lease)/gⱼ, submit) within each tenant.
+        let queues: Vec<VecDeque<usize>> = by_tenant(ctx, |j| {
             let job = &ctx.jobs[j];
             let class = class_of(job_fairness(ctx, j), self.classes);
             let p = ctx
                 .history
                 .p_finish_within(job.gpus, job.done_at(now), self.lease_ns);
-            key2.push((class, -p / f64::from(job.gpus.max(1))));
-        }
-        let lookup = |j: usize| key2[ctx.active.binary_search(&j).unwrap_or(0)];
-        let queues: Vec<VecDeque<usize>> = by_tenant(ctx, |a, b| {
-            let (ka, kb) = (lookup(a), lookup(b));
-            ka.0.cmp(&kb.0)
-                .then(ka.1.total_cmp(&kb.1))
-                .then(ctx.jobs[a].submit_ns.cmp(&ctx.jobs[b].submit_ns))
-                .then(a.cmp(&b))
+            (class, Key(0, -p / f64::from(job.gpus.max(1))), job.submit_ns)
         })
         .into_iter()
         .map(|q| q.into_iter().filter(|&j| !starving(j)).collect())

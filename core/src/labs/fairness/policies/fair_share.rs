@@ -14,7 +14,7 @@ pub struct FairShare;
 
 /// Max-min order: a tenant's key is GPUs given so far / weight.
 pub(super) fn max_min_order(ctx: &RoundCtx<'_>, gpu_units: impl Fn(usize) -> f64) -> Vec<usize> {
-    let queues = by_tenant(ctx, |a, b| running_then_fifo(ctx, a, b));
+    let queues = by_tenant(ctx, |j| running_then_fifo(ctx, j));
     let keys = ctx.tenants.iter().map(|_| Key(0, 0.0)).collect();
     interleave(queues, keys, |t, j, k| {
         Key(0, k.1 + gpu_units(j) / ctx.tenants[t].weight)

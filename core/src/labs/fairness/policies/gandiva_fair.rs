@@ -56,13 +56,9 @@ impl Policy for GandivaFair {
             self.was_active[u] = active;
         }
         let now = ctx.now_ns;
-        let queues = by_tenant(ctx, |a, b| {
-            let (ja, jb) = (&ctx.jobs[a], &ctx.jobs[b]);
-            ja.attained_gpu_ns(now)
-                .cmp(&jb.attained_gpu_ns(now))
-                .then(jb.is_running().cmp(&ja.is_running()))
-                .then(ja.submit_ns.cmp(&jb.submit_ns))
-                .then(a.cmp(&b))
+        let queues = by_tenant(ctx, |j| {
+            let job = &ctx.jobs[j];
+            (job.attained_gpu_ns(now), !job.is_running(), job.submit_ns)
         });
         let keys = self.pass.iter().map(|&p| Key(0, p)).collect();
         let q = self.quantum_ns as f64;

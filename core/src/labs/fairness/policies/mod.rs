@@ -215,29 +215,38 @@ pub fn interleave(
     out
 }
 
-/// Active jobs grouped by tenant, each group in the order `cmp` gives.
-pub fn by_tenant(
+/// `jobs` ordered by `key`, ties broken by job index. Each key is computed once (keys may be
+/// costly: remaining work, attained service, fairness) and the (key, index) pairs are sorted
+/// unstably, which is deterministic because indices are unique.
+pub fn sorted_by_key<K: Ord>(
+    jobs: impl IntoIterator<Item = usize>,
+    mut key: impl FnMut(usize) -> K,
+) -> Vec<usize> {
+    let mut keyed: Vec<(K, usize)> = jobs.into_iter().map(|j| (key(j), j)).collect();
+    keyed.sort_unstable();
+    keyed.into_iter().map(|(_, j)| j).collect()
+}
+
+/// Active jobs grouped by tenant, each group ordered by `key` (ties by job index).
+pub fn by_tenant<K: Ord>(
     ctx: &RoundCtx<'_>,
-    mut cmp: impl FnMut(usize, usize) -> Ordering,
+    mut key: impl FnMut(usize) -> K,
 ) -> Vec<VecDeque<usize>> {
-    let mut groups: Vec<Vec<usize>> = alloc::vec![Vec::new(); ctx.tenants.len()];
+    let mut groups: Vec<Vec<(K, usize)>> = (0..ctx.tenants.len()).map(|_| Vec::new()).collect();
     for &j in ctx.active {
-        groups[ctx.jobs[j].tenant as usize].push(j);
+        groups[ctx.jobs[j].tenant as usize].push((key(j), j));
     }
     groups
         .into_iter()
         .map(|mut g| {
-            g.sort_by(|&a, &b| cmp(a, b));
-            VecDeque::from(g)
+            g.sort_unstable();
+            g.into_iter().map(|(_, j)| j).collect()
         })
         .collect()
 }
 
-/// Within a tenant: running jobs first (no churn), then by submission, then index.
-pub fn running_then_fifo(ctx: &RoundCtx<'_>, a: usize, b: usize) -> Ordering {
-    let (ja, jb) = (&ctx.jobs[a], &ctx.jobs[b]);
-    jb.is_running()
-        .cmp(&ja.is_running())
-        .then(ja.submit_ns.cmp(&jb.submit_ns))
-        .then(a.cmp(&b))
+/// Within a tenant: running jobs first (no churn), then by submission (then index).
+pub fn running_then_fifo(ctx: &RoundCtx<'_>, j: usize) -> (bool, u64) {
+    let job = &ctx.jobs[j];
+    (!job.is_running(), job.submit_ns)
 }

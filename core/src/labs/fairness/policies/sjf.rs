@@ -2,7 +2,7 @@
 
 use alloc::vec::Vec;
 
-use super::{Policy, Preemption};
+use super::{sorted_by_key, Policy, Preemption};
 use crate::labs::fairness::sim::RoundCtx;
 
 /// Shortest job first (oracle).
@@ -11,9 +11,9 @@ pub struct Sjf;
 
 impl Policy for Sjf {
     fn order(&mut self, ctx: &RoundCtx<'_>) -> Vec<usize> {
-        let mut v = ctx.active.to_vec();
-        v.sort_by_key(|&j| (ctx.jobs[j].duration_ns, ctx.jobs[j].submit_ns, j));
-        v
+        sorted_by_key(ctx.active.iter().copied(), |j| {
+            (ctx.jobs[j].duration_ns, ctx.jobs[j].submit_ns)
+        })
     }
 
     fn preemption(&self) -> Preemption {

@@ -3,7 +3,7 @@
 
 use alloc::vec::Vec;
 
-use super::{Policy, Preemption};
+use super::{sorted_by_key, Policy, Preemption};
 use crate::labs::fairness::sim::RoundCtx;
 
 /// Shortest remaining time first (oracle).
@@ -12,13 +12,11 @@ pub struct Srtf;
 
 impl Policy for Srtf {
     fn order(&mut self, ctx: &RoundCtx<'_>) -> Vec<usize> {
-        let mut v = ctx.active.to_vec();
         let now = ctx.now_ns;
-        v.sort_by_key(|&j| {
+        sorted_by_key(ctx.active.iter().copied(), |j| {
             let job = &ctx.jobs[j];
-            (job.remaining_at(now), !job.is_running(), job.submit_ns, j)
-        });
-        v
+            (job.remaining_at(now), !job.is_running(), job.submit_ns)
+        })
     }
 
     fn preemption(&self) -> Preemption {

@@ -8,7 +8,7 @@
 
 use alloc::vec::Vec;
 
-use super::{Policy, Preemption};
+use super::{sorted_by_key, Key, Policy, Preemption};
 use crate::labs::fairness::sim::RoundCtx;
 
 /// Finish-time fairness at lease boundaries.
@@ -34,13 +34,10 @@ pub fn rho(ctx: &RoundCtx<'_>, j: usize) -> f64 {
 
 impl Policy for Themis {
     fn order(&mut self, ctx: &RoundCtx<'_>) -> Vec<usize> {
-        let mut keyed: Vec<(f64, u64, usize)> = ctx
-            .active
-            .iter()
-            .map(|&j| (rho(ctx, j), ctx.jobs[j].submit_ns, j))
-            .collect();
-        keyed.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
-        keyed.into_iter().map(|k| k.2).collect()
+        // Largest ρ first: the key is −ρ.
+        sorted_by_key(ctx.active.iter().copied(), |j| {
+            (Key(0, -rho(ctx, j)), ctx.jobs[j].submit_ns)
+        })
     }
 
     fn preemption(&self) -> Preemption {

@@ -9,7 +9,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{Policy, Preemption};
+use super::{sorted_by_key, Policy, Preemption};
 use crate::labs::fairness::params::TiresiasParams;
 use crate::labs::fairness::sim::RoundCtx;
 
@@ -66,9 +66,9 @@ impl Policy for Tiresias {
                 }
             }
         }
-        let mut v = ctx.active.to_vec();
-        v.sort_by_key(|&j| (self.queue(ctx, j), ctx.jobs[j].submit_ns, j));
-        v
+        sorted_by_key(ctx.active.iter().copied(), |j| {
+            (self.queue(ctx, j), ctx.jobs[j].submit_ns)
+        })
     }
 
     fn preemption(&self) -> Preemption {

@@ -1,0 +1,104 @@
+//! Benchmark of the fairness lab's cluster simulator: every policy on a 100,000-job synthetic
+//! trace on ASTRAEA's 140 × 8 = 1,120-GPU cluster.
+//!
+//! The trace is the default synthetic spec (Philly-measured sizes and durations, 15 tenants)
+//! with 100,000 jobs and the Philly arrival rate per GPU carried over to the larger cluster:
+//! Philly's mean inter-arrival of 596.5 s on 128 GPUs becomes 596.5 · 128 / 1,120 = 68.2 s, so
+//! the cluster is about as loaded as the 128-GPU Philly preset.
+//!
+//! * `fairness/simulate_all_policies`: [`run_policy`] for each of the nine policies in turn (the
+//!   simulation only; the Report is built from these runs).
+//! * Before the timed group, one pass times each policy alone and the Report of all nine, and
+//!   prints them (one sample each, for the per-policy breakdown).
+//!
+//! Run with `cargo bench -p bubblelab-core --bench fairness`; a few minutes on two cores.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use bubblelab_core::labs::fairness::traces::synthetic::{generate, SyntheticSpec};
+use bubblelab_core::labs::fairness::{run_policy, run_trace, FairnessParams, PolicyKind, Trace};
+use criterion::{criterion_group, criterion_main, Criterion, SamplingMode};
+
+fn setup() -> (FairnessParams, Trace) {
+    let params = FairnessParams::default();
+    let spec = SyntheticSpec {
+        jobs: 100_000,
+        mean_interarrival_s: 596.5 * 128.0 / 1_120.0,
+        ..SyntheticSpec::default()
+    };
+    let trace = generate(&spec);
+    (params, trace)
+}
+
+fn breakdown(params: &FairnessParams, trace: &Trace) {
+    let work_gpu_s: f64 = trace
+        .jobs
+        .iter()
+        .map(|j| f64::from(j.gpus) * j.duration_ns as f64 / 1e9)
+        .sum();
+    let span_s = trace.jobs.iter().map(|j| j.submit_ns).max().unwrap_or(0) as f64 / 1e9;
+    println!(
+        "fairness: {} jobs, {} GPUs, offered load {:.2} (GPU-time asked / GPU-time over the submission span)",
+        trace.jobs.len(),
+        params.cluster.total_gpus(),
+        work_gpu_s / (span_s * params.cluster.total_gpus() as f64)
+    );
+    // `FAIRNESS_BENCH_POLICIES=srtf,astraea` restricts the breakdown (for profiling one policy).
+    let only = std::env::var("FAIRNESS_BENCH_POLICIES").ok();
+    let mut total = Duration::ZERO;
+    for kind in PolicyKind::ALL {
+        if only
+            .as_deref()
+            .is_some_and(|o| !o.split(',').any(|id| id == kind.id()))
+        {
+            continue;
+        }
+        let t0 = Instant::now();
+        let run = run_policy(params, trace, kind);
+        let dt = t0.elapsed();
+        total += dt;
+        let mean_queue = run.samples.iter().map(|s| f64::from(s.queue_len)).sum::<f64>()
+            / run.samples.len().max(1) as f64;
+        println!(
+            "  {:<12} {:>8.1} ms  {:>9} events {:>8} rounds {:>7} preemptions, mean queue {:.0} jobs",
+            kind.id(),
+            dt.as_secs_f64() * 1e3,
+            run.events,
+            run.rounds,
+            run.preemptions,
+            mean_queue
+        );
+    }
+    println!("  total        {:>8.1} ms", total.as_secs_f64() * 1e3);
+    if only.is_some() {
+        return;
+    }
+    let t0 = Instant::now();
+    let report = run_trace(params, trace).expect("valid bench scenario");
+    println!(
+        "  run_trace (nine runs + Report) {:.1} ms, {} series",
+        t0.elapsed().as_secs_f64() * 1e3,
+        report.series.len()
+    );
+}
+
+fn bench(c: &mut Criterion) {
+    let (params, trace) = setup();
+    breakdown(&params, &trace);
+    let mut g = c.benchmark_group("fairness");
+    g.sampling_mode(SamplingMode::Flat);
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(60));
+    g.bench_function("simulate_all_policies", |b| {
+        b.iter(|| {
+            for kind in PolicyKind::ALL {
+                black_box(run_policy(&params, &trace, kind));
+            }
+        });
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
