@@ -58,7 +58,11 @@ fn breakdown(params: &FairnessParams, trace: &Trace) {
         let run = run_policy(params, trace, kind);
         let dt = t0.elapsed();
         total += dt;
-        let mean_queue = run.samples.iter().map(|s| f64::from(s.queue_len)).sum::<f64>()
+        let mean_queue = run
+            .samples
+            .iter()
+            .map(|s| f64::from(s.queue_len))
+            .sum::<f64>()
             / run.samples.len().max(1) as f64;
         println!(
             "  {:<12} {:>8.1} ms  {:>9} events {:>8} rounds {:>7} preemptions, mean queue {:.0} jobs",

@@ -3,7 +3,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use bubblelab_core::labs::fairness::{
-    run_policy, FairnessParams, Job, Placement, PolicyKind, PolicyRun, Trace,
+    occupancy_at, run_policy, FairnessParams, Job, Placement, PolicyKind, PolicyRun, Trace,
 };
 use proptest::prelude::*;
 
@@ -143,6 +143,45 @@ fn check_run(run: &PolicyRun, p: &FairnessParams) {
             "{k}: node {n} at {t} holds {} (job {j})",
             used[n as usize]
         );
+    }
+    // The cluster view at every segment start: no node over-committed, each job's whole gang
+    // on the nodes it holds, GPUs held = the sum of running jobs' gangs.
+    for s in run.segments.iter().take(200) {
+        let occ = occupancy_at(run, p.cluster.nodes as usize, s.start_ns);
+        let held: u32 = occ.iter().flatten().map(|e| e.1).sum();
+        let running: u32 = run
+            .segments
+            .iter()
+            .filter(|x| x.start_ns <= s.start_ns && s.start_ns < x.end_ns)
+            .map(|x| run.jobs[x.job].gpus)
+            .sum();
+        assert_eq!(held, running, "{k}: cluster view at {}", s.start_ns);
+        for node in &occ {
+            assert!(
+                node.iter().map(|e| e.1).sum::<u32>() <= gpn,
+                "{k}: node over-committed"
+            );
+        }
+        for &(n, c) in &s.alloc {
+            let t = run.jobs[s.job].tenant;
+            assert!(
+                occ[n as usize].iter().any(|e| e.0 == t && e.1 >= c),
+                "{k}: job {} missing from node {n}",
+                s.job
+            );
+        }
+    }
+    // Bucket shares: the tenants' used shares never exceed the cluster.
+    for sample in &run.samples {
+        let used: f64 = sample.tenant_used_share.iter().sum();
+        assert!(used <= 1.0 + 1e-9, "{k}: used share {used} > 1");
+        for (u, d) in sample
+            .tenant_used_share
+            .iter()
+            .zip(&sample.tenant_deserved_share)
+        {
+            assert!(*u >= 0.0 && *d >= 0.0, "{k}: negative share");
+        }
     }
     // A job's segments never overlap.
     let mut by_job: Vec<Vec<(u64, u64)>> = vec![Vec::new(); run.jobs.len()];

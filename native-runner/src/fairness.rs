@@ -11,6 +11,7 @@ use bubblelab_core::labs::fairness::traces::{self, ReadOptions, TraceFormat};
 use bubblelab_core::labs::fairness::{self, FairnessParams, PolicyKind};
 use bubblelab_core::ScenarioError;
 use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::error::Failure;
 use crate::files;
@@ -92,6 +93,29 @@ fn parse_policies(s: &str) -> Result<Vec<PolicyKind>, Failure> {
     Ok(out)
 }
 
+/// A bar over the policies on stderr, drawn only when stderr is a terminal and only once the
+/// run has taken a second (short runs print nothing extra).
+fn progress_bar(policies: &[PolicyKind]) -> ProgressBar {
+    let bar =
+        ProgressBar::with_draw_target(Some(policies.len() as u64), ProgressDrawTarget::hidden());
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} {elapsed:>3} [{bar:30}] {pos}/{len} policies, running {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    let shown = bar.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        if !shown.is_finished() {
+            shown.set_draw_target(ProgressDrawTarget::stderr());
+            shown.enable_steady_tick(std::time::Duration::from_millis(120));
+        }
+    });
+    bar
+}
+
 fn field_failure(e: &ScenarioError) -> Failure {
     match e {
         ScenarioError::Run(_) => Failure::Other(e.to_string()),
@@ -117,8 +141,11 @@ pub fn fairness(args: &FairnessArgs) -> Result<(), Failure> {
         }
         params.cluster.nodes = g.div_ceil(args.gpus_per_node);
     }
-    let report = match &args.trace {
-        None => fairness::run(&params).map_err(|e| field_failure(&e))?,
+    let trace = match &args.trace {
+        None => {
+            params.validate().map_err(|e| field_failure(&e))?;
+            fairness::traces::synthetic::generate(&params.synthetic)
+        }
         Some(path) => {
             let name = files::label(path);
             let text = files::read_text(path, MAX_TRACE_BYTES)?;
@@ -143,9 +170,19 @@ pub fn fairness(args: &FairnessArgs) -> Result<(), Failure> {
             if trace.source.is_empty() {
                 trace.source = name.clone();
             }
-            fairness::run_trace(&params, &trace).map_err(|e| field_failure(&e))?
+            trace
         }
     };
+    let bar = progress_bar(&params.policies);
+    let mut on_progress = |done: usize, _total: usize| {
+        bar.set_position(done as u64);
+        if let Some(next) = params.policies.get(done) {
+            bar.set_message(next.label());
+        }
+    };
+    let simulation = fairness::simulate(&params, &trace, &mut on_progress);
+    bar.finish_and_clear();
+    let report = simulation.map_err(|e| field_failure(&e))?.report;
     let output = ReportOutput {
         format: args.output,
         trace: args.chrome_trace.clone(),

@@ -21,7 +21,7 @@ pub use params::{
     TenantWeights, TiresiasParams, WindowSpec,
 };
 pub use policies::PolicyKind;
-pub use sim::{run_policy, PolicyRun};
+pub use sim::{occupancy_at, run_policy, PolicyRun};
 
 use crate::report::Report;
 use crate::scenario::ScenarioError;
@@ -45,6 +45,31 @@ pub fn run(params: &FairnessParams) -> Result<Report, ScenarioError> {
 /// # Errors
 /// [`ScenarioError::Field`] for invalid parameters or a trace too large for one run.
 pub fn run_trace(params: &FairnessParams, trace: &Trace) -> Result<Report, ScenarioError> {
+    simulate(params, trace, &mut |_, _| {}).map(|s| s.report)
+}
+
+/// A whole run: the jobs simulated, every policy's run and the Report built from them (the
+/// page draws its cluster view and share charts from the runs).
+#[derive(Clone, Debug)]
+pub struct Simulation {
+    /// The trace as simulated (jobs no GPU type can hold left out).
+    pub trace: Trace,
+    /// One run per policy, in the scenario's order.
+    pub runs: Vec<PolicyRun>,
+    /// The Report.
+    pub report: Report,
+}
+
+/// Runs every chosen policy on `trace` and keeps the runs; `progress(policies done,
+/// policies)` is called before the first and after each policy (for progress bars).
+///
+/// # Errors
+/// [`ScenarioError::Field`] for invalid parameters or a trace too large for one run.
+pub fn simulate(
+    params: &FairnessParams,
+    trace: &Trace,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Simulation, ScenarioError> {
     params.validate_simulation()?;
     let (usable, dropped) = usable_jobs(params, trace);
     let runs_count = usable.jobs.len() as u64 * params.policies.len() as u64;
@@ -58,13 +83,20 @@ pub fn run_trace(params: &FairnessParams, trace: &Trace) -> Result<Report, Scena
             ),
         ));
     }
-    let runs: Vec<PolicyRun> = params
-        .policies
-        .iter()
-        .map(|&k| run_policy(params, &usable, k))
-        .collect();
+    let total = params.policies.len();
+    progress(0, total);
+    let mut runs: Vec<PolicyRun> = Vec::with_capacity(total);
+    for &k in &params.policies {
+        runs.push(run_policy(params, &usable, k));
+        progress(runs.len(), total);
+    }
     let metrics: Vec<metrics::PolicyMetrics> = runs.iter().map(metrics::compute).collect();
-    Ok(report::build(params, &usable, &runs, &metrics, dropped))
+    let report = report::build(params, &usable, &runs, &metrics, dropped);
+    Ok(Simulation {
+        trace: usable,
+        runs,
+        report,
+    })
 }
 
 /// The trace without the jobs no GPU type of the cluster can hold (or that ask for no GPU),

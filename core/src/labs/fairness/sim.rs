@@ -288,6 +288,12 @@ pub struct Sample {
     pub busy_gpus: u64,
     /// Share of the free GPUs that sit on partly used nodes (fragmentation), 0–1.
     pub fragmentation: f64,
+    /// Each tenant's used GPU-time in the bucket that just ended, as a share of the cluster's
+    /// GPU-time in that bucket (G × bucket length), 0–1.
+    pub tenant_used_share: Vec<f64>,
+    /// Each tenant's deserved GPU-time (rate min(demand, quota)) in the bucket that just ended,
+    /// as a share of the cluster's GPU-time in that bucket.
+    pub tenant_deserved_share: Vec<f64>,
 }
 
 /// Everything one policy's run produced.
@@ -668,6 +674,20 @@ impl Sim<'_> {
                 (d > 0).then(|| u.window_used() as f64 / d as f64)
             })
             .collect();
+        // The bucket that just ended (the current one was entered, and emptied, at `now`).
+        let last = ((self.cur_bucket + self.buckets as u64 - 1) % self.buckets as u64) as usize;
+        let capacity = self.total_gpus as f64 * self.bucket_ns as f64;
+        let share = |v: u128| v as f64 / capacity;
+        let tenant_used_share = self
+            .tenants
+            .iter()
+            .map(|u| share(u.used_ring[last]))
+            .collect();
+        let tenant_deserved_share = self
+            .tenants
+            .iter()
+            .map(|u| share(u.deserved_ring[last]))
+            .collect();
         let queue_len = self
             .active
             .iter()
@@ -679,6 +699,8 @@ impl Sim<'_> {
             queue_len,
             busy_gpus: self.total_gpus - self.free_gpus,
             fragmentation: self.fragmentation(),
+            tenant_used_share,
+            tenant_deserved_share,
         });
     }
 
@@ -989,4 +1011,27 @@ fn take_in_order(
         }
     }
     (need == 0).then_some(out)
+}
+
+/// GPUs each tenant holds on each node at `t_ns`: per node, (tenant, GPUs) pairs in tenant
+/// order. A segment covers [start, end), so at a job's finish instant its GPUs are free.
+#[must_use]
+pub fn occupancy_at(run: &PolicyRun, nodes: usize, t_ns: u64) -> Vec<Vec<(u32, u32)>> {
+    let mut out: Vec<Vec<(u32, u32)>> = vec![Vec::new(); nodes];
+    for seg in &run.segments {
+        if seg.start_ns > t_ns || seg.end_ns <= t_ns {
+            continue;
+        }
+        let tenant = run.jobs[seg.job].tenant;
+        for &(n, g) in &seg.alloc {
+            let Some(node) = out.get_mut(n as usize) else {
+                continue;
+            };
+            match node.binary_search_by_key(&tenant, |e| e.0) {
+                Ok(i) => node[i].1 += g,
+                Err(i) => node.insert(i, (tenant, g)),
+            }
+        }
+    }
+    out
 }

@@ -97,7 +97,11 @@ impl Policy for Astraea {
             let p = ctx
                 .history
                 .p_finish_within(job.gpus, job.done_at(now), self.lease_ns);
-            (class, Key(0, -p / f64::from(job.gpus.max(1))), job.submit_ns)
+            (
+                class,
+                Key(0, -p / f64::from(job.gpus.max(1))),
+                job.submit_ns,
+            )
         })
         .into_iter()
         .map(|q| q.into_iter().filter(|&j| !starving(j)).collect())

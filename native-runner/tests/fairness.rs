@@ -1,0 +1,217 @@
+//! `bubblelab fairness` run as a user would: a trace file in a named or detected format, the
+//! comparison table as text and JSON, policy selection, the Chrome-trace export, one-line errors
+//! naming the row and column of a bad trace, and a real trace from the data folder.
+
+mod common;
+
+use common::*;
+
+/// Two tenants on two 4-GPU nodes: tenant `a` floods the cluster first, `b` arrives later.
+fn small_trace() -> String {
+    let mut csv =
+        String::from("job_id,num_gpu,submit_time,iterations,model_name,duration,interval,tenant\n");
+    for i in 0..24u32 {
+        let (tenant, submit_s) = if i < 16 { ("a", i) } else { ("b", 600 + i) };
+        let gpus = [1, 2, 4][(i % 3) as usize];
+        csv.push_str(&format!(
+            "{i},{gpus},{submit_s},100,resnet50,{},0,{tenant}\n",
+            1_800 + 97 * i
+        ));
+    }
+    csv
+}
+
+fn write(name: &str, text: &str) -> String {
+    let path = scratch(name);
+    std::fs::write(&path, text).expect("scratch trace written");
+    path.display().to_string()
+}
+
+#[test]
+fn compares_every_policy_on_a_trace_file() {
+    let path = write("two-tenants.csv", &small_trace());
+    let text = ok(&[
+        "fairness",
+        "--trace",
+        &path,
+        "--gpus",
+        "8",
+        "--gpus-per-node",
+        "4",
+    ]);
+    for label in ["FIFO", "SJF", "SRTF", "Tiresias", "Themis", "ASTRAEA"] {
+        assert!(text.contains(label), "{label} missing from:\n{text}");
+    }
+    // The format named explicitly gives the same Report as detection.
+    let named = ok(&[
+        "fairness",
+        "--trace",
+        &path,
+        "--format",
+        "tiresias",
+        "--gpus",
+        "8",
+        "--gpus-per-node",
+        "4",
+    ]);
+    assert_eq!(named, text);
+}
+
+#[test]
+fn json_output_holds_the_chosen_policies_only() {
+    let path = write("two-tenants-json.csv", &small_trace());
+    let out = ok(&[
+        "fairness",
+        "--trace",
+        &path,
+        "--gpus",
+        "8",
+        "--gpus-per-node",
+        "4",
+        "--policy",
+        "fifo,astraea",
+        "--output",
+        "json",
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&out).expect("JSON Report");
+    assert!(metric(&report, "astraea.avg_jct_s") > 0.0);
+    assert!(metric(&report, "fifo.avg_jct_s") > 0.0);
+    let keys: Vec<&str> = report["metrics"]
+        .as_array()
+        .expect("metrics")
+        .iter()
+        .filter_map(|m| m["key"].as_str())
+        .collect();
+    assert!(!keys.iter().any(|k| k.starts_with("sjf.")), "{keys:?}");
+}
+
+#[test]
+fn chrome_trace_has_a_lane_per_tenant() {
+    let path = write("two-tenants-trace.csv", &small_trace());
+    let out = scratch("fairness-trace.json");
+    let _ = std::fs::remove_file(&out);
+    ok(&[
+        "fairness",
+        "--trace",
+        &path,
+        "--gpus",
+        "8",
+        "--gpus-per-node",
+        "4",
+        "--policy",
+        "astraea",
+        "--chrome-trace",
+        &out.display().to_string(),
+    ]);
+    let trace: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("trace written")).expect("JSON");
+    let names: Vec<String> = trace["traceEvents"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+        .filter_map(|e| e["args"]["name"].as_str().map(String::from))
+        .collect();
+    for tenant in ["a", "b"] {
+        assert!(
+            names.iter().any(|n| n == tenant),
+            "no lane {tenant} in {names:?}"
+        );
+    }
+}
+
+#[test]
+fn bad_rows_are_named_or_skipped_on_request() {
+    let mut text = small_trace();
+    text.push_str("99,two,5,100,resnet50,60,0,a\n");
+    let path = write("bad-row.csv", &text);
+    let run = bubblelab(&[
+        "fairness",
+        "--trace",
+        &path,
+        "--gpus",
+        "8",
+        "--gpus-per-node",
+        "4",
+    ]);
+    assert_bad_input(&run, "row 26, column `num_gpu`");
+    assert!(run.stderr.contains("bad-row.csv"), "{}", run.stderr);
+    let out = ok(&[
+        "fairness",
+        "--trace",
+        &path,
+        "--gpus",
+        "8",
+        "--gpus-per-node",
+        "4",
+        "--skip-bad-rows",
+        "--policy",
+        "fifo",
+    ]);
+    assert!(out.contains("FIFO"), "{out}");
+}
+
+#[test]
+fn bad_flags_and_files_get_one_line_errors() {
+    let path = write("flags.csv", &small_trace());
+    assert_bad_input(
+        &bubblelab(&["fairness", "--trace", &path, "--policy", "lottery"]),
+        "unknown policy `lottery`",
+    );
+    assert_bad_input(
+        &bubblelab(&["fairness", "--trace", &path, "--gpus", "0"]),
+        "--gpus",
+    );
+    let unknown = write("not-a-trace.csv", "a,b,c\n1,2,3\n");
+    assert_bad_input(
+        &bubblelab(&["fairness", "--trace", &unknown]),
+        "cannot tell the trace format",
+    );
+    assert_bad_input(
+        &bubblelab(&["fairness", "--trace", "/nonexistent/trace.csv"]),
+        "trace.csv",
+    );
+    // A job larger than the cluster is left out and counted, not an error.
+    let big = write(
+        "too-big.csv",
+        "job_id,num_gpu,submit_time,iterations,model_name,duration,interval,tenant\n0,64,0,1,m,60,0,a\n1,1,0,1,m,60,0,a\n",
+    );
+    let out = ok(&[
+        "fairness", "--trace", &big, "--gpus", "8", "--policy", "fifo",
+    ]);
+    assert!(
+        out.contains("1 jobs ask for more GPUs than one GPU type of the cluster has"),
+        "{out}"
+    );
+    assert!(out.contains("1 jobs of 1 tenants on 8 GPUs"), "{out}");
+}
+
+#[test]
+fn real_helios_users_trace_runs() {
+    let Some(data) = data_folder() else { return };
+    let dir = data.join("helios_user_jobs_dirlab");
+    let Some(file) = std::fs::read_dir(&dir)
+        .expect("helios folder")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "csv"))
+    else {
+        panic!("no CSV in {}", dir.display());
+    };
+    let out = ok(&[
+        "fairness",
+        "--trace",
+        &file.display().to_string(),
+        "--policy",
+        "fifo,astraea",
+        "--gpus",
+        "256",
+        "--output",
+        "json",
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&out).expect("JSON Report");
+    assert!(metric(&report, "astraea.jain") > 0.0);
+    assert!(
+        metric(&report, "astraea.tenant_unfairness") <= metric(&report, "fifo.tenant_unfairness")
+    );
+}
