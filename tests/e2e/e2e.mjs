@@ -306,6 +306,20 @@ try {
     await fairPage.fill('#field-jobs', '300');
     await fairPage.press('#field-jobs', 'Tab');
     await fairPage.waitForFunction(() => window.location.hash.startsWith('#/fairness?s='), null, { timeout: TIMEOUT_MS });
+    // The cluster view: GPUs busy mid-run, the scrubber moves simulated time, the share chart
+    // draws a band per tenant, and a survey-map chip switches the policy shown.
+    const busy = Number(await fairPage.getAttribute('.cluster-canvas', 'data-busy'));
+    assert(busy > 0, `expected busy GPUs in the cluster view mid-run, got ${busy}`);
+    const tMid = Number(await fairPage.getAttribute('#cluster-time', 'data-t-ns'));
+    await fairPage.fill('#cluster-scrubber', '100');
+    await fairPage.waitForFunction((t) => Number(document.querySelector('#cluster-time').dataset.tNs) < t, tMid, { timeout: TIMEOUT_MS });
+    const bands = await fairPage.locator('#tenant-share-chart polygon').count();
+    assert(bands >= 2, `expected stacked bands per tenant, found ${bands}`);
+    await fairPage.click('#survey-map button[data-policy="fifo"]');
+    await fairPage.waitForFunction(() => document.querySelector('#cluster-policy').selectedOptions[0]?.textContent === 'FIFO', null, { timeout: TIMEOUT_MS });
+    await fairPage.click('#cluster-play');
+    await fairPage.waitForFunction(() => document.querySelector('#cluster-play').textContent.includes('Pause'), null, { timeout: TIMEOUT_MS });
+    await fairPage.click('#cluster-play');
     // A two-tenant DIR-LAB trace: user 1 submits two 4-GPU jobs, user 2 one 8-GPU job.
     const csv = 'u_id,user,gpu_num,cpu_num,node_num,interval,run_time,wall_time,new_status\n'
       + '0,1,4,0,1,0,3600,0,Pass\n1,2,8,0,1,10,7200,0,Pass\n2,1,4,0,1,10,1800,0,Pass\n';

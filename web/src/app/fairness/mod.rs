@@ -6,17 +6,24 @@
 //! The form edits the scenario's JSON by path and lets the core validate it, so every message
 //! names the field exactly as the CLI would.
 
+mod cluster;
+mod colours;
+mod shares;
+mod survey;
+
 use std::rc::Rc;
 
 use bubblelab_core::labs::fairness::job::Trace;
 use bubblelab_core::labs::fairness::policies::PolicyKind;
 use bubblelab_core::labs::fairness::traces::{self, ReadOptions};
-use bubblelab_core::labs::fairness::{run_trace, FairnessParams};
+use bubblelab_core::labs::fairness::{simulate, FairnessParams, PolicyRun};
 use bubblelab_core::{presets, share, Report, Scenario, ScenarioError};
 use serde_json::Value;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
+use self::cluster::ClusterSection;
+use self::survey::SurveyMap;
 use crate::browser;
 use crate::components::export::ExportBar;
 use crate::components::fields::{CheckboxGroup, NumberField};
@@ -77,6 +84,14 @@ struct State {
     /// Field text as typed.
     texts: Vec<String>,
     report: Shared<Report>,
+    /// Every policy's run (for the cluster view and the share chart).
+    runs: Shared<Vec<PolicyRun>>,
+    /// Tenant names of the simulated trace.
+    tenants: Shared<Vec<String>>,
+    /// (nodes, GPUs per node) of the simulated cluster.
+    cluster: (u32, u32),
+    /// Index into `runs` shown in the cluster view.
+    selected: usize,
     /// Where the report came from: the synthetic trace or a file.
     source: String,
     error: Option<ScenarioError>,
@@ -115,6 +130,10 @@ impl State {
             params,
             texts,
             report: Shared(Rc::new(Report::default())),
+            runs: Shared(Rc::new(Vec::new())),
+            tenants: Shared(Rc::new(Vec::new())),
+            cluster: (p.cluster.nodes, p.cluster.gpus_per_node),
+            selected: 0,
             source: "synthetic".into(),
             error: None,
             link_error,
@@ -146,12 +165,26 @@ impl State {
             return;
         };
         let result = match &self.uploaded {
-            None => bubblelab_core::run(&scenario),
-            Some(trace) => run_trace(p, trace),
+            None => p.validate().and_then(|()| {
+                simulate(
+                    p,
+                    &traces::synthetic::generate(&p.synthetic),
+                    &mut |_, _| {},
+                )
+            }),
+            Some(trace) => simulate(p, trace, &mut |_, _| {}),
         };
         match result {
-            Ok(report) => {
-                self.report = Shared(Rc::new(report));
+            Ok(sim) => {
+                let shown = self.runs.0.get(self.selected).map(|r| r.kind);
+                self.selected = shown
+                    .or(Some(PolicyKind::Astraea))
+                    .and_then(|k| sim.runs.iter().position(|r| r.kind == k))
+                    .unwrap_or(0);
+                self.report = Shared(Rc::new(sim.report));
+                self.runs = Shared(Rc::new(sim.runs));
+                self.tenants = Shared(Rc::new(sim.trace.tenants));
+                self.cluster = (p.cluster.nodes, p.cluster.gpus_per_node);
                 self.error = None;
                 if update_link && self.uploaded.is_none() {
                     browser::replace_hash(&share::fragment(&scenario));
@@ -289,6 +322,37 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
             state.set(next);
         })
     };
+    let on_cluster_select = {
+        let state = state.clone();
+        Callback::from(move |i: usize| {
+            let mut next = (*state).clone();
+            next.selected = i;
+            state.set(next);
+        })
+    };
+    let on_survey_pick = {
+        let state = state.clone();
+        Callback::from(move |kind: PolicyKind| {
+            let mut next = (*state).clone();
+            if let Some(i) = next.runs.0.iter().position(|r| r.kind == kind) {
+                next.selected = i;
+            } else {
+                let mut list: Vec<String> = PolicyKind::ALL
+                    .iter()
+                    .filter(|k| **k == kind || next.runs.0.iter().any(|r| r.kind == **k))
+                    .map(|k| k.id().to_string())
+                    .collect();
+                list.dedup();
+                set(&mut next.params, "policies", Value::from(list));
+                next.rerun(true);
+                if let Some(i) = next.runs.0.iter().position(|r| r.kind == kind) {
+                    next.selected = i;
+                }
+            }
+            state.set(next);
+        })
+    };
+    let running: Vec<PolicyKind> = state.runs.0.iter().map(|r| r.kind).collect();
     let on_upload_error = {
         let upload_error = upload_error.clone();
         Callback::from(move |m: String| upload_error.set(Some(m)))
@@ -363,11 +427,15 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
                 </form>
                 <div class="results">
                     <ExportBar report={state.report.clone()} stem="fairness" />
+                    <ClusterSection runs={state.runs.clone()} tenants={state.tenants.clone()}
+                        nodes={state.cluster.0} gpus_per_node={state.cluster.1}
+                        selected={state.selected} on_select={on_cluster_select} />
                     <ReportView report={state.report.clone()} chart_titles={vec![
                         ("jct_cdf".to_string(), "Job completion time, CDF".to_string()),
                         ("tenant_fairness_over_time".to_string(), "Tenant fairness over time".to_string()),
                         ("queue_length".to_string(), "Jobs waiting".to_string()),
                     ]} />
+                    <SurveyMap {running} on_pick={on_survey_pick} />
                 </div>
             </div>
         </section>

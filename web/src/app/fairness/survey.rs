@@ -1,0 +1,87 @@
+//! The map of the field, after the survey of deep-learning workload scheduling in GPU
+//! datacenters (Gao et al., ACM Computing Surveys 2024): what a scheduler optimises (rows) and
+//! how it uses GPUs (columns). Every policy this lab implements is a button that shows it in
+//! the cluster view (and adds it to the run if it was not chosen); a few well-known systems
+//! the lab does not implement are placed for orientation, greyed out.
+
+use bubblelab_core::labs::fairness::PolicyKind;
+use yew::prelude::*;
+
+/// Properties of [`SurveyMap`].
+#[derive(Properties, PartialEq)]
+pub struct SurveyProps {
+    /// Policies in the current run.
+    pub running: Vec<PolicyKind>,
+    /// Called when a policy is picked.
+    pub on_pick: Callback<PolicyKind>,
+}
+
+const OBJECTIVES: [&str; 3] = ["Efficiency (JCT, utilisation)", "Fairness", "Deadlines"];
+const RESOURCES: [&str; 4] = [
+    "Exclusive GPUs, gang",
+    "Heterogeneous GPUs",
+    "Shared / time-sliced GPUs",
+    "Elastic jobs",
+];
+
+/// (objective row, resource column, policy).
+const PLACED: [(usize, usize, PolicyKind); 9] = [
+    (0, 0, PolicyKind::Fifo),
+    (0, 0, PolicyKind::Sjf),
+    (0, 0, PolicyKind::Srtf),
+    (0, 0, PolicyKind::Tiresias),
+    (1, 0, PolicyKind::Themis),
+    (1, 0, PolicyKind::FairShare),
+    (1, 0, PolicyKind::Astraea),
+    (1, 1, PolicyKind::Gavel),
+    (1, 2, PolicyKind::GandivaFair),
+];
+
+/// Systems placed for orientation only: (row, column, name).
+const OTHERS: [(usize, usize, &str); 7] = [
+    (0, 2, "Gandiva"),
+    (0, 2, "AntMan"),
+    (0, 3, "Optimus"),
+    (0, 3, "Pollux"),
+    (0, 1, "Gavel (makespan)"),
+    (2, 0, "Chronus"),
+    (2, 3, "HyperSched"),
+];
+
+/// The survey map.
+#[function_component(SurveyMap)]
+pub fn survey_map(props: &SurveyProps) -> Html {
+    html! {
+        <section class="survey" id="survey-map">
+            <h2>{ "Where each policy sits in the field" }</h2>
+            <table class="survey-map">
+                <thead><tr><th>{ "objective \\ resources" }</th>
+                    { for RESOURCES.iter().map(|r| html! { <th>{ *r }</th> }) }</tr></thead>
+                <tbody>
+                { for OBJECTIVES.iter().enumerate().map(|(row, objective)| html! {
+                    <tr><th>{ *objective }</th>
+                    { for (0..RESOURCES.len()).map(|col| html! {
+                        <td>
+                            { for PLACED.iter().filter(|p| p.0 == row && p.1 == col).map(|&(_, _, kind)| {
+                                let on_pick = props.on_pick.clone();
+                                let class = if props.running.contains(&kind) { "chip" } else { "chip off" };
+                                html! {
+                                    <button type="button" {class} data-policy={kind.id()}
+                                        title="show in the cluster view"
+                                        onclick={Callback::from(move |_: MouseEvent| on_pick.emit(kind))}>
+                                        { kind.label() }
+                                    </button>
+                                }
+                            }) }
+                            { for OTHERS.iter().filter(|o| o.0 == row && o.1 == col).map(|o| html! {
+                                <span class="chip other" title="not implemented in this lab">{ o.2 }</span>
+                            }) }
+                        </td>
+                    }) }
+                    </tr>
+                }) }
+                </tbody>
+            </table>
+        </section>
+    }
+}
