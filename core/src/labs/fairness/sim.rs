@@ -908,62 +908,88 @@ impl Sim<'_> {
             }
         }
         self.run.rounds += 1;
-        let order = policy.order(&self.ctx());
-        debug_assert_eq!(order.len(), self.active.len());
         let locked: u64 = self
             .active
             .iter()
             .filter(|&&j| self.jobs[j].is_running() && !self.preemptible(j, rule))
             .map(|&j| u64::from(self.jobs[j].gpus))
             .sum();
+        // Walk the policy's order, giving GPUs to each job that still fits, until none are
+        // left (the policy stops ordering there).
         let mut cap = self.total_gpus - locked;
-        for &j in &order {
-            let job = &self.jobs[j];
-            if job.is_running() && !self.preemptible(j, rule) {
-                continue;
-            }
-            let g = u64::from(job.gpus);
-            if g <= cap {
-                cap -= g;
-                self.keep[j] = true;
+        let mut kept: Vec<usize> = Vec::new();
+        {
+            let now = self.now;
+            let jobs = &self.jobs;
+            let keep = &mut self.keep;
+            let ctx = RoundCtx {
+                now_ns: now,
+                active: &self.active,
+                jobs,
+                tenants: &self.tenants,
+                total_gpus: self.total_gpus,
+                gpus_by_type: &self.gpus_by_type,
+                history: &self.history,
+            };
+            let locked_job = |j: usize| {
+                jobs[j].is_running()
+                    && match rule {
+                        Preemption::Never => true,
+                        Preemption::Anytime => false,
+                        Preemption::AtLeaseEnd(_) => jobs[j].lease_end_ns > now,
+                    }
+            };
+            policy.order(&ctx, &mut |j| {
+                if cap == 0 {
+                    return false;
+                }
+                if !locked_job(j) && !keep[j] {
+                    let g = u64::from(jobs[j].gpus);
+                    if g <= cap {
+                        cap -= g;
+                        keep[j] = true;
+                        kept.push(j);
+                    }
+                }
+                cap > 0
+            });
+        }
+        // Preempt the preemptible running jobs not kept, then renew the leases of kept
+        // running jobs (in the policy's order).
+        let mut i = 0;
+        while i < self.active.len() {
+            let j = self.active[i];
+            i += 1;
+            if self.jobs[j].is_running() && self.preemptible(j, rule) && !self.keep[j] {
+                self.stop_segment(j);
+                let cost = s_to_ns(self.params.preempt_cost_s + self.params.resume_cost_s);
+                self.jobs[j].pending_overhead_ns = cost;
+                self.jobs[j].preemptions += 1;
+                self.run.preemptions += 1;
             }
         }
-        // Preempt, then renew leases of kept running jobs.
-        for &j in &order {
-            if self.jobs[j].is_running() && self.preemptible(j, rule) {
-                if self.keep[j] {
-                    if matches!(rule, Preemption::AtLeaseEnd(_)) {
-                        self.jobs[j].epoch += 1;
-                        // A renewed job keeps running: re-arm its completion under the new epoch.
-                        let job = &self.jobs[j];
-                        let s = job.speed_on(job.seg_type);
-                        let left = job.remaining_at(self.now);
-                        let overhead_left =
-                            (job.seg_start_ns + job.seg_overhead_ns).saturating_sub(self.now);
-                        let run_ns = if s == 1.0 {
-                            left
-                        } else {
-                            libm::ceil(left as f64 / s) as u64
-                        };
-                        let end = self.now + overhead_left + run_ns;
-                        let e = job.epoch;
-                        self.queue.push(Nanos(end), 0, Ev::Completion(j, e));
-                        self.renew(j, policy);
-                    }
+        for &j in &kept {
+            if self.jobs[j].is_running() && matches!(rule, Preemption::AtLeaseEnd(_)) {
+                self.jobs[j].epoch += 1;
+                // A renewed job keeps running: re-arm its completion under the new epoch.
+                let job = &self.jobs[j];
+                let s = job.speed_on(job.seg_type);
+                let left = job.remaining_at(self.now);
+                let overhead_left =
+                    (job.seg_start_ns + job.seg_overhead_ns).saturating_sub(self.now);
+                let run_ns = if s == 1.0 {
+                    left
                 } else {
-                    self.stop_segment(j);
-                    let cost = s_to_ns(self.params.preempt_cost_s + self.params.resume_cost_s);
-                    self.jobs[j].pending_overhead_ns = cost;
-                    self.jobs[j].preemptions += 1;
-                    self.run.preemptions += 1;
-                }
+                    libm::ceil(left as f64 / s) as u64
+                };
+                let end = self.now + overhead_left + run_ns;
+                let e = job.epoch;
+                self.queue.push(Nanos(end), 0, Ev::Completion(j, e));
+                self.renew(j, policy);
             }
         }
         let mut blocked = false;
-        for &j in &order {
-            if !self.keep[j] {
-                continue;
-            }
+        for &j in &kept {
             self.keep[j] = false;
             if self.jobs[j].is_running() {
                 continue;

@@ -16,10 +16,9 @@
 //! * A job waiting longer than the starvation threshold (21,600 s) goes ahead of everything.
 //! * Leases (900 s): a running job is only preempted once its lease has ended.
 
-use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
-use super::{by_tenant, interleave, Key, Policy, Preemption};
+use super::{by_tenant, interleave, Emit, Key, Policy, Preemption};
 use crate::labs::fairness::params::{s_to_ns, AstraeaParams};
 use crate::labs::fairness::sim::RoundCtx;
 
@@ -76,41 +75,44 @@ pub fn job_fairness(ctx: &RoundCtx<'_>, j: usize) -> f64 {
 }
 
 impl Policy for Astraea {
-    fn order(&mut self, ctx: &RoundCtx<'_>) -> Vec<usize> {
+    fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) {
         let now = ctx.now_ns;
         // Starving jobs first, oldest first.
         let starving = |j: usize| {
             let job = &ctx.jobs[j];
             !job.is_running() && now - job.last_stop_ns >= self.starvation_ns
         };
-        let mut out: Vec<usize> = ctx
+        let mut first: Vec<usize> = ctx
             .active
             .iter()
             .copied()
             .filter(|&j| starving(j))
             .collect();
-        out.sort_by_key(|&j| (ctx.jobs[j].last_stop_ns, j));
+        first.sort_by_key(|&j| (ctx.jobs[j].last_stop_ns, j));
+        let mut given: Vec<u64> = alloc::vec![0; ctx.tenants.len()];
+        for &j in &first {
+            if !emit(j) {
+                return;
+            }
+            given[ctx.jobs[j].tenant as usize] += u64::from(ctx.jobs[j].gpus);
+        }
         // Phase 2: (class, −P(finish within the next lease)/gⱼ, submit) within each tenant.
-        let queues: Vec<VecDeque<usize>> = by_tenant(ctx, |j| {
+        let queues = by_tenant(ctx, |j| {
+            if starving(j) {
+                return None;
+            }
             let job = &ctx.jobs[j];
             let class = class_of(job_fairness(ctx, j), self.classes);
             let p = ctx
                 .history
                 .p_finish_within(job.gpus, job.done_at(now), self.lease_ns);
-            (
+            Some((
                 class,
                 Key(0, -p / f64::from(job.gpus.max(1))),
                 job.submit_ns,
-            )
-        })
-        .into_iter()
-        .map(|q| q.into_iter().filter(|&j| !starving(j)).collect())
-        .collect();
+            ))
+        });
         // Phase 1 keys: (low-quota group, U/W), raised by gⱼ × lease per job handed out.
-        let mut given: Vec<u64> = alloc::vec![0; ctx.tenants.len()];
-        for &j in &out {
-            given[ctx.jobs[j].tenant as usize] += u64::from(ctx.jobs[j].gpus);
-        }
         let low = self.low_quota_share;
         let lease = self.lease_ns as f64;
         let keys: Vec<Key> = ctx
@@ -125,16 +127,19 @@ impl Policy for Astraea {
             })
             .collect();
         let mut given_f: Vec<f64> = given.iter().map(|&g| g as f64).collect();
-        let rest = interleave(queues, keys, |u, j, k| {
-            let t = &ctx.tenants[u];
-            let g = f64::from(ctx.jobs[j].gpus);
-            given_f[u] += g;
-            let w = (t.window_entitled() as f64).max(1.0);
-            let group = u8::from(given_f[u] >= low * t.quota as f64);
-            Key(group, k.1 + g * lease / w)
-        });
-        out.extend(rest);
-        out
+        interleave(
+            queues,
+            keys,
+            |u, j, k| {
+                let t = &ctx.tenants[u];
+                let g = f64::from(ctx.jobs[j].gpus);
+                given_f[u] += g;
+                let w = (t.window_entitled() as f64).max(1.0);
+                let group = u8::from(given_f[u] >= low * t.quota as f64);
+                Key(group, k.1 + g * lease / w)
+            },
+            emit,
+        );
     }
 
     fn preemption(&self) -> Preemption {

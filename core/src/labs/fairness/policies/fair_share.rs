@@ -3,9 +3,7 @@
 //! it preempts whenever the instantaneous shares move. Within a tenant: running jobs first
 //! (no churn), then submission order.
 
-use alloc::vec::Vec;
-
-use super::{by_tenant, interleave, running_then_fifo, Key, Policy, Preemption};
+use super::{by_tenant, interleave, running_then_fifo, Emit, Key, Policy, Preemption};
 use crate::labs::fairness::sim::RoundCtx;
 
 /// Weighted max-min fair share of GPUs, instantaneous.
@@ -13,17 +11,24 @@ use crate::labs::fairness::sim::RoundCtx;
 pub struct FairShare;
 
 /// Max-min order: a tenant's key is GPUs given so far / weight.
-pub(super) fn max_min_order(ctx: &RoundCtx<'_>, gpu_units: impl Fn(usize) -> f64) -> Vec<usize> {
+pub(super) fn max_min_order(
+    ctx: &RoundCtx<'_>,
+    gpu_units: impl Fn(usize) -> f64,
+    emit: &mut Emit<'_>,
+) {
     let queues = by_tenant(ctx, |j| running_then_fifo(ctx, j));
     let keys = ctx.tenants.iter().map(|_| Key(0, 0.0)).collect();
-    interleave(queues, keys, |t, j, k| {
-        Key(0, k.1 + gpu_units(j) / ctx.tenants[t].weight)
-    })
+    interleave(
+        queues,
+        keys,
+        |t, j, k| Key(0, k.1 + gpu_units(j) / ctx.tenants[t].weight),
+        emit,
+    );
 }
 
 impl Policy for FairShare {
-    fn order(&mut self, ctx: &RoundCtx<'_>) -> Vec<usize> {
-        max_min_order(ctx, |j| f64::from(ctx.jobs[j].gpus))
+    fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) {
+        max_min_order(ctx, |j| f64::from(ctx.jobs[j].gpus), emit);
     }
 
     fn preemption(&self) -> Preemption {

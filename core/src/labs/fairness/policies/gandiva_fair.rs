@@ -10,7 +10,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{by_tenant, interleave, Key, Policy, Preemption};
+use super::{by_tenant, interleave, Emit, Key, Policy, Preemption};
 use crate::labs::fairness::sim::RoundCtx;
 
 /// Ticket-based split stride scheduling.
@@ -36,7 +36,7 @@ impl GandivaFair {
 }
 
 impl Policy for GandivaFair {
-    fn order(&mut self, ctx: &RoundCtx<'_>) -> Vec<usize> {
+    fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) {
         for (u, t) in ctx.tenants.iter().enumerate() {
             self.pass[u] += (t.used_total - self.last_used[u]) as f64 / t.weight;
             self.last_used[u] = t.used_total;
@@ -58,16 +58,21 @@ impl Policy for GandivaFair {
         let now = ctx.now_ns;
         let queues = by_tenant(ctx, |j| {
             let job = &ctx.jobs[j];
-            (job.attained_gpu_ns(now), !job.is_running(), job.submit_ns)
+            Some((job.attained_gpu_ns(now), !job.is_running(), job.submit_ns))
         });
         let keys = self.pass.iter().map(|&p| Key(0, p)).collect();
         let q = self.quantum_ns as f64;
-        interleave(queues, keys, |t, j, k| {
-            Key(
-                0,
-                k.1 + f64::from(ctx.jobs[j].gpus) * q / ctx.tenants[t].weight,
-            )
-        })
+        interleave(
+            queues,
+            keys,
+            |t, j, k| {
+                Key(
+                    0,
+                    k.1 + f64::from(ctx.jobs[j].gpus) * q / ctx.tenants[t].weight,
+                )
+            },
+            emit,
+        );
     }
 
     fn preemption(&self) -> Preemption {

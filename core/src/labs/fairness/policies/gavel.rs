@@ -10,7 +10,7 @@
 use alloc::vec::Vec;
 
 use super::fair_share::max_min_order;
-use super::{Policy, Preemption};
+use super::{Emit, Policy, Preemption};
 use crate::labs::fairness::sim::RoundCtx;
 
 /// Heterogeneity-aware max-min, per round.
@@ -28,16 +28,17 @@ fn fastest_first(ctx: &RoundCtx<'_>, j: usize) -> Vec<u32> {
 }
 
 impl Policy for Gavel {
-    fn order(&mut self, ctx: &RoundCtx<'_>) -> Vec<usize> {
+    fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) {
         let n = ctx.gpus_by_type.len().max(1) as f64;
-        max_min_order(ctx, |j| {
+        let units = |j: usize| {
             let job = &ctx.jobs[j];
             let types = 0..ctx.gpus_by_type.len() as u32;
             let mean: f64 = types.clone().map(|t| job.speed_on(t)).sum::<f64>() / n;
             let best = types.map(|t| job.speed_on(t)).fold(0.0, f64::max);
             let norm = if mean > 0.0 { best / mean } else { 1.0 };
             f64::from(job.gpus) * norm
-        })
+        };
+        max_min_order(ctx, units, emit);
     }
 
     fn preemption(&self) -> Preemption {

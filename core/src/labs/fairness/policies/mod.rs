@@ -14,7 +14,7 @@ mod themis;
 mod tiresias;
 
 use alloc::boxed::Box;
-use alloc::collections::{BinaryHeap, VecDeque};
+use alloc::collections::BinaryHeap;
 use alloc::vec::Vec;
 use core::cmp::{Ordering, Reverse};
 
@@ -147,12 +147,18 @@ pub enum Preemption {
     AtLeaseEnd(u64),
 }
 
+/// Where a policy hands out its order, one job at a time; it returns false once the simulator
+/// needs no more (every GPU is spoken for), so a policy never orders jobs nobody will look at.
+pub type Emit<'a> = dyn FnMut(usize) -> bool + 'a;
+
 /// A scheduling policy: an order over the active jobs, plus its preemption rule.
 pub trait Policy {
-    /// The active jobs (`ctx.active`, waiting and running) from highest to lowest priority.
-    /// Every active job appears once. The simulator walks the order and gives each job that
-    /// still fits its GPUs (running jobs that may not be preempted keep theirs regardless).
-    fn order(&mut self, ctx: &RoundCtx<'_>) -> Vec<usize>;
+    /// Emits the active jobs (`ctx.active`, waiting and running) from highest to lowest
+    /// priority, each at most once, until `emit` returns false. The simulator gives each
+    /// emitted job that still fits its GPUs (running jobs that may not be preempted keep theirs
+    /// regardless). Orders are produced lazily (heaps, not full sorts): a round costs
+    /// O(active + emitted · log active), not O(active · log active).
+    fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>);
 
     /// When running jobs may be preempted.
     fn preemption(&self) -> Preemption;
@@ -189,64 +195,71 @@ impl Ord for Key {
 /// Progressive filling across tenants: repeatedly takes the tenant with the smallest key, emits
 /// its next queued job and raises that tenant's key by `raise(tenant, job, key)`. Ties go to the
 /// lower tenant index. This is water-filling in gang units: a max-min allocation when the keys
-/// are allocation / weight (DRF with one resource, Ghodsi et al. NSDI'11).
-pub fn interleave(
-    mut queues: Vec<VecDeque<usize>>,
+/// are allocation / weight (DRF with one resource, Ghodsi et al. NSDI'11). Stops as soon as
+/// `emit` returns false.
+pub fn interleave<K: Ord>(
+    mut queues: Vec<TenantQueue<K>>,
     keys: Vec<Key>,
     mut raise: impl FnMut(usize, usize, Key) -> Key,
-) -> Vec<usize> {
+    emit: &mut Emit<'_>,
+) {
     let mut heap: BinaryHeap<Reverse<(Key, usize)>> = keys
         .into_iter()
         .enumerate()
         .filter(|(t, _)| !queues[*t].is_empty())
         .map(|(t, k)| Reverse((k, t)))
         .collect();
-    let total: usize = queues.iter().map(VecDeque::len).sum();
-    let mut out = Vec::with_capacity(total);
     while let Some(Reverse((key, t))) = heap.pop() {
-        let Some(job) = queues[t].pop_front() else {
+        let Some(Reverse((_, job))) = queues[t].pop() else {
             continue;
         };
-        out.push(job);
+        if !emit(job) {
+            return;
+        }
         if !queues[t].is_empty() {
             heap.push(Reverse((raise(t, job, key), t)));
         }
     }
-    out
 }
 
-/// `jobs` ordered by `key`, ties broken by job index. Each key is computed once (keys may be
-/// costly: remaining work, attained service, fairness) and the (key, index) pairs are sorted
-/// unstably, which is deterministic because indices are unique.
-pub fn sorted_by_key<K: Ord>(
+/// One tenant's jobs, smallest (key, job index) first.
+pub type TenantQueue<K> = BinaryHeap<Reverse<(K, usize)>>;
+
+/// Emits `jobs` by ascending `key` (ties by job index) until `emit` returns false. Each key is
+/// computed once (keys may be costly: remaining work, attained service, fairness); the pairs
+/// are heapified in O(n) and popped only as far as the simulator reads.
+pub fn emit_by_key<K: Ord>(
     jobs: impl IntoIterator<Item = usize>,
     mut key: impl FnMut(usize) -> K,
-) -> Vec<usize> {
-    let mut keyed: Vec<(K, usize)> = jobs.into_iter().map(|j| (key(j), j)).collect();
-    keyed.sort_unstable();
-    keyed.into_iter().map(|(_, j)| j).collect()
+    emit: &mut Emit<'_>,
+) {
+    let keyed: Vec<Reverse<(K, usize)>> = jobs.into_iter().map(|j| Reverse((key(j), j))).collect();
+    let mut heap = BinaryHeap::from(keyed);
+    while let Some(Reverse((_, j))) = heap.pop() {
+        if !emit(j) {
+            return;
+        }
+    }
 }
 
-/// Active jobs grouped by tenant, each group ordered by `key` (ties by job index).
+/// Active jobs grouped by tenant, each queue ordered by `key` (ties by job index); jobs for
+/// which `key` gives `None` are left out.
 pub fn by_tenant<K: Ord>(
     ctx: &RoundCtx<'_>,
-    mut key: impl FnMut(usize) -> K,
-) -> Vec<VecDeque<usize>> {
-    let mut groups: Vec<Vec<(K, usize)>> = (0..ctx.tenants.len()).map(|_| Vec::new()).collect();
+    mut key: impl FnMut(usize) -> Option<K>,
+) -> Vec<TenantQueue<K>> {
+    let mut groups: Vec<Vec<Reverse<(K, usize)>>> =
+        (0..ctx.tenants.len()).map(|_| Vec::new()).collect();
     for &j in ctx.active {
-        groups[ctx.jobs[j].tenant as usize].push((key(j), j));
+        if let Some(k) = key(j) {
+            groups[ctx.jobs[j].tenant as usize].push(Reverse((k, j)));
+        }
     }
-    groups
-        .into_iter()
-        .map(|mut g| {
-            g.sort_unstable();
-            g.into_iter().map(|(_, j)| j).collect()
-        })
-        .collect()
+    groups.into_iter().map(BinaryHeap::from).collect()
 }
 
 /// Within a tenant: running jobs first (no churn), then by submission (then index).
-pub fn running_then_fifo(ctx: &RoundCtx<'_>, j: usize) -> (bool, u64) {
+pub fn running_then_fifo(ctx: &RoundCtx<'_>, j: usize) -> Option<(bool, u64)> {
     let job = &ctx.jobs[j];
-    (!job.is_running(), job.submit_ns)
+    Some((!job.is_running(), job.submit_ns))
 }

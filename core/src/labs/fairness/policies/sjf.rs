@@ -1,8 +1,6 @@
 //! SJF: shortest job first on oracle durations (the trace's own run times); never preempts.
 
-use alloc::vec::Vec;
-
-use super::{sorted_by_key, Policy, Preemption};
+use super::{emit_by_key, Emit, Policy, Preemption};
 use crate::labs::fairness::sim::RoundCtx;
 
 /// Shortest job first (oracle).
@@ -10,10 +8,12 @@ use crate::labs::fairness::sim::RoundCtx;
 pub struct Sjf;
 
 impl Policy for Sjf {
-    fn order(&mut self, ctx: &RoundCtx<'_>) -> Vec<usize> {
-        sorted_by_key(ctx.active.iter().copied(), |j| {
-            (ctx.jobs[j].duration_ns, ctx.jobs[j].submit_ns)
-        })
+    fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) {
+        emit_by_key(
+            ctx.active.iter().copied(),
+            |j| (ctx.jobs[j].duration_ns, ctx.jobs[j].submit_ns),
+            emit,
+        );
     }
 
     fn preemption(&self) -> Preemption {

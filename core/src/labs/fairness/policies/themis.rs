@@ -6,9 +6,7 @@
 //! partial-allocation auction is replaced by this order (the filter and the auction pick the
 //! same top-ρ apps when GPUs are not divisible among bidders).
 
-use alloc::vec::Vec;
-
-use super::{sorted_by_key, Key, Policy, Preemption};
+use super::{emit_by_key, Emit, Key, Policy, Preemption};
 use crate::labs::fairness::sim::RoundCtx;
 
 /// Finish-time fairness at lease boundaries.
@@ -33,11 +31,13 @@ pub fn rho(ctx: &RoundCtx<'_>, j: usize) -> f64 {
 }
 
 impl Policy for Themis {
-    fn order(&mut self, ctx: &RoundCtx<'_>) -> Vec<usize> {
+    fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) {
         // Largest ρ first: the key is −ρ.
-        sorted_by_key(ctx.active.iter().copied(), |j| {
-            (Key(0, -rho(ctx, j)), ctx.jobs[j].submit_ns)
-        })
+        emit_by_key(
+            ctx.active.iter().copied(),
+            |j| (Key(0, -rho(ctx, j)), ctx.jobs[j].submit_ns),
+            emit,
+        );
     }
 
     fn preemption(&self) -> Preemption {

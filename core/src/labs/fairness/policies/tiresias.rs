@@ -9,7 +9,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{sorted_by_key, Policy, Preemption};
+use super::{emit_by_key, Emit, Policy, Preemption};
 use crate::labs::fairness::params::TiresiasParams;
 use crate::labs::fairness::sim::RoundCtx;
 
@@ -53,7 +53,7 @@ impl Tiresias {
 }
 
 impl Policy for Tiresias {
-    fn order(&mut self, ctx: &RoundCtx<'_>) -> Vec<usize> {
+    fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) {
         if self.promote_knob > 0.0 {
             for &j in ctx.active {
                 let job = &ctx.jobs[j];
@@ -66,9 +66,11 @@ impl Policy for Tiresias {
                 }
             }
         }
-        sorted_by_key(ctx.active.iter().copied(), |j| {
-            (self.queue(ctx, j), ctx.jobs[j].submit_ns)
-        })
+        emit_by_key(
+            ctx.active.iter().copied(),
+            |j| (self.queue(ctx, j), ctx.jobs[j].submit_ns),
+            emit,
+        );
     }
 
     fn preemption(&self) -> Preemption {
