@@ -465,9 +465,11 @@ impl Engine {
         for &(a, n, prefill) in &scheduled {
             let s = &mut self.seqs[a as usize];
             if prefill {
-                let end = s.computed + n;
-                let redo = end.min(s.known).saturating_sub(s.computed);
-                let tail = end.min(s.known).saturating_sub(s.computed.max(s.tail_from));
+                let upto = s.computed + n;
+                let redo = upto.min(s.known).saturating_sub(s.computed);
+                let tail = upto
+                    .min(s.known)
+                    .saturating_sub(s.computed.max(s.tail_from));
                 self.counters.recompute_tokens += redo - tail;
                 self.counters.partial_block_tokens += tail;
                 self.counters.prefill_new_tokens += n - redo;

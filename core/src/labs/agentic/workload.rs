@@ -4,7 +4,8 @@
 //! Randomness: `rand_pcg::Pcg64Mcg` seeded from [`SyntheticSpec::seed`]; transcendental math
 //! through `libm`. Per agent, in this order: one uniform draw for its turn count, then per turn
 //! two Box–Muller pairs (observation and output tokens: z = √(−2 ln(1 − U₁))·cos(2π U₂)) and one
-//! for the tool latency; every log-normal value is median·exp(σ z), clamped to [1, max].
+//! for the tool latency; every log-normal value is median·exp(σ z), clamped to [0, max]; token
+//! counts are rounded, and a turn generates at least 1 token.
 
 use alloc::format;
 use alloc::string::String;
@@ -93,7 +94,7 @@ impl Workload {
     }
 }
 
-/// A log-normal token count or duration: median · exp(σ z), clamped to [1, max].
+/// A log-normal token count or duration: median · exp(σ z), clamped to [0, max].
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LogNormal {
@@ -111,7 +112,7 @@ impl LogNormal {
         let u2: f64 = rng.random();
         let z =
             libm::sqrt(-2.0 * libm::log(1.0 - u1)) * libm::cos(2.0 * core::f64::consts::PI * u2);
-        (self.median * libm::exp(self.sigma * z)).clamp(1.0_f64.min(self.max), self.max)
+        (self.median * libm::exp(self.sigma * z)).clamp(0.0, self.max)
     }
 
     fn validate(&self, path: &str, max: f64) -> Result<(), ScenarioError> {
