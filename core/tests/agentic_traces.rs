@@ -108,21 +108,31 @@ proptest! {
 
 #[test]
 fn real_mooncake_trace_builds_multi_turn_sessions() {
-    let Some(dir) = common::data_dir() else { return };
-    let text = std::fs::read_to_string(dir.join("mooncake_fast25_conversation/conversation_trace.jsonl")).unwrap();
+    let Some(dir) = common::data_dir() else {
+        return;
+    };
+    let text =
+        std::fs::read_to_string(dir.join("mooncake_fast25_conversation/conversation_trace.jsonl"))
+            .unwrap();
     let w = mooncake::parse(&text).unwrap();
     let turns: u64 = w.agents.iter().map(|a| a.turns.len() as u64).sum();
     assert_eq!(turns, 5_719);
     let multi = w.agents.iter().filter(|a| a.turns.len() > 1).count();
     let longest = w.agents.iter().map(|a| a.turns.len()).max().unwrap();
-    println!("Mooncake: {} sessions, {multi} multi-turn, longest {longest} turns", w.agents.len());
+    println!(
+        "Mooncake: {} sessions, {multi} multi-turn, longest {longest} turns",
+        w.agents.len()
+    );
     assert_eq!(w.agents.len(), 4_007);
     // Checked by an independent Python pass over the same file and rule.
     assert_eq!(multi, 976);
     assert_eq!(longest, 21);
     // The lab runs on it (first 400 sessions, batch arrivals) without dropping any agent.
     let params = AgenticParams::default();
-    let head = agentic::Workload { source: w.source.clone(), agents: w.agents[..400].to_vec() };
+    let head = agentic::Workload {
+        source: w.source.clone(),
+        agents: w.agents[..400].to_vec(),
+    };
     let r = agentic::run_workload(&params, &head).unwrap();
     assert_eq!(r.metric("workload.dropped_agents"), Some(0.0));
     assert!(r.metric("unbounded.history_hit_rate").unwrap() > 0.0);
@@ -130,9 +140,15 @@ fn real_mooncake_trace_builds_multi_turn_sessions() {
 
 #[test]
 fn real_azure_traces_read_every_row() {
-    let Some(dir) = common::data_dir() else { return };
-    for (file, rows) in [("AzureLLMInferenceTrace_conv.csv", 9_754), ("AzureLLMInferenceTrace_code.csv", 5_100)] {
-        let text = std::fs::read_to_string(dir.join("azure_llm_inference_2023").join(file)).unwrap();
+    let Some(dir) = common::data_dir() else {
+        return;
+    };
+    for (file, rows) in [
+        ("AzureLLMInferenceTrace_conv.csv", 9_754),
+        ("AzureLLMInferenceTrace_code.csv", 5_100),
+    ] {
+        let text =
+            std::fs::read_to_string(dir.join("azure_llm_inference_2023").join(file)).unwrap();
         let w = azure::parse(&text).unwrap();
         assert_eq!(w.agents.len(), rows, "{file}");
         let last = w.agents.last().unwrap().arrival_ns as f64 / 1e9;
@@ -141,10 +157,16 @@ fn real_azure_traces_read_every_row() {
     }
     // Replayed at trace arrivals, single-turn requests have no history: nothing is recomputed
     // except after preemptions, and CONCUR (which never sees thrashing) matches unbounded.
-    let text = std::fs::read_to_string(dir.join("azure_llm_inference_2023/AzureLLMInferenceTrace_conv.csv")).unwrap();
+    let text = std::fs::read_to_string(
+        dir.join("azure_llm_inference_2023/AzureLLMInferenceTrace_conv.csv"),
+    )
+    .unwrap();
     let mut w = azure::parse(&text).unwrap();
     w.agents.truncate(2_000);
-    let params = AgenticParams { arrivals: Arrivals::Trace, ..AgenticParams::default() };
+    let params = AgenticParams {
+        arrivals: Arrivals::Trace,
+        ..AgenticParams::default()
+    };
     let r = agentic::run_workload(&params, &w).unwrap();
     let u = r.metric("unbounded.batch_completion_s").unwrap();
     let c = r.metric("concur.batch_completion_s").unwrap();
