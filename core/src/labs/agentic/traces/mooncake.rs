@@ -148,7 +148,7 @@ pub fn parse(text: &str) -> Result<Workload, TraceError> {
         let prev = owner[node as usize];
         let joined = if depth > common && prev != usize::MAX {
             let q = &reqs[prev];
-            let full = if q.input % BLOCK_TOKENS == 0 {
+            let full = if q.input.is_multiple_of(BLOCK_TOKENS) {
                 q.hashes.len()
             } else {
                 q.hashes.len().saturating_sub(1)
