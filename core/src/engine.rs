@@ -94,6 +94,12 @@ impl<E> EventQueue<E> {
         Some((entry.time, entry.event))
     }
 
+    /// Time of the next event, without removing it.
+    #[must_use]
+    pub fn peek_time(&self) -> Option<Nanos> {
+        self.heap.peek().map(|Reverse(entry)| entry.time)
+    }
+
     /// Number of events waiting.
     #[must_use]
     pub fn len(&self) -> usize {

@@ -60,6 +60,21 @@ pub const PRESETS: &[Preset] = &[
         "fairness",
         "ASTRAEA vs the field: 15 tenants, 3,000 Philly-shaped jobs, 128 GPUs"
     ),
+    preset!(
+        "agentic-qwen3-32b-h100",
+        "agentic",
+        "Mid-phase thrashing: unbounded vs CONCUR, 128 agents, Qwen3-32B on 2×H100"
+    ),
+    preset!(
+        "agentic-deepseek-v3-8xh200",
+        "agentic",
+        "Unbounded vs CONCUR, 128 agents, DeepSeek-V3 on 8×H200"
+    ),
+    preset!(
+        "agentic-cap-sweep-qwen3-32b-h100",
+        "agentic",
+        "CONCUR vs the best static cap in hindsight, Qwen3-32B on 2×H100"
+    ),
 ];
 
 /// The preset with this id.

@@ -16,6 +16,7 @@ use alloc::string::{String, ToString};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use crate::labs::agentic::AgenticParams;
 use crate::labs::cost::CostParams;
 use crate::labs::fairness::FairnessParams;
 use crate::labs::pipeline::PipelineParams;
@@ -24,7 +25,7 @@ use crate::labs::pipeline::PipelineParams;
 pub const FORMAT_VERSION: u64 = 1;
 
 /// Lab names, in the order the playground lists them.
-pub const LABS: [&str; 3] = ["pipeline", "cost", "fairness"];
+pub const LABS: [&str; 4] = ["pipeline", "cost", "fairness", "agentic"];
 
 /// One lab's input. The variant is the lab; the payload holds every parameter.
 #[derive(Clone, Debug, PartialEq)]
@@ -35,6 +36,9 @@ pub enum Scenario {
     Cost(CostParams),
     /// Multi-tenant GPU-cluster scheduling: ASTRAEA against the field's policies.
     Fairness(FairnessParams),
+    /// Agentic batch inference on one serving engine: CONCUR's admission control against
+    /// unbounded admission and static caps.
+    Agentic(AgenticParams),
 }
 
 /// Why a scenario (or a run of it) was refused.
@@ -107,6 +111,7 @@ impl Scenario {
             Scenario::Pipeline(_) => "pipeline",
             Scenario::Cost(_) => "cost",
             Scenario::Fairness(_) => "fairness",
+            Scenario::Agentic(_) => "agentic",
         }
     }
 
@@ -119,6 +124,7 @@ impl Scenario {
             Scenario::Pipeline(p) => p.validate(),
             Scenario::Cost(p) => p.validate(),
             Scenario::Fairness(p) => p.validate(),
+            Scenario::Agentic(p) => p.validate(),
         }
     }
 
@@ -185,6 +191,7 @@ impl Scenario {
             "pipeline" => Scenario::Pipeline(params_from_value(&lab, params)?),
             "cost" => Scenario::Cost(params_from_value(&lab, params)?),
             "fairness" => Scenario::Fairness(params_from_value(&lab, params)?),
+            "agentic" => Scenario::Agentic(params_from_value(&lab, params)?),
             other => {
                 return Err(ScenarioError::field(
                     "lab",
@@ -203,6 +210,7 @@ impl Scenario {
             Scenario::Pipeline(p) => to_value(p),
             Scenario::Cost(p) => to_value(p),
             Scenario::Fairness(p) => to_value(p),
+            Scenario::Agentic(p) => to_value(p),
         };
         let mut object = serde_json::Map::new();
         object.insert("version".into(), serde_json::Value::from(FORMAT_VERSION));

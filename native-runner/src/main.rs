@@ -5,6 +5,7 @@
 //! in one `error: …` line on stderr and a non-zero exit code (2 for bad input); nothing panics
 //! on user input.
 
+mod agentic;
 mod cost;
 mod error;
 mod fairness;
@@ -58,6 +59,9 @@ enum Command {
     /// Compare GPU-cluster scheduling policies (ASTRAEA, FIFO, SJF, Tiresias, Themis, …) on a
     /// multi-tenant trace file or the synthetic trace, and print the comparison table.
     Fairness(fairness::FairnessArgs),
+    /// Agentic batch inference on one serving engine: unbounded admission, static caps and
+    /// CONCUR's AIMD window, on synthetic agents or a Mooncake/Azure trace file.
+    Agentic(agentic::AgenticArgs),
 }
 
 /// How a Report is printed.
@@ -103,6 +107,7 @@ fn main() -> ExitCode {
         Command::Cost(args) => cost::cost(&args),
         Command::Graph(args) => graph::graph(&args),
         Command::Fairness(args) => fairness::fairness(&args),
+        Command::Agentic(args) => agentic::agentic(&args),
     };
     match result {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,

@@ -1,6 +1,7 @@
 //! The labs. Each lab owns its parameters (part of [`crate::Scenario`]), its policies or passes
 //! (one file each) and a `run` that returns a [`crate::Report`].
 
+pub mod agentic;
 pub mod cost;
 pub mod fairness;
 pub mod pipeline;

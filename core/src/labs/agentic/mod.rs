@@ -1,0 +1,160 @@
+//! The agentic lab: CONCUR's agent-level admission control against mid-phase KV-cache thrashing
+//! in agentic batch inference.
+//!
+//! [`workload`] holds the agents (and the seeded synthetic generator), [`traces`] reads real
+//! request traces into agents, [`params`] the scenario, [`engine`] the serving engine (paged KV,
+//! prefix cache with LRU eviction, continuous batching, preemption by recompute),
+//! [`controllers`] one file per admission controller, [`sim`] one controller's run, and
+//! [`report`] the comparison.
+
+pub mod controllers;
+pub mod engine;
+pub mod params;
+pub mod report;
+pub mod sim;
+pub mod traces;
+pub mod workload;
+
+use alloc::format;
+use alloc::vec::Vec;
+
+pub use controllers::{ConcurParams, ControllerSpec};
+pub use params::{AgenticParams, Arrivals, EngineSpec, ModelSpec, StepTimeFit};
+pub use sim::{run_controller, ControllerRun};
+pub use workload::{Agent, SyntheticSpec, Turn, Workload};
+
+use crate::report::Report;
+use crate::scenario::ScenarioError;
+
+/// Most generated tokens of one workload (bounds a run's work: steps ≥ tokens / batch).
+pub const MAX_OUTPUT_TOKENS: u64 = 200_000_000;
+
+/// Runs every chosen controller (and the cap sweep) on the scenario's synthetic agents.
+///
+/// # Errors
+/// [`ScenarioError::Field`] for invalid parameters.
+pub fn run(params: &AgenticParams) -> Result<Report, ScenarioError> {
+    params.validate()?;
+    let work = workload::generate(&params.synthetic);
+    run_workload(params, &work)
+}
+
+/// Runs every chosen controller (and the cap sweep) on `work` (an uploaded or real trace; the
+/// synthetic spec is ignored).
+///
+/// # Errors
+/// [`ScenarioError::Field`] for invalid parameters or a workload too large or with no agent that
+/// fits the engine.
+pub fn run_workload(params: &AgenticParams, work: &Workload) -> Result<Report, ScenarioError> {
+    params.validate_simulation()?;
+    let (usable, dropped) = prepare(params, work)?;
+    let interval_ns = crate::units::nanos_from_f64(params.control_interval_s * 1e9).0;
+    let runs = params
+        .controllers
+        .iter()
+        .map(|c| {
+            run_controller(
+                &params.engine,
+                c,
+                &usable,
+                interval_ns,
+                params.timeline_agents,
+            )
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let sweep = params
+        .sweep_caps
+        .iter()
+        .map(|&cap| {
+            run_controller(
+                &params.engine,
+                &ControllerSpec::StaticCap { cap },
+                &usable,
+                interval_ns,
+                0,
+            )
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(report::build(params, &usable, &runs, &sweep, dropped))
+}
+
+/// Static caps for a sweep over `agents` agents: powers of two from 1, plus `agents` itself.
+#[must_use]
+pub fn default_sweep_caps(agents: u32) -> Vec<u32> {
+    let mut caps = Vec::new();
+    let mut c = 1u32;
+    while c < agents && caps.len() < params::MAX_CONTROLLERS - 4 {
+        caps.push(c);
+        c = c.saturating_mul(2);
+    }
+    caps.push(agents.max(1));
+    caps
+}
+
+/// The workload as the engine runs it: arrivals per `params.arrivals`, agents without turns or
+/// with a request longer than the KV capacity left out (their count returned).
+///
+/// # Errors
+/// [`ScenarioError::Field`] when the workload is too large or no agent fits.
+pub fn prepare(
+    params: &AgenticParams,
+    work: &Workload,
+) -> Result<(Workload, usize), ScenarioError> {
+    if work.agents.len() as u64 > u64::from(workload::MAX_AGENTS) {
+        return Err(ScenarioError::field(
+            "agentic.workload",
+            format!(
+                "at most {} agents, got {}",
+                workload::MAX_AGENTS,
+                work.agents.len()
+            ),
+        ));
+    }
+    if work.total_turns() > workload::MAX_TURNS_TOTAL {
+        return Err(ScenarioError::field(
+            "agentic.workload",
+            format!(
+                "at most {} turns in all, got {}",
+                workload::MAX_TURNS_TOTAL,
+                work.total_turns()
+            ),
+        ));
+    }
+    let output: u64 = work
+        .agents
+        .iter()
+        .flat_map(|a| a.turns.iter())
+        .map(|t| t.output_tokens)
+        .sum();
+    if output > MAX_OUTPUT_TOKENS {
+        return Err(ScenarioError::field(
+            "agentic.workload",
+            format!("at most {MAX_OUTPUT_TOKENS} generated tokens in all, got {output}"),
+        ));
+    }
+    let capacity = params.engine.capacity_blocks() * u64::from(params.engine.block_tokens);
+    let mut out = Workload {
+        source: work.source.clone(),
+        agents: Vec::with_capacity(work.agents.len()),
+    };
+    for a in &work.agents {
+        if a.turns.is_empty() || a.max_sequence_tokens() > capacity {
+            continue;
+        }
+        let mut a = a.clone();
+        if params.arrivals == Arrivals::Batch {
+            a.arrival_ns = 0;
+        }
+        out.agents.push(a);
+    }
+    let dropped = work.agents.len() - out.agents.len();
+    if out.agents.is_empty() {
+        return Err(ScenarioError::field(
+            "agentic.engine.kv_capacity_tokens",
+            format!(
+                "no agent fits the KV capacity of {capacity} tokens (every agent has a request longer, or no turns)"
+            ),
+        ));
+    }
+    Ok((out, dropped))
+}

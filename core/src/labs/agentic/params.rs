@@ -1,0 +1,527 @@
+//! Parameters of the agentic lab: the serving engine (model, GPUs, KV blocks, step-time fit), the
+//! synthetic agent workload, and the admission controllers to compare.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use serde::{Deserialize, Serialize};
+
+use super::controllers::ControllerSpec;
+use super::workload::SyntheticSpec;
+use crate::hw::GpuKind;
+use crate::scenario::ScenarioError;
+
+/// Most GPUs of one engine.
+pub const MAX_GPUS: u32 = 64;
+/// Most controllers compared in one run (sweep caps included).
+pub const MAX_CONTROLLERS: usize = 32;
+/// Most agents drawn in the per-agent timeline.
+pub const MAX_TIMELINE_AGENTS: u32 = 200;
+/// Most KV blocks an engine may have (2³²: block ids fit `u32`).
+pub const MAX_BLOCKS: u64 = 1 << 32;
+/// Largest step-time coefficient allowed, in its unit (1 s per step, per token, …).
+pub const MAX_COEFF_S: f64 = 1.0;
+
+/// The model whose KV cache fills the GPUs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ModelSpec {
+    /// Display name.
+    pub name: String,
+    /// Total parameter count, billions (weights = params × `weight_dtype_bytes`).
+    pub params_billion: f64,
+    /// Parameters read and multiplied per token, billions (= `params_billion` for dense models;
+    /// the activated experts' share for MoE).
+    pub active_params_billion: f64,
+    /// Bytes per weight (2 = BF16, 1 = FP8).
+    pub weight_dtype_bytes: u32,
+    /// Transformer layers holding KV.
+    pub layers: u32,
+    /// KV heads per layer (GQA; 1 for MLA's joint latent).
+    pub kv_heads: u32,
+    /// Dimension of one KV head (MLA: latent rank + RoPE dims, 512 + 64 = 576 for DeepSeek-V3).
+    pub head_dim: u32,
+    /// KV tensors per head: 2 (K and V) for MHA/GQA, 1 for MLA's joint latent.
+    pub kv_tensors: u32,
+    /// Bytes per KV element (2 = BF16).
+    pub kv_dtype_bytes: u32,
+}
+
+impl ModelSpec {
+    /// Qwen3-32B (Qwen team, model card and `config.json` on Hugging Face, 2025): 32.8 B
+    /// parameters, 64 layers, 64 query heads and 8 KV heads (GQA), head dim 128, BF16.
+    #[must_use]
+    pub fn qwen3_32b() -> ModelSpec {
+        ModelSpec {
+            name: "Qwen3-32B (BF16)".into(),
+            params_billion: 32.8,
+            active_params_billion: 32.8,
+            weight_dtype_bytes: 2,
+            layers: 64,
+            kv_heads: 8,
+            head_dim: 128,
+            kv_tensors: 2,
+            kv_dtype_bytes: 2,
+        }
+    }
+
+    /// DeepSeek-V3 (DeepSeek-AI, technical report arXiv:2412.19437, 2024): 671 B parameters,
+    /// 37 B activated per token, FP8 weights, 61 layers of multi-head latent attention whose
+    /// cache is one 512-dim latent plus a 64-dim decoupled RoPE key per token and layer (BF16).
+    #[must_use]
+    pub fn deepseek_v3() -> ModelSpec {
+        ModelSpec {
+            name: "DeepSeek-V3 (FP8)".into(),
+            params_billion: 671.0,
+            active_params_billion: 37.0,
+            weight_dtype_bytes: 1,
+            layers: 61,
+            kv_heads: 1,
+            head_dim: 576,
+            kv_tensors: 1,
+            kv_dtype_bytes: 2,
+        }
+    }
+
+    /// Weight bytes of the whole model.
+    #[must_use]
+    pub fn weight_bytes(&self) -> f64 {
+        self.params_billion * 1e9 * f64::from(self.weight_dtype_bytes)
+    }
+
+    /// KV bytes of one token over all layers (before sharding across GPUs).
+    #[must_use]
+    pub fn kv_bytes_per_token(&self) -> u64 {
+        u64::from(self.layers)
+            * u64::from(self.kv_heads)
+            * u64::from(self.head_dim)
+            * u64::from(self.kv_tensors)
+            * u64::from(self.kv_dtype_bytes)
+    }
+}
+
+impl Default for ModelSpec {
+    fn default() -> Self {
+        ModelSpec::qwen3_32b()
+    }
+}
+
+/// Engine step time, a linear fit: `a + b·prefill_tokens + c·decode_seqs + d·context_tokens`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StepTimeFit {
+    /// a: fixed time of one step (weights read once per step, launches), ms.
+    pub fixed_ms: f64,
+    /// b: time per prefilled token, µs.
+    pub per_prefill_token_us: f64,
+    /// c: time per decoding sequence (one token each), µs.
+    pub per_decode_seq_us: f64,
+    /// d: time per context token whose KV a scheduled request reads this step, ns.
+    pub per_context_token_ns: f64,
+}
+
+/// Share of peak dense BF16 FLOP/s a linear layer reaches in the roofline presets.
+pub const ROOFLINE_MFU: f64 = 0.5;
+/// Share of peak HBM bandwidth a weight or KV read reaches in the roofline presets.
+pub const ROOFLINE_HBM_EFFICIENCY: f64 = 0.8;
+
+impl StepTimeFit {
+    /// The coefficients a roofline on datasheet figures gives (docs/MODEL.md, "Agentic lab"):
+    /// a = weights / (G · HBM B/s · 0.8); b = c = 2 · active params / (G · peak BF16 · 0.5);
+    /// d = KV bytes per token per GPU / (HBM B/s · 0.8).
+    #[must_use]
+    pub fn roofline(model: &ModelSpec, gpu: GpuKind, gpus: u32, kv_shards: u32) -> StepTimeFit {
+        let p = gpu.profile();
+        let g = f64::from(gpus.max(1));
+        let hbm = p.hbm_bytes_per_s * ROOFLINE_HBM_EFFICIENCY;
+        let per_token_s =
+            2.0 * model.active_params_billion * 1e9 / (g * p.peak_bf16_flops_per_s * ROOFLINE_MFU);
+        let kv_per_gpu = model.kv_bytes_per_token() as f64 / f64::from(kv_shards.max(1));
+        StepTimeFit {
+            fixed_ms: round3(model.weight_bytes() / (g * hbm) * 1e3),
+            per_prefill_token_us: round3(per_token_s * 1e6),
+            per_decode_seq_us: round3(per_token_s * 1e6),
+            per_context_token_ns: round3(kv_per_gpu / hbm * 1e9),
+        }
+    }
+
+    /// Step time, ns (before rounding).
+    #[must_use]
+    pub fn step_ns(&self, prefill_tokens: u64, decode_seqs: u64, context_tokens: u64) -> f64 {
+        self.fixed_ms * 1e6
+            + self.per_prefill_token_us * 1e3 * prefill_tokens as f64
+            + self.per_decode_seq_us * 1e3 * decode_seqs as f64
+            + self.per_context_token_ns * context_tokens as f64
+    }
+}
+
+fn round3(v: f64) -> f64 {
+    libm::round(v * 1e3) / 1e3
+}
+
+impl Default for StepTimeFit {
+    fn default() -> Self {
+        EngineSpec::qwen3_32b_h100().step_time
+    }
+}
+
+/// The serving engine: model on GPUs, paged KV blocks with a prefix cache, continuous batching.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EngineSpec {
+    /// The model.
+    pub model: ModelSpec,
+    /// GPU profile (`a100`, `h100`, `h200`): its HBM size sets the KV capacity.
+    pub gpu: GpuKind,
+    /// GPUs serving the model (tensor parallel).
+    pub gpus: u32,
+    /// GPUs one token's KV is split across: the TP degree for GQA when KV heads ≥ TP; 1 when
+    /// every GPU holds a full copy (MLA under tensor parallelism).
+    pub kv_shards: u32,
+    /// Share of each GPU's HBM not given to weights and KV (activations, CUDA graphs, NCCL):
+    /// vLLM's `1 − gpu_memory_utilization`, 0.1 by default.
+    pub reserve_fraction: f64,
+    /// Tokens per KV block (vLLM's default 16).
+    pub block_tokens: u32,
+    /// KV capacity in tokens; 0 = derived from memory (GPU HBM − weights − reserve).
+    pub kv_capacity_tokens: u64,
+    /// Most tokens one step may schedule (vLLM V1's `max_num_batched_tokens`, 8,192 for the
+    /// OpenAI server on ≥ 70 GiB GPUs): decodes first, then prefill chunks.
+    pub max_batched_tokens: u32,
+    /// Most requests running at once (vLLM's `max_num_seqs`, 256).
+    pub max_running_requests: u32,
+    /// The step-time fit.
+    pub step_time: StepTimeFit,
+}
+
+impl EngineSpec {
+    /// Qwen3-32B (BF16) on 2 × H100 SXM, tensor parallel 2, roofline step time.
+    #[must_use]
+    pub fn qwen3_32b_h100() -> EngineSpec {
+        let model = ModelSpec::qwen3_32b();
+        let step_time = StepTimeFit::roofline(&model, GpuKind::H100, 2, 2);
+        EngineSpec {
+            model,
+            gpu: GpuKind::H100,
+            gpus: 2,
+            kv_shards: 2,
+            reserve_fraction: 0.1,
+            block_tokens: 16,
+            kv_capacity_tokens: 0,
+            max_batched_tokens: 8_192,
+            max_running_requests: 256,
+            step_time,
+        }
+    }
+
+    /// DeepSeek-V3 (FP8) on 8 × H200 SXM, tensor parallel 8 (every GPU holds the MLA latent
+    /// cache), roofline step time.
+    #[must_use]
+    pub fn deepseek_v3_h200() -> EngineSpec {
+        let model = ModelSpec::deepseek_v3();
+        let step_time = StepTimeFit::roofline(&model, GpuKind::H200, 8, 1);
+        EngineSpec {
+            model,
+            gpu: GpuKind::H200,
+            gpus: 8,
+            kv_shards: 1,
+            reserve_fraction: 0.1,
+            block_tokens: 16,
+            kv_capacity_tokens: 0,
+            max_batched_tokens: 8_192,
+            max_running_requests: 256,
+            step_time,
+        }
+    }
+
+    /// KV bytes one token takes on one GPU.
+    #[must_use]
+    pub fn kv_bytes_per_token_per_gpu(&self) -> u64 {
+        self.model
+            .kv_bytes_per_token()
+            .div_ceil(u64::from(self.kv_shards.max(1)))
+    }
+
+    /// Free HBM per GPU for KV: HBM × (1 − reserve) − weights / GPUs, bytes (may be ≤ 0).
+    #[must_use]
+    pub fn kv_bytes_per_gpu(&self) -> f64 {
+        let hbm = self.gpu.profile().hbm_bytes as f64;
+        hbm * (1.0 - self.reserve_fraction)
+            - self.model.weight_bytes() / f64::from(self.gpus.max(1))
+    }
+
+    /// KV capacity in blocks (the override, or what memory allows).
+    #[must_use]
+    pub fn capacity_blocks(&self) -> u64 {
+        let tokens = if self.kv_capacity_tokens > 0 {
+            self.kv_capacity_tokens
+        } else {
+            let per_token = self.kv_bytes_per_token_per_gpu().max(1) as f64;
+            let free = self.kv_bytes_per_gpu();
+            if free <= 0.0 {
+                0
+            } else {
+                libm::floor(free / per_token) as u64
+            }
+        };
+        tokens / u64::from(self.block_tokens.max(1))
+    }
+}
+
+impl Default for EngineSpec {
+    fn default() -> Self {
+        EngineSpec::qwen3_32b_h100()
+    }
+}
+
+/// Whether agents start together (batch inference) or when the trace says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Arrivals {
+    /// Every agent is submitted at time 0 (agentic batch inference).
+    #[default]
+    Batch,
+    /// Each agent arrives at its first request's time in the workload.
+    Trace,
+}
+
+/// An agentic batch on one serving engine and the admission controllers to compare.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AgenticParams {
+    /// The serving engine.
+    pub engine: EngineSpec,
+    /// The synthetic agents (used when no trace is uploaded).
+    pub synthetic: SyntheticSpec,
+    /// Batch submission or the workload's arrival times.
+    pub arrivals: Arrivals,
+    /// Controllers to run on the same workload, in display order.
+    pub controllers: Vec<ControllerSpec>,
+    /// Static caps to sweep for the best cap in hindsight (empty = no sweep).
+    pub sweep_caps: Vec<u32>,
+    /// Interval at which controllers read the engine's signals and time series are sampled, s.
+    pub control_interval_s: f64,
+    /// Agents (lowest ids) drawn in the per-agent timeline of each controller.
+    pub timeline_agents: u32,
+}
+
+impl Default for AgenticParams {
+    fn default() -> Self {
+        AgenticParams {
+            engine: EngineSpec::default(),
+            synthetic: SyntheticSpec::default(),
+            arrivals: Arrivals::Batch,
+            controllers: alloc::vec![
+                ControllerSpec::Unbounded,
+                ControllerSpec::Concur(super::controllers::ConcurParams::default()),
+            ],
+            sweep_caps: Vec::new(),
+            control_interval_s: 2.0,
+            timeline_agents: 16,
+        }
+    }
+}
+
+pub(crate) fn field(path: &str, message: String) -> ScenarioError {
+    ScenarioError::field(format!("agentic.{path}"), message)
+}
+
+pub(crate) fn check_f64(path: &str, v: f64, min: f64, max: f64) -> Result<(), ScenarioError> {
+    if !(v.is_finite() && v >= min && v <= max) {
+        return Err(field(
+            path,
+            format!("must be between {min} and {max}, got {v}"),
+        ));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_u32(path: &str, v: u32, min: u32, max: u32) -> Result<(), ScenarioError> {
+    if !(min..=max).contains(&v) {
+        return Err(field(
+            path,
+            format!("must be between {min} and {max}, got {v}"),
+        ));
+    }
+    Ok(())
+}
+
+impl EngineSpec {
+    /// Checks every engine field; the error names the first bad one.
+    ///
+    /// # Errors
+    /// [`ScenarioError::Field`] with the path `agentic.engine.<field>`.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        let m = &self.model;
+        if m.name.len() > 200 {
+            return Err(field(
+                "engine.model.name",
+                "must be at most 200 characters".into(),
+            ));
+        }
+        check_f64(
+            "engine.model.params_billion",
+            m.params_billion,
+            0.001,
+            10_000.0,
+        )?;
+        check_f64(
+            "engine.model.active_params_billion",
+            m.active_params_billion,
+            0.001,
+            m.params_billion.max(0.001),
+        )?;
+        check_u32(
+            "engine.model.weight_dtype_bytes",
+            m.weight_dtype_bytes,
+            1,
+            8,
+        )?;
+        check_u32("engine.model.layers", m.layers, 1, 1_000)?;
+        check_u32("engine.model.kv_heads", m.kv_heads, 1, 1_024)?;
+        check_u32("engine.model.head_dim", m.head_dim, 1, 4_096)?;
+        check_u32("engine.model.kv_tensors", m.kv_tensors, 1, 2)?;
+        check_u32("engine.model.kv_dtype_bytes", m.kv_dtype_bytes, 1, 8)?;
+        check_u32("engine.gpus", self.gpus, 1, MAX_GPUS)?;
+        check_u32("engine.kv_shards", self.kv_shards, 1, self.gpus)?;
+        check_f64("engine.reserve_fraction", self.reserve_fraction, 0.0, 0.99)?;
+        check_u32("engine.block_tokens", self.block_tokens, 1, 1_024)?;
+        if self.kv_capacity_tokens > MAX_BLOCKS {
+            return Err(field(
+                "engine.kv_capacity_tokens",
+                format!(
+                    "must be at most {MAX_BLOCKS} (0 = from memory), got {}",
+                    self.kv_capacity_tokens
+                ),
+            ));
+        }
+        check_u32(
+            "engine.max_batched_tokens",
+            self.max_batched_tokens,
+            1,
+            1_048_576,
+        )?;
+        check_u32(
+            "engine.max_running_requests",
+            self.max_running_requests,
+            1,
+            65_536,
+        )?;
+        let s = &self.step_time;
+        check_f64(
+            "engine.step_time.fixed_ms",
+            s.fixed_ms,
+            0.0,
+            MAX_COEFF_S * 1e3,
+        )?;
+        check_f64(
+            "engine.step_time.per_prefill_token_us",
+            s.per_prefill_token_us,
+            0.0,
+            MAX_COEFF_S * 1e6,
+        )?;
+        check_f64(
+            "engine.step_time.per_decode_seq_us",
+            s.per_decode_seq_us,
+            0.0,
+            MAX_COEFF_S * 1e6,
+        )?;
+        check_f64(
+            "engine.step_time.per_context_token_ns",
+            s.per_context_token_ns,
+            0.0,
+            MAX_COEFF_S * 1e9,
+        )?;
+        if s.step_ns(1, 0, 0) < 1.0 && s.step_ns(0, 1, 0) < 1.0 {
+            return Err(field(
+                "engine.step_time",
+                "a step must take time: give fixed_ms, per_prefill_token_us or per_decode_seq_us > 0"
+                    .into(),
+            ));
+        }
+        let blocks = self.capacity_blocks();
+        if blocks == 0 {
+            return Err(field(
+                "engine.gpus",
+                format!(
+                    "no memory left for KV: {} GB of weights on {} × {} with reserve {} leave {:.1} GB per GPU",
+                    libm::round(m.weight_bytes() / 1e9),
+                    self.gpus,
+                    self.gpu.label(),
+                    self.reserve_fraction,
+                    self.kv_bytes_per_gpu() / 1e9
+                ),
+            ));
+        }
+        if blocks > MAX_BLOCKS {
+            return Err(field(
+                "engine.kv_capacity_tokens",
+                format!("the KV capacity must be at most {MAX_BLOCKS} blocks, got {blocks}"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl AgenticParams {
+    /// Checks every field except the synthetic workload's.
+    ///
+    /// # Errors
+    /// [`ScenarioError::Field`] naming the first bad field.
+    pub fn validate_simulation(&self) -> Result<(), ScenarioError> {
+        self.engine.validate()?;
+        if self.controllers.is_empty() && self.sweep_caps.is_empty() {
+            return Err(field(
+                "controllers",
+                "must name at least one controller (unbounded, static-cap, concur) or give sweep_caps"
+                    .into(),
+            ));
+        }
+        if self.controllers.len() + self.sweep_caps.len() > MAX_CONTROLLERS {
+            return Err(field(
+                "controllers",
+                format!(
+                    "controllers + sweep_caps must be at most {MAX_CONTROLLERS}, got {} + {}",
+                    self.controllers.len(),
+                    self.sweep_caps.len()
+                ),
+            ));
+        }
+        for (i, c) in self.controllers.iter().enumerate() {
+            c.validate(&format!("controllers[{i}]"))?;
+            if self.controllers[..i].contains(c) {
+                return Err(field(
+                    &format!("controllers[{i}]"),
+                    format!("`{}` is listed twice", c.id()),
+                ));
+            }
+        }
+        for (i, &cap) in self.sweep_caps.iter().enumerate() {
+            check_u32(&format!("sweep_caps[{i}]"), cap, 1, 1_000_000)?;
+            if self.sweep_caps[..i].contains(&cap) {
+                return Err(field(
+                    &format!("sweep_caps[{i}]"),
+                    format!("cap {cap} is listed twice"),
+                ));
+            }
+        }
+        check_f64("control_interval_s", self.control_interval_s, 0.01, 3_600.0)?;
+        check_u32(
+            "timeline_agents",
+            self.timeline_agents,
+            0,
+            MAX_TIMELINE_AGENTS,
+        )?;
+        Ok(())
+    }
+
+    /// Checks every field, the synthetic workload's included.
+    ///
+    /// # Errors
+    /// [`ScenarioError::Field`] naming the first bad field.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        self.validate_simulation()?;
+        self.synthetic.validate()
+    }
+}

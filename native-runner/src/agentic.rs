@@ -1,0 +1,174 @@
+//! `bubblelab agentic`: run the agentic lab (unbounded admission, static caps, CONCUR) on a preset
+//! or scenario, optionally on a real request trace (Mooncake JSONL or Azure CSV) and with a
+//! static-cap sweep, and print the Report.
+//!
+//! `--format` and `--trace` are the Report's output format and Chrome trace file, as in
+//! `bubblelab run`; the input trace is `--trace-file` and its format `--trace-format`.
+
+use std::path::PathBuf;
+
+use bubblelab_core::labs::agentic::traces::{self, TraceFormat};
+use bubblelab_core::labs::agentic::{self, AgenticParams, Arrivals, ControllerSpec};
+use bubblelab_core::{Scenario, ScenarioError};
+use clap::{Args, ValueEnum};
+
+use crate::error::Failure;
+use crate::files;
+use crate::ReportOutput;
+
+/// Largest trace file accepted, bytes (256 MiB).
+pub const MAX_TRACE_BYTES: usize = 256 << 20;
+
+/// The preset used when neither `--preset` nor a scenario file is given.
+pub const DEFAULT_PRESET: &str = "agentic-qwen3-32b-h100";
+
+/// Trace formats on the command line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum TraceFormatArg {
+    /// Guess from the first characters (`{` = Mooncake, a `TIMESTAMP` header = Azure).
+    #[default]
+    Auto,
+    /// Mooncake conversation trace, JSON Lines with `hash_ids`.
+    Mooncake,
+    /// Azure LLM inference CSV (`TIMESTAMP,ContextTokens,GeneratedTokens`).
+    Azure,
+}
+
+/// When agents start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ArrivalsArg {
+    /// All at time 0 (agentic batch inference).
+    Batch,
+    /// At their first request's time in the trace.
+    Trace,
+}
+
+/// Arguments of `bubblelab agentic`.
+#[derive(Debug, Args)]
+pub struct AgenticArgs {
+    /// Preset to start from (list them with `bubblelab presets`); default
+    /// `agentic-qwen3-32b-h100`.
+    #[arg(long, value_name = "ID", conflicts_with = "scenario")]
+    preset: Option<String>,
+    /// Scenario JSON file (`"lab": "agentic"`) to start from instead of a preset.
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<PathBuf>,
+    /// Real request trace to run instead of the synthetic agents.
+    #[arg(long, value_name = "FILE")]
+    trace_file: Option<PathBuf>,
+    /// Format of `--trace-file`.
+    #[arg(long, value_enum, default_value_t = TraceFormatArg::Auto)]
+    trace_format: TraceFormatArg,
+    /// When agents start (overrides the scenario's `arrivals`).
+    #[arg(long, value_enum)]
+    arrivals: Option<ArrivalsArg>,
+    /// Controllers to compare, comma-separated: `unbounded`, `concur`, `cap-N` (overrides the
+    /// scenario's list; CONCUR keeps the scenario's knobs).
+    #[arg(long, value_name = "IDS")]
+    controllers: Option<String>,
+    /// Also sweep static caps (1, 2, 4, … and the agent count) and report the best in hindsight.
+    #[arg(long)]
+    sweep_cap: bool,
+    /// How to print the Report, and where to write its trace.
+    #[command(flatten)]
+    output: ReportOutput,
+}
+
+fn failure(e: &ScenarioError) -> Failure {
+    match e {
+        ScenarioError::Run(_) => Failure::Other(e.to_string()),
+        _ => Failure::Input(e.to_string()),
+    }
+}
+
+fn parse_controllers(s: &str, base: &AgenticParams) -> Result<Vec<ControllerSpec>, Failure> {
+    let concur = base
+        .controllers
+        .iter()
+        .find(|c| matches!(c, ControllerSpec::Concur(_)))
+        .cloned()
+        .unwrap_or_else(|| ControllerSpec::Concur(agentic::ConcurParams::default()));
+    let mut out: Vec<ControllerSpec> = Vec::new();
+    for id in s.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+        let c = match id {
+            "unbounded" => ControllerSpec::Unbounded,
+            "concur" => concur.clone(),
+            _ => match id.strip_prefix("cap-").map(str::parse::<u32>) {
+                Some(Ok(cap)) if cap >= 1 => ControllerSpec::StaticCap { cap },
+                _ => {
+                    return Err(Failure::Input(format!(
+                        "--controllers: unknown controller `{id}`; expected unbounded, concur or cap-N (N ≥ 1)"
+                    )))
+                }
+            },
+        };
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    if out.is_empty() {
+        return Err(Failure::Input(
+            "--controllers: name at least one controller".into(),
+        ));
+    }
+    Ok(out)
+}
+
+/// `bubblelab agentic`.
+///
+/// # Errors
+/// [`Failure::Input`] naming the file, line and field of a bad trace or scenario, or a bad flag.
+pub fn agentic(args: &AgenticArgs) -> Result<(), Failure> {
+    let scenario = if args.scenario.is_some() {
+        crate::run::load_scenario(args.scenario.as_deref(), None)?
+    } else {
+        crate::run::load_scenario(None, Some(args.preset.as_deref().unwrap_or(DEFAULT_PRESET)))?
+    };
+    let Scenario::Agentic(mut params) = scenario else {
+        return Err(Failure::Input(format!(
+            "the scenario is for the `{}` lab; `bubblelab agentic` needs an agentic scenario",
+            scenario.lab()
+        )));
+    };
+    if let Some(ids) = &args.controllers {
+        params.controllers = parse_controllers(ids, &params)?;
+    }
+    if let Some(a) = args.arrivals {
+        params.arrivals = match a {
+            ArrivalsArg::Batch => Arrivals::Batch,
+            ArrivalsArg::Trace => Arrivals::Trace,
+        };
+    }
+    let workload = match &args.trace_file {
+        None => {
+            params.validate().map_err(|e| failure(&e))?;
+            agentic::workload::generate(&params.synthetic)
+        }
+        Some(path) => {
+            let name = files::label(path);
+            let text = files::read_text(path, MAX_TRACE_BYTES)?;
+            let format = match args.trace_format {
+                TraceFormatArg::Auto => traces::detect(&text).ok_or_else(|| {
+                    Failure::Input(format!(
+                        "{name}: cannot tell the trace format from its first line; give --trace-format"
+                    ))
+                })?,
+                TraceFormatArg::Mooncake => TraceFormat::Mooncake,
+                TraceFormatArg::Azure => TraceFormat::Azure,
+            };
+            let mut w =
+                traces::parse(format, &text).map_err(|e| Failure::Input(format!("{name}: {e}")))?;
+            w.source = format!("{name}: {}", w.source);
+            w
+        }
+    };
+    if args.sweep_cap && params.sweep_caps.is_empty() {
+        let n = u32::try_from(workload.agents.len()).unwrap_or(u32::MAX);
+        let room = agentic::params::MAX_CONTROLLERS.saturating_sub(params.controllers.len());
+        let mut caps = agentic::default_sweep_caps(n);
+        caps.truncate(room);
+        params.sweep_caps = caps;
+    }
+    let report = agentic::run_workload(&params, &workload).map_err(|e| failure(&e))?;
+    crate::run::print_report(&report, &args.output)
+}
