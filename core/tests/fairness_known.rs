@@ -2,6 +2,7 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
+use bubblelab_core::labs::fairness::policies::LazySorted;
 use bubblelab_core::labs::fairness::{
     occupancy_at, run_policy, FairnessParams, Job, Placement, PolicyKind, PolicyRun, Trace,
 };
@@ -269,5 +270,34 @@ proptest! {
         for k in PolicyKind::ALL {
             check_run(&run_policy(&p, &t, k), &p);
         }
+    }
+}
+
+proptest! {
+    #[test]
+    fn lazy_sorted_hands_out_the_full_sort_in_order(
+        keys in prop::collection::vec(0u32..50, 0..400),
+        presorted in any::<bool>(),
+        take in 0usize..400,
+    ) {
+        let mut keys = keys;
+        if presorted {
+            keys.sort_unstable();
+        }
+        let items: Vec<(u32, usize)> = keys.iter().copied().zip(0..).collect();
+        let mut want = items.clone();
+        want.sort_unstable();
+        let mut q = LazySorted::new(items);
+        let mut got = Vec::new();
+        while got.len() < take {
+            match q.pop() {
+                Some(j) => got.push(j),
+                None => break,
+            }
+        }
+        let want: Vec<usize> = want.iter().map(|p| p.1).take(got.len()).collect();
+        prop_assert_eq!(&got, &want);
+        prop_assert_eq!(got.len(), take.min(keys.len()));
+        prop_assert_eq!(q.is_empty(), take >= keys.len());
     }
 }

@@ -328,6 +328,33 @@ try {
     await fairPage.screenshot({ path: path.join(OUT_DIR, 'fairness-lab.png'), fullPage: true });
   });
 
+  await check('the agentic lab stacks its time series, edits controllers and reads a Mooncake file', async () => {
+    const { page: agentPage } = await newWatchedPage(context, 'agentic');
+    await agentPage.goto(`${BASE_URL}/#/agentic`);
+    await agentPage.waitForSelector('[data-metric="concur.batch_completion_s"]');
+    const charts = await agentPage.locator('.stacked-charts figure.chart').count();
+    assert(charts >= 5, `expected the five time-series charts, found ${charts}`);
+    const unbounded = Number(await dataValue(agentPage, '[data-metric="unbounded.useful_throughput_tokens_per_s"]'));
+    const concur = Number(await dataValue(agentPage, '[data-metric="concur.useful_throughput_tokens_per_s"]'));
+    assert(concur > unbounded, `CONCUR ${concur} should beat unbounded ${unbounded} tokens/s on the Qwen3-32B preset`);
+    await agentPage.fill('#field-controllers', 'unbounded, cap-16, concur');
+    await agentPage.waitForSelector('[data-metric="cap-16.batch_completion_s"]', { timeout: TIMEOUT_MS });
+    await agentPage.waitForFunction(() => window.location.hash.startsWith('#/agentic?s='), null, { timeout: TIMEOUT_MS });
+    await agentPage.fill('#field-controllers', 'unbounded, cap-x');
+    await agentPage.waitForSelector('.field-error[data-field="agentic.controllers"]', { timeout: TIMEOUT_MS });
+    const message = await visibleText(agentPage, '.field-error[data-field="agentic.controllers"]');
+    assert(message.includes('cap-x'), `the error should name the bad controller: ${message}`);
+    // Two sessions: the second request extends the first one's prefix blocks (a second turn).
+    const jsonl = '{"timestamp":0,"input_length":1024,"output_length":100,"hash_ids":[1,2]}\n'
+      + '{"timestamp":5000,"input_length":1500,"output_length":80,"hash_ids":[1,2,3]}\n'
+      + '{"timestamp":7000,"input_length":600,"output_length":50,"hash_ids":[9,10]}\n';
+    await agentPage.fill('#field-controllers', 'unbounded, concur');
+    await agentPage.waitForSelector('[data-metric="concur.batch_completion_s"]', { timeout: TIMEOUT_MS });
+    await agentPage.setInputFiles('#upload-agentic-trace', { name: 'tiny.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(jsonl) });
+    await agentPage.waitForFunction(() => Number(document.querySelector('[data-metric="workload.agents"]')?.dataset.value) === 2, null, { timeout: TIMEOUT_MS });
+    await agentPage.screenshot({ path: path.join(OUT_DIR, 'agentic-lab.png'), fullPage: true });
+  });
+
   await check('screenshot of the pipeline lab', async () => {
     const target = shared && !shared.isClosed() ? shared : page;
     const file = path.join(OUT_DIR, 'pipeline-lab.png');

@@ -26,6 +26,13 @@ const CARDS: &[Card] = &[Card {
     system: "ASTRAEA, against FIFO, SJF, SRTF, Tiresias, Themis, fair share, Gandiva-fair and Gavel",
     idea: "Count GPU-time over a long window: serve the most under-served tenant first, then its most under-served job, and use leases instead of constant preemption.",
     claim: "ASTRAEA improves tenant-level fairness by up to 9.42× and job-level fairness by up to 10.3× over the baselines without hurting average JCT (seed's numbers; ours are on the lab page).",
+}, Card {
+    lab: "agentic",
+    title: "KV-cache thrashing of agents",
+    problem: "Tool-calling agents keep long histories in the KV cache. Admitted all at once, they congest it mid-batch: the engine evicts histories that live agents need again, recomputes them, and throughput collapses before memory is formally full.",
+    system: "CONCUR, against unbounded admission and static caps",
+    idea: "Control how many agents are active above the engine: grow the window additively while the cache is healthy, halve it when the hit rate on histories falls or requests are preempted.",
+    claim: "CONCUR's throughput up to 4.09× unbounded admission on Qwen3-32B and 1.9× on DeepSeek-V3 (seed's numbers; ours, smaller, are on the lab page and in docs/CLAIMS.md).",
 }];
 
 /// The map of the field.

@@ -2,6 +2,7 @@
 //! host the page and a share link is one URL: `#/` is home, `#/<lab>` a lab with its default
 //! scenario, `#/<lab>?s=<payload>` a lab with a shared scenario.
 
+mod agentic;
 mod cost;
 mod fairness;
 mod home;
@@ -29,6 +30,11 @@ pub enum Route {
         /// The `s=` payload of a share link.
         payload: Option<String>,
     },
+    /// The agentic lab, maybe with a shared scenario payload.
+    Agentic {
+        /// The `s=` payload of a share link.
+        payload: Option<String>,
+    },
     /// The Kineto trace view.
     Trace,
     /// The cost-model explorer, maybe with a shared scenario payload.
@@ -50,6 +56,7 @@ impl Route {
             "pipeline" => Route::Pipeline { payload },
             "trace" => Route::Trace,
             "fairness" => Route::Fairness { payload },
+            "agentic" => Route::Agentic { payload },
             "cost" => Route::Cost { payload },
             other => Route::NotFound(other.to_string()),
         }
@@ -78,6 +85,9 @@ pub fn app() -> Html {
         Route::Fairness { payload } => {
             html! { <fairness::FairnessLab payload={payload.clone()} /> }
         }
+        Route::Agentic { payload } => {
+            html! { <agentic::AgenticLab payload={payload.clone()} /> }
+        }
         Route::Cost { payload } => html! { <cost::CostExplorer payload={payload.clone()} /> },
         Route::NotFound(lab) => html! {
             <section class="page" id="not-found">
@@ -94,6 +104,7 @@ pub fn app() -> Html {
                     <a href="#/">{ "Labs" }</a>
                     <a href="#/pipeline">{ "Pipeline" }</a>
                     <a href="#/fairness">{ "Fairness" }</a>
+                    <a href="#/agentic">{ "Agents" }</a>
                     <a href="#/cost">{ "Cost models" }</a>
                     <a href="#/trace">{ "Traces" }</a>
                 </nav>

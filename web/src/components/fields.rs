@@ -28,6 +28,9 @@ pub struct NumberFieldProps {
     /// Spinner step.
     #[prop_or(AttrValue::Static("any"))]
     pub step: AttrValue,
+    /// The input's type: `number` (default), or `text` for list fields such as `cap-8, concur`.
+    #[prop_or(AttrValue::Static("number"))]
+    pub input_type: AttrValue,
     /// Whether to show a slider beside the box.
     #[prop_or_default]
     pub slider: bool,
@@ -60,7 +63,7 @@ pub fn number_field(props: &NumberFieldProps) -> Html {
         <div class={classes!("field", props.error.as_ref().map(|_| "invalid"))} title={props.help.clone()}>
             <label for={id.clone()}>{ props.label.clone() }</label>
             <div class="inputs">
-                <input id={id.clone()} type="number" value={props.value.clone()} step={props.step.clone()}
+                <input id={id.clone()} type={props.input_type.clone()} value={props.value.clone()} step={props.step.clone()}
                     min={fmt(props.min)} max={fmt(props.max)} {oninput} />
                 if props.slider {
                     <input type="range" aria-label={props.label.clone()} value={props.value.clone()}

@@ -4,6 +4,7 @@ pub mod chart;
 pub mod export;
 pub mod fields;
 pub mod lab_chrome;
+pub mod params_form;
 pub mod report_view;
 pub mod timeline;
 pub mod upload;

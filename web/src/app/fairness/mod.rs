@@ -28,6 +28,7 @@ use crate::browser;
 use crate::components::export::ExportBar;
 use crate::components::fields::{CheckboxGroup, NumberField};
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
+use crate::components::params_form::{get, number_value, params_value, scenario_of, set};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::{texts, FileUpload};
@@ -55,27 +56,6 @@ const FIELDS: [(&str, &str); 9] = [
 
 /// Largest trace file the page reads, bytes.
 const MAX_TRACE_BYTES: u64 = 64 << 20;
-
-fn get<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
-    path.split('.').try_fold(v, |v, k| v.get(k))
-}
-
-fn set(v: &mut Value, path: &str, new: Value) {
-    let mut cur = v;
-    let mut parts = path.split('.').peekable();
-    while let Some(k) = parts.next() {
-        if parts.peek().is_none() {
-            if let Some(obj) = cur.as_object_mut() {
-                obj.insert(k.to_string(), new);
-            }
-            return;
-        }
-        match cur.get_mut(k) {
-            Some(next) => cur = next,
-            None => return,
-        }
-    }
-}
 
 #[derive(Clone, PartialEq)]
 struct State {
@@ -108,16 +88,9 @@ fn default_params() -> FairnessParams {
     }
 }
 
-fn params_value(p: &FairnessParams) -> Value {
-    serde_json::from_str(&Scenario::Fairness(p.clone()).to_json())
-        .ok()
-        .and_then(|v: Value| v.get("params").cloned())
-        .unwrap_or(Value::Null)
-}
-
 impl State {
     fn new(p: &FairnessParams, link_error: Option<String>) -> State {
-        let params = params_value(p);
+        let params = params_value(&Scenario::Fairness(p.clone()));
         let texts = FIELDS
             .iter()
             .map(|(path, _)| {
@@ -153,11 +126,7 @@ impl State {
 
     /// Validates the edited params and runs them on the synthetic or the uploaded trace.
     fn rerun(&mut self, update_link: bool) {
-        let json = format!(
-            "{{\"version\":1,\"lab\":\"fairness\",\"params\":{}}}",
-            self.params
-        );
-        let scenario = match Scenario::from_json(&json) {
+        let scenario = match scenario_of("fairness", &self.params) {
             Ok(s) => s,
             Err(e) => return self.error = Some(e),
         };
@@ -209,23 +178,13 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
             let mut next = (*state).clone();
             next.texts[i] = text.clone();
             let path = FIELDS[i].0;
-            match text.trim().parse::<f64>() {
-                Ok(v) if v.is_finite() => {
-                    let value = if v.fract() == 0.0 && (0.0..9.0e15).contains(&v) {
-                        Value::from(v as u64)
-                    } else {
-                        Value::from(v)
-                    };
+            match number_value("fairness", path, &text) {
+                Ok(value) => {
                     set(&mut next.params, path, value);
                     next.link_error = None;
                     next.rerun(true);
                 }
-                _ => {
-                    next.error = Some(ScenarioError::field(
-                        format!("fairness.{path}"),
-                        format!("expected a number, got `{text}`"),
-                    ))
-                }
+                Err(e) => next.error = Some(e),
             }
             state.set(next);
         })

@@ -210,7 +210,7 @@ pub fn interleave<K: Ord>(
         .map(|(t, k)| Reverse((k, t)))
         .collect();
     while let Some(Reverse((key, t))) = heap.pop() {
-        let Some(Reverse((_, job))) = queues[t].pop() else {
+        let Some(job) = queues[t].pop() else {
             continue;
         };
         if !emit(job) {
@@ -222,20 +222,74 @@ pub fn interleave<K: Ord>(
     }
 }
 
+/// Jobs in ascending (key, job index) order, sorted only as far as they are read: an input
+/// that is already in order (FIFO's submission order) costs one pass; otherwise the smallest
+/// 32, 64, 128, … are selected (`select_nth_unstable`, linear) and sorted chunk by chunk, so
+/// reading k of n jobs costs about O(n + k log k) and reading all of them O(n log n).
+#[derive(Clone, Debug)]
+pub struct LazySorted<K> {
+    items: Vec<(K, usize)>,
+    /// Next item to hand out.
+    next: usize,
+    /// Items before this index are in final order.
+    sorted_end: usize,
+    /// Size of the next chunk to sort.
+    chunk: usize,
+}
+
+impl<K: Ord> LazySorted<K> {
+    /// Wraps (key, job) pairs; job indices must be unique (they break ties).
+    #[must_use]
+    pub fn new(items: Vec<(K, usize)>) -> Self {
+        let sorted_end = if items.is_sorted() { items.len() } else { 0 };
+        LazySorted {
+            items,
+            next: 0,
+            sorted_end,
+            chunk: 32,
+        }
+    }
+
+    /// True when every job has been handed out.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.next >= self.items.len()
+    }
+
+    /// The next job in order.
+    pub fn pop(&mut self) -> Option<usize> {
+        if self.next >= self.items.len() {
+            return None;
+        }
+        if self.next == self.sorted_end {
+            let rest = &mut self.items[self.next..];
+            let n = self.chunk.min(rest.len());
+            if n < rest.len() {
+                rest.select_nth_unstable(n - 1);
+            }
+            rest[..n].sort_unstable();
+            self.sorted_end += n;
+            self.chunk = self.chunk.saturating_mul(2);
+        }
+        let j = self.items[self.next].1;
+        self.next += 1;
+        Some(j)
+    }
+}
+
 /// One tenant's jobs, smallest (key, job index) first.
-pub type TenantQueue<K> = BinaryHeap<Reverse<(K, usize)>>;
+pub type TenantQueue<K> = LazySorted<K>;
 
 /// Emits `jobs` by ascending `key` (ties by job index) until `emit` returns false. Each key is
-/// computed once (keys may be costly: remaining work, attained service, fairness); the pairs
-/// are heapified in O(n) and popped only as far as the simulator reads.
+/// computed once (keys may be costly: remaining work, attained service, fairness); the order
+/// is sorted only as far as the simulator reads it ([`LazySorted`]).
 pub fn emit_by_key<K: Ord>(
     jobs: impl IntoIterator<Item = usize>,
     mut key: impl FnMut(usize) -> K,
     emit: &mut Emit<'_>,
 ) {
-    let keyed: Vec<Reverse<(K, usize)>> = jobs.into_iter().map(|j| Reverse((key(j), j))).collect();
-    let mut heap = BinaryHeap::from(keyed);
-    while let Some(Reverse((_, j))) = heap.pop() {
+    let mut queue = LazySorted::new(jobs.into_iter().map(|j| (key(j), j)).collect());
+    while let Some(j) = queue.pop() {
         if !emit(j) {
             return;
         }
@@ -248,14 +302,13 @@ pub fn by_tenant<K: Ord>(
     ctx: &RoundCtx<'_>,
     mut key: impl FnMut(usize) -> Option<K>,
 ) -> Vec<TenantQueue<K>> {
-    let mut groups: Vec<Vec<Reverse<(K, usize)>>> =
-        (0..ctx.tenants.len()).map(|_| Vec::new()).collect();
+    let mut groups: Vec<Vec<(K, usize)>> = (0..ctx.tenants.len()).map(|_| Vec::new()).collect();
     for &j in ctx.active {
         if let Some(k) = key(j) {
-            groups[ctx.jobs[j].tenant as usize].push(Reverse((k, j)));
+            groups[ctx.jobs[j].tenant as usize].push((k, j));
         }
     }
-    groups.into_iter().map(BinaryHeap::from).collect()
+    groups.into_iter().map(LazySorted::new).collect()
 }
 
 /// Within a tenant: running jobs first (no churn), then by submission (then index).

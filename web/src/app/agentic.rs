@@ -1,0 +1,478 @@
+//! The agentic lab page: many tool-calling agents on one serving engine, admitted all at once,
+//! under a static cap, or by CONCUR's AIMD window; the window, KV usage, prefix hit rate,
+//! recompute and useful throughput of each controller stacked on one time axis, the per-agent
+//! timelines and the comparison table. The workload is the scenario's seeded synthetic agents
+//! (shareable as a link) or a Mooncake / Azure trace file the user opens (not carried in links).
+//!
+//! The form edits the scenario's JSON by path and lets the core validate it, so every message
+//! names the field exactly as the CLI would.
+
+use std::rc::Rc;
+
+use bubblelab_core::labs::agentic::traces;
+use bubblelab_core::labs::agentic::{
+    default_sweep_caps, run_workload, AgenticParams, EngineSpec, Workload,
+};
+use bubblelab_core::{presets, share, Report, Scenario, ScenarioError};
+use serde_json::Value;
+use web_sys::HtmlSelectElement;
+use yew::prelude::*;
+
+use crate::browser;
+use crate::components::export::ExportBar;
+use crate::components::fields::NumberField;
+use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
+use crate::components::params_form::{get, number_value, params_value, scenario_of, set, text_at};
+use crate::components::report_view::ReportView;
+use crate::components::timeline::Shared;
+use crate::components::upload::{texts, FileUpload};
+
+/// Properties of [`AgenticLab`].
+#[derive(Properties, PartialEq)]
+pub struct AgenticLabProps {
+    /// The `s=` payload of a share link, if any.
+    #[prop_or_default]
+    pub payload: Option<String>,
+}
+
+/// Number fields: (path inside `params`, label).
+const FIELDS: [(&str, &str); 9] = [
+    ("synthetic.agents", "Agents"),
+    ("synthetic.min_turns", "Fewest turns per agent"),
+    ("synthetic.max_turns", "Most turns per agent"),
+    ("synthetic.initial_prompt_tokens", "First prompt (tokens)"),
+    ("synthetic.seed", "Seed"),
+    ("engine.gpus", "GPUs"),
+    (
+        "engine.kv_capacity_tokens",
+        "KV capacity (tokens; 0 = what memory allows)",
+    ),
+    ("engine.block_tokens", "KV block (tokens)"),
+    ("control_interval_s", "Control interval (s)"),
+];
+
+/// CONCUR's knobs, edited on the scenario's CONCUR controller: (field, label).
+const CONCUR_FIELDS: [(&str, &str); 5] = [
+    ("initial_window", "CONCUR initial window (agents)"),
+    ("additive_increase", "CONCUR additive increase (agents)"),
+    ("decrease_factor", "CONCUR decrease factor"),
+    ("usage_threshold", "CONCUR KV-usage threshold"),
+    ("hit_rate_threshold", "CONCUR hit-rate threshold"),
+];
+
+/// Engines the page offers: (id, label, spec).
+fn engines() -> [(&'static str, &'static str, EngineSpec); 2] {
+    [
+        (
+            "qwen3-32b-h100",
+            "Qwen3-32B on 2 × H100",
+            EngineSpec::qwen3_32b_h100(),
+        ),
+        (
+            "deepseek-v3-8xh200",
+            "DeepSeek-V3 on 8 × H200",
+            EngineSpec::deepseek_v3_h200(),
+        ),
+    ]
+}
+
+/// Largest trace file the page reads, bytes.
+const MAX_TRACE_BYTES: u64 = 64 << 20;
+
+#[derive(Clone, PartialEq)]
+struct State {
+    /// The scenario's params as JSON, edited by the form.
+    params: Value,
+    /// Field text as typed, by path.
+    texts: Vec<(String, String)>,
+    report: Shared<Report>,
+    /// Where the agents came from: the synthetic generator or a file.
+    source: String,
+    error: Option<ScenarioError>,
+    link_error: Option<String>,
+    uploaded: Option<Rc<Workload>>,
+}
+
+/// The page opens on the Qwen3-32B preset (the claim's first row).
+fn default_params() -> AgenticParams {
+    match presets::find("agentic-qwen3-32b-h100").map(presets::Preset::scenario) {
+        Some(Ok(Scenario::Agentic(p))) => p,
+        _ => AgenticParams::default(),
+    }
+}
+
+/// Index of the CONCUR controller in the params' list, if any.
+fn concur_index(params: &Value) -> Option<usize> {
+    get(params, "controllers")
+        .and_then(Value::as_array)?
+        .iter()
+        .position(|c| c.get("kind").and_then(Value::as_str) == Some("concur"))
+}
+
+/// The controllers as the CLI writes them: `unbounded, cap-16, concur`.
+fn controllers_text(params: &Value) -> String {
+    get(params, "controllers")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(|c| match c.get("kind").and_then(Value::as_str)? {
+                    "static-cap" => Some(format!("cap-{}", c.get("cap")?)),
+                    kind => Some(kind.to_string()),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default()
+}
+
+/// Parses `unbounded, cap-16, concur` into the controllers' JSON, keeping the current CONCUR
+/// knobs.
+fn parse_controllers(text: &str, params: &Value) -> Result<Value, ScenarioError> {
+    let concur = concur_index(params)
+        .and_then(|i| get(params, &format!("controllers.{i}")).cloned())
+        .unwrap_or_else(|| serde_json::json!({"kind": "concur"}));
+    let mut out = Vec::new();
+    for id in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let item = match id {
+            "unbounded" => serde_json::json!({"kind": "unbounded"}),
+            "concur" => concur.clone(),
+            other => match other.strip_prefix("cap-").map(str::parse::<u32>) {
+                Some(Ok(cap)) => serde_json::json!({"kind": "static-cap", "cap": cap}),
+                _ => {
+                    return Err(ScenarioError::field(
+                        "agentic.controllers",
+                        format!("unknown controller `{other}`; expected unbounded, cap-N (N agents) or concur"),
+                    ))
+                }
+            },
+        };
+        out.push(item);
+    }
+    Ok(Value::from(out))
+}
+
+impl State {
+    fn new(p: &AgenticParams, link_error: Option<String>) -> State {
+        let params = params_value(&Scenario::Agentic(p.clone()));
+        let mut s = State {
+            params,
+            texts: Vec::new(),
+            report: Shared(Rc::new(Report::default())),
+            source: "synthetic".into(),
+            error: None,
+            link_error,
+            uploaded: None,
+        };
+        s.refresh_texts();
+        s.rerun(false);
+        s
+    }
+
+    fn from_payload(payload: Option<&str>) -> State {
+        match payload.map(|p| share::decode_for_lab("agentic", p)) {
+            Some(Ok(Scenario::Agentic(p))) => State::new(&p, None),
+            Some(Err(e)) => State::new(&default_params(), Some(e.to_string())),
+            _ => State::new(&default_params(), None),
+        }
+    }
+
+    /// Every field's text from the params (after a preset, an engine or the controllers
+    /// changed).
+    fn refresh_texts(&mut self) {
+        let mut texts: Vec<(String, String)> = FIELDS
+            .iter()
+            .map(|(path, _)| ((*path).to_string(), text_at(&self.params, path)))
+            .collect();
+        if let Some(i) = concur_index(&self.params) {
+            for (field, _) in CONCUR_FIELDS {
+                let path = format!("controllers.{i}.{field}");
+                let text = text_at(&self.params, &path);
+                texts.push((path, text));
+            }
+        }
+        texts.push(("controllers".into(), controllers_text(&self.params)));
+        self.texts = texts;
+    }
+
+    fn text(&self, path: &str) -> String {
+        self.texts
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, t)| t.clone())
+            .unwrap_or_default()
+    }
+
+    fn set_text(&mut self, path: &str, text: String) {
+        match self.texts.iter_mut().find(|(p, _)| p == path) {
+            Some(entry) => entry.1 = text,
+            None => self.texts.push((path.to_string(), text)),
+        }
+    }
+
+    /// Validates the edited params and runs them on the synthetic or the uploaded agents.
+    fn rerun(&mut self, update_link: bool) {
+        let scenario = match scenario_of("agentic", &self.params) {
+            Ok(s) => s,
+            Err(e) => return self.error = Some(e),
+        };
+        let Scenario::Agentic(p) = &scenario else {
+            return;
+        };
+        let result = match &self.uploaded {
+            None => bubblelab_core::run(&scenario),
+            Some(work) => run_workload(p, work),
+        };
+        match result {
+            Ok(report) => {
+                self.report = Shared(Rc::new(report));
+                self.error = None;
+                if update_link && self.uploaded.is_none() {
+                    browser::replace_hash(&share::fragment(&scenario));
+                }
+            }
+            Err(e) => self.error = Some(e),
+        }
+    }
+}
+
+/// The agentic lab.
+#[function_component(AgenticLab)]
+pub fn agentic_lab(props: &AgenticLabProps) -> Html {
+    let state = {
+        let payload = props.payload.clone();
+        use_state(move || State::from_payload(payload.as_deref()))
+    };
+    let upload_error = use_state(|| None::<String>);
+    let on_number = |path: String| {
+        let state = state.clone();
+        Callback::from(move |text: String| {
+            let mut next = (*state).clone();
+            next.set_text(&path, text.clone());
+            match number_value("agentic", &path, &text) {
+                Ok(value) => {
+                    set(&mut next.params, &path, value);
+                    next.link_error = None;
+                    next.rerun(true);
+                }
+                Err(e) => next.error = Some(e),
+            }
+            state.set(next);
+        })
+    };
+    let on_controllers = {
+        let state = state.clone();
+        Callback::from(move |text: String| {
+            let mut next = (*state).clone();
+            next.set_text("controllers", text.clone());
+            match parse_controllers(&text, &next.params) {
+                Ok(list) => {
+                    set(&mut next.params, "controllers", list);
+                    let typed = next.text("controllers");
+                    next.refresh_texts();
+                    next.set_text("controllers", typed);
+                    next.rerun(true);
+                }
+                Err(e) => next.error = Some(e),
+            }
+            state.set(next);
+        })
+    };
+    let on_engine = {
+        let state = state.clone();
+        Callback::from(move |e: Event| {
+            let id = e.target_unchecked_into::<HtmlSelectElement>().value();
+            let Some((_, _, spec)) = engines().into_iter().find(|(i, _, _)| *i == id) else {
+                return;
+            };
+            let mut next = (*state).clone();
+            let engine = params_value(&Scenario::Agentic(AgenticParams {
+                engine: spec,
+                ..AgenticParams::default()
+            }));
+            if let Some(v) = engine.get("engine") {
+                set(&mut next.params, "engine", v.clone());
+            }
+            next.refresh_texts();
+            next.rerun(true);
+            state.set(next);
+        })
+    };
+    let sweeping = get(&state.params, "sweep_caps")
+        .and_then(Value::as_array)
+        .is_some_and(|a| !a.is_empty());
+    let on_sweep = {
+        let state = state.clone();
+        Callback::from(move |e: Event| {
+            let on = e
+                .target_unchecked_into::<web_sys::HtmlInputElement>()
+                .checked();
+            let mut next = (*state).clone();
+            let agents = get(&next.params, "synthetic.agents")
+                .and_then(Value::as_u64)
+                .unwrap_or(128);
+            let agents = match &next.uploaded {
+                Some(w) => w.agents.len() as u64,
+                None => agents,
+            };
+            let caps = if on {
+                default_sweep_caps(u32::try_from(agents).unwrap_or(u32::MAX))
+            } else {
+                Vec::new()
+            };
+            set(&mut next.params, "sweep_caps", Value::from(caps));
+            next.rerun(true);
+            state.set(next);
+        })
+    };
+    let on_preset = {
+        let state = state.clone();
+        Callback::from(move |(_, scenario): (&'static str, Scenario)| {
+            if let Scenario::Agentic(p) = scenario {
+                let mut next = State::new(&p, None);
+                next.rerun(true);
+                state.set(next);
+            }
+        })
+    };
+    let on_trace = {
+        let state = state.clone();
+        let upload_error = upload_error.clone();
+        Callback::from(move |files: Vec<(String, Vec<u8>)>| {
+            let loaded = texts(files).and_then(|files| {
+                let (name, text) = files.into_iter().next().ok_or("no file chosen")?;
+                let format = traces::detect(&text).ok_or_else(|| {
+                    format!("{name}: not a workload this lab reads (Mooncake JSONL with hash_ids, or the Azure LLM inference CSV)")
+                })?;
+                let work = traces::parse(format, &text).map_err(|e| format!("{name}: {e}"))?;
+                Ok((name, work))
+            });
+            match loaded {
+                Ok((name, work)) => {
+                    upload_error.set(None);
+                    let mut next = (*state).clone();
+                    next.uploaded = Some(Rc::new(work));
+                    next.source = name;
+                    next.rerun(false);
+                    state.set(next);
+                }
+                Err(e) => upload_error.set(Some(e)),
+            }
+        })
+    };
+    let on_synthetic = {
+        let state = state.clone();
+        Callback::from(move |_: MouseEvent| {
+            let mut next = (*state).clone();
+            next.uploaded = None;
+            next.source = "synthetic".into();
+            next.rerun(true);
+            state.set(next);
+        })
+    };
+    let on_upload_error = {
+        let upload_error = upload_error.clone();
+        Callback::from(move |m: String| upload_error.set(Some(m)))
+    };
+    let field_error = |path: &str| {
+        let full = format!("agentic.{path}");
+        state
+            .error
+            .as_ref()
+            .filter(|e| {
+                e.path()
+                    .is_some_and(|p| p == full || p.starts_with(&format!("{full}.")))
+            })
+            .map(ToString::to_string)
+    };
+    let shown_paths: Vec<String> = state
+        .texts
+        .iter()
+        .map(|(p, _)| format!("agentic.{p}"))
+        .collect();
+    let other_error = state
+        .error
+        .as_ref()
+        .filter(|e| !e.path().is_some_and(|p| shown_paths.iter().any(|s| s == p)))
+        .map(ToString::to_string);
+    let engine_id = engines()
+        .into_iter()
+        .find(|(_, _, spec)| {
+            get(&state.params, "engine.model.name").and_then(Value::as_str)
+                == Some(spec.model.name.as_str())
+                && get(&state.params, "engine.gpu") == serde_json::to_value(spec.gpu).ok().as_ref()
+        })
+        .map_or("custom", |(id, _, _)| id);
+    let concur_fields: Vec<(String, &str)> = concur_index(&state.params)
+        .map(|i| {
+            CONCUR_FIELDS
+                .iter()
+                .map(|(f, label)| (format!("controllers.{i}.{f}"), *label))
+                .collect()
+        })
+        .unwrap_or_default();
+    html! {
+        <section class="page" id="lab-agentic">
+            <h1>{ "Agents: when the KV cache starts to thrash" }</h1>
+            <p class="lede">
+                { "Each agent plans, generates, calls a tool and comes back with a longer history. Admit them all at once and, \
+                   mid-batch, the engine evicts histories that live agents need again, recomputes them, and throughput \
+                   collapses before memory is formally full. A static cap helps if you guess it right; CONCUR steers the \
+                   number of active agents with AIMD on the cache signals a real engine exposes." }
+            </p>
+            <LinkErrorBanner message={state.link_error.clone()} />
+            <div class="lab-grid">
+                <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
+                    <PresetSelect lab="agentic" selected={None} on_pick={on_preset} />
+                    <div class="field">
+                        <label for="field-engine">{ "Model and GPUs" }</label>
+                        <select id="field-engine" onchange={on_engine}>
+                            if engine_id == "custom" {
+                                <option value="custom" selected=true>{ "custom (from the scenario)" }</option>
+                            }
+                            { for engines().iter().map(|(id, label, _)| html! {
+                                <option value={*id} selected={engine_id == *id}>{ *label }</option>
+                            }) }
+                        </select>
+                    </div>
+                    <NumberField path="agentic.controllers" label="Controllers (unbounded, cap-N, concur)" input_type="text"
+                        value={state.text("controllers")} error={field_error("controllers")} on_change={on_controllers} />
+                    <div class="field">
+                        <label><input type="checkbox" id="field-sweep" checked={sweeping} onchange={on_sweep} />
+                            { " Sweep static caps (best cap in hindsight)" }</label>
+                    </div>
+                    { for FIELDS.iter().map(|(path, label)| html! {
+                        <NumberField path={format!("agentic.{path}")} label={*label} value={state.text(path)}
+                            error={field_error(path)} on_change={on_number((*path).to_string())} />
+                    }) }
+                    { for concur_fields.iter().map(|(path, label)| html! {
+                        <NumberField path={format!("agentic.{path}")} label={*label} value={state.text(path)}
+                            error={field_error(path)} on_change={on_number(path.clone())} />
+                    }) }
+                    if let Some(message) = other_error {
+                        <p class="field-error">{ message }</p>
+                    }
+                    <FileUpload id="upload-agentic-trace" label="Open a workload (Mooncake JSONL or Azure CSV)" accept=".jsonl,.json,.csv,.txt"
+                        max_bytes={MAX_TRACE_BYTES} max_files={1} on_load={on_trace} on_error={on_upload_error} />
+                    if state.uploaded.is_some() {
+                        <p class="muted">{ format!("Running on {}. ", state.source) }
+                            <button type="button" id="use-synthetic" onclick={on_synthetic}>{ "Back to the synthetic agents" }</button>
+                        </p>
+                    }
+                    if let Some(message) = &*upload_error {
+                        <div class="banner error" id="upload-error" role="alert">{ message.clone() }</div>
+                    }
+                </form>
+                <div class="results stacked-charts">
+                    <ExportBar report={state.report.clone()} stem="agentic" />
+                    <ReportView report={state.report.clone()} chart_titles={vec![
+                        ("agentic.active_agents".to_string(), "Active agents (the admission window)".to_string()),
+                        ("agentic.kv_usage".to_string(), "KV-cache usage".to_string()),
+                        ("agentic.hit_rate".to_string(), "Prefix-cache hit rate on agents' histories".to_string()),
+                        ("agentic.recompute".to_string(), "Recomputed tokens per second".to_string()),
+                        ("agentic.throughput".to_string(), "Useful throughput (generated tokens per second)".to_string()),
+                    ]} />
+                </div>
+            </div>
+        </section>
+    }
+}
