@@ -3,6 +3,8 @@
 // Run by `cargo xtask e2e` / `cargo xtask test`, which build dist/ with Trunk, serve it and set:
 //   BASE_URL  where dist/ is served (default http://127.0.0.1:8080)
 //   OUT_DIR   where screenshots and the exported trace go (default tests/e2e/out)
+//   BUBBLELAB_DATA  the real data sets; the fairness and agentic pages are timed on them
+//                   (printed, never asserted; required when CI=true)
 //
 // DOM contract with web/ (hash routes):
 //   #home                    home page; .lab-card[data-lab="<lab>"] a   link to a lab
@@ -29,6 +31,7 @@ const TIMEOUT_MS = 30_000;
 const TOTAL_TIMEOUT_MS = 5 * 60_000;
 const EPS = 1e-9;
 
+const DATA_DIR = process.env.BUBBLELAB_DATA || '';
 const BUBBLE = '[data-metric="1f1b.bubble_ratio"]';
 const PRESET = 'pipeline-gpipe-vs-1f1b';
 // 1F1B bubble ratio (p-1)/(m+p-1) with p = 4 stages (the preset) and m = 12 micro-batches.
@@ -353,6 +356,52 @@ try {
     await agentPage.setInputFiles('#upload-agentic-trace', { name: 'tiny.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(jsonl) });
     await agentPage.waitForFunction(() => Number(document.querySelector('[data-metric="workload.agents"]')?.dataset.value) === 2, null, { timeout: TIMEOUT_MS });
     await agentPage.screenshot({ path: path.join(OUT_DIR, 'agentic-lab.png'), fullPage: true });
+  });
+
+  await check('timing (printed, not asserted): real traces in the fairness page, 1,000 agents x 30 turns in the agentic page', async () => {
+    let have = true;
+    try { await fs.access(DATA_DIR); } catch { have = false; }
+    if (!have) {
+      assert(process.env.CI !== 'true', `data folder ${DATA_DIR || '(unset)'} is missing`);
+      console.log('     skipped: no data folder');
+      return;
+    }
+    const { page: timed } = await newWatchedPage(context, 'timing');
+    // Until the page has painted once more: the main thread is free again.
+    const painted = () => timed.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))));
+    for (const [folder, file] of [
+      ['philly_user_jobs_dirlab', 'philly_data_training.csv'],
+      ['helios_user_jobs_dirlab', 'helios_data_training.csv'],
+      ['bluewaters_user_jobs_dirlab', 'blue_waters_data_training.csv'],
+    ]) {
+      const full = path.join(DATA_DIR, folder, file);
+      try { await fs.access(full); } catch { assert(process.env.CI !== 'true', `${full} is missing`); continue; }
+      await timed.goto(`${BASE_URL}/#/fairness`);
+      await timed.waitForSelector('[data-metric="astraea.avg_jct_s"]');
+      // ASTRAEA's cluster: 140 nodes x 8 GPUs.
+      await timed.fill('#field-nodes', '140');
+      await timed.waitForFunction(() => document.querySelector('.report h2')?.textContent.includes('1120 GPUs'), null, { timeout: TIMEOUT_MS });
+      await painted();
+      const t0 = Date.now();
+      await timed.setInputFiles('#upload-fairness-trace', full);
+      await timed.waitForFunction((name) => document.querySelector('#lab-fairness .controls .muted')?.textContent.includes(name), file, { timeout: 120_000 });
+      const tRun = Date.now() - t0;
+      await painted();
+      const title = await visibleText(timed, '.report h2');
+      console.log(`     fairness page: ${file}, ${title.split(':')[1]?.split(',')[0]?.trim()}, 9 policies on 1,120 GPUs: ${tRun} ms to the Report, ${Date.now() - t0} ms to the next paint`);
+    }
+    await timed.goto(`${BASE_URL}/#/agentic`);
+    await timed.waitForSelector('[data-metric="concur.batch_completion_s"]');
+    await timed.fill('#field-min_turns', '30');
+    await timed.fill('#field-max_turns', '30');
+    await timed.waitForFunction(() => Number(document.querySelector('[data-metric="workload.turns"]')?.dataset.value) === 128 * 30, null, { timeout: TIMEOUT_MS });
+    await painted();
+    const t0 = Date.now();
+    await timed.fill('#field-agents', '1000');
+    await timed.waitForFunction(() => Number(document.querySelector('[data-metric="workload.agents"]')?.dataset.value) === 1000, null, { timeout: 120_000 });
+    const tRun = Date.now() - t0;
+    await painted();
+    console.log(`     agentic page: 1,000 agents x 30 turns, unbounded + CONCUR: ${tRun} ms to the Report, ${Date.now() - t0} ms to the next paint`);
   });
 
   await check('screenshot of the pipeline lab', async () => {

@@ -141,10 +141,15 @@ fn e2e(root: &Path) -> Result<()> {
     println!("== serving dist/ on {}", server.url());
     let out_dir = root.join("tests/e2e/out");
     std::fs::create_dir_all(&out_dir)?;
+    // The real traces the page is timed on: `$BUBBLELAB_DATA`, else `shared/data` beside the
+    // workspace (as the Rust tests find them).
+    let data = std::env::var_os("BUBBLELAB_DATA")
+        .map_or_else(|| root.join("../shared/data"), std::path::PathBuf::from);
     run(Command::new("node")
         .arg(root.join("tests/e2e/e2e.mjs"))
         .env("BASE_URL", server.url())
-        .env("OUT_DIR", &out_dir))
+        .env("OUT_DIR", &out_dir)
+        .env("BUBBLELAB_DATA", data))
     // `server` stops serving when the process exits.
 }
 
