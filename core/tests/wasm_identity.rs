@@ -18,6 +18,14 @@ const CASES: &[(&str, &str)] = &[
         include_str!("../../tests/scenarios/pipeline-interleaved-v4.json"),
         include_str!("../../tests/golden/pipeline-interleaved-v4.report.json"),
     ),
+    (
+        include_str!("../../tests/scenarios/fairness-small.json"),
+        include_str!("../../tests/golden/fairness-small.report.json"),
+    ),
+    (
+        include_str!("../../tests/scenarios/agentic-small.json"),
+        include_str!("../../tests/golden/agentic-small.report.json"),
+    ),
 ];
 
 #[wasm_bindgen_test]
