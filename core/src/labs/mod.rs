@@ -3,4 +3,5 @@
 
 pub mod cost;
 pub mod fairness;
+pub mod overlap;
 pub mod pipeline;
