@@ -47,5 +47,6 @@ pub fn run(scenario: &Scenario) -> Result<Report, ScenarioError> {
         Scenario::Pipeline(params) => labs::pipeline::run(params),
         Scenario::Cost(params) => labs::cost::run(params),
         Scenario::Fairness(params) => labs::fairness::run(params),
+        Scenario::Overlap(params) => labs::overlap::run(params),
     }
 }

@@ -18,13 +18,14 @@ use serde::Serialize;
 
 use crate::labs::cost::CostParams;
 use crate::labs::fairness::FairnessParams;
+use crate::labs::overlap::OverlapParams;
 use crate::labs::pipeline::PipelineParams;
 
 /// The scenario format version this build reads and writes.
 pub const FORMAT_VERSION: u64 = 1;
 
 /// Lab names, in the order the playground lists them.
-pub const LABS: [&str; 3] = ["pipeline", "cost", "fairness"];
+pub const LABS: [&str; 4] = ["pipeline", "cost", "fairness", "overlap"];
 
 /// One lab's input. The variant is the lab; the payload holds every parameter.
 #[derive(Clone, Debug, PartialEq)]
@@ -35,6 +36,8 @@ pub enum Scenario {
     Cost(CostParams),
     /// Multi-tenant GPU-cluster scheduling: ASTRAEA against the field's policies.
     Fairness(FairnessParams),
+    /// Communication-computation overlap as graph scheduling: Helix against the baselines.
+    Overlap(OverlapParams),
 }
 
 /// Why a scenario (or a run of it) was refused.
@@ -107,6 +110,7 @@ impl Scenario {
             Scenario::Pipeline(_) => "pipeline",
             Scenario::Cost(_) => "cost",
             Scenario::Fairness(_) => "fairness",
+            Scenario::Overlap(_) => "overlap",
         }
     }
 
@@ -119,6 +123,7 @@ impl Scenario {
             Scenario::Pipeline(p) => p.validate(),
             Scenario::Cost(p) => p.validate(),
             Scenario::Fairness(p) => p.validate(),
+            Scenario::Overlap(p) => p.validate(),
         }
     }
 
@@ -185,6 +190,7 @@ impl Scenario {
             "pipeline" => Scenario::Pipeline(params_from_value(&lab, params)?),
             "cost" => Scenario::Cost(params_from_value(&lab, params)?),
             "fairness" => Scenario::Fairness(params_from_value(&lab, params)?),
+            "overlap" => Scenario::Overlap(params_from_value(&lab, params)?),
             other => {
                 return Err(ScenarioError::field(
                     "lab",
@@ -203,6 +209,7 @@ impl Scenario {
             Scenario::Pipeline(p) => to_value(p),
             Scenario::Cost(p) => to_value(p),
             Scenario::Fairness(p) => to_value(p),
+            Scenario::Overlap(p) => to_value(p),
         };
         let mut object = serde_json::Map::new();
         object.insert("version".into(), serde_json::Value::from(FORMAT_VERSION));

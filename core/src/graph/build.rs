@@ -473,7 +473,7 @@ impl Builder<'_> {
             out_bytes,
         );
         let shape = self.shape(rows, n);
-        self.annotate(out, Some(Op::Linear { weight: w }), Some(shape));
+        self.annotate(out, Some(Op::Linear), Some(shape));
         self.tape.push(Tape::Gemm {
             name: name.into(),
             flops,

@@ -109,11 +109,8 @@ impl Dim {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "op")]
 pub enum Op {
-    /// `out = x · W` per token, `W` the persistent weight tensor (features_in × features_out).
-    Linear {
-        /// The weight tensor.
-        weight: TensorId,
-    },
+    /// `out = x · W` per token, `W` the node's persistent input (features_in × features_out).
+    Linear,
     /// Element-wise sum of the inputs (a residual connection).
     Add,
     /// GELU (tanh form, Hendrycks & Gimpel 2016) element-wise.
@@ -178,7 +175,7 @@ impl Op {
             (_, Dim::Features) => Err("features are split by tensor parallelism, not by tiling"),
             (_, Dim::Batch) => Ok(()),
             (
-                Op::Linear { .. }
+                Op::Linear
                 | Op::Add
                 | Op::Gelu
                 | Op::SwiGlu

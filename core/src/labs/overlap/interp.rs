@@ -404,7 +404,12 @@ fn compute(
     };
     let mismatch = |what: &str| err(name, format!("shapes do not fit: {what}"));
     Ok(match op {
-        Op::Linear { weight } => {
+        Op::Linear => {
+            let weight = node
+                .inputs
+                .iter()
+                .find(|&&t| cx.g.tensors[t].persistent)
+                .ok_or_else(|| err(name, "a linear needs a weight (a persistent input)"))?;
             let (x, si) = input(0)?;
             if si[0] != so[0] || si[1] != so[1] {
                 return Err(mismatch("a linear keeps sequence and batch"));

@@ -578,7 +578,7 @@ pub fn bucket(
 #[must_use]
 pub fn describe(b: &Bucketed) -> String {
     format!(
-        "Bucketing scored {} of {} candidate roles with {} simulations and merged {} ({}).",
+        "Bucketing scored {} of {} candidate roles with {} simulations and merged {} ({})",
         b.candidates.min(b.scored.saturating_sub(1)),
         b.candidates,
         b.scored,
