@@ -12,6 +12,7 @@ mod files;
 mod graph;
 mod kineto;
 mod link;
+mod overlap;
 mod presets;
 mod run;
 
@@ -58,6 +59,10 @@ enum Command {
     /// Compare GPU-cluster scheduling policies (ASTRAEA, FIFO, SJF, Tiresias, Themis, …) on a
     /// multi-tenant trace file or the synthetic trace, and print the comparison table.
     Fairness(fairness::FairnessArgs),
+    /// Helix's communication-computation overlap (tile, reorder, bucket) against serial, eager
+    /// and AsyncTP-style on a model's per-rank graph or an imported graph; sweeps over K and
+    /// the memory budget.
+    Overlap(overlap::OverlapArgs),
 }
 
 /// How a Report is printed.
@@ -103,6 +108,7 @@ fn main() -> ExitCode {
         Command::Cost(args) => cost::cost(&args),
         Command::Graph(args) => graph::graph(&args),
         Command::Fairness(args) => fairness::fairness(&args),
+        Command::Overlap(args) => overlap::overlap(&args),
     };
     match result {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
