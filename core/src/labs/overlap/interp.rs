@@ -505,9 +505,9 @@ fn compute(
                             max = max.max(dot * scale);
                         }
                         let mut sum = 0.0f32;
-                        for t in 0..=s as usize {
-                            weights[t] = libm::expf(weights[t] - max);
-                            sum += weights[t];
+                        for w in &mut weights[..=s as usize] {
+                            *w = libm::expf(*w - max);
+                            sum += *w;
                         }
                         let o = at(so, s, b, hh * d);
                         for t in 0..=s {

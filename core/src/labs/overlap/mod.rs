@@ -132,6 +132,9 @@ pub fn graph_of(params: &OverlapParams) -> Result<Graph, ScenarioError> {
     }
 }
 
+/// What [`run_passes`] returns: the steps, tiling's refusals, the last bucket budget (bytes).
+pub type PipelineRun = (Vec<PassStep>, Vec<passes::tile::Refusal>, Option<u64>);
+
 /// Runs the pass pipeline on `graph`.
 ///
 /// # Errors
@@ -140,7 +143,7 @@ pub fn run_passes(
     graph: &Graph,
     pipeline: &[PassSpec],
     cost: &CostModel,
-) -> Result<(Vec<PassStep>, Vec<passes::tile::Refusal>, Option<u64>), ScenarioError> {
+) -> Result<PipelineRun, ScenarioError> {
     let mut current = graph.clone();
     let mut steps = Vec::new();
     let mut refused: Vec<passes::tile::Refusal> = Vec::new();
