@@ -19,13 +19,14 @@ use serde::Serialize;
 use crate::labs::agentic::AgenticParams;
 use crate::labs::cost::CostParams;
 use crate::labs::fairness::FairnessParams;
+use crate::labs::overlap::OverlapParams;
 use crate::labs::pipeline::PipelineParams;
 
 /// The scenario format version this build reads and writes.
 pub const FORMAT_VERSION: u64 = 1;
 
 /// Lab names, in the order the playground lists them.
-pub const LABS: [&str; 4] = ["pipeline", "cost", "fairness", "agentic"];
+pub const LABS: [&str; 5] = ["pipeline", "cost", "fairness", "agentic", "overlap"];
 
 /// One lab's input. The variant is the lab; the payload holds every parameter.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,6 +40,8 @@ pub enum Scenario {
     /// Agentic batch inference on one serving engine: CONCUR's admission control against
     /// unbounded admission and static caps.
     Agentic(AgenticParams),
+    /// Communication-computation overlap as graph scheduling: Helix against the baselines.
+    Overlap(OverlapParams),
 }
 
 /// Why a scenario (or a run of it) was refused.
@@ -112,6 +115,7 @@ impl Scenario {
             Scenario::Cost(_) => "cost",
             Scenario::Fairness(_) => "fairness",
             Scenario::Agentic(_) => "agentic",
+            Scenario::Overlap(_) => "overlap",
         }
     }
 
@@ -125,6 +129,7 @@ impl Scenario {
             Scenario::Cost(p) => p.validate(),
             Scenario::Fairness(p) => p.validate(),
             Scenario::Agentic(p) => p.validate(),
+            Scenario::Overlap(p) => p.validate(),
         }
     }
 
@@ -192,6 +197,7 @@ impl Scenario {
             "cost" => Scenario::Cost(params_from_value(&lab, params)?),
             "fairness" => Scenario::Fairness(params_from_value(&lab, params)?),
             "agentic" => Scenario::Agentic(params_from_value(&lab, params)?),
+            "overlap" => Scenario::Overlap(params_from_value(&lab, params)?),
             other => {
                 return Err(ScenarioError::field(
                     "lab",
@@ -211,6 +217,7 @@ impl Scenario {
             Scenario::Cost(p) => to_value(p),
             Scenario::Fairness(p) => to_value(p),
             Scenario::Agentic(p) => to_value(p),
+            Scenario::Overlap(p) => to_value(p),
         };
         let mut object = serde_json::Map::new();
         object.insert("version".into(), serde_json::Value::from(FORMAT_VERSION));

@@ -13,6 +13,7 @@ mod files;
 mod graph;
 mod kineto;
 mod link;
+mod overlap;
 mod presets;
 mod run;
 
@@ -62,6 +63,10 @@ enum Command {
     /// Agentic batch inference on one serving engine: unbounded admission, static caps and
     /// CONCUR's AIMD window, on synthetic agents or a Mooncake/Azure trace file.
     Agentic(agentic::AgenticArgs),
+    /// Helix's communication-computation overlap (tile, reorder, bucket) against serial, eager
+    /// and AsyncTP-style on a model's per-rank graph or an imported graph; sweeps over K and
+    /// the memory budget.
+    Overlap(overlap::OverlapArgs),
 }
 
 /// How a Report is printed.
@@ -108,6 +113,7 @@ fn main() -> ExitCode {
         Command::Graph(args) => graph::graph(&args),
         Command::Fairness(args) => fairness::fairness(&args),
         Command::Agentic(args) => agentic::agentic(&args),
+        Command::Overlap(args) => overlap::overlap(&args),
     };
     match result {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,

@@ -22,7 +22,7 @@ use alloc::vec::Vec;
 use petgraph::stable_graph::NodeIndex;
 use serde::{Deserialize, Serialize};
 
-use super::{Graph, GroupId, NodeKind, TensorId};
+use super::{Graph, GroupId, NodeKind, Op, Shape, TensorId};
 use crate::cost::{attention_flops, gemm_flops, CollectiveKind, ComputeKind, ComputeWork};
 
 /// The feed-forward block of a model.
@@ -406,6 +406,7 @@ enum Tape {
     /// A collective whose backward is `back` on the same group.
     Collective {
         name: String,
+        in_shape: Option<Shape>,
         back: CollectiveKind,
         group: GroupId,
         in_bytes: u64,
@@ -426,9 +427,32 @@ struct Builder<'a> {
     tp: GroupId,
     resid_bytes: u64,
     full_bytes: u64,
+    /// Sequences per micro-batch (the batch dimension of every activation's shape).
+    micro_batch: u64,
 }
 
 impl Builder<'_> {
+    /// Shape of an activation of `rows` tokens (micro-batch × sequence positions) and `cols`
+    /// features, sequence-major.
+    fn shape(&self, rows: u64, cols: u64) -> Shape {
+        let b = self.micro_batch.max(1);
+        [rows / b, b, cols]
+    }
+
+    /// Records the op of `t`'s producer and `t`'s shape.
+    fn annotate(&mut self, t: TensorId, op: Option<Op>, shape: Option<Shape>) {
+        if let Some(tensor) = self.g.tensors.get_mut(t) {
+            tensor.shape = shape;
+            if let Some(p) = tensor.producer {
+                self.g.dag[p].op = op;
+            }
+        }
+    }
+
+    fn shape_of(&self, t: TensorId) -> Option<Shape> {
+        self.g.tensors.get(t).and_then(|t| t.shape)
+    }
+
     fn gemm(&mut self, name: &str, x: TensorId, rows: u64, k: u64, n: u64) -> TensorId {
         let flops = gemm_flops(rows as f64, n as f64, k as f64);
         let (x_bytes, w_bytes, out_bytes) = (
@@ -448,6 +472,8 @@ impl Builder<'_> {
             &[x, w],
             out_bytes,
         );
+        let shape = self.shape(rows, n);
+        self.annotate(out, Some(Op::Linear), Some(shape));
         self.tape.push(Tape::Gemm {
             name: name.into(),
             flops,
@@ -499,8 +525,20 @@ impl Builder<'_> {
             in_bytes
         };
         let (_, _, out) = self.g.collective(name, kind, group, message, x, out_bytes);
+        // Sequence-major shapes: AllGather concatenates shards along the sequence,
+        // ReduceScatter splits it; an AllToAll keeps the shape (expert dispatch) unless the byte
+        // count says otherwise (Ulysses: the builder sets that shape itself).
+        let in_shape = self.shape_of(x);
+        let p = u64::from(self.g.groups[group].ranks);
+        let out_shape = in_shape.map(|[s, b, c]| match kind {
+            CollectiveKind::AllGather => [s * p, b, c],
+            CollectiveKind::ReduceScatter => [s / p, b, c],
+            _ => [s, b, c],
+        });
+        self.annotate(out, None, out_shape);
         self.tape.push(Tape::Collective {
             name: name.into(),
+            in_shape,
             back,
             group,
             in_bytes,
@@ -616,6 +654,7 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
         tp: tp_group,
         resid_bytes: 0,
         full_bytes: 0,
+        micro_batch: work.micro_batch,
     };
 
     let t = u64::from(tp);
@@ -632,11 +671,20 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
     b.resid_bytes = resid_bytes;
     b.full_bytes = full_bytes;
     let mut x = b.g.add_input("input", resid_bytes, false);
+    let input_shape = b.shape(shard, h);
+    b.g.tensors[x].shape = Some(input_shape);
 
     for layer in 0..work.layers {
         let p = |op: &str| format!("L{layer}.{op}");
         // Attention block.
+        let norm = if model.mlp == Mlp::Gelu {
+            Op::LayerNorm
+        } else {
+            Op::RmsNorm
+        };
         let n1 = b.pointwise(&p("norm1"), &[x], resid_bytes, resid_bytes);
+        let x_shape = b.shape_of(x);
+        b.annotate(n1, Some(norm.clone()), x_shape);
         let n1 = b.tp_enter(&p("sp_allgather1"), n1);
         let qkv_cols = (heads + 2 * kv) * d;
         let mut qkv = b.gemm(&p("qkv"), n1, tokens, h, qkv_cols);
@@ -653,14 +701,25 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
                     d as f64,
                     true,
                 );
-                attention(
+                let o = attention(
                     &mut b,
                     &p("attention"),
                     qkv,
                     flops,
                     qkv_bytes,
                     attn_out_bytes,
-                )
+                );
+                let shape = b.shape(tokens, out_cols);
+                b.annotate(
+                    o,
+                    Some(Op::Attention {
+                        heads,
+                        kv_heads: kv,
+                        head_dim: d,
+                    }),
+                    Some(shape),
+                );
+                o
             }
             (_, ContextParallel::Ulysses) => {
                 qkv = b.collective(
@@ -671,6 +730,10 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
                     qkv_bytes,
                     qkv_bytes,
                 );
+                // Sequence-sharded to head-sharded: the whole sequence, 1/cp of the features.
+                let c = u64::from(cp);
+                let shape = b.shape(tokens * c, qkv_cols / c);
+                b.annotate(qkv, None, Some(shape));
                 let flops = attention_flops(
                     work.micro_batch as f64,
                     (heads / u64::from(cp)) as f64,
@@ -687,14 +750,20 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
                     qkv_bytes,
                     attn_out_bytes,
                 );
-                b.collective(
+                let c = u64::from(cp);
+                let shape = b.shape(tokens * c, out_cols / c);
+                b.annotate(o, None, Some(shape));
+                let back = b.collective(
                     &p("cp_alltoall_out"),
                     (CollectiveKind::AllToAll, CollectiveKind::AllToAll),
                     cp_group,
                     o,
                     attn_out_bytes,
                     attn_out_bytes,
-                )
+                );
+                let shape = b.shape(tokens, out_cols);
+                b.annotate(back, None, Some(shape));
+                back
             }
             (_, ContextParallel::Ring) => {
                 // cp steps: attend to the local KV block while the next one arrives.
@@ -743,6 +812,7 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
                         b.g.control(start, wait);
                         b.tape.push(Tape::Collective {
                             name: p(&format!("ring_send{step}")),
+                            in_shape: None,
                             back: CollectiveKind::SendRecv,
                             group: cp_group,
                             in_bytes: kv_bytes,
@@ -763,9 +833,11 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
         let proj = b.gemm(&p("attn_out"), attn, tokens, out_cols, h);
         let reduced = b.tp_exit(&p("sp_reducescatter1"), &p("tp_allreduce1"), proj);
         x = b.pointwise(&p("residual1"), &[reduced, x], resid_bytes, resid_bytes);
+        b.annotate(x, Some(Op::Add), x_shape);
 
         // MLP block.
         let n2 = b.pointwise(&p("norm2"), &[x], resid_bytes, resid_bytes);
+        b.annotate(n2, Some(norm), x_shape);
         let n2 = b.tp_enter(&p("sp_allgather2"), n2);
         let mlp_out = match model.moe {
             None => {
@@ -777,6 +849,13 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
                 };
                 let up = b.gemm(&p("fc1"), n2, tokens, h, up_cols);
                 let act = b.pointwise(&p("act"), &[up], tokens * up_cols * e, tokens * ffn * e);
+                let op = if model.mlp == Mlp::SwiGlu {
+                    Op::SwiGlu
+                } else {
+                    Op::Gelu
+                };
+                let shape = b.shape(tokens, ffn);
+                b.annotate(act, Some(op), Some(shape));
                 b.gemm(&p("fc2"), act, tokens, ffn, h)
             }
             Some(moe) => {
@@ -784,6 +863,12 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
                 let routed = tokens * moe.top_k;
                 let routed_bytes = routed * h * e;
                 let permuted = b.pointwise(&p("permute"), &[n2, router], full_bytes, routed_bytes);
+                let shape = b.shape(routed, h);
+                b.annotate(
+                    permuted,
+                    Some(Op::Permute { top_k: moe.top_k }),
+                    Some(shape),
+                );
                 let dispatched = b.collective(
                     &p("ep_dispatch"),
                     (CollectiveKind::AllToAll, CollectiveKind::AllToAll),
@@ -800,6 +885,8 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
                     routed * 2 * ffn * e,
                     routed * ffn * e,
                 );
+                let shape = b.shape(routed, ffn);
+                b.annotate(act, Some(Op::SwiGlu), Some(shape));
                 let down = b.gemm(&p("experts_down"), act, routed, ffn, h);
                 let combined = b.collective(
                     &p("ep_combine"),
@@ -809,16 +896,20 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
                     routed_bytes,
                     routed_bytes,
                 );
-                b.pointwise(
+                let out = b.pointwise(
                     &p("unpermute"),
                     &[combined, router],
                     routed_bytes,
                     full_bytes,
-                )
+                );
+                let shape = b.shape(tokens, h);
+                b.annotate(out, Some(Op::Unpermute { top_k: moe.top_k }), Some(shape));
+                out
             }
         };
         let reduced = b.tp_exit(&p("sp_reducescatter2"), &p("tp_allreduce2"), mlp_out);
         x = b.pointwise(&p("residual2"), &[reduced, x], resid_bytes, resid_bytes);
+        b.annotate(x, Some(Op::Add), x_shape);
     }
 
     if work.backward {
@@ -868,6 +959,7 @@ fn backward(b: &mut Builder<'_>, out: TensorId) {
         &[out],
         out_bytes,
     );
+    b.g.tensors[grad].shape = b.shape_of(out);
     let tape = core::mem::take(&mut b.tape);
     for op in tape.iter().rev() {
         match op {
@@ -891,6 +983,7 @@ fn backward(b: &mut Builder<'_>, out: TensorId) {
                 };
                 grad =
                     b.g.compute(&format!("{name}.dgrad"), dgrad_work, &[grad], *x_bytes);
+                b.g.tensors[grad].shape = b.shape_of(*x);
                 b.grad(name, *w_bytes, false);
             }
             Tape::Pointwise {
@@ -906,6 +999,7 @@ fn backward(b: &mut Builder<'_>, out: TensorId) {
                 };
                 grad =
                     b.g.compute(&format!("{name}.bwd"), work, &[*x, grad], *x_bytes);
+                b.g.tensors[grad].shape = b.shape_of(*x);
             }
             Tape::Attention {
                 name,
@@ -921,6 +1015,7 @@ fn backward(b: &mut Builder<'_>, out: TensorId) {
                 };
                 grad =
                     b.g.compute(&format!("{name}.bwd"), work, &[*qkv, grad], *x_bytes);
+                b.g.tensors[grad].shape = b.shape_of(*qkv);
             }
             Tape::Collective {
                 name,
@@ -951,11 +1046,14 @@ fn backward(b: &mut Builder<'_>, out: TensorId) {
                     flops: 0.0,
                     bytes: (grad_bytes + *in_bytes) as f64,
                 };
+                let grad_shape = b.shape_of(grad);
                 grad =
                     b.g.compute(&format!("{name}.merge"), merge, &[grad, back], grad_bytes);
+                b.g.tensors[grad].shape = grad_shape;
             }
             Tape::Collective {
                 name,
+                in_shape,
                 back,
                 group,
                 in_bytes,
@@ -975,6 +1073,7 @@ fn backward(b: &mut Builder<'_>, out: TensorId) {
                     grad,
                     *in_bytes,
                 );
+                b.g.tensors[g2].shape = *in_shape;
                 grad = g2;
             }
         }

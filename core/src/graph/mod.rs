@@ -19,6 +19,7 @@
 //! same graph, so a collective's time is its time on any member.
 
 pub mod build;
+pub mod json;
 pub mod sim;
 pub mod validate;
 
@@ -57,6 +58,142 @@ pub struct Tensor {
     pub producer: Option<NodeIndex>,
     /// Weights and other buffers that live for the whole step: not in the activation ledger.
     pub persistent: bool,
+    /// Logical shape in elements, `[sequence, batch, features]` (Megatron's sequence-major
+    /// layout), where the builder knows it; passes that split tensors (tiling) need it, the
+    /// numeric interpreter reads it. `None` for weights, gradient buckets and imported graphs
+    /// that carry no shapes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Shape>,
+}
+
+/// A tensor's shape in elements: `[sequence, batch, features]`.
+pub type Shape = [u64; 3];
+
+/// A dimension of a [`Shape`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Dim {
+    /// Tokens of one sequence (dimension 0).
+    Sequence,
+    /// Sequences of the micro-batch (dimension 1).
+    Batch,
+    /// Hidden features (dimension 2).
+    Features,
+}
+
+impl Dim {
+    /// Index into a [`Shape`].
+    #[must_use]
+    pub fn index(self) -> usize {
+        match self {
+            Dim::Sequence => 0,
+            Dim::Batch => 1,
+            Dim::Features => 2,
+        }
+    }
+
+    /// The id used in JSON (`sequence`, `batch`, `features`).
+    #[must_use]
+    pub fn id(self) -> &'static str {
+        match self {
+            Dim::Sequence => "sequence",
+            Dim::Batch => "batch",
+            Dim::Features => "features",
+        }
+    }
+}
+
+/// What a node computes, for the numeric interpreter (`labs::overlap::interp`) and for the
+/// passes that must know whether an op may be split along a dimension. Shapes are
+/// `[sequence, batch, features]`; every op acts on each batch index independently.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "op")]
+pub enum Op {
+    /// `out = x · W` per token, `W` the node's persistent input (features_in × features_out).
+    Linear,
+    /// Element-wise sum of the inputs (a residual connection).
+    Add,
+    /// GELU (tanh form, Hendrycks & Gimpel 2016) element-wise.
+    Gelu,
+    /// SwiGLU (Shazeer 2020): the input's first half of features is the gate `a`, the second
+    /// the value `b`; `out = silu(a) · b`.
+    SwiGlu,
+    /// LayerNorm over each token's features (no affine parameters, ε = 1e-5).
+    LayerNorm,
+    /// RMSNorm over each token's features (no gain, ε = 1e-5).
+    RmsNorm,
+    /// Causal softmax attention of each sequence, input `[q | k | v]` features with `heads`
+    /// query heads and `kv_heads` key/value heads of `head_dim` (grouped-query attention).
+    Attention {
+        /// Query heads on this rank.
+        heads: u64,
+        /// Key/value heads on this rank.
+        kv_heads: u64,
+        /// Size of one head.
+        head_dim: u64,
+    },
+    /// MoE dispatch: each token repeated `top_k` times along the sequence dimension (a fixed,
+    /// data-independent routing: copy j of token s is row s·top_k + j).
+    Permute {
+        /// Copies per token.
+        top_k: u64,
+    },
+    /// MoE combine: `out[s] = Σ_j softmax(router[s][0..top_k])_j · y[s·top_k + j]`; inputs
+    /// `[y, router]`.
+    Unpermute {
+        /// Copies per token.
+        top_k: u64,
+    },
+    /// Part `index` of `parts` equal parts of the input along `dim` (a view: no kernel).
+    Slice {
+        /// Split dimension.
+        dim: Dim,
+        /// Which part.
+        index: u64,
+        /// How many parts.
+        parts: u64,
+    },
+    /// Concatenation of the inputs along `dim` (a view over buffers allocated together: no
+    /// kernel).
+    Concat {
+        /// Concatenated dimension.
+        dim: Dim,
+    },
+    /// `out = a + b` where `b` is a partial result accumulated across tiles (a reduction over
+    /// the split dimension, e.g. a weight gradient). Timing only: not interpreted.
+    Accumulate,
+}
+
+impl Op {
+    /// Whether the op may be split into parts along `dim` with each part computed alone;
+    /// `Err` names the reason it may not.
+    ///
+    /// # Errors
+    /// The reason, in words, when the op couples positions along `dim`.
+    pub fn splittable(&self, dim: Dim) -> Result<(), &'static str> {
+        match (self, dim) {
+            (_, Dim::Features) => Err("features are split by tensor parallelism, not by tiling"),
+            (_, Dim::Batch) => Ok(()),
+            (
+                Op::Linear
+                | Op::Add
+                | Op::Gelu
+                | Op::SwiGlu
+                | Op::LayerNorm
+                | Op::RmsNorm
+                | Op::Slice { .. }
+                | Op::Concat { .. }
+                | Op::Accumulate,
+                Dim::Sequence,
+            ) => Ok(()),
+            (Op::Attention { .. }, Dim::Sequence) => {
+                Err("attention reduces over the sequence (each query reads every earlier key)")
+            }
+            (Op::Permute { .. } | Op::Unpermute { .. }, Dim::Sequence) => {
+                Err("MoE routing places token copies along the sequence dimension")
+            }
+        }
+    }
 }
 
 /// What a node does.
@@ -93,6 +230,26 @@ pub struct Node {
     pub inputs: Vec<TensorId>,
     /// Tensors it writes.
     pub outputs: Vec<TensorId>,
+    /// What it computes, where known (the interpreter needs it; timing does not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<Op>,
+    /// Which tile stream it belongs to after tiling (`None`: not tiled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tile: Option<TileTag>,
+}
+
+/// The place of a node in a tiled graph: tile `stream` of `streams` of the original operator
+/// `origin` (nodes with one `origin` are siblings, the candidates of bucketing).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TileTag {
+    /// Tile stream, 0-based.
+    pub stream: u32,
+    /// Number of tile streams, K.
+    pub streams: u32,
+    /// Name of the original (untiled) operator.
+    pub origin: String,
+    /// Dimension the operator was split along.
+    pub dim: Dim,
 }
 
 /// A dependency edge: data (a tensor flows) or control (ordering only).
@@ -141,6 +298,7 @@ impl Graph {
             bytes,
             producer: None,
             persistent,
+            shape: None,
         });
         self.tensors.len() - 1
     }
@@ -160,6 +318,8 @@ impl Graph {
             kind,
             inputs: inputs.to_vec(),
             outputs: Vec::new(),
+            op: None,
+            tile: None,
         });
         let mut out = Vec::with_capacity(outputs.len());
         for (tensor_name, bytes) in outputs {
@@ -168,6 +328,7 @@ impl Graph {
                 bytes: *bytes,
                 producer: Some(index),
                 persistent: false,
+                shape: None,
             });
             out.push(self.tensors.len() - 1);
         }

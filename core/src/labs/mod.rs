@@ -4,4 +4,5 @@
 pub mod agentic;
 pub mod cost;
 pub mod fairness;
+pub mod overlap;
 pub mod pipeline;

@@ -1,0 +1,238 @@
+//! The overlap lab: Helix (communication-computation overlap as graph scheduling) against the
+//! baselines, on the per-rank execution graph of a real model's layers (or an imported graph).
+//!
+//! [`params`] is the scenario (the pass pipeline is data), [`passes`] holds Helix's tiling,
+//! segmented round-robin reordering and DP bucketing, [`baselines`] serial, eager and
+//! AsyncTP-style, [`schedule`] the list scheduler they share, [`interp`] the f32 interpreter
+//! that proves the passes keep the math, and [`report`] the comparison.
+
+pub mod baselines;
+pub mod interp;
+pub mod params;
+pub mod passes;
+pub mod report;
+pub mod schedule;
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+pub use params::{OverlapParams, PassSpec, Placement};
+
+use crate::cost::CostModel;
+use crate::graph::sim::{simulate, GraphSim};
+use crate::graph::validate::{validate, GraphError};
+use crate::graph::{build, Graph};
+use crate::report::Report;
+use crate::scenario::ScenarioError;
+
+/// Bytes per GiB.
+pub const GIB: f64 = 1_073_741_824.0;
+
+/// The strategies every run compares, in table order.
+pub const STRATEGIES: [Strategy; 4] = [
+    Strategy::Serial,
+    Strategy::Eager,
+    Strategy::AsyncTp,
+    Strategy::Helix,
+];
+
+/// A way to schedule the graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Strategy {
+    /// Every collective waited for at once.
+    Serial,
+    /// Starts raised, waits sunk (PyTorch Inductor).
+    Eager,
+    /// Chunked AllGather→GEMM / GEMM→ReduceScatter (PyTorch async TP).
+    AsyncTp,
+    /// The scenario's pass pipeline.
+    Helix,
+}
+
+impl Strategy {
+    /// Metric key prefix and id.
+    #[must_use]
+    pub fn id(self) -> &'static str {
+        match self {
+            Strategy::Serial => "serial",
+            Strategy::Eager => "eager",
+            Strategy::AsyncTp => "async_tp",
+            Strategy::Helix => "helix",
+        }
+    }
+
+    /// Display name.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            Strategy::Serial => "serial",
+            Strategy::Eager => "eager",
+            Strategy::AsyncTp => "AsyncTP-style",
+            Strategy::Helix => "Helix",
+        }
+    }
+}
+
+/// One pass of the pipeline as run: its name, its output and what it reported.
+#[derive(Clone, Debug)]
+pub struct PassStep {
+    /// `tile`, `reorder` or `bucket`.
+    pub pass: String,
+    /// The graph after the pass.
+    pub graph: Graph,
+    /// Its simulation.
+    pub sim: GraphSim,
+    /// What the pass did, in words.
+    pub note: String,
+}
+
+/// A whole run: every strategy's graph and simulation, and Helix's pass steps.
+#[derive(Clone, Debug)]
+pub struct OverlapRun {
+    /// The graph as built or imported.
+    pub original: Graph,
+    /// Its simulation.
+    pub original_sim: GraphSim,
+    /// (strategy, graph, simulation) in [`STRATEGIES`] order.
+    pub strategies: Vec<(Strategy, Graph, GraphSim)>,
+    /// Helix's passes in order.
+    pub steps: Vec<PassStep>,
+    /// Memory budget of the last bucket pass, bytes.
+    pub budget_bytes: Option<u64>,
+    /// Operators tiling left whole, with reasons (first of each reason).
+    pub refused: Vec<passes::tile::Refusal>,
+    /// TP pairs the AsyncTP-style baseline decomposed.
+    pub async_tp_pairs: usize,
+}
+
+fn run_error(e: &GraphError) -> ScenarioError {
+    ScenarioError::Run(e.to_string())
+}
+
+/// The cost model of a scenario.
+#[must_use]
+pub fn cost_model(params: &OverlapParams) -> CostModel {
+    CostModel::new(params.gpu)
+}
+
+/// The graph of a scenario: imported, or built from the model and layout.
+///
+/// # Errors
+/// [`ScenarioError::Field`] for a bad layout or graph.
+pub fn graph_of(params: &OverlapParams) -> Result<Graph, ScenarioError> {
+    match &params.graph {
+        Some(value) => crate::graph::json::from_value(value)
+            .map_err(|e| ScenarioError::field(format!("overlap.graph.{}", e.path), e.message)),
+        None => {
+            build::build(&params.model.spec(), &params.layout(), &params.workload).map_err(|e| {
+                ScenarioError::field(format!("overlap.parallelism.{}", e.field), e.message)
+            })
+        }
+    }
+}
+
+/// What [`run_passes`] returns: the steps, tiling's refusals, the last bucket budget (bytes).
+pub type PipelineRun = (Vec<PassStep>, Vec<passes::tile::Refusal>, Option<u64>);
+
+/// Runs the pass pipeline on `graph`.
+///
+/// # Errors
+/// [`ScenarioError::Run`] if a pass produces an invalid graph (a bug).
+pub fn run_passes(
+    graph: &Graph,
+    pipeline: &[PassSpec],
+    cost: &CostModel,
+) -> Result<PipelineRun, ScenarioError> {
+    let mut current = graph.clone();
+    let mut steps = Vec::new();
+    let mut refused: Vec<passes::tile::Refusal> = Vec::new();
+    let mut budget = None;
+    for pass in pipeline {
+        let (next, note) = match pass {
+            PassSpec::Tile { k, dim } => {
+                let t = passes::tile::tile(&current, *k, *dim).map_err(|e| run_error(&e))?;
+                for r in t.refused {
+                    if !refused.iter().any(|x| x.reason == r.reason) {
+                        refused.push(r);
+                    }
+                }
+                let note = format!(
+                    "{} operators split into {k} tiles along the {}",
+                    t.tiled_ops,
+                    dim.id()
+                );
+                (t.graph, note)
+            }
+            PassSpec::Reorder => {
+                let r = passes::reorder::reorder(&current).map_err(|e| run_error(&e))?;
+                let note = format!("{} segments emitted round robin", r.segments);
+                (r.graph, note)
+            }
+            PassSpec::Bucket { memory_budget_gib } => {
+                let b = memory_budget_gib.map(|g| (g * GIB) as u64);
+                budget = b;
+                let out = passes::bucket::bucket(&current, cost, b).map_err(|e| run_error(&e))?;
+                let note = passes::bucket::describe(&out);
+                (out.graph, note)
+            }
+        };
+        validate(&next).map_err(|e| run_error(&e))?;
+        let sim = simulate(&next, cost).map_err(|e| run_error(&e))?;
+        steps.push(PassStep {
+            pass: pass.id().to_string(),
+            graph: next.clone(),
+            sim,
+            note,
+        });
+        current = next;
+    }
+    Ok((steps, refused, budget))
+}
+
+/// Builds (or imports) the graph and runs every strategy.
+///
+/// # Errors
+/// [`ScenarioError::Field`] for invalid parameters; [`ScenarioError::Run`] for a bug.
+pub fn simulate_all(params: &OverlapParams) -> Result<OverlapRun, ScenarioError> {
+    params.validate()?;
+    let cost = cost_model(params);
+    let original = graph_of(params)?;
+    let original_sim = simulate(&original, &cost).map_err(|e| run_error(&e))?;
+    let (steps, refused, budget_bytes) = run_passes(&original, &params.passes, &cost)?;
+    let helix = steps
+        .last()
+        .map_or_else(|| original.clone(), |s| s.graph.clone());
+    let serial = baselines::serial::serial(&original).map_err(|e| run_error(&e))?;
+    let eager = baselines::eager::eager(&original).map_err(|e| run_error(&e))?;
+    let (async_tp, async_tp_pairs) =
+        baselines::async_tp::async_tp(&original).map_err(|e| run_error(&e))?;
+    let mut strategies = Vec::new();
+    for (s, g) in [
+        (Strategy::Serial, serial),
+        (Strategy::Eager, eager),
+        (Strategy::AsyncTp, async_tp),
+        (Strategy::Helix, helix),
+    ] {
+        let sim = simulate(&g, &cost).map_err(|e| run_error(&e))?;
+        strategies.push((s, g, sim));
+    }
+    Ok(OverlapRun {
+        original,
+        original_sim,
+        strategies,
+        steps,
+        budget_bytes,
+        refused,
+        async_tp_pairs,
+    })
+}
+
+/// Runs the scenario and returns its Report.
+///
+/// # Errors
+/// [`ScenarioError::Field`] for invalid parameters; [`ScenarioError::Run`] for a bug.
+pub fn run(params: &OverlapParams) -> Result<Report, ScenarioError> {
+    let run = simulate_all(params)?;
+    Ok(report::build(params, &run))
+}
