@@ -358,6 +358,28 @@ try {
     await agentPage.screenshot({ path: path.join(OUT_DIR, 'agentic-lab.png'), fullPage: true });
   });
 
+  await check('the overlap lab cuts exposed communication, walks the passes and names a bad K', async () => {
+    const { page: ovPage } = await newWatchedPage(context, 'overlap');
+    await ovPage.goto(`${BASE_URL}/#/overlap`);
+    await ovPage.waitForSelector('[data-metric="helix.exposed_cut_vs_serial"]');
+    const cut = Number(await dataValue(ovPage, '[data-metric="helix.exposed_cut_vs_serial"]'));
+    assert(cut > 0.6, `Helix should remove more than 60 % of serial's exposed communication, got ${cut}`);
+    const steps = await ovPage.locator('#pass-steps button[data-step]').count();
+    assert(steps === 4, `expected original, tile, reorder, bucket steps, found ${steps}`);
+    await ovPage.click('#pass-steps button[data-step="tile"]');
+    await ovPage.waitForSelector('#pass-steps button[data-step="tile"].chip:not(.off)', { timeout: TIMEOUT_MS });
+    await ovPage.uncheck('#pass-bucket');
+    await ovPage.waitForFunction(() => document.querySelectorAll('#pass-steps button[data-step]').length === 3, null, { timeout: TIMEOUT_MS });
+    await ovPage.waitForFunction(() => window.location.hash.startsWith('#/overlap?s='), null, { timeout: TIMEOUT_MS });
+    await ovPage.fill('#field-k', '3');
+    await ovPage.waitForSelector('.field-error[data-field="overlap.passes.tile.k"]', { timeout: TIMEOUT_MS });
+    const message = await visibleText(ovPage, '.field-error[data-field="overlap.passes.tile.k"]');
+    assert(message.includes('must divide'), `the K error should say what K must divide: ${message}`);
+    await ovPage.fill('#field-k', '2');
+    await ovPage.waitForFunction(() => !document.querySelector('.field-error[data-field="overlap.passes.tile.k"]'), null, { timeout: TIMEOUT_MS });
+    await ovPage.screenshot({ path: path.join(OUT_DIR, 'overlap-lab.png'), fullPage: true });
+  });
+
   await check('timing (printed, not asserted): real traces in the fairness page, 1,000 agents x 30 turns in the agentic page', async () => {
     let have = true;
     try { await fs.access(DATA_DIR); } catch { have = false; }

@@ -6,6 +6,7 @@ mod agentic;
 mod cost;
 mod fairness;
 mod home;
+mod overlap;
 pub mod pipeline;
 mod trace;
 
@@ -35,6 +36,11 @@ pub enum Route {
         /// The `s=` payload of a share link.
         payload: Option<String>,
     },
+    /// The overlap lab, maybe with a shared scenario payload.
+    Overlap {
+        /// The `s=` payload of a share link.
+        payload: Option<String>,
+    },
     /// The Kineto trace view.
     Trace,
     /// The cost-model explorer, maybe with a shared scenario payload.
@@ -57,6 +63,7 @@ impl Route {
             "trace" => Route::Trace,
             "fairness" => Route::Fairness { payload },
             "agentic" => Route::Agentic { payload },
+            "overlap" => Route::Overlap { payload },
             "cost" => Route::Cost { payload },
             other => Route::NotFound(other.to_string()),
         }
@@ -88,6 +95,9 @@ pub fn app() -> Html {
         Route::Agentic { payload } => {
             html! { <agentic::AgenticLab payload={payload.clone()} /> }
         }
+        Route::Overlap { payload } => {
+            html! { <overlap::OverlapLab payload={payload.clone()} /> }
+        }
         Route::Cost { payload } => html! { <cost::CostExplorer payload={payload.clone()} /> },
         Route::NotFound(lab) => html! {
             <section class="page" id="not-found">
@@ -103,6 +113,7 @@ pub fn app() -> Html {
                 <nav>
                     <a href="#/">{ "Labs" }</a>
                     <a href="#/pipeline">{ "Pipeline" }</a>
+                    <a href="#/overlap">{ "Overlap" }</a>
                     <a href="#/fairness">{ "Fairness" }</a>
                     <a href="#/agentic">{ "Agents" }</a>
                     <a href="#/cost">{ "Cost models" }</a>
