@@ -248,7 +248,8 @@ impl DurationHistory {
 pub struct RoundCtx<'a> {
     /// Now, ns.
     pub now_ns: u64,
-    /// Active jobs (waiting or running), ascending index (= submission order).
+    /// Active jobs (waiting or running; only waiting ones for a policy that never preempts),
+    /// ascending index (= submission order).
     pub active: &'a [usize],
     /// Every job of the trace.
     pub jobs: &'a [JobState],
@@ -918,13 +919,27 @@ impl Sim<'_> {
         // left (the policy stops ordering there).
         let mut cap = self.total_gpus - locked;
         let mut kept: Vec<usize> = Vec::new();
+        // A policy that never preempts is offered only the waiting jobs: the running ones keep
+        // their GPUs whatever the order, so ordering them would be wasted work.
+        let waiting: Vec<usize>;
+        let offered: &[usize] = if rule == Preemption::Never {
+            waiting = self
+                .active
+                .iter()
+                .copied()
+                .filter(|&j| !self.jobs[j].is_running())
+                .collect();
+            &waiting
+        } else {
+            &self.active
+        };
         {
             let now = self.now;
             let jobs = &self.jobs;
             let keep = &mut self.keep;
             let ctx = RoundCtx {
                 now_ns: now,
-                active: &self.active,
+                active: offered,
                 jobs,
                 tenants: &self.tenants,
                 total_gpus: self.total_gpus,

@@ -153,8 +153,9 @@ pub type Emit<'a> = dyn FnMut(usize) -> bool + 'a;
 
 /// A scheduling policy: an order over the active jobs, plus its preemption rule.
 pub trait Policy {
-    /// Emits the active jobs (`ctx.active`, waiting and running) from highest to lowest
-    /// priority, each at most once, until `emit` returns false. The simulator gives each
+    /// Emits the active jobs (`ctx.active`, waiting and running; only the waiting ones for a
+    /// policy whose preemption rule is [`Preemption::Never`]) from highest to lowest priority,
+    /// each at most once, until `emit` returns false. The simulator gives each
     /// emitted job that still fits its GPUs (running jobs that may not be preempted keep theirs
     /// regardless). Orders are produced lazily (heaps, not full sorts): a round costs
     /// O(active + emitted · log active), not O(active · log active).
