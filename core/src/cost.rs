@@ -296,6 +296,9 @@ impl CostModel {
     /// This model with a calibrated profile.
     #[must_use]
     pub fn with_calibration(mut self, calibration: Calibration) -> CostModel {
+        if let Some(l) = calibration.launch_overhead_ns {
+            self.gpu.launch_overhead_ns = l;
+        }
         self.calibration = Some(calibration);
         self
     }

@@ -372,6 +372,10 @@ pub struct Calibration {
     /// Measured collective bus bandwidth by message size, per (kind, ranks, ranks per node).
     #[serde(default)]
     pub collectives: Vec<CollectiveCurve>,
+    /// Measured launch (dispatch) overhead of one kernel, ns; replaces
+    /// [`GpuProfile::launch_overhead_ns`] when present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_overhead_ns: Option<f64>,
 }
 
 /// One measured GEMM: its FLOPs and the throughput it reached.
@@ -462,6 +466,14 @@ impl Calibration {
     /// # Errors
     /// [`ScenarioError::Field`] naming the first bad field.
     pub fn validate(&self) -> Result<(), ScenarioError> {
+        if let Some(l) = self.launch_overhead_ns {
+            if !l.is_finite() || l < 0.0 {
+                return Err(ScenarioError::field(
+                    "calibration.launch_overhead_ns",
+                    format!("must be a finite number of ns ≥ 0, got {l}"),
+                ));
+            }
+        }
         if self.version != CALIBRATION_VERSION {
             return Err(ScenarioError::field(
                 "calibration.version",

@@ -6,16 +6,21 @@
 //! on user input.
 
 mod agentic;
+mod calibrate;
 mod cost;
+mod doctor;
 mod error;
+mod exec;
 mod fairness;
 mod files;
 mod graph;
 mod kineto;
+mod launcher;
 mod link;
 mod overlap;
 mod presets;
 mod run;
+mod validate;
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -67,7 +72,19 @@ enum Command {
     /// and AsyncTP-style on a model's per-rank graph or an imported graph; sweeps over K and
     /// the memory budget.
     Overlap(overlap::OverlapArgs),
+    /// Measure the executor's kernels (GEMM grid, copy bandwidth, launch) and write a calibrated
+    /// profile JSON.
+    Calibrate(calibrate::CalibrateArgs),
+    /// Predict with the calibrated cost model, execute for real, print predicted vs measured
+    /// makespan and peak memory; exit 1 when an error exceeds --max-error.
+    Validate(validate::ValidateArgs),
+    /// Print what this machine offers the GPU commands (CUDA driver, devices, NCCL).
+    Doctor(doctor::DoctorArgs),
 }
+
+/// Every overlap strategy, in table order.
+pub const OVERLAP_ALL: [bubblelab_core::labs::overlap::Strategy; 4] =
+    bubblelab_core::labs::overlap::STRATEGIES;
 
 /// How a Report is printed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -114,6 +131,9 @@ fn main() -> ExitCode {
         Command::Fairness(args) => fairness::fairness(&args),
         Command::Agentic(args) => agentic::agentic(&args),
         Command::Overlap(args) => overlap::overlap(&args),
+        Command::Calibrate(args) => calibrate::calibrate(&args),
+        Command::Validate(args) => validate::validate(&args),
+        Command::Doctor(args) => doctor::doctor(&args),
     };
     match result {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,

@@ -1,0 +1,464 @@
+//! `bubblelab validate`: predict with the (calibrated) cost model, execute for real, compare.
+//!
+//! Each case is a plan (graph, issue order, streams). The graph is scaled down to the device
+//! ([`crate::exec::choose_scale`]: compute ≈ `--target-ms`, communication keeping its share of
+//! the step on the modelled GPU); the prediction is the simulator's (`graph::sim::simulate`) on
+//! the scaled graph with the device's calibrated cost model, or the engine's for plans with
+//! several compute streams (the pipeline); the measurement is the median of `--repetitions`
+//! runs after `--warmup` runs. Errors are (measured − predicted) / measured.
+
+use std::path::PathBuf;
+
+use bubblelab_core::cost::{ComputeKind, CostModel, Dtype, Group};
+use bubblelab_core::engine::{self, Dep, Discipline, MemoryLedger, Resource, Task, TaskGraph};
+use bubblelab_core::graph::sim::simulate;
+use bubblelab_core::graph::validate::validate as validate_graph;
+use bubblelab_core::graph::{Graph, NodeKind};
+use bubblelab_core::hw::{Calibration, GpuKind};
+use bubblelab_core::labs::overlap::{self, OverlapParams, Strategy};
+use bubblelab_core::units::Nanos;
+use bubblelab_core::Scenario;
+use clap::Args;
+use indicatif::ProgressBar;
+
+use crate::calibrate::{calibrate_cpu, cuda_unavailable, Device};
+use crate::error::Failure;
+use crate::exec::cpu::CpuExecutor;
+use crate::exec::{self, median, Executor, Plan, Scale};
+use crate::files::{self, MAX_INPUT_BYTES};
+
+/// Arguments of `bubblelab validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// An overlap-lab scenario JSON to validate (its four strategies).
+    #[arg(
+        value_name = "SCENARIO",
+        required_unless_present = "suite",
+        conflicts_with = "suite"
+    )]
+    scenario: Option<PathBuf>,
+    /// Run the suite: overlap preset serial vs Helix, a pipeline on one device (stages as
+    /// streams), a memory-heavy long-context case.
+    #[arg(long)]
+    suite: bool,
+    /// Executor.
+    #[arg(long, value_enum, default_value_t = Device::Cpu)]
+    device: Device,
+    /// Calibrated profile JSON (from `bubblelab calibrate --output`); default: calibrate now.
+    #[arg(long, value_name = "FILE")]
+    profile: Option<PathBuf>,
+    /// Largest accepted relative error (0.05 = 5 %) of makespan and peak memory.
+    #[arg(long, default_value_t = 0.05)]
+    max_error: f64,
+    /// Measured repetitions per case (the median is reported).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
+    repetitions: u32,
+    /// Unmeasured runs before the repetitions.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=100))]
+    warmup: u32,
+    /// Compute time each scaled case aims at on the device, ms.
+    #[arg(long, default_value_t = 200.0)]
+    target_ms: f64,
+    /// Write every case's measured per-op intervals (last repetition) as JSON here.
+    #[arg(long, value_name = "FILE")]
+    timings: Option<PathBuf>,
+}
+
+/// The cost model of the CPU executor: its calibrated curves, and peaks (fp32 FLOP/s, bytes/s)
+/// taken from their best points so that attention and memory-bound FLOPs get CPU rates.
+fn cpu_cost(cal: &Calibration) -> CostModel {
+    let mut cost = CostModel::new(GpuKind::H100);
+    let peak = cal.gemm.iter().map(|p| p.flops_per_s).fold(1.0, f64::max);
+    let bw = cal.memory.iter().map(|p| p.bytes_per_s).fold(1.0, f64::max);
+    cost.gpu.name = cal.device.clone();
+    cost.gpu.peak_bf16_flops_per_s = peak;
+    cost.gpu.peak_fp16_flops_per_s = peak;
+    cost.gpu.peak_fp32_flops_per_s = peak;
+    cost.gpu.hbm_bytes_per_s = bw;
+    cost.dtype = Dtype::Fp32;
+    cost.with_calibration(cal.clone())
+}
+
+/// A prediction: makespan (ns) and peak memory (bytes).
+struct Prediction {
+    makespan_ns: u64,
+    peak_bytes: u64,
+}
+
+/// Prediction of a plan with several compute streams: the engine runs each stream in issue
+/// order against the DAG's dependencies, with the cost model's op times; memory follows the
+/// simulator's ledger rule.
+fn predict_engine(plan: &Plan, cost: &CostModel) -> Result<Prediction, Failure> {
+    let g = &plan.graph;
+    let bound = exec::node_bound(g);
+    let mut task_of = vec![usize::MAX; bound];
+    let nodes: Vec<_> = g.order.clone();
+    for (i, n) in nodes.iter().enumerate() {
+        task_of[n.index()] = i;
+    }
+    let programs = plan.programs();
+    let resources = plan
+        .streams
+        .iter()
+        .zip(&programs)
+        .map(|(name, p)| Resource {
+            name: name.clone(),
+            discipline: Discipline::InOrder(p.iter().map(|n| task_of[n.index()]).collect()),
+        })
+        .collect();
+    let preds = exec::predecessors(g);
+    let tasks = nodes
+        .iter()
+        .map(|&n| {
+            let duration = match &g.dag[n].kind {
+                NodeKind::Compute(w) => cost.compute_ns(w),
+                NodeKind::CollectiveStart { kind, group, bytes } => {
+                    let s = &g.groups[*group];
+                    cost.collective_ns(*kind, *bytes as f64, Group::new(s.ranks, s.ranks_per_node))
+                }
+                NodeKind::Wait { .. } => 0.0,
+            };
+            Task {
+                resource: plan.stream_of[n.index()],
+                duration_ns: duration.round().max(0.0) as u64,
+                deps: preds[n.index()]
+                    .iter()
+                    .map(|p| Dep {
+                        task: task_of[p.index()],
+                        delay_ns: 0,
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    let sim = engine::simulate(&TaskGraph { resources, tasks })
+        .map_err(|e| Failure::Other(format!("{}: {e}", plan.name)))?;
+    let at = |n: petgraph::stable_graph::NodeIndex| sim.timings[task_of[n.index()]];
+    let mut ledger = MemoryLedger::new(1);
+    for (t, tensor) in g.tensors.iter().enumerate() {
+        if tensor.persistent {
+            continue;
+        }
+        let born = tensor
+            .producer
+            .map_or(Nanos::ZERO, |p| match g.dag[p].kind {
+                NodeKind::Wait { start } => at(start).start,
+                _ => at(p).start,
+            });
+        let last = g
+            .dag
+            .node_indices()
+            .filter(|&n| g.dag[n].inputs.contains(&t))
+            .map(|n| at(n).end)
+            .max()
+            .unwrap_or(sim.makespan);
+        ledger.alloc(born, 0, tensor.bytes);
+        ledger.free(last.max(born), 0, tensor.bytes);
+    }
+    Ok(Prediction {
+        makespan_ns: sim.makespan.0,
+        peak_bytes: ledger.curves().pop().map_or(0, |c| c.peak_bytes),
+    })
+}
+
+/// A pipeline on one device: `stages` stages as streams, `micro_batches` micro-batches in
+/// GPipe order (all forwards, then all backwards in reverse), each forward a GEMM of
+/// 2·side³ FLOPs, each backward twice that; activations of `side`² f32 live from their forward
+/// to their backward.
+#[must_use]
+pub fn pipeline_plan(stages: usize, micro_batches: usize, side: u64) -> Plan {
+    use bubblelab_core::cost::ComputeWork;
+    let mut g = Graph::new();
+    let flops = 2.0 * (side * side * side) as f64;
+    let act = side * side * 4;
+    let work = |f: f64| {
+        NodeKind::Compute(ComputeWork {
+            kind: ComputeKind::Gemm,
+            flops: f,
+            bytes: 3.0 * act as f64,
+        })
+    };
+    let mut stream_of = Vec::new();
+    let mut acts = vec![vec![0usize; stages]; micro_batches];
+    for (m, acts_m) in acts.iter_mut().enumerate() {
+        let mut x = g.add_input(&format!("mb{m}.input"), act, false);
+        for (s, slot) in acts_m.iter_mut().enumerate() {
+            let name = format!("F s{s} mb{m}");
+            let (node, out) = g.add_node(&name, work(flops), &[x], &[(&name, act)]);
+            stream_of.push((node.index(), s));
+            x = out[0];
+            *slot = x;
+        }
+    }
+    for (m, acts_m) in acts.iter().enumerate() {
+        let mut grad: Option<usize> = None;
+        for s in (0..stages).rev() {
+            let name = format!("B s{s} mb{m}");
+            let mut inputs = vec![acts_m[s]];
+            inputs.extend(grad);
+            let (node, out) = g.add_node(&name, work(2.0 * flops), &inputs, &[(&name, act)]);
+            stream_of.push((node.index(), s));
+            grad = Some(out[0]);
+        }
+    }
+    let mut map = vec![0; exec::node_bound(&g)];
+    for (i, s) in stream_of {
+        map[i] = s;
+    }
+    Plan {
+        name: format!("pipeline {stages} stages × {micro_batches} mb (GPipe)"),
+        graph: g,
+        stream_of: map,
+        streams: (0..stages).map(|s| format!("stage {s}")).collect(),
+    }
+}
+
+/// The overlap cases of a scenario: (name, graph, GPU cost model).
+fn overlap_cases(
+    label: &str,
+    params: &OverlapParams,
+    strategies: &[Strategy],
+) -> Result<Vec<(String, Graph, CostModel)>, Failure> {
+    let run = overlap::simulate_all(params).map_err(|e| Failure::Input(format!("{label}: {e}")))?;
+    let cost = overlap::cost_model(params);
+    Ok(run
+        .strategies
+        .into_iter()
+        .filter(|(s, _, _)| strategies.contains(s))
+        .map(|(s, g, _)| (format!("{label} {}", s.label()), g, cost.clone()))
+        .collect())
+}
+
+fn preset_params(id: &str) -> Result<OverlapParams, Failure> {
+    match crate::presets::find(id)?.scenario() {
+        Ok(Scenario::Overlap(p)) => Ok(p),
+        _ => Err(Failure::Other(format!(
+            "preset {id} is not an overlap preset"
+        ))),
+    }
+}
+
+struct Row {
+    case: String,
+    scale: Option<Scale>,
+    predicted: Prediction,
+    measured_ns: u64,
+    measured_peak: u64,
+    timings: Vec<exec::OpTiming>,
+    plan: Plan,
+}
+
+fn rel_error(measured: f64, predicted: f64) -> f64 {
+    if measured == 0.0 && predicted == 0.0 {
+        0.0
+    } else {
+        (measured - predicted).abs() / measured.max(1.0)
+    }
+}
+
+/// Runs `bubblelab validate`.
+///
+/// # Errors
+/// Bad input (exit 2), or an error above `--max-error` (exit 1).
+#[allow(clippy::too_many_lines)]
+pub fn validate(args: &ValidateArgs) -> Result<(), Failure> {
+    if !(args.max_error.is_finite() && args.max_error >= 0.0) {
+        return Err(Failure::Input(format!(
+            "--max-error: expected a fraction ≥ 0 (0.05 = 5 %), got {}",
+            args.max_error
+        )));
+    }
+    if !(args.target_ms.is_finite() && args.target_ms > 0.0 && args.target_ms <= 60_000.0) {
+        return Err(Failure::Input(format!(
+            "--target-ms: expected ms in (0, 60000], got {}",
+            args.target_ms
+        )));
+    }
+    // Inputs first, so that bad input fails before any measurement.
+    let mut cases: Vec<(String, Graph, CostModel)> = Vec::new();
+    let mut plans: Vec<Plan> = Vec::new();
+    if let Some(path) = &args.scenario {
+        let name = files::label(path);
+        let text = files::read_text(path, MAX_INPUT_BYTES)?;
+        match Scenario::from_json(&text).map_err(|e| Failure::Input(format!("{name}: {e}")))? {
+            Scenario::Overlap(p) => cases.extend(overlap_cases(&name, &p, &crate::OVERLAP_ALL)?),
+            other => {
+                return Err(Failure::Input(format!(
+                    "{name}: validate runs overlap scenarios, this is a {} scenario",
+                    other.lab()
+                )))
+            }
+        }
+    }
+    let profile = match &args.profile {
+        Some(path) => {
+            let name = files::label(path);
+            let text = files::read_text(path, MAX_INPUT_BYTES)?;
+            Some(
+                Calibration::from_json(&text)
+                    .map_err(|e| Failure::Input(format!("{name}: {e}")))?,
+            )
+        }
+        None => None,
+    };
+    if args.device == Device::Cuda {
+        return Err(cuda_unavailable("validate"));
+    }
+    if args.suite {
+        cases.extend(overlap_cases(
+            "gpt3-curie tp2+sp",
+            &OverlapParams::default(),
+            &[Strategy::Serial, Strategy::Helix],
+        )?);
+        cases.extend(overlap_cases(
+            "llama3-8b 32k-token context",
+            &preset_params("overlap-llama3-8b-long-context")?,
+            &[Strategy::Helix],
+        )?);
+    }
+    let cal = match profile {
+        Some(c) => c,
+        None => {
+            eprintln!("validate: no --profile, calibrating the CPU executor first");
+            calibrate_cpu(3, &ProgressBar::hidden()).0
+        }
+    };
+    let device_cost = cpu_cost(&cal);
+    let target_s = args.target_ms / 1e3;
+    let mut scales = Vec::new();
+    for (name, graph, gpu_cost) in &cases {
+        let s = exec::choose_scale(graph, gpu_cost, &device_cost, target_s);
+        scales.push(Some(s));
+        plans.push(Plan::simulator_streams(name, exec::scale(graph, s)));
+    }
+    if args.suite {
+        // GEMM side so that one forward takes about target / (3 · stages · micro-batches).
+        let peak = device_cost.gpu.peak_fp32_flops_per_s;
+        let per_op_flops = peak * target_s / (3.0 * 4.0 * 8.0);
+        let side = ((per_op_flops / 2.0).cbrt() as u64).clamp(8, 1024);
+        plans.push(pipeline_plan(4, 8, side));
+        scales.push(None);
+    }
+    let mut executor = CpuExecutor;
+    let mut rows = Vec::new();
+    for (plan, scale) in plans.into_iter().zip(scales) {
+        validate_graph(&plan.graph).map_err(|e| Failure::Other(format!("{}: {e}", plan.name)))?;
+        let predicted = if scale.is_some() {
+            let sim = simulate(&plan.graph, &device_cost)
+                .map_err(|e| Failure::Other(format!("{}: {e}", plan.name)))?;
+            Prediction {
+                makespan_ns: sim.makespan_ns,
+                peak_bytes: sim.peak_bytes,
+            }
+        } else {
+            predict_engine(&plan, &device_cost)?
+        };
+        for _ in 0..args.warmup {
+            executor
+                .run(&plan)
+                .map_err(|e| Failure::Other(format!("{}: {e}", plan.name)))?;
+        }
+        let (mut spans, mut peaks) = (Vec::new(), Vec::new());
+        let mut last = Vec::new();
+        for _ in 0..args.repetitions {
+            let e = executor
+                .run(&plan)
+                .map_err(|e| Failure::Other(format!("{}: {e}", plan.name)))?;
+            spans.push(e.makespan_ns);
+            peaks.push(e.peak_bytes);
+            last = e.timings;
+        }
+        rows.push(Row {
+            case: plan.name.clone(),
+            scale,
+            predicted,
+            measured_ns: median(&mut spans),
+            measured_peak: median(&mut peaks),
+            timings: last,
+            plan,
+        });
+    }
+    let mut text = format!(
+        "validation on {} (profile: {}), median of {} after {} warm-up, threshold {:.1} %\n",
+        executor.device(),
+        cal.device,
+        args.repetitions,
+        args.warmup,
+        args.max_error * 100.0
+    );
+    text.push_str(&format!(
+        "{:<40} {:>16} {:>13} {:>12} {:>8} {:>14} {:>14} {:>8}\n",
+        "case",
+        "scale flops/bytes",
+        "predicted ms",
+        "measured ms",
+        "error",
+        "predicted KiB",
+        "measured KiB",
+        "error"
+    ));
+    let mut worst: f64 = 0.0;
+    let mut over = 0;
+    for r in &rows {
+        let e_time = rel_error(r.measured_ns as f64, r.predicted.makespan_ns as f64);
+        let e_mem = rel_error(r.measured_peak as f64, r.predicted.peak_bytes as f64);
+        worst = worst.max(e_time).max(e_mem);
+        if e_time > args.max_error || e_mem > args.max_error {
+            over += 1;
+        }
+        let scale = r.scale.map_or_else(
+            || "1/1".to_string(),
+            |s| format!("{:.0}/{:.0}", s.flops_divisor, s.bytes_divisor),
+        );
+        text.push_str(&format!(
+            "{:<40} {:>16} {:>13.3} {:>12.3} {:>7.1}% {:>14.1} {:>14.1} {:>7.1}%\n",
+            r.case,
+            scale,
+            r.predicted.makespan_ns as f64 / 1e6,
+            r.measured_ns as f64 / 1e6,
+            e_time * 100.0,
+            r.predicted.peak_bytes as f64 / 1024.0,
+            r.measured_peak as f64 / 1024.0,
+            e_mem * 100.0
+        ));
+    }
+    if let Some(path) = &args.timings {
+        let runs: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|r| {
+                let g = &r.plan.graph;
+                let pos: std::collections::BTreeMap<usize, usize> =
+                    g.order.iter().enumerate().map(|(i, n)| (n.index(), i)).collect();
+                let preds = exec::predecessors(g);
+                let ops: Vec<serde_json::Value> = g
+                    .order
+                    .iter()
+                    .map(|&n| {
+                        let t = r.timings[n.index()];
+                        serde_json::json!({
+                            "name": g.dag[n].name,
+                            "stream": r.plan.stream_of[n.index()],
+                            "start_ns": t.start_ns,
+                            "end_ns": t.end_ns,
+                            "after": preds[n.index()].iter().map(|p| pos[&p.index()]).collect::<Vec<_>>(),
+                        })
+                    })
+                    .collect();
+                serde_json::json!({"case": r.case, "streams": r.plan.streams, "ops": ops})
+            })
+            .collect();
+        let json = serde_json::to_string(&serde_json::json!({ "runs": runs }))
+            .map_err(|e| Failure::Other(format!("cannot encode timings: {e}")))?;
+        files::write_file(path, &json)?;
+    }
+    files::write_stdout(&text)?;
+    if over > 0 {
+        return Err(Failure::Other(format!(
+            "validate: {over} of {} case(s) have an error above {:.1} % (worst {:.1} %)",
+            rows.len(),
+            args.max_error * 100.0,
+            worst * 100.0
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,169 @@
+//! The native runner: CPU executor ordering semantics (through `validate --timings`), validate's
+//! table and threshold, calibrate's profile, doctor without CUDA, bad inputs.
+
+mod common;
+
+use common::{assert_bad_input, bubblelab, scratch};
+
+fn suite_timings() -> (common::Run, serde_json::Value) {
+    let path = scratch("runner-timings.json");
+    let p = path.to_str().expect("utf-8 path").to_string();
+    let run = bubblelab(&[
+        "validate",
+        "--suite",
+        "--target-ms",
+        "5",
+        "--repetitions",
+        "1",
+        "--warmup",
+        "0",
+        "--max-error",
+        "1000000",
+        "--timings",
+        &p,
+    ]);
+    let text = std::fs::read_to_string(&path).expect("timings written");
+    (run, serde_json::from_str(&text).expect("timings JSON"))
+}
+
+#[test]
+fn cpu_executor_respects_dependencies_and_streams() {
+    let (run, timings) = suite_timings();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let runs = timings["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 4, "serial, Helix, long context, pipeline");
+    for r in runs {
+        let ops = r["ops"].as_array().expect("ops");
+        assert!(!ops.is_empty());
+        let get = |o: &serde_json::Value, k: &str| o[k].as_u64().expect(k);
+        for o in ops {
+            assert!(get(o, "start_ns") <= get(o, "end_ns"));
+            for dep in o["after"].as_array().expect("after") {
+                let d = &ops[usize::try_from(dep.as_u64().expect("index")).expect("index")];
+                assert!(
+                    get(d, "end_ns") <= get(o, "start_ns"),
+                    "{} started before its dependency {} ended in {}",
+                    o["name"],
+                    d["name"],
+                    r["case"]
+                );
+            }
+        }
+        // One op at a time per stream, in issue order.
+        let streams = r["streams"].as_array().expect("streams").len();
+        for s in 0..streams as u64 {
+            let mine: Vec<_> = ops.iter().filter(|o| get(o, "stream") == s).collect();
+            for w in mine.windows(2) {
+                assert!(
+                    get(w[0], "end_ns") <= get(w[1], "start_ns"),
+                    "{} and {} overlap on stream {s} of {}",
+                    w[0]["name"],
+                    w[1]["name"],
+                    r["case"]
+                );
+            }
+        }
+    }
+    // The pipeline really runs its stages concurrently on separate streams.
+    let pipeline = &runs[3];
+    assert_eq!(pipeline["streams"].as_array().expect("streams").len(), 4);
+}
+
+#[test]
+fn validate_prints_predicted_and_measured_and_fails_above_threshold() {
+    let run = bubblelab(&[
+        "validate",
+        "--suite",
+        "--target-ms",
+        "5",
+        "--repetitions",
+        "1",
+        "--warmup",
+        "0",
+        "--max-error",
+        "0.000001",
+    ]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(run.stdout.contains("predicted ms"), "{}", run.stdout);
+    assert!(run.stdout.contains("measured ms"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("gpt3-curie tp2+sp Helix"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stderr.contains("error above"), "{}", run.stderr);
+}
+
+#[test]
+fn calibrate_writes_a_profile_that_validate_reads() {
+    let path = scratch("runner-profile.json");
+    let p = path.to_str().expect("utf-8 path").to_string();
+    let run = bubblelab(&["calibrate", "--repetitions", "1", "--output", &p]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        run.stdout.contains("gemm 512x512x512 f32"),
+        "{}",
+        run.stdout
+    );
+    let cal = bubblelab_core::hw::Calibration::from_json(
+        &std::fs::read_to_string(&path).expect("profile"),
+    )
+    .expect("a valid calibrated profile");
+    assert_eq!(cal.gemm.len(), 10);
+    assert!(cal.launch_overhead_ns.is_some());
+    let run = bubblelab(&[
+        "validate",
+        "--suite",
+        "--profile",
+        &p,
+        "--target-ms",
+        "5",
+        "--repetitions",
+        "1",
+        "--warmup",
+        "0",
+        "--max-error",
+        "1000000",
+    ]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(run.stdout.contains("cpu executor"), "{}", run.stdout);
+}
+
+#[test]
+fn doctor_exits_zero_without_cuda() {
+    let run = bubblelab(&["doctor"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    if run.stdout.contains("no CUDA driver") {
+        assert_eq!(run.stdout.trim_end().lines().count(), 1, "{}", run.stdout);
+    } else {
+        assert!(run.stdout.contains("CUDA driver"), "{}", run.stdout);
+    }
+}
+
+#[test]
+fn bad_inputs_fail_with_one_line() {
+    assert_bad_input(&bubblelab(&["validate", "/nonexistent/x.json"]), "x.json");
+    let bad = scratch("runner-bad-profile.json");
+    std::fs::write(
+        &bad,
+        r#"{"version": 1, "device": "x", "launch_overhead_ns": -1}"#,
+    )
+    .expect("write");
+    let b = bad.to_str().expect("utf-8").to_string();
+    assert_bad_input(
+        &bubblelab(&["validate", "--suite", "--profile", &b]),
+        "launch_overhead_ns",
+    );
+    assert_bad_input(
+        &bubblelab(&["validate", "--suite", "--max-error=-1"]),
+        "--max-error",
+    );
+    let fairness = scratch("runner-not-overlap.json");
+    std::fs::write(
+        &fairness,
+        r#"{"version": 1, "lab": "pipeline", "params": {}}"#,
+    )
+    .expect("write");
+    let f = fairness.to_str().expect("utf-8").to_string();
+    assert_bad_input(&bubblelab(&["validate", &f]), "overlap");
+}

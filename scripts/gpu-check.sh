@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# GPU check for a lent device (one H200): builds the runner in release and runs doctor,
+# calibrate, the validation suite and (when the command exists) the checkpoint demo, writing
+# every table to $OUT (default ./gpu-check-out). Budget: 6 minutes.
+#
+# Until the CUDA executor lands, `--device cuda` commands refuse with one line; the script then
+# records that line and also runs the CPU executor's calibration and suite on the GPU machine.
+set -u
+OUT="${OUT:-./gpu-check-out}"
+mkdir -p "$OUT"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}"
+deadline=$((SECONDS + 360))
+left() { echo $((deadline - SECONDS)); }
+step() { # name, command...
+  local name=$1; shift
+  local budget; budget=$(left)
+  if [ "$budget" -le 5 ]; then echo "skipped $name: out of time" | tee "$OUT/$name.txt"; return; fi
+  echo "== $name ($budget s left)"
+  timeout "$budget" "$@" >"$OUT/$name.txt" 2>&1
+  echo "exit $?" >>"$OUT/$name.txt"
+  tail -n 20 "$OUT/$name.txt"
+}
+{ date -u +%Y-%m-%dT%H:%MZ; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1; } >"$OUT/device.txt"
+step build cargo build --release --locked -p bubblelab-runner
+B="$CARGO_TARGET_DIR/release/bubblelab"
+step doctor "$B" doctor
+step calibrate-cuda "$B" calibrate --device cuda --output "$OUT/calibrated-cuda.json"
+step validate-cuda "$B" validate --suite --device cuda --max-error 0.05
+step calibrate-cpu "$B" calibrate --device cpu --output "$OUT/calibrated-cpu.json"
+step validate-cpu "$B" validate --suite --device cpu --profile "$OUT/calibrated-cpu.json" --max-error 0.05
+if "$B" --help 2>/dev/null | grep -q checkpoint-demo; then
+  step checkpoint-demo "$B" checkpoint-demo --device cuda
+else
+  echo "checkpoint-demo: not in this build" >"$OUT/checkpoint-demo.txt"
+fi
+echo "tables in $OUT"
