@@ -48,5 +48,6 @@ pub fn run(scenario: &Scenario) -> Result<Report, ScenarioError> {
         Scenario::Cost(params) => labs::cost::run(params),
         Scenario::Fairness(params) => labs::fairness::run(params),
         Scenario::Agentic(params) => labs::agentic::run(params),
+        Scenario::Resilience(params) => labs::resilience::run(params),
     }
 }

@@ -20,12 +20,13 @@ use crate::labs::agentic::AgenticParams;
 use crate::labs::cost::CostParams;
 use crate::labs::fairness::FairnessParams;
 use crate::labs::pipeline::PipelineParams;
+use crate::labs::resilience::ResilienceParams;
 
 /// The scenario format version this build reads and writes.
 pub const FORMAT_VERSION: u64 = 1;
 
 /// Lab names, in the order the playground lists them.
-pub const LABS: [&str; 4] = ["pipeline", "cost", "fairness", "agentic"];
+pub const LABS: [&str; 5] = ["pipeline", "cost", "fairness", "agentic", "resilience"];
 
 /// One lab's input. The variant is the lab; the payload holds every parameter.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,6 +40,9 @@ pub enum Scenario {
     /// Agentic batch inference on one serving engine: CONCUR's admission control against
     /// unbounded admission and static caps.
     Agentic(AgenticParams),
+    /// Fail-slow and fail-stop resilience of hybrid-parallel training: ResiHP's detector and
+    /// joint TP/PP/DP re-plan against the baselines.
+    Resilience(ResilienceParams),
 }
 
 /// Why a scenario (or a run of it) was refused.
@@ -112,6 +116,7 @@ impl Scenario {
             Scenario::Cost(_) => "cost",
             Scenario::Fairness(_) => "fairness",
             Scenario::Agentic(_) => "agentic",
+            Scenario::Resilience(_) => "resilience",
         }
     }
 
@@ -125,6 +130,7 @@ impl Scenario {
             Scenario::Cost(p) => p.validate(),
             Scenario::Fairness(p) => p.validate(),
             Scenario::Agentic(p) => p.validate(),
+            Scenario::Resilience(p) => p.validate(),
         }
     }
 
@@ -192,6 +198,7 @@ impl Scenario {
             "cost" => Scenario::Cost(params_from_value(&lab, params)?),
             "fairness" => Scenario::Fairness(params_from_value(&lab, params)?),
             "agentic" => Scenario::Agentic(params_from_value(&lab, params)?),
+            "resilience" => Scenario::Resilience(params_from_value(&lab, params)?),
             other => {
                 return Err(ScenarioError::field(
                     "lab",
@@ -211,6 +218,7 @@ impl Scenario {
             Scenario::Cost(p) => to_value(p),
             Scenario::Fairness(p) => to_value(p),
             Scenario::Agentic(p) => to_value(p),
+            Scenario::Resilience(p) => to_value(p),
         };
         let mut object = serde_json::Map::new();
         object.insert("version".into(), serde_json::Value::from(FORMAT_VERSION));

@@ -14,6 +14,7 @@ mod graph;
 mod kineto;
 mod link;
 mod presets;
+mod resilience;
 mod run;
 
 use std::io::Write as _;
@@ -62,6 +63,12 @@ enum Command {
     /// Agentic batch inference on one serving engine: unbounded admission, static caps and
     /// CONCUR's AIMD window, on synthetic agents or a Mooncake/Azure trace file.
     Agentic(agentic::AgenticArgs),
+    /// Fail-slow and fail-stop resilience of hybrid-parallel training: ResiHP's detector and
+    /// joint TP/PP/DP re-plan against doing nothing, dropping DP replicas and checkpoint restart.
+    Resilience(resilience::ResilienceArgs),
+    /// Run the fail-slow detectors on a real Alibaba PAI per-worker mini-batch CSV and print the
+    /// flagged iterations and workers.
+    Detect(resilience::DetectArgs),
 }
 
 /// How a Report is printed.
@@ -108,6 +115,8 @@ fn main() -> ExitCode {
         Command::Graph(args) => graph::graph(&args),
         Command::Fairness(args) => fairness::fairness(&args),
         Command::Agentic(args) => agentic::agentic(&args),
+        Command::Resilience(args) => resilience::resilience(&args),
+        Command::Detect(args) => resilience::detect(&args),
     };
     match result {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,

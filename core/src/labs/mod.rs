@@ -5,3 +5,4 @@ pub mod agentic;
 pub mod cost;
 pub mod fairness;
 pub mod pipeline;
+pub mod resilience;
