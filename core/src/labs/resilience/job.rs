@@ -105,7 +105,7 @@ impl Job {
         let mut out = Vec::new();
         let mut t = 1;
         while t <= self.tp {
-            if self.heads % t == 0 && self.hidden % t == 0 {
+            if self.heads.is_multiple_of(t) && self.hidden.is_multiple_of(t) {
                 out.push(t);
             }
             t *= 2;

@@ -318,7 +318,10 @@ impl ResilienceParams {
             ));
         }
         check_u32("cluster.tp", c.tp, 1, 64)?;
-        if !c.tp.is_power_of_two() || m.heads % c.tp != 0 || m.hidden % c.tp != 0 {
+        if !c.tp.is_power_of_two()
+            || !m.heads.is_multiple_of(c.tp)
+            || !m.hidden.is_multiple_of(c.tp)
+        {
             return Err(field(
                 "cluster.tp",
                 format!(

@@ -333,7 +333,7 @@ pub fn run_strategy(
             st.run.changepoint_alarms.push(a);
         }
         it += 1;
-        if it % ckpt == 0 {
+        if it.is_multiple_of(ckpt) {
             checkpoint = it;
         }
         if let Some(alarm) = alarm {

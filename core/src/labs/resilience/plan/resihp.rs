@@ -17,6 +17,9 @@ use alloc::vec::Vec;
 use super::super::job::{Job, MicroBatch, Plan, ReplicaPlan, StagePlan};
 use super::{min_max_partition, proportional_shares, Health};
 
+/// A stage's TP option: (time per layer ns, layer cap, members).
+type StageOption = (f64, u32, Vec<u32>);
+
 /// The re-planned layout for `known` health; `None` if no replica can run.
 #[must_use]
 pub fn resihp(job: &Job, initial: &Plan, known: &Health, typical: MicroBatch) -> Option<Plan> {
@@ -27,7 +30,7 @@ pub fn resihp(job: &Job, initial: &Plan, known: &Health, typical: MicroBatch) ->
     let mut speeds: Vec<f64> = Vec::new();
     'replica: for r in &initial.replicas {
         // Per stage: options (time per layer ns, layer cap, members), best first.
-        let mut options: Vec<Vec<(f64, u32, Vec<u32>)>> = Vec::new();
+        let mut options: Vec<Vec<StageOption>> = Vec::new();
         for s in &r.stages {
             let mut alive: Vec<u32> = s
                 .gpus
@@ -36,7 +39,7 @@ pub fn resihp(job: &Job, initial: &Plan, known: &Health, typical: MicroBatch) ->
                 .filter(|&g| known.factor(g).is_finite())
                 .collect();
             alive.sort_by(|&a, &b| known.factor(a).total_cmp(&known.factor(b)).then(a.cmp(&b)));
-            let mut opts: Vec<(f64, u32, Vec<u32>)> = degrees
+            let mut opts: Vec<StageOption> = degrees
                 .iter()
                 .filter(|&&t| t as usize <= alive.len())
                 .filter_map(|&t| {
@@ -54,7 +57,7 @@ pub fn resihp(job: &Job, initial: &Plan, known: &Health, typical: MicroBatch) ->
             opts.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.2.len().cmp(&a.2.len())));
             options.push(opts);
         }
-        let pick = |choose: &dyn Fn(&Vec<(f64, u32, Vec<u32>)>) -> usize| -> Vec<usize> {
+        let pick = |choose: &dyn Fn(&Vec<StageOption>) -> usize| -> Vec<usize> {
             options.iter().map(choose).collect()
         };
         let fastest = pick(&|_| 0);
