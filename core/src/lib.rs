@@ -49,5 +49,6 @@ pub fn run(scenario: &Scenario) -> Result<Report, ScenarioError> {
         Scenario::Fairness(params) => labs::fairness::run(params),
         Scenario::Agentic(params) => labs::agentic::run(params),
         Scenario::Overlap(params) => labs::overlap::run(params),
+        Scenario::Resilience(params) => labs::resilience::run(params),
     }
 }

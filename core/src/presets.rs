@@ -110,6 +110,41 @@ pub const PRESETS: &[Preset] = &[
         "overlap",
         "Mixed TP+SP+EP on Qwen3-30B-A3B: one dimension hides under another"
     ),
+    preset!(
+        "resilience-slow-gpu-1.5x",
+        "resilience",
+        "One GPU 1.5× slow: ResiHP vs drop replicas vs restart, 256 H100s"
+    ),
+    preset!(
+        "resilience-slow-gpu-2x",
+        "resilience",
+        "One GPU 2× slow: ResiHP vs drop replicas vs restart, 256 H100s"
+    ),
+    preset!(
+        "resilience-slow-gpu-4x",
+        "resilience",
+        "One GPU 4× slow: ResiHP vs drop replicas vs restart, 256 H100s"
+    ),
+    preset!(
+        "resilience-slow-node",
+        "resilience",
+        "A whole node 2× slow, 256 H100s"
+    ),
+    preset!(
+        "resilience-fail-stop",
+        "resilience",
+        "One GPU dies (fail-stop), 256 H100s"
+    ),
+    preset!(
+        "resilience-combined",
+        "resilience",
+        "A slow GPU, then a slow node, then a dead GPU, 256 H100s"
+    ),
+    preset!(
+        "resilience-no-failure",
+        "resilience",
+        "No failure, heavy length variation: false alarms of each detector"
+    ),
 ];
 
 /// The preset with this id.

@@ -21,12 +21,20 @@ use crate::labs::cost::CostParams;
 use crate::labs::fairness::FairnessParams;
 use crate::labs::overlap::OverlapParams;
 use crate::labs::pipeline::PipelineParams;
+use crate::labs::resilience::ResilienceParams;
 
 /// The scenario format version this build reads and writes.
 pub const FORMAT_VERSION: u64 = 1;
 
 /// Lab names, in the order the playground lists them.
-pub const LABS: [&str; 5] = ["pipeline", "cost", "fairness", "agentic", "overlap"];
+pub const LABS: [&str; 6] = [
+    "pipeline",
+    "cost",
+    "fairness",
+    "agentic",
+    "overlap",
+    "resilience",
+];
 
 /// One lab's input. The variant is the lab; the payload holds every parameter.
 #[derive(Clone, Debug, PartialEq)]
@@ -42,6 +50,9 @@ pub enum Scenario {
     Agentic(AgenticParams),
     /// Communication-computation overlap as graph scheduling: Helix against the baselines.
     Overlap(OverlapParams),
+    /// Fail-slow and fail-stop resilience of hybrid-parallel training: ResiHP's detector and
+    /// joint TP/PP/DP re-plan against the baselines.
+    Resilience(ResilienceParams),
 }
 
 /// Why a scenario (or a run of it) was refused.
@@ -116,6 +127,7 @@ impl Scenario {
             Scenario::Fairness(_) => "fairness",
             Scenario::Agentic(_) => "agentic",
             Scenario::Overlap(_) => "overlap",
+            Scenario::Resilience(_) => "resilience",
         }
     }
 
@@ -130,6 +142,7 @@ impl Scenario {
             Scenario::Fairness(p) => p.validate(),
             Scenario::Agentic(p) => p.validate(),
             Scenario::Overlap(p) => p.validate(),
+            Scenario::Resilience(p) => p.validate(),
         }
     }
 
@@ -198,6 +211,7 @@ impl Scenario {
             "fairness" => Scenario::Fairness(params_from_value(&lab, params)?),
             "agentic" => Scenario::Agentic(params_from_value(&lab, params)?),
             "overlap" => Scenario::Overlap(params_from_value(&lab, params)?),
+            "resilience" => Scenario::Resilience(params_from_value(&lab, params)?),
             other => {
                 return Err(ScenarioError::field(
                     "lab",
@@ -218,6 +232,7 @@ impl Scenario {
             Scenario::Fairness(p) => to_value(p),
             Scenario::Agentic(p) => to_value(p),
             Scenario::Overlap(p) => to_value(p),
+            Scenario::Resilience(p) => to_value(p),
         };
         let mut object = serde_json::Map::new();
         object.insert("version".into(), serde_json::Value::from(FORMAT_VERSION));

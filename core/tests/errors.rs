@@ -10,9 +10,25 @@ const CASES: &[(&str, &str)] = &[
     ("[1]", "(top level): expected an object like {\"version\": 1, \"lab\": \"pipeline\", \"params\": {…}}"),
     (r#"{"lab":"pipeline"}"#, "version: missing; expected 1"),
     (r#"{"version":2,"lab":"pipeline"}"#, "version: this build reads format version 1, got 2"),
-    (r#"{"version":1}"#, "lab: missing; expected one of pipeline, cost, fairness, agentic, overlap"),
-    (r#"{"version":1,"lab":"warp"}"#, "lab: unknown lab `warp`; expected one of pipeline, cost, fairness, agentic, overlap"),
+    (r#"{"version":1}"#, "lab: missing; expected one of pipeline, cost, fairness, agentic, overlap, resilience"),
+    (r#"{"version":1,"lab":"warp"}"#, "lab: unknown lab `warp`; expected one of pipeline, cost, fairness, agentic, overlap, resilience"),
     (r#"{"version":1,"lab":"pipeline","extra":1}"#, "extra: unknown field; expected one of `version`, `lab`, `params`"),
+    (
+        r#"{"version":1,"lab":"resilience","params":{"cluster":{"dp":4}}}"#,
+        "resilience.cluster.dp: tp × pp × dp must equal nodes × gpus_per_node = 256, got 8 × 4 × 4 = 128",
+    ),
+    (
+        r#"{"version":1,"lab":"resilience","params":{"events":[{"at_iteration":3,"gpu":999}]}}"#,
+        "resilience.events[0].gpu: must be below 256 (the cluster's GPUs), got 999",
+    ),
+    (
+        r#"{"version":1,"lab":"resilience","params":{"events":[{"at_iteration":3}]}}"#,
+        "resilience.events[0]: give exactly one of `gpu` or `node`",
+    ),
+    (
+        r#"{"version":1,"lab":"resilience","params":{"detector":{"treshold":0.2}}}"#,
+        "resilience.detector.treshold: unknown field `treshold`, expected one of `threshold`, `persistence`, `fit_window`, `heartbeat_timeout_s`, `window`, `z_threshold`, `cusum_k`, `cusum_h`, `match_window`",
+    ),
     (
         r#"{"version":1,"lab":"pipeline","params":{"stages":0}}"#,
         "pipeline.stages: must be between 1 and 64, got 0",

@@ -19,6 +19,7 @@ mod launcher;
 mod link;
 mod overlap;
 mod presets;
+mod resilience;
 mod run;
 mod validate;
 
@@ -80,6 +81,12 @@ enum Command {
     Validate(validate::ValidateArgs),
     /// Print what this machine offers the GPU commands (CUDA driver, devices, NCCL).
     Doctor(doctor::DoctorArgs),
+    /// Fail-slow and fail-stop resilience of hybrid-parallel training: ResiHP's detector and
+    /// joint TP/PP/DP re-plan against doing nothing, dropping DP replicas and checkpoint restart.
+    Resilience(resilience::ResilienceArgs),
+    /// Run the fail-slow detectors on a real Alibaba PAI per-worker mini-batch CSV and print the
+    /// flagged iterations and workers.
+    Detect(resilience::DetectArgs),
 }
 
 /// Every overlap strategy, in table order.
@@ -134,6 +141,8 @@ fn main() -> ExitCode {
         Command::Calibrate(args) => calibrate::calibrate(&args),
         Command::Validate(args) => validate::validate(&args),
         Command::Doctor(args) => doctor::doctor(&args),
+        Command::Resilience(args) => resilience::resilience(&args),
+        Command::Detect(args) => resilience::detect(&args),
     };
     match result {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,

@@ -6,3 +6,4 @@ pub mod cost;
 pub mod fairness;
 pub mod overlap;
 pub mod pipeline;
+pub mod resilience;

@@ -1,0 +1,51 @@
+//! Fail-slow detectors, one file each: ResiHP's FLOPs-aware detector (observed iteration time
+//! against the time predicted from the actual packed lengths, then localisation by per-rank
+//! timings), a naive z-score on raw iteration time, and a CUSUM change-point detector on raw
+//! iteration time (the approach of Greyhound-like detectors). Fail-stops are found by missed
+//! heartbeats in [`super::sim`], the same way for every detector.
+
+mod changepoint;
+mod naive;
+mod resihp;
+
+use alloc::vec::Vec;
+
+pub use changepoint::ChangePoint;
+pub use naive::Naive;
+pub use resihp::{Localisation, ResihpDetector};
+
+/// An alarm: the detector believes a fail-slow began.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Alarm {
+    /// Iteration (0-based) at whose end it was raised.
+    pub iteration: u32,
+    /// GPUs it blames, sorted (empty for detectors that cannot localise).
+    pub gpus: Vec<u32>,
+    /// Estimated slowdown of each blamed GPU, in the order of `gpus`.
+    pub slowdowns: Vec<f64>,
+}
+
+/// Running mean and (population) standard deviation of a window of values.
+pub(crate) fn mean_std(values: &[f64]) -> (f64, f64) {
+    if values.is_empty() {
+        return (0.0, 0.0);
+    }
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let var = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+    (mean, libm::sqrt(var))
+}
+
+/// Median of `values` (NaN-free; empty gives 0).
+pub(crate) fn median(values: &mut [f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}

@@ -1,0 +1,61 @@
+//! The resilience lab: ResiHP's FLOPs-aware fail-slow detection and joint TP/PP/DP re-plan
+//! against doing nothing, dropping DP replicas and checkpoint restart, in hybrid-parallel LLM
+//! training.
+//!
+//! [`params`] holds the scenario, [`job`] the training-job model (packed micro-batches, the
+//! α·N + β·Σl² compute time, the pipeline lab's 1F1B orders, the kernel's collective costs),
+//! [`detect`] one file per detector, [`plan`] one file per strategy, [`sim`] one strategy's run
+//! over the horizon, [`report`] the comparison, and [`pai`] the real PAI mini-batch traces.
+
+pub mod detect;
+pub mod job;
+pub mod pai;
+pub mod params;
+pub mod plan;
+pub mod report;
+pub mod sim;
+
+use alloc::vec::Vec;
+
+pub use params::{
+    ClusterSpec, DetectorSpec, FailureEvent, LengthSpec, ModelSpec, PlannerSpec, ResilienceParams,
+};
+pub use plan::StrategyKind;
+pub use sim::{run_strategy, StrategyRun};
+
+use crate::report::Report;
+use crate::scenario::ScenarioError;
+
+/// Runs do-nothing and every chosen strategy on the scenario's failures and builds the Report.
+///
+/// # Errors
+/// [`ScenarioError::Field`] for invalid parameters.
+pub fn run(params: &ResilienceParams) -> Result<Report, ScenarioError> {
+    let runs = run_all(params)?;
+    let tokens = f64::from(params.cluster.dp * params.cluster.micro_batches)
+        * f64::from(params.lengths.tokens_per_micro_batch);
+    Ok(report::build(params, &runs, tokens))
+}
+
+/// Every strategy's run, do-nothing first.
+///
+/// # Errors
+/// [`ScenarioError::Field`] for invalid parameters.
+pub fn run_all(params: &ResilienceParams) -> Result<Vec<StrategyRun>, ScenarioError> {
+    params.validate()?;
+    let job = job::Job::new(params);
+    let batches = job::draw_micro_batches(params, params.iterations);
+    params::strategies_to_run(params)
+        .into_iter()
+        .map(|k| run_strategy(&job, params, &batches, k))
+        .collect()
+}
+
+/// Runs the detectors on a PAI `job_N_norm.csv` text named `source`.
+///
+/// # Errors
+/// [`pai::PaiError`] naming the line and column of a bad value.
+pub fn detect_pai(source: &str, text: &str, spec: &DetectorSpec) -> Result<Report, pai::PaiError> {
+    let trace = pai::parse(text)?;
+    Ok(pai::report(source, &trace, spec))
+}

@@ -1,0 +1,487 @@
+//! Parameters of the resilience lab: the model, the cluster and its TP × PP × DP layout, the
+//! packed sequence-length distribution, the injected failures, and the detector and planner knobs.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use serde::{Deserialize, Serialize};
+
+use super::plan::StrategyKind;
+use crate::hw::GpuKind;
+use crate::scenario::ScenarioError;
+
+/// Most GPUs of one cluster.
+pub const MAX_GPUS: u32 = 4096;
+/// Most iterations of one run.
+pub const MAX_ITERATIONS: u32 = 20_000;
+/// Most micro-batches per replica per iteration.
+pub const MAX_MICRO_BATCHES: u32 = 256;
+/// Most injected events.
+pub const MAX_EVENTS: usize = 256;
+/// Bound on iterations × all micro-batches (the work of one run).
+pub const MAX_WORK: u64 = 20_000_000;
+
+/// The transformer being trained.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ModelSpec {
+    /// Display name.
+    pub name: String,
+    /// Transformer layers (split across pipeline stages).
+    pub layers: u32,
+    /// Hidden size h.
+    pub hidden: u32,
+    /// Attention (query) heads; a TP degree must divide it.
+    pub heads: u32,
+    /// Parameters, billions (spread evenly over the layers).
+    pub params_billion: f64,
+}
+
+impl Default for ModelSpec {
+    /// Llama-2-70B (Touvron et al. 2023, Table 1 and model card): 80 layers, hidden 8,192,
+    /// 64 query heads, 70 B parameters.
+    fn default() -> Self {
+        ModelSpec {
+            name: "Llama-2-70B".into(),
+            layers: 80,
+            hidden: 8192,
+            heads: 64,
+            params_billion: 70.0,
+        }
+    }
+}
+
+/// The cluster and the job's layout on it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClusterSpec {
+    /// GPU profile (`a100`, `h100`, `h200`).
+    pub gpu: GpuKind,
+    /// Nodes.
+    pub nodes: u32,
+    /// GPUs per node (NVLink inside, one InfiniBand NIC per GPU between nodes).
+    pub gpus_per_node: u32,
+    /// Tensor-parallel degree (a power of two dividing heads and hidden size).
+    pub tp: u32,
+    /// Pipeline stages.
+    pub pp: u32,
+    /// Data-parallel replicas. tp × pp × dp must equal nodes × gpus_per_node.
+    pub dp: u32,
+    /// Micro-batches per replica per iteration (the global batch is dp × this).
+    pub micro_batches: u32,
+    /// Share of peak BF16 FLOP/s the model's math reaches on a healthy GPU.
+    pub mfu: f64,
+    /// Bytes of training state per parameter (BF16 weights and gradients plus FP32 master
+    /// weights and two Adam moments: 2 + 2 + 12 = 16).
+    pub state_bytes_per_param: f64,
+    /// Share of a GPU's HBM that training state may fill (the rest: activations, buffers).
+    pub memory_fraction: f64,
+}
+
+impl Default for ClusterSpec {
+    fn default() -> Self {
+        ClusterSpec {
+            gpu: GpuKind::H100,
+            nodes: 32,
+            gpus_per_node: 8,
+            tp: 8,
+            pp: 4,
+            dp: 8,
+            micro_batches: 16,
+            mfu: 0.45,
+            state_bytes_per_param: 16.0,
+            memory_fraction: 0.85,
+        }
+    }
+}
+
+/// Sequence lengths packed into micro-batches: log-normal lengths, each micro-batch filled to
+/// `tokens_per_micro_batch` (the last sequence cut to fit).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LengthSpec {
+    /// Tokens in one packed micro-batch.
+    pub tokens_per_micro_batch: u32,
+    /// Median sequence length, tokens.
+    pub median_tokens: f64,
+    /// σ of ln(length): 0 = every sequence has the median length.
+    pub sigma: f64,
+    /// Longest sequence, tokens.
+    pub max_tokens: u32,
+    /// Seed of the length draws and of the timing jitter.
+    pub seed: u64,
+    /// σ of the per-GPU, per-iteration multiplicative timing jitter (ln scale).
+    pub jitter_sigma: f64,
+}
+
+impl Default for LengthSpec {
+    fn default() -> Self {
+        LengthSpec {
+            tokens_per_micro_batch: 32_768,
+            median_tokens: 2_048.0,
+            sigma: 1.2,
+            max_tokens: 32_768,
+            seed: 7,
+            jitter_sigma: 0.01,
+        }
+    }
+}
+
+/// One injected failure: from `at_iteration` on, a GPU (or every GPU of a node) runs
+/// `slowdown`× slower, or is dead.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FailureEvent {
+    /// Iteration (0-based) before which the event happens.
+    pub at_iteration: u32,
+    /// The GPU hit (global index node × gpus_per_node + local); give this or `node`.
+    pub gpu: Option<u32>,
+    /// The node hit (every GPU of it); give this or `gpu`.
+    pub node: Option<u32>,
+    /// Time multiplier of the hit GPUs' compute (1 = healthy again, 2 = half speed).
+    pub slowdown: f64,
+    /// The GPUs stop (fail-stop) instead of slowing.
+    pub dead: bool,
+}
+
+impl Default for FailureEvent {
+    fn default() -> Self {
+        FailureEvent {
+            at_iteration: 0,
+            gpu: None,
+            node: None,
+            slowdown: 1.0,
+            dead: false,
+        }
+    }
+}
+
+/// Detector knobs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DetectorSpec {
+    /// ResiHP trigger: observed / predicted iteration time above 1 + this (0.25 in the paper).
+    pub threshold: f64,
+    /// Consecutive iterations above the trigger before ResiHP localises.
+    pub persistence: u32,
+    /// Iterations the α, β fit uses (a sliding window of healthy iterations).
+    pub fit_window: u32,
+    /// Fail-stop: missed-heartbeat timeout, s.
+    pub heartbeat_timeout_s: f64,
+    /// Naive and change-point detectors: warm-up / moving window, iterations.
+    pub window: u32,
+    /// Naive detector: z-score above which an iteration alarms.
+    pub z_threshold: f64,
+    /// Change-point (CUSUM) slack k, in standard deviations.
+    pub cusum_k: f64,
+    /// Change-point (CUSUM) decision threshold h, in standard deviations.
+    pub cusum_h: f64,
+    /// An alarm counts as detecting an event when it comes at most this many iterations after.
+    pub match_window: u32,
+}
+
+impl Default for DetectorSpec {
+    fn default() -> Self {
+        DetectorSpec {
+            threshold: 0.25,
+            persistence: 3,
+            fit_window: 50,
+            heartbeat_timeout_s: 30.0,
+            window: 50,
+            z_threshold: 3.0,
+            cusum_k: 0.5,
+            cusum_h: 5.0,
+            match_window: 100,
+        }
+    }
+}
+
+/// Planner and baseline knobs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PlannerSpec {
+    /// Pause of any in-place reconfiguration (process groups rebuilt, NCCL communicators
+    /// re-initialised), s; charged to ResiHP's re-plan and to the drop-replicas shrink.
+    pub pause_s: f64,
+    /// Fixed time a checkpoint restart takes (reschedule, reload, warm up), s.
+    pub restart_recovery_s: f64,
+    /// Iterations between checkpoints (work since the last one is lost on a restart).
+    pub checkpoint_interval: u32,
+}
+
+impl Default for PlannerSpec {
+    fn default() -> Self {
+        PlannerSpec {
+            pause_s: 30.0,
+            restart_recovery_s: 600.0,
+            checkpoint_interval: 100,
+        }
+    }
+}
+
+/// The resilience lab's scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ResilienceParams {
+    /// The model.
+    pub model: ModelSpec,
+    /// The cluster and layout.
+    pub cluster: ClusterSpec,
+    /// Packed sequence lengths.
+    pub lengths: LengthSpec,
+    /// Iterations the job runs (the horizon).
+    pub iterations: u32,
+    /// Injected failures.
+    pub events: Vec<FailureEvent>,
+    /// Detector knobs.
+    pub detector: DetectorSpec,
+    /// Planner knobs.
+    pub planner: PlannerSpec,
+    /// Strategies to compare (`nothing` is always run: speedups are against it).
+    pub strategies: Vec<StrategyKind>,
+}
+
+impl Default for ResilienceParams {
+    fn default() -> Self {
+        ResilienceParams {
+            model: ModelSpec::default(),
+            cluster: ClusterSpec::default(),
+            lengths: LengthSpec::default(),
+            iterations: 600,
+            events: alloc::vec![FailureEvent {
+                at_iteration: 200,
+                gpu: Some(13),
+                slowdown: 2.0,
+                ..FailureEvent::default()
+            }],
+            detector: DetectorSpec::default(),
+            planner: PlannerSpec::default(),
+            strategies: StrategyKind::ALL.to_vec(),
+        }
+    }
+}
+
+pub(crate) fn field(path: &str, message: String) -> ScenarioError {
+    ScenarioError::field(format!("resilience.{path}"), message)
+}
+
+fn check_f64(path: &str, v: f64, min: f64, max: f64) -> Result<(), ScenarioError> {
+    if !(v.is_finite() && v >= min && v <= max) {
+        return Err(field(
+            path,
+            format!("must be between {min} and {max}, got {v}"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_u32(path: &str, v: u32, min: u32, max: u32) -> Result<(), ScenarioError> {
+    if !(min..=max).contains(&v) {
+        return Err(field(
+            path,
+            format!("must be between {min} and {max}, got {v}"),
+        ));
+    }
+    Ok(())
+}
+
+impl ResilienceParams {
+    /// GPUs in the cluster.
+    #[must_use]
+    pub fn gpus(&self) -> u32 {
+        self.cluster
+            .nodes
+            .saturating_mul(self.cluster.gpus_per_node)
+    }
+
+    /// Checks every field; the error names the first bad one as `resilience.<path>`.
+    ///
+    /// # Errors
+    /// [`ScenarioError::Field`] naming the field and what was expected.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        let m = &self.model;
+        check_u32("model.layers", m.layers, 1, 1024)?;
+        check_u32("model.hidden", m.hidden, 64, 131_072)?;
+        check_u32("model.heads", m.heads, 1, 1024)?;
+        check_f64("model.params_billion", m.params_billion, 0.001, 10_000.0)?;
+        let c = &self.cluster;
+        check_u32("cluster.nodes", c.nodes, 1, MAX_GPUS)?;
+        check_u32("cluster.gpus_per_node", c.gpus_per_node, 1, 64)?;
+        if self.gpus() > MAX_GPUS {
+            return Err(field(
+                "cluster.nodes",
+                format!(
+                    "nodes × gpus_per_node must be at most {MAX_GPUS}, got {}",
+                    self.gpus()
+                ),
+            ));
+        }
+        check_u32("cluster.tp", c.tp, 1, 64)?;
+        if !c.tp.is_power_of_two()
+            || !m.heads.is_multiple_of(c.tp)
+            || !m.hidden.is_multiple_of(c.tp)
+        {
+            return Err(field(
+                "cluster.tp",
+                format!(
+                    "must be a power of two dividing heads ({}) and hidden ({}), got {}",
+                    m.heads, m.hidden, c.tp
+                ),
+            ));
+        }
+        check_u32("cluster.pp", c.pp, 1, m.layers.min(256))?;
+        check_u32("cluster.dp", c.dp, 1, MAX_GPUS)?;
+        let used = u64::from(c.tp) * u64::from(c.pp) * u64::from(c.dp);
+        if used != u64::from(self.gpus()) {
+            return Err(field(
+                "cluster.dp",
+                format!(
+                    "tp × pp × dp must equal nodes × gpus_per_node = {}, got {} × {} × {} = {used}",
+                    self.gpus(),
+                    c.tp,
+                    c.pp,
+                    c.dp
+                ),
+            ));
+        }
+        check_u32(
+            "cluster.micro_batches",
+            c.micro_batches,
+            1,
+            MAX_MICRO_BATCHES,
+        )?;
+        check_f64("cluster.mfu", c.mfu, 0.01, 1.0)?;
+        check_f64(
+            "cluster.state_bytes_per_param",
+            c.state_bytes_per_param,
+            1.0,
+            64.0,
+        )?;
+        check_f64("cluster.memory_fraction", c.memory_fraction, 0.05, 1.0)?;
+        let per_gpu = m.params_billion * 1e9 / f64::from(c.tp * c.pp) * c.state_bytes_per_param;
+        let cap = c.gpu.profile().hbm_bytes as f64 * c.memory_fraction;
+        // Layers split as evenly as possible: the largest stage holds ⌈L/p⌉ layers.
+        let largest =
+            per_gpu * f64::from(m.layers.div_ceil(c.pp)) / (f64::from(m.layers) / f64::from(c.pp));
+        if largest > cap {
+            return Err(field(
+                "cluster.pp",
+                format!(
+                    "the training state does not fit: {:.1} GB per GPU on the largest stage, {:.1} GB allowed; use more GPUs or a larger tp or pp",
+                    largest / 1e9,
+                    cap / 1e9
+                ),
+            ));
+        }
+        let l = &self.lengths;
+        check_u32(
+            "lengths.tokens_per_micro_batch",
+            l.tokens_per_micro_batch,
+            16,
+            1 << 20,
+        )?;
+        check_f64("lengths.median_tokens", l.median_tokens, 1.0, 1e6)?;
+        check_f64("lengths.sigma", l.sigma, 0.0, 4.0)?;
+        check_u32("lengths.max_tokens", l.max_tokens, 1, 1 << 20)?;
+        check_f64("lengths.jitter_sigma", l.jitter_sigma, 0.0, 0.5)?;
+        check_u32("iterations", self.iterations, 10, MAX_ITERATIONS)?;
+        let work = u64::from(self.iterations) * u64::from(c.micro_batches) * u64::from(c.dp);
+        if work > MAX_WORK {
+            return Err(field(
+                "iterations",
+                format!("iterations × dp × micro_batches must be at most {MAX_WORK}, got {work}"),
+            ));
+        }
+        if self.events.len() > MAX_EVENTS {
+            return Err(field(
+                "events",
+                format!("at most {MAX_EVENTS} events, got {}", self.events.len()),
+            ));
+        }
+        for (i, e) in self.events.iter().enumerate() {
+            let p = format!("events[{i}]");
+            match (e.gpu, e.node) {
+                (Some(g), None) => {
+                    if g >= self.gpus() {
+                        return Err(field(
+                            &format!("{p}.gpu"),
+                            format!(
+                                "must be below {} (the cluster's GPUs), got {g}",
+                                self.gpus()
+                            ),
+                        ));
+                    }
+                }
+                (None, Some(n)) => {
+                    if n >= c.nodes {
+                        return Err(field(
+                            &format!("{p}.node"),
+                            format!("must be below {} (the cluster's nodes), got {n}", c.nodes),
+                        ));
+                    }
+                }
+                _ => return Err(field(&p, "give exactly one of `gpu` or `node`".into())),
+            }
+            check_u32(
+                &format!("{p}.at_iteration"),
+                e.at_iteration,
+                0,
+                self.iterations - 1,
+            )?;
+            check_f64(&format!("{p}.slowdown"), e.slowdown, 1.0, 100.0)?;
+        }
+        let d = &self.detector;
+        check_f64("detector.threshold", d.threshold, 0.01, 10.0)?;
+        check_u32("detector.persistence", d.persistence, 1, 1000)?;
+        check_u32("detector.fit_window", d.fit_window, 2, 10_000)?;
+        check_f64(
+            "detector.heartbeat_timeout_s",
+            d.heartbeat_timeout_s,
+            0.0,
+            86_400.0,
+        )?;
+        check_u32("detector.window", d.window, 5, 10_000)?;
+        check_f64("detector.z_threshold", d.z_threshold, 0.1, 100.0)?;
+        check_f64("detector.cusum_k", d.cusum_k, 0.0, 100.0)?;
+        check_f64("detector.cusum_h", d.cusum_h, 0.1, 1000.0)?;
+        check_u32("detector.match_window", d.match_window, 1, MAX_ITERATIONS)?;
+        let p = &self.planner;
+        check_f64("planner.pause_s", p.pause_s, 0.0, 86_400.0)?;
+        check_f64(
+            "planner.restart_recovery_s",
+            p.restart_recovery_s,
+            0.0,
+            86_400.0,
+        )?;
+        check_u32(
+            "planner.checkpoint_interval",
+            p.checkpoint_interval,
+            1,
+            MAX_ITERATIONS,
+        )?;
+        for (i, s) in self.strategies.iter().enumerate() {
+            if self.strategies[..i].contains(s) {
+                return Err(field(
+                    &format!("strategies[{i}]"),
+                    format!("`{}` is listed twice", s.id()),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Strategies a run compares: `nothing` first, then the scenario's others in order.
+#[must_use]
+pub fn strategies_to_run(params: &ResilienceParams) -> Vec<StrategyKind> {
+    let mut out = alloc::vec![StrategyKind::Nothing];
+    out.extend(
+        params
+            .strategies
+            .iter()
+            .copied()
+            .filter(|s| *s != StrategyKind::Nothing),
+    );
+    out
+}

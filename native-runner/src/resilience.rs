@@ -1,0 +1,110 @@
+//! `bubblelab resilience`: run the resilience lab (ResiHP's detector and re-plan against doing
+//! nothing, dropping DP replicas and checkpoint restart) on a preset or scenario file; and
+//! `bubblelab detect --pai`: run the fail-slow detectors on a real Alibaba PAI mini-batch CSV and
+//! print the flagged iterations and workers.
+
+use std::path::PathBuf;
+
+use bubblelab_core::labs::resilience::{self, DetectorSpec};
+use bubblelab_core::{Scenario, ScenarioError};
+use clap::Args;
+
+use crate::error::Failure;
+use crate::files;
+use crate::ReportOutput;
+
+/// Largest PAI CSV accepted, bytes (256 MiB).
+pub const MAX_PAI_BYTES: usize = 256 << 20;
+
+/// The preset used when neither `--preset` nor `--scenario` is given.
+pub const DEFAULT_PRESET: &str = "resilience-slow-gpu-2x";
+
+/// Arguments of `bubblelab resilience`.
+#[derive(Debug, Args)]
+pub struct ResilienceArgs {
+    /// Preset to run (list them with `bubblelab presets`); default `resilience-slow-gpu-2x`.
+    #[arg(long, value_name = "ID", conflicts_with = "scenario")]
+    preset: Option<String>,
+    /// Scenario JSON file (`"lab": "resilience"`) to run instead of a preset.
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<PathBuf>,
+    /// How to print the Report, and where to write its trace.
+    #[command(flatten)]
+    output: ReportOutput,
+}
+
+/// Arguments of `bubblelab detect`.
+#[derive(Debug, Args)]
+pub struct DetectArgs {
+    /// Alibaba PAI per-worker mini-batch CSV (`job_N_norm.csv`; `-` for stdin).
+    #[arg(long, value_name = "FILE")]
+    pai: PathBuf,
+    /// Trigger: a worker above 1 + this × its expected time.
+    #[arg(long, default_value_t = 0.25)]
+    threshold: f64,
+    /// Samples in a row above the trigger before a worker is flagged.
+    #[arg(long, default_value_t = 3)]
+    persistence: u32,
+    /// Warm-up / moving window of samples.
+    #[arg(long, default_value_t = 50)]
+    window: u32,
+    /// How to print the Report.
+    #[command(flatten)]
+    output: ReportOutput,
+}
+
+fn failure(e: &ScenarioError) -> Failure {
+    match e {
+        ScenarioError::Run(_) => Failure::Other(e.to_string()),
+        _ => Failure::Input(e.to_string()),
+    }
+}
+
+/// `bubblelab resilience`.
+///
+/// # Errors
+/// [`Failure::Input`] for a bad preset, scenario file or field.
+pub fn resilience(args: &ResilienceArgs) -> Result<(), Failure> {
+    let scenario = if args.scenario.is_some() {
+        crate::run::load_scenario(args.scenario.as_deref(), None)?
+    } else {
+        crate::run::load_scenario(None, Some(args.preset.as_deref().unwrap_or(DEFAULT_PRESET)))?
+    };
+    let Scenario::Resilience(params) = scenario else {
+        return Err(Failure::Input(format!(
+            "the scenario is for the `{}` lab; `bubblelab resilience` needs a resilience scenario",
+            scenario.lab()
+        )));
+    };
+    let report = resilience::run(&params).map_err(|e| failure(&e))?;
+    crate::run::print_report(&report, &args.output)
+}
+
+/// `bubblelab detect --pai`.
+///
+/// # Errors
+/// [`Failure::Input`] naming the file, line and column of a bad row, or a bad flag.
+pub fn detect(args: &DetectArgs) -> Result<(), Failure> {
+    let spec = DetectorSpec {
+        threshold: args.threshold,
+        persistence: args.persistence,
+        window: args.window,
+        ..DetectorSpec::default()
+    };
+    if !(args.threshold.is_finite() && args.threshold > 0.0 && args.threshold <= 10.0) {
+        return Err(Failure::Input(format!(
+            "--threshold: must be between 0 and 10, got {}",
+            args.threshold
+        )));
+    }
+    if args.persistence == 0 || args.window < 5 {
+        return Err(Failure::Input(
+            "--persistence must be at least 1 and --window at least 5".into(),
+        ));
+    }
+    let name = files::label(&args.pai);
+    let text = files::read_text(&args.pai, MAX_PAI_BYTES)?;
+    let report = resilience::detect_pai(&name, &text, &spec)
+        .map_err(|e| Failure::Input(format!("{name}: {e}")))?;
+    crate::run::print_report(&report, &args.output)
+}
