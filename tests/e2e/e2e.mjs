@@ -380,6 +380,36 @@ try {
     await ovPage.screenshot({ path: path.join(OUT_DIR, 'overlap-lab.png'), fullPage: true });
   });
 
+  await check('the resilience lab injects a fault by clicking a GPU, re-plans, and reads a PAI trace', async () => {
+    const { page: resPage } = await newWatchedPage(context, 'resilience');
+    await resPage.goto(`${BASE_URL}/#/resilience`);
+    await resPage.waitForSelector('#resilience-grid rect[data-gpu]');
+    const gpus = await resPage.locator('#resilience-grid rect[data-gpu]').count();
+    assert(gpus === 256, `expected 256 GPUs (32 nodes x 8), found ${gpus}`);
+    await resPage.waitForSelector('table[data-table="strategies"] tbody tr');
+    // The preset makes GPU 13 twice as slow; a click on GPU 200 adds a dead GPU.
+    await resPage.selectOption('#fault', '3');
+    await resPage.click('#resilience-grid rect[data-gpu="200"]');
+    await resPage.waitForSelector('#resilience-grid rect[data-gpu="200"].dead', { timeout: TIMEOUT_MS });
+    await resPage.waitForFunction(() => window.location.hash.startsWith('#/resilience?s='), null, { timeout: TIMEOUT_MS });
+    await resPage.waitForSelector('#toggle-plan', { timeout: TIMEOUT_MS });
+    await resPage.click('#toggle-plan');
+    await resPage.waitForFunction(() => document.querySelector('#plan-shown')?.textContent.includes('as launched'), null, { timeout: TIMEOUT_MS });
+    if (DATA_DIR) {
+      const pai = path.join(DATA_DIR, 'alibaba_pai_minibatch_time', 'job_1_norm.csv');
+      let have = true;
+      try { await fs.access(pai); } catch { have = false; }
+      assert(have || process.env.CI !== 'true', `${pai} is missing`);
+      if (have) {
+        await resPage.setInputFiles('#upload-pai', pai);
+        await resPage.waitForFunction(() => document.querySelector('#lab-resilience .controls .muted')?.textContent.includes('job_1_norm.csv'), null, { timeout: TIMEOUT_MS });
+        const text = await visibleText(resPage, '.report');
+        assert(/ResiHP flagged worker\(s\) \[6\]/.test(text), 'the PAI report should flag worker 6 of job 1');
+      }
+    }
+    await resPage.screenshot({ path: path.join(OUT_DIR, 'resilience-lab.png'), fullPage: true });
+  });
+
   await check('timing (printed, not asserted): real traces in the fairness page, 1,000 agents x 30 turns in the agentic page, GPT-3 175B in the overlap page', async () => {
     let have = true;
     try { await fs.access(DATA_DIR); } catch { have = false; }

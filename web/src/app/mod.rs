@@ -8,6 +8,7 @@ mod fairness;
 mod home;
 mod overlap;
 pub mod pipeline;
+mod resilience;
 mod trace;
 
 use bubblelab_core::share::{parse_fragment, Route as LinkRoute};
@@ -41,6 +42,11 @@ pub enum Route {
         /// The `s=` payload of a share link.
         payload: Option<String>,
     },
+    /// The resilience lab, maybe with a shared scenario payload.
+    Resilience {
+        /// The `s=` payload of a share link.
+        payload: Option<String>,
+    },
     /// The Kineto trace view.
     Trace,
     /// The cost-model explorer, maybe with a shared scenario payload.
@@ -64,6 +70,7 @@ impl Route {
             "fairness" => Route::Fairness { payload },
             "agentic" => Route::Agentic { payload },
             "overlap" => Route::Overlap { payload },
+            "resilience" => Route::Resilience { payload },
             "cost" => Route::Cost { payload },
             other => Route::NotFound(other.to_string()),
         }
@@ -98,6 +105,9 @@ pub fn app() -> Html {
         Route::Overlap { payload } => {
             html! { <overlap::OverlapLab payload={payload.clone()} /> }
         }
+        Route::Resilience { payload } => {
+            html! { <resilience::ResilienceLab payload={payload.clone()} /> }
+        }
         Route::Cost { payload } => html! { <cost::CostExplorer payload={payload.clone()} /> },
         Route::NotFound(lab) => html! {
             <section class="page" id="not-found">
@@ -116,6 +126,7 @@ pub fn app() -> Html {
                     <a href="#/overlap">{ "Overlap" }</a>
                     <a href="#/fairness">{ "Fairness" }</a>
                     <a href="#/agentic">{ "Agents" }</a>
+                    <a href="#/resilience">{ "Resilience" }</a>
                     <a href="#/cost">{ "Cost models" }</a>
                     <a href="#/trace">{ "Traces" }</a>
                 </nav>

@@ -1,0 +1,459 @@
+//! The resilience lab page: a training job's GPUs as a grid (nodes × GPUs) coloured by TP
+//! group, pipeline stage or DP replica; click a GPU to make it slow or dead from an iteration
+//! on; the run compares ResiHP's detection and re-plan with the baselines (iteration times
+//! predicted vs observed, alarms, throughput), and the grid shows the layout before and after
+//! ResiHP's re-plan (the change animates). A PAI mini-batch CSV runs the detectors on real data.
+//!
+//! The form edits the scenario's JSON by path and lets the core validate it, so every message
+//! names the field exactly as the CLI would.
+
+use std::rc::Rc;
+
+use bubblelab_core::labs::resilience::job::Plan;
+use bubblelab_core::labs::resilience::params::DetectorSpec;
+use bubblelab_core::labs::resilience::StrategyKind;
+use bubblelab_core::labs::resilience::{detect_pai, report, run_all, ResilienceParams};
+use bubblelab_core::{presets, share, Report, Scenario, ScenarioError};
+use serde_json::Value;
+use web_sys::HtmlSelectElement;
+use yew::prelude::*;
+
+use crate::browser;
+use crate::components::export::ExportBar;
+use crate::components::fields::NumberField;
+use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
+use crate::components::params_form::{get, number_value, params_value, scenario_of, set, text_at};
+use crate::components::report_view::ReportView;
+use crate::components::timeline::Shared;
+use crate::components::upload::{texts, FileUpload};
+
+/// Properties of [`ResilienceLab`].
+#[derive(Properties, PartialEq)]
+pub struct ResilienceLabProps {
+    /// The `s=` payload of a share link, if any.
+    #[prop_or_default]
+    pub payload: Option<String>,
+}
+
+/// Number fields: (path inside `params`, label).
+const FIELDS: [(&str, &str); 9] = [
+    ("cluster.nodes", "Nodes"),
+    ("cluster.gpus_per_node", "GPUs per node"),
+    ("cluster.tp", "TP degree"),
+    ("cluster.pp", "PP degree (stages)"),
+    ("cluster.dp", "DP degree (replicas)"),
+    ("cluster.micro_batches", "Micro-batches per replica"),
+    ("iterations", "Iterations"),
+    ("lengths.sigma", "Sequence-length spread (σ of ln tokens)"),
+    (
+        "detector.threshold",
+        "ResiHP trigger (observed/predicted − 1)",
+    ),
+];
+
+/// What a click on a GPU injects: (id, label, slowdown, dead).
+const FAULTS: [(&str, &str, f64, bool); 4] = [
+    ("slow-1.5", "slow ×1.5", 1.5, false),
+    ("slow-2", "slow ×2", 2.0, false),
+    ("slow-4", "slow ×4", 4.0, false),
+    ("dead", "dead (fail-stop)", 1.0, true),
+];
+
+/// Largest PAI file the page reads, bytes.
+const MAX_PAI_BYTES: u64 = 32 << 20;
+
+#[derive(Clone, PartialEq)]
+struct State {
+    params: Value,
+    texts: Vec<(String, String)>,
+    report: Shared<Report>,
+    /// The layout before and after ResiHP's re-plans.
+    plans: Rc<(Plan, Option<Plan>)>,
+    error: Option<ScenarioError>,
+    link_error: Option<String>,
+    /// A PAI file's detection Report, shown instead of the simulation while set.
+    pai: Option<(String, Shared<Report>)>,
+}
+
+fn default_params() -> ResilienceParams {
+    match presets::find("resilience-slow-gpu-2x").map(presets::Preset::scenario) {
+        Some(Ok(Scenario::Resilience(p))) => p,
+        _ => ResilienceParams::default(),
+    }
+}
+
+impl State {
+    fn new(p: &ResilienceParams, link_error: Option<String>) -> State {
+        let params = params_value(&Scenario::Resilience(p.clone()));
+        let mut s = State {
+            texts: FIELDS
+                .iter()
+                .map(|(path, _)| ((*path).to_string(), text_at(&params, path)))
+                .collect(),
+            params,
+            report: Shared(Rc::new(Report::default())),
+            plans: Rc::new((Plan::initial(p), None)),
+            error: None,
+            link_error,
+            pai: None,
+        };
+        s.rerun(false);
+        s
+    }
+
+    fn from_payload(payload: Option<&str>) -> State {
+        match payload.map(|p| share::decode_for_lab("resilience", p)) {
+            Some(Ok(Scenario::Resilience(p))) => State::new(&p, None),
+            Some(Err(e)) => State::new(&default_params(), Some(e.to_string())),
+            _ => State::new(&default_params(), None),
+        }
+    }
+
+    fn text(&self, path: &str) -> String {
+        self.texts
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, t)| t.clone())
+            .unwrap_or_default()
+    }
+
+    fn rerun(&mut self, update_link: bool) {
+        let scenario = match scenario_of("resilience", &self.params) {
+            Ok(s) => s,
+            Err(e) => return self.error = Some(e),
+        };
+        let Scenario::Resilience(p) = &scenario else {
+            return;
+        };
+        match run_all(p) {
+            Ok(runs) => {
+                let tokens = f64::from(p.cluster.dp * p.cluster.micro_batches)
+                    * f64::from(p.lengths.tokens_per_micro_batch);
+                self.report = Shared(Rc::new(report::build(p, &runs, tokens)));
+                let after = runs
+                    .iter()
+                    .find(|r| r.kind == StrategyKind::Resihp)
+                    .filter(|r| r.replans > 0)
+                    .map(|r| r.final_plan.clone());
+                self.plans = Rc::new((Plan::initial(p), after));
+                self.error = None;
+                if update_link {
+                    browser::replace_hash(&share::fragment(&scenario));
+                }
+            }
+            Err(e) => self.error = Some(e),
+        }
+    }
+}
+
+/// Colour of group `i` (hues spaced by the golden angle).
+fn group_colour(i: u32) -> String {
+    let hue = (f64::from(i) * 137.508) % 360.0;
+    format!("hsl({hue:.0}, 62%, 58%)")
+}
+
+/// (TP rank, stage, replica) of every GPU a plan uses, by GPU index.
+fn roles(plan: &Plan, gpus: u32) -> Vec<Option<(u32, u32, u32)>> {
+    let mut out = vec![None; gpus as usize];
+    for r in &plan.replicas {
+        for (s, stage) in plan_stages(r) {
+            for (t, &g) in stage.iter().enumerate() {
+                if let Some(slot) = out.get_mut(g as usize) {
+                    *slot = Some((t as u32, s, r.id));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn plan_stages(r: &bubblelab_core::labs::resilience::job::ReplicaPlan) -> Vec<(u32, Vec<u32>)> {
+    r.stages
+        .iter()
+        .enumerate()
+        .map(|(s, st)| (s as u32, st.gpus.clone()))
+        .collect()
+}
+
+/// The resilience lab.
+#[function_component(ResilienceLab)]
+pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
+    let state = {
+        let payload = props.payload.clone();
+        use_state(move || State::from_payload(payload.as_deref()))
+    };
+    let colour_by = use_state(|| "stage".to_string());
+    let fault = use_state(|| 1usize);
+    let at_iteration = use_state(|| "200".to_string());
+    let show_after = use_state(|| true);
+    let upload_error = use_state(|| None::<String>);
+    let on_number = |path: &'static str| {
+        let state = state.clone();
+        Callback::from(move |text: String| {
+            let mut next = (*state).clone();
+            match next.texts.iter_mut().find(|(p, _)| p == path) {
+                Some(e) => e.1 = text.clone(),
+                None => next.texts.push((path.to_string(), text.clone())),
+            }
+            match number_value("resilience", path, &text) {
+                Ok(value) => {
+                    set(&mut next.params, path, value);
+                    next.link_error = None;
+                    next.rerun(true);
+                }
+                Err(e) => next.error = Some(e),
+            }
+            state.set(next);
+        })
+    };
+    let on_gpu = {
+        let state = state.clone();
+        let fault = fault.clone();
+        let at_iteration = at_iteration.clone();
+        Callback::from(move |gpu: u32| {
+            let mut next = (*state).clone();
+            let at = match number_value("resilience", "events.at_iteration", &at_iteration) {
+                Ok(v) => v,
+                Err(e) => {
+                    next.error = Some(e);
+                    return state.set(next);
+                }
+            };
+            let (_, _, slowdown, dead) = FAULTS[*fault];
+            let mut events = get(&next.params, "events")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            // A second click on a GPU with an event removes it.
+            let before = events.len();
+            events.retain(|e| e.get("gpu").and_then(Value::as_u64) != Some(u64::from(gpu)));
+            if events.len() == before {
+                events.push(serde_json::json!({"at_iteration": at, "gpu": gpu, "slowdown": slowdown, "dead": dead}));
+            }
+            set(&mut next.params, "events", Value::from(events));
+            next.rerun(true);
+            state.set(next);
+        })
+    };
+    let on_preset = {
+        let state = state.clone();
+        Callback::from(move |(_, scenario): (&'static str, Scenario)| {
+            if let Scenario::Resilience(p) = scenario {
+                let mut next = State::new(&p, None);
+                next.rerun(true);
+                state.set(next);
+            }
+        })
+    };
+    let on_pai = {
+        let state = state.clone();
+        let upload_error = upload_error.clone();
+        Callback::from(move |files: Vec<(String, Vec<u8>)>| {
+            let loaded = texts(files).and_then(|files| {
+                let (name, text) = files.into_iter().next().ok_or("no file chosen")?;
+                let spec = match scenario_of("resilience", &state.params) {
+                    Ok(Scenario::Resilience(p)) => p.detector,
+                    _ => DetectorSpec::default(),
+                };
+                let report = detect_pai(&name, &text, &spec).map_err(|e| format!("{name}: {e}"))?;
+                Ok((name, report))
+            });
+            match loaded {
+                Ok((name, report)) => {
+                    upload_error.set(None);
+                    let mut next = (*state).clone();
+                    next.pai = Some((name, Shared(Rc::new(report))));
+                    state.set(next);
+                }
+                Err(e) => upload_error.set(Some(e)),
+            }
+        })
+    };
+    let on_back = {
+        let state = state.clone();
+        Callback::from(move |_: MouseEvent| {
+            let mut next = (*state).clone();
+            next.pai = None;
+            state.set(next);
+        })
+    };
+    let on_upload_error = {
+        let upload_error = upload_error.clone();
+        Callback::from(move |m: String| upload_error.set(Some(m)))
+    };
+    let field_error = |path: &str| {
+        let full = format!("resilience.{path}");
+        state
+            .error
+            .as_ref()
+            .filter(|e| e.path() == Some(full.as_str()))
+            .map(ToString::to_string)
+    };
+    let other_error = state
+        .error
+        .as_ref()
+        .filter(|e| {
+            !FIELDS
+                .iter()
+                .any(|(p, _)| e.path() == Some(format!("resilience.{p}").as_str()))
+        })
+        .map(ToString::to_string);
+    // The grid.
+    let nodes = get(&state.params, "cluster.nodes")
+        .and_then(Value::as_u64)
+        .unwrap_or(0) as u32;
+    let gpn = get(&state.params, "cluster.gpus_per_node")
+        .and_then(Value::as_u64)
+        .unwrap_or(0) as u32;
+    let total = nodes.saturating_mul(gpn).min(4096);
+    let (before, after) = &*state.plans;
+    let plan = if *show_after {
+        after.as_ref().unwrap_or(before)
+    } else {
+        before
+    };
+    let role = roles(plan, total);
+    let events: Vec<(u32, bool)> = get(&state.params, "events")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(|e| {
+                    let dead = e.get("dead").and_then(Value::as_bool).unwrap_or(false);
+                    match (
+                        e.get("gpu").and_then(Value::as_u64),
+                        e.get("node").and_then(Value::as_u64),
+                    ) {
+                        (Some(g), _) => Some(vec![(g as u32, dead)]),
+                        (None, Some(n)) => {
+                            Some((0..gpn).map(|l| (n as u32 * gpn + l, dead)).collect())
+                        }
+                        _ => None,
+                    }
+                })
+                .flatten()
+                .collect()
+        })
+        .unwrap_or_default();
+    let cell = if total > 512 { 10.0 } else { 16.0 };
+    let width = f64::from(gpn) * cell + 8.0;
+    let per_row = ((760.0 / width).floor() as u32).max(1);
+    let rows = nodes.div_ceil(per_row).max(1);
+    let svg_w = f64::from(per_row) * width;
+    let svg_h = f64::from(rows) * (cell + 8.0);
+    let by = (*colour_by).clone();
+    let on_colour = {
+        let colour_by = colour_by.clone();
+        Callback::from(move |e: Event| {
+            colour_by.set(e.target_unchecked_into::<HtmlSelectElement>().value())
+        })
+    };
+    let on_fault = {
+        let fault = fault.clone();
+        Callback::from(move |e: Event| {
+            if let Ok(i) = e
+                .target_unchecked_into::<HtmlSelectElement>()
+                .value()
+                .parse::<usize>()
+            {
+                fault.set(i.min(FAULTS.len() - 1));
+            }
+        })
+    };
+    let on_at = {
+        let at_iteration = at_iteration.clone();
+        Callback::from(move |text: String| at_iteration.set(text))
+    };
+    let on_toggle_plan = {
+        let show_after = show_after.clone();
+        Callback::from(move |_: MouseEvent| show_after.set(!*show_after))
+    };
+    let shown_report = state
+        .pai
+        .as_ref()
+        .map_or_else(|| state.report.clone(), |(_, r)| r.clone());
+    html! {
+        <section class="page" id="lab-resilience">
+            <h1>{ "Resilience: one slow GPU, and the whole job waits" }</h1>
+            <p class="lede">
+                { "In hybrid-parallel training a GPU that slows down drags its TP group, its pipeline stage and every data-parallel \
+                   replica with it. Raw iteration time is a poor alarm because packed sequences of varied length make healthy \
+                   iterations vary. ResiHP predicts each iteration from the work it actually holds, flags only persistent excess, \
+                   finds the slow GPU, and re-plans TP, PP and DP together." }
+            </p>
+            <LinkErrorBanner message={state.link_error.clone()} />
+            <div class="lab-grid">
+                <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
+                    <PresetSelect lab="resilience" selected={None} on_pick={on_preset} />
+                    { for FIELDS.iter().map(|(path, label)| html! {
+                        <NumberField path={format!("resilience.{path}")} label={*label} value={state.text(path)}
+                            error={field_error(path)} on_change={on_number(path)} />
+                    }) }
+                    if let Some(message) = other_error {
+                        <p class="field-error">{ message }</p>
+                    }
+                    <FileUpload id="upload-pai" label="Run the detectors on a PAI mini-batch CSV (job_N_norm.csv)" accept=".csv"
+                        max_bytes={MAX_PAI_BYTES} max_files={1} on_load={on_pai} on_error={on_upload_error} />
+                    if let Some((name, _)) = &state.pai {
+                        <p class="muted">{ format!("Showing the detectors on {name}. ") }
+                            <button type="button" id="back-to-simulation" onclick={on_back}>{ "Back to the simulation" }</button>
+                        </p>
+                    }
+                    if let Some(message) = &*upload_error {
+                        <div class="banner error" id="upload-error" role="alert">{ message.clone() }</div>
+                    }
+                </form>
+                <div class="results">
+                    <section class="cluster" id="resilience-grid">
+                        <h2>{ "The job's GPUs" }</h2>
+                        <div class="cluster-controls">
+                            <label for="colour-by">{ "Colour by" }</label>
+                            <select id="colour-by" onchange={on_colour}>
+                                <option value="stage" selected={by == "stage"}>{ "pipeline stage" }</option>
+                                <option value="replica" selected={by == "replica"}>{ "DP replica" }</option>
+                                <option value="tp" selected={by == "tp"}>{ "TP rank" }</option>
+                            </select>
+                            <label for="fault">{ "A click makes a GPU" }</label>
+                            <select id="fault" onchange={on_fault}>
+                                { for FAULTS.iter().enumerate().map(|(i, f)| html! { <option value={i.to_string()} selected={i == *fault}>{ f.1 }</option> }) }
+                            </select>
+                            <NumberField path="resilience.events.at_iteration" label="from iteration" value={(*at_iteration).clone()} on_change={on_at} />
+                            if after.is_some() {
+                                <button type="button" id="toggle-plan" onclick={on_toggle_plan}>
+                                    { if *show_after { "Show the layout before the re-plan" } else { "Show ResiHP's re-plan" } }
+                                </button>
+                            }
+                        </div>
+                        <p class="muted" id="plan-shown">{ if *show_after && after.is_some() { "ResiHP's layout after its re-plans (grey: GPUs it no longer uses)" } else { "The layout as launched" } }</p>
+                        <svg class="gpu-grid" viewBox={format!("0 0 {svg_w} {svg_h}")} width={svg_w.to_string()} role="img" aria-label="GPUs by node">
+                            { for (0..total).map(|g| {
+                                let node = g / gpn.max(1);
+                                let x = f64::from(node % per_row) * width + 4.0 + f64::from(g % gpn.max(1)) * cell;
+                                let y = f64::from(node / per_row) * (cell + 8.0) + 4.0;
+                                let fill = match role.get(g as usize).copied().flatten() {
+                                    Some((t, s, r)) => group_colour(match by.as_str() { "replica" => r, "tp" => t, _ => s }),
+                                    None => "#e2e8f0".to_string(),
+                                };
+                                let hit = events.iter().find(|e| e.0 == g);
+                                let class = match hit { Some((_, true)) => "gpu dead", Some(_) => "gpu slow", None => "gpu" };
+                                let on_gpu = on_gpu.clone();
+                                html! {
+                                    <rect {class} data-gpu={g.to_string()} x={x.to_string()} y={y.to_string()}
+                                        width={(cell - 1.0).to_string()} height={(cell - 1.0).to_string()} {fill}
+                                        onclick={Callback::from(move |_: MouseEvent| on_gpu.emit(g))}>
+                                        <title>{ format!("GPU {g} (node {node})") }</title>
+                                    </rect>
+                                }
+                            }) }
+                        </svg>
+                    </section>
+                    <ExportBar report={shown_report.clone()} stem="resilience" />
+                    <ReportView report={shown_report} chart_titles={vec![
+                        ("resilience.iteration_time".to_string(), "Iteration time: observed vs ResiHP's prediction".to_string()),
+                        ("resilience.throughput".to_string(), "Training throughput per strategy".to_string()),
+                        ("resilience.pai_time".to_string(), "Real mini-batch times: slowest vs median worker".to_string()),
+                    ]} />
+                </div>
+            </div>
+        </section>
+    }
+}
