@@ -17,6 +17,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::labs::agentic::AgenticParams;
+use crate::labs::bubbles::BubblesParams;
 use crate::labs::cost::CostParams;
 use crate::labs::fairness::FairnessParams;
 use crate::labs::overlap::OverlapParams;
@@ -26,7 +27,9 @@ use crate::labs::pipeline::PipelineParams;
 pub const FORMAT_VERSION: u64 = 1;
 
 /// Lab names, in the order the playground lists them.
-pub const LABS: [&str; 5] = ["pipeline", "cost", "fairness", "agentic", "overlap"];
+pub const LABS: [&str; 6] = [
+    "pipeline", "cost", "fairness", "agentic", "overlap", "bubbles",
+];
 
 /// One lab's input. The variant is the lab; the payload holds every parameter.
 #[derive(Clone, Debug, PartialEq)]
@@ -42,6 +45,8 @@ pub enum Scenario {
     Agentic(AgenticParams),
     /// Communication-computation overlap as graph scheduling: Helix against the baselines.
     Overlap(OverlapParams),
+    /// Hydro's Bubble Squeezer: tuning trials in the bubbles of a pipeline job.
+    Bubbles(BubblesParams),
 }
 
 /// Why a scenario (or a run of it) was refused.
@@ -116,6 +121,7 @@ impl Scenario {
             Scenario::Fairness(_) => "fairness",
             Scenario::Agentic(_) => "agentic",
             Scenario::Overlap(_) => "overlap",
+            Scenario::Bubbles(_) => "bubbles",
         }
     }
 
@@ -130,6 +136,7 @@ impl Scenario {
             Scenario::Fairness(p) => p.validate(),
             Scenario::Agentic(p) => p.validate(),
             Scenario::Overlap(p) => p.validate(),
+            Scenario::Bubbles(p) => p.validate(),
         }
     }
 
@@ -198,6 +205,7 @@ impl Scenario {
             "fairness" => Scenario::Fairness(params_from_value(&lab, params)?),
             "agentic" => Scenario::Agentic(params_from_value(&lab, params)?),
             "overlap" => Scenario::Overlap(params_from_value(&lab, params)?),
+            "bubbles" => Scenario::Bubbles(params_from_value(&lab, params)?),
             other => {
                 return Err(ScenarioError::field(
                     "lab",
@@ -218,6 +226,7 @@ impl Scenario {
             Scenario::Fairness(p) => to_value(p),
             Scenario::Agentic(p) => to_value(p),
             Scenario::Overlap(p) => to_value(p),
+            Scenario::Bubbles(p) => to_value(p),
         };
         let mut object = serde_json::Map::new();
         object.insert("version".into(), serde_json::Value::from(FORMAT_VERSION));
