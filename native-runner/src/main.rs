@@ -6,6 +6,7 @@
 //! on user input.
 
 mod agentic;
+mod bubbles;
 mod cost;
 mod error;
 mod fairness;
@@ -67,6 +68,10 @@ enum Command {
     /// and AsyncTP-style on a model's per-rank graph or an imported graph; sweeps over K and
     /// the memory budget.
     Overlap(overlap::OverlapArgs),
+    /// Hydro's Bubble Squeezer: tuning trials in the bubbles of a pipeline job (main job alone,
+    /// blind colocation, the squeezer) and the tuning makespan; `--log` squeezes the real
+    /// bubbles of a PipeMorph run.
+    Bubbles(bubbles::BubblesArgs),
 }
 
 /// How a Report is printed.
@@ -114,6 +119,7 @@ fn main() -> ExitCode {
         Command::Fairness(args) => fairness::fairness(&args),
         Command::Agentic(args) => agentic::agentic(&args),
         Command::Overlap(args) => overlap::overlap(&args),
+        Command::Bubbles(args) => bubbles::bubbles(&args),
     };
     match result {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,

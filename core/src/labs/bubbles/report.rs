@@ -284,7 +284,7 @@ pub fn build(
 
     // Claims, next to the seed's numbers.
     let get = |k: PolicyKind| runs.iter().find(|r| r.kind == k);
-    if let (Some(none), Some(sq)) = (get(PolicyKind::None), squeezer) {
+    if let (Some(none), Some(sq), None) = (get(PolicyKind::None), squeezer, log) {
         let mut ct = Table {
             key: "claims".into(),
             title: "Hydro's claims (OSDI 2023) and this model".into(),
