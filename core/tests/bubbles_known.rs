@@ -143,8 +143,7 @@ fn memory_never_exceeds_capacity_in_any_window() {
     assert!(sq.guest.is_empty());
     assert!(sq
         .outcomes
-        .iter()
-        .any(|o| *o == Outcome::Skipped(policies::squeezer::SKIP_MEMORY)));
+        .contains(&Outcome::Skipped(policies::squeezer::SKIP_MEMORY)));
     // A main job that does not fit by itself is refused, naming the field.
     p.gpu_memory_bytes = 50 << 30;
     p.trial.base_bytes = 1 << 30;
