@@ -48,6 +48,7 @@ pub fn run(scenario: &Scenario) -> Result<Report, ScenarioError> {
         Scenario::Cost(params) => labs::cost::run(params),
         Scenario::Fairness(params) => labs::fairness::run(params),
         Scenario::Agentic(params) => labs::agentic::run(params),
+        Scenario::Bubbles(params) => labs::bubbles::run(params),
         Scenario::Overlap(params) => labs::overlap::run(params),
         Scenario::Resilience(params) => labs::resilience::run(params),
     }

@@ -145,6 +145,26 @@ pub const PRESETS: &[Preset] = &[
         "resilience",
         "No failure, heavy length variation: false alarms of each detector"
     ),
+    preset!(
+        "bubbles-gpt-32gpus-resnet18",
+        "bubbles",
+        "Hydro's setting: GPT on 32 GPUs, 4 stages (1F1B), ResNet-18 trials, F ≤ 16"
+    ),
+    preset!(
+        "bubbles-gpt-32gpus-small-gpt",
+        "bubbles",
+        "The same GPT job with small GPT-like trials (more memory per trial)"
+    ),
+    preset!(
+        "bubbles-zb-h1-resnet18",
+        "bubbles",
+        "ZB-H1 main job: fewer, shorter bubbles to squeeze"
+    ),
+    preset!(
+        "bubbles-pipemorph-a10",
+        "bubbles",
+        "PipeMorph's 4-stage GPT on A10 (24 GiB): memory for real logs (`--log`)"
+    ),
 ];
 
 /// The preset with this id.

@@ -17,6 +17,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::labs::agentic::AgenticParams;
+use crate::labs::bubbles::BubblesParams;
 use crate::labs::cost::CostParams;
 use crate::labs::fairness::FairnessParams;
 use crate::labs::overlap::OverlapParams;
@@ -27,13 +28,14 @@ use crate::labs::resilience::ResilienceParams;
 pub const FORMAT_VERSION: u64 = 1;
 
 /// Lab names, in the order the playground lists them.
-pub const LABS: [&str; 6] = [
+pub const LABS: [&str; 7] = [
     "pipeline",
     "cost",
     "fairness",
     "agentic",
     "overlap",
     "resilience",
+    "bubbles",
 ];
 
 /// One lab's input. The variant is the lab; the payload holds every parameter.
@@ -53,6 +55,8 @@ pub enum Scenario {
     /// Fail-slow and fail-stop resilience of hybrid-parallel training: ResiHP's detector and
     /// joint TP/PP/DP re-plan against the baselines.
     Resilience(ResilienceParams),
+    /// Hydro's Bubble Squeezer: tuning trials in the bubbles of a pipeline job.
+    Bubbles(BubblesParams),
 }
 
 /// Why a scenario (or a run of it) was refused.
@@ -128,6 +132,7 @@ impl Scenario {
             Scenario::Agentic(_) => "agentic",
             Scenario::Overlap(_) => "overlap",
             Scenario::Resilience(_) => "resilience",
+            Scenario::Bubbles(_) => "bubbles",
         }
     }
 
@@ -143,6 +148,7 @@ impl Scenario {
             Scenario::Agentic(p) => p.validate(),
             Scenario::Overlap(p) => p.validate(),
             Scenario::Resilience(p) => p.validate(),
+            Scenario::Bubbles(p) => p.validate(),
         }
     }
 
@@ -212,6 +218,7 @@ impl Scenario {
             "agentic" => Scenario::Agentic(params_from_value(&lab, params)?),
             "overlap" => Scenario::Overlap(params_from_value(&lab, params)?),
             "resilience" => Scenario::Resilience(params_from_value(&lab, params)?),
+            "bubbles" => Scenario::Bubbles(params_from_value(&lab, params)?),
             other => {
                 return Err(ScenarioError::field(
                     "lab",
@@ -233,6 +240,7 @@ impl Scenario {
             Scenario::Agentic(p) => to_value(p),
             Scenario::Overlap(p) => to_value(p),
             Scenario::Resilience(p) => to_value(p),
+            Scenario::Bubbles(p) => to_value(p),
         };
         let mut object = serde_json::Map::new();
         object.insert("version".into(), serde_json::Value::from(FORMAT_VERSION));

@@ -7,6 +7,7 @@
 
 mod agentic;
 mod calibrate;
+mod bubbles;
 mod cost;
 mod doctor;
 mod error;
@@ -87,6 +88,10 @@ enum Command {
     /// Run the fail-slow detectors on a real Alibaba PAI per-worker mini-batch CSV and print the
     /// flagged iterations and workers.
     Detect(resilience::DetectArgs),
+    /// Hydro's Bubble Squeezer: tuning trials in the bubbles of a pipeline job (main job alone,
+    /// blind colocation, the squeezer) and the tuning makespan; `--log` squeezes the real
+    /// bubbles of a PipeMorph run.
+    Bubbles(bubbles::BubblesArgs),
 }
 
 /// Every overlap strategy, in table order.
@@ -143,6 +148,7 @@ fn main() -> ExitCode {
         Command::Doctor(args) => doctor::doctor(&args),
         Command::Resilience(args) => resilience::resilience(&args),
         Command::Detect(args) => resilience::detect(&args),
+        Command::Bubbles(args) => bubbles::bubbles(&args),
     };
     match result {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,

@@ -102,7 +102,7 @@ pub fn pipeline_log(args: &PipelineLogArgs) -> Result<(), Failure> {
 }
 
 /// Every `*.log` file and `log.txt` in `dir`, sorted by file name, as (path, text).
-fn read_log_folder(dir: &Path) -> Result<Vec<(String, String)>, Failure> {
+pub(crate) fn read_log_folder(dir: &Path) -> Result<Vec<(String, String)>, Failure> {
     let name = dir.display().to_string();
     let entries =
         std::fs::read_dir(dir).map_err(|e| files::io_input(&name, "cannot read folder", &e))?;

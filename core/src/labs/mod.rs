@@ -2,6 +2,7 @@
 //! (one file each) and a `run` that returns a [`crate::Report`].
 
 pub mod agentic;
+pub mod bubbles;
 pub mod cost;
 pub mod fairness;
 pub mod overlap;

@@ -3,6 +3,7 @@
 //! scenario, `#/<lab>?s=<payload>` a lab with a shared scenario.
 
 mod agentic;
+mod bubbles;
 mod cost;
 mod fairness;
 mod home;
@@ -47,6 +48,11 @@ pub enum Route {
         /// The `s=` payload of a share link.
         payload: Option<String>,
     },
+    /// The bubbles lab, maybe with a shared scenario payload.
+    Bubbles {
+        /// The `s=` payload of a share link.
+        payload: Option<String>,
+    },
     /// The Kineto trace view.
     Trace,
     /// The cost-model explorer, maybe with a shared scenario payload.
@@ -71,6 +77,7 @@ impl Route {
             "agentic" => Route::Agentic { payload },
             "overlap" => Route::Overlap { payload },
             "resilience" => Route::Resilience { payload },
+            "bubbles" => Route::Bubbles { payload },
             "cost" => Route::Cost { payload },
             other => Route::NotFound(other.to_string()),
         }
@@ -108,6 +115,9 @@ pub fn app() -> Html {
         Route::Resilience { payload } => {
             html! { <resilience::ResilienceLab payload={payload.clone()} /> }
         }
+        Route::Bubbles { payload } => {
+            html! { <bubbles::BubblesLab payload={payload.clone()} /> }
+        }
         Route::Cost { payload } => html! { <cost::CostExplorer payload={payload.clone()} /> },
         Route::NotFound(lab) => html! {
             <section class="page" id="not-found">
@@ -124,6 +134,7 @@ pub fn app() -> Html {
                     <a href="#/">{ "Labs" }</a>
                     <a href="#/pipeline">{ "Pipeline" }</a>
                     <a href="#/overlap">{ "Overlap" }</a>
+                    <a href="#/bubbles">{ "Bubbles" }</a>
                     <a href="#/fairness">{ "Fairness" }</a>
                     <a href="#/agentic">{ "Agents" }</a>
                     <a href="#/resilience">{ "Resilience" }</a>

@@ -1,0 +1,518 @@
+//! Parameters of the bubbles lab: the main pipeline job and its GPU memory, the guest trial
+//! profile, the policies to compare, and the cluster-level tuning (HPO) job.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use serde::{Deserialize, Serialize};
+
+use crate::labs::pipeline::{PipelineParams, ScheduleKind};
+use crate::scenario::ScenarioError;
+use crate::units::GIB;
+
+/// Largest fusion count F of one trial bundle.
+pub const MAX_FUSION: u32 = 256;
+/// Most trials of one tuning job.
+pub const MAX_TRIALS: u32 = 10_000;
+/// Largest GPU memory accepted, bytes (1 TiB).
+pub const MAX_GPU_BYTES: u64 = 1 << 40;
+/// Longest guest step or module accepted, ns (1000 s).
+pub const MAX_STEP_NS: u64 = 1_000_000_000_000;
+
+/// The policies the lab compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum PolicyKind {
+    /// The main job alone.
+    #[serde(rename = "none")]
+    None,
+    /// Blind colocation: the guest runs beside the main job all the time; both slow down.
+    #[serde(rename = "blind")]
+    Blind,
+    /// Hydro's Bubble Squeezer: the guest runs only inside safe bubbles, pausing at a hook
+    /// before each bubble ends.
+    #[serde(rename = "squeezer")]
+    Squeezer,
+}
+
+impl PolicyKind {
+    /// Every policy, in display order.
+    pub const ALL: [PolicyKind; 3] = [PolicyKind::None, PolicyKind::Blind, PolicyKind::Squeezer];
+
+    /// Id used in JSON and metric keys.
+    #[must_use]
+    pub fn id(self) -> &'static str {
+        match self {
+            PolicyKind::None => "none",
+            PolicyKind::Blind => "blind",
+            PolicyKind::Squeezer => "squeezer",
+        }
+    }
+
+    /// Display name.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            PolicyKind::None => "main job alone",
+            PolicyKind::Blind => "blind colocation",
+            PolicyKind::Squeezer => "Bubble Squeezer",
+        }
+    }
+
+    /// Parses an id.
+    #[must_use]
+    pub fn from_id(id: &str) -> Option<PolicyKind> {
+        PolicyKind::ALL.into_iter().find(|k| k.id() == id)
+    }
+}
+
+/// A fused bundle of F tuning trials of one small surrogate model (Hydro fuses trials that
+/// differ only in hyperparameters into one wider model, HFTA-style).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrialProfile {
+    /// Display name.
+    pub name: String,
+    /// Memory the bundle holds whatever F is (CUDA context share, workspaces), bytes.
+    pub base_bytes: u64,
+    /// Memory each fused trial adds (weights, optimizer state, activations), bytes.
+    pub per_trial_bytes: u64,
+    /// Step time of a bundle on an exclusive GPU that does not grow with F (launches,
+    /// data loading, small kernels), ns.
+    pub step_fixed_ns: u64,
+    /// Step time each fused trial adds on an exclusive GPU, ns. Step time(F) = fixed + F·per
+    /// trial, so throughput F/step(F) rises sub-linearly with F.
+    pub step_per_trial_ns: u64,
+    /// Modules per step between pause hooks (the bundle can only pause between modules); the
+    /// pause granularity is step time(F) / modules.
+    pub modules_per_step: u32,
+    /// SM activity while the bundle's per-trial kernels run (0–1); the fixed part of a step is
+    /// counted as idle SMs, so a bundle's SM activity is this × F·per / step(F).
+    pub kernel_sm_activity: f64,
+}
+
+impl TrialProfile {
+    /// A ResNet-18-like CIFAR trial (11.7 M parameters, He et al. 2016). Memory and times are
+    /// this lab's assumptions for batch 128 on an A100-class GPU, not measurements: 0.5 GiB
+    /// base, 0.75 GiB per trial, 8 ms + 3 ms·F per step, 10 modules per step.
+    #[must_use]
+    pub fn resnet18() -> TrialProfile {
+        TrialProfile {
+            name: "ResNet-18-like".into(),
+            base_bytes: GIB / 2,
+            per_trial_bytes: 3 * GIB / 4,
+            step_fixed_ns: 8_000_000,
+            step_per_trial_ns: 3_000_000,
+            modules_per_step: 10,
+            kernel_sm_activity: 0.8,
+        }
+    }
+
+    /// A small GPT-like trial (6 layers, hidden 512, sequence 512). Assumed: 1 GiB base,
+    /// 2 GiB per trial, 20 ms + 9 ms·F per step, 14 modules (embedding, 6 layers, head, ×
+    /// forward/backward rounded).
+    #[must_use]
+    pub fn small_gpt() -> TrialProfile {
+        TrialProfile {
+            name: "small GPT-like".into(),
+            base_bytes: GIB,
+            per_trial_bytes: 2 * GIB,
+            step_fixed_ns: 20_000_000,
+            step_per_trial_ns: 9_000_000,
+            modules_per_step: 14,
+            kernel_sm_activity: 0.85,
+        }
+    }
+
+    /// Memory of a bundle of `f` trials, bytes.
+    #[must_use]
+    pub fn memory_bytes(&self, f: u32) -> u64 {
+        self.base_bytes
+            .saturating_add(self.per_trial_bytes.saturating_mul(u64::from(f)))
+    }
+
+    /// Exclusive-GPU step time of a bundle of `f` trials, ns.
+    #[must_use]
+    pub fn step_ns(&self, f: u32) -> u64 {
+        self.step_fixed_ns
+            .saturating_add(self.step_per_trial_ns.saturating_mul(u64::from(f)))
+    }
+
+    /// Pause granularity: the time of one module of a bundle of `f` trials, ns (rounded up).
+    #[must_use]
+    pub fn module_ns(&self, f: u32) -> u64 {
+        let m = u64::from(self.modules_per_step.max(1));
+        self.step_ns(f).div_ceil(m)
+    }
+
+    /// Trial-steps per second of a bundle of `f` trials on an exclusive GPU.
+    #[must_use]
+    pub fn exclusive_trial_steps_per_s(&self, f: u32) -> f64 {
+        let step = self.step_ns(f);
+        if step == 0 {
+            return 0.0;
+        }
+        f64::from(f) * 1e9 / step as f64
+    }
+
+    /// SM activity of a running bundle of `f` trials (0–1).
+    #[must_use]
+    pub fn sm_activity(&self, f: u32) -> f64 {
+        let step = self.step_ns(f);
+        if step == 0 {
+            return 0.0;
+        }
+        self.kernel_sm_activity * (self.step_per_trial_ns as f64 * f64::from(f)) / step as f64
+    }
+}
+
+impl Default for TrialProfile {
+    fn default() -> Self {
+        TrialProfile::resnet18()
+    }
+}
+
+/// Which trial profile preset to start from (the page's menu; `trial` holds the numbers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TrialPreset {
+    /// [`TrialProfile::resnet18`].
+    #[serde(rename = "resnet18")]
+    Resnet18,
+    /// [`TrialProfile::small_gpt`].
+    #[serde(rename = "small-gpt")]
+    SmallGpt,
+}
+
+impl TrialPreset {
+    /// The profile.
+    #[must_use]
+    pub fn profile(self) -> TrialProfile {
+        match self {
+            TrialPreset::Resnet18 => TrialProfile::resnet18(),
+            TrialPreset::SmallGpt => TrialProfile::small_gpt(),
+        }
+    }
+}
+
+/// A hyperparameter-tuning job run with successive halving (Jamieson & Talwalkar 2016; the
+/// multi-fidelity schedule Hydro's tuner uses through ASHA/Hyperband-style rungs).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HpoParams {
+    /// Trials in the first rung, N.
+    pub trials: u32,
+    /// Reduction factor η: each rung keeps 1/η of the trials and trains them η× longer.
+    pub eta: u32,
+    /// Steps each trial trains in the first rung.
+    pub min_steps: u64,
+    /// Pipeline stages of the main job whose bubbles the tuner may use, S (≤ its stages).
+    pub stages: u32,
+    /// GPUs in each stage (tensor/data parallel within a stage): each sees that stage's bubbles.
+    pub gpus_per_stage: u32,
+}
+
+impl Default for HpoParams {
+    fn default() -> Self {
+        HpoParams {
+            trials: 64,
+            eta: 2,
+            min_steps: 200,
+            stages: 4,
+            gpus_per_stage: 8,
+        }
+    }
+}
+
+/// The bubbles lab's scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BubblesParams {
+    /// The main job: a pipeline-lab scenario with exactly one schedule.
+    pub main: PipelineParams,
+    /// GPU memory of every stage's GPU, bytes.
+    pub gpu_memory_bytes: u64,
+    /// Memory the main job holds on a stage all the time (weights, gradients, optimizer state),
+    /// bytes; one value for every stage, or one per stage.
+    pub static_bytes: Vec<u64>,
+    /// Memory kept free for fragmentation, NCCL buffers and workspaces, bytes.
+    pub reserve_bytes: u64,
+    /// SM activity of the main job while it computes (0–1).
+    pub compute_sm_activity: f64,
+    /// SM activity while only NCCL communication runs on the stage (0–1); Hydro measures ~2 %.
+    pub nccl_sm_activity: f64,
+    /// The trial preset the profile came from (display only; `trial` holds the numbers).
+    pub trial_preset: TrialPreset,
+    /// The guest trial bundle.
+    pub trial: TrialProfile,
+    /// Largest fusion count F a bundle may have.
+    pub max_fusion: u32,
+    /// Time to resume a paused bundle at the start of a window (reload its state, relaunch), ns.
+    pub resume_ns: u64,
+    /// Delay before the squeezer learns that a window opened (progress report + NCCL stream
+    /// poll), ns.
+    pub detect_ns: u64,
+    /// Slowdown of the main job's compute under blind colocation (0.12 = 12 %, the seed's figure
+    /// for direct colocation).
+    pub interference: f64,
+    /// Policies to compare, in display order.
+    pub policies: Vec<PolicyKind>,
+    /// The tuning job at cluster level.
+    pub hpo: HpoParams,
+}
+
+impl Default for BubblesParams {
+    fn default() -> Self {
+        BubblesParams::gpt_32_gpus()
+    }
+}
+
+impl BubblesParams {
+    /// The seed's setting: a large GPT job on 32 GPUs in 4 pipeline stages (8 GPUs per stage),
+    /// 1F1B with 8 micro-batches, A100-80GB GPUs, ResNet-18-like trials. Op times (40 ms F,
+    /// 80 ms B+W per micro-batch and stage), 40 GiB static and 4 GiB of activations per
+    /// micro-batch are this lab's assumptions for a ~20 B-parameter GPT, not measurements.
+    #[must_use]
+    pub fn gpt_32_gpus() -> BubblesParams {
+        BubblesParams {
+            main: PipelineParams {
+                schedules: vec![ScheduleKind::OneFOneB],
+                stages: 4,
+                micro_batches: 8,
+                virtual_stages: 2,
+                forward_ns: 40_000_000,
+                backward_input_ns: 40_000_000,
+                backward_weight_ns: 40_000_000,
+                stage_times: Vec::new(),
+                stage_slowdown: Vec::new(),
+                p2p_ns: 2_000_000,
+                activation_bytes: 4 * GIB,
+                w_memory_fraction: 0.5,
+            },
+            gpu_memory_bytes: 80 * GIB,
+            static_bytes: vec![40 * GIB],
+            reserve_bytes: 2 * GIB,
+            compute_sm_activity: 0.9,
+            nccl_sm_activity: 0.02,
+            trial_preset: TrialPreset::Resnet18,
+            trial: TrialProfile::resnet18(),
+            max_fusion: 16,
+            resume_ns: 2_000_000,
+            detect_ns: 1_000_000,
+            interference: 0.12,
+            policies: PolicyKind::ALL.to_vec(),
+            hpo: HpoParams::default(),
+        }
+    }
+
+    /// Static bytes of stage `d`.
+    #[must_use]
+    pub fn static_bytes_of(&self, d: usize) -> u64 {
+        match self.static_bytes.len() {
+            0 => 0,
+            1 => self.static_bytes[0],
+            _ => self.static_bytes.get(d).copied().unwrap_or(0),
+        }
+    }
+
+    /// The main job's schedule.
+    #[must_use]
+    pub fn schedule(&self) -> ScheduleKind {
+        self.main
+            .schedules
+            .first()
+            .copied()
+            .unwrap_or(ScheduleKind::OneFOneB)
+    }
+
+    /// Checks every field; the error names the first bad one as `bubbles.<path>`.
+    ///
+    /// # Errors
+    /// [`ScenarioError::Field`] with the path and expected range.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        self.main.validate().map_err(|e| match e {
+            ScenarioError::Field { path, message } => ScenarioError::Field {
+                path: format!(
+                    "bubbles.main.{}",
+                    path.strip_prefix("pipeline.").unwrap_or(&path)
+                ),
+                message,
+            },
+            other => other,
+        })?;
+        self.validate_guest()?;
+        if self.main.schedules.len() != 1 {
+            return Err(field(
+                "main.schedules",
+                format!(
+                    "must name exactly one schedule (the main job's), got {}",
+                    self.main.schedules.len()
+                ),
+            ));
+        }
+        if !self.static_bytes.is_empty()
+            && self.static_bytes.len() != 1
+            && self.static_bytes.len() != self.main.stages as usize
+        {
+            return Err(field(
+                "static_bytes",
+                format!(
+                    "must hold one value or one per stage ({}), got {}",
+                    self.main.stages,
+                    self.static_bytes.len()
+                ),
+            ));
+        }
+        for (i, &b) in self.static_bytes.iter().enumerate() {
+            if b > self.gpu_memory_bytes {
+                return Err(field(
+                    &format!("static_bytes[{i}]"),
+                    format!(
+                        "must be at most gpu_memory_bytes ({}), got {b}",
+                        self.gpu_memory_bytes
+                    ),
+                ));
+            }
+        }
+        if self.hpo.stages > self.main.stages {
+            return Err(field(
+                "hpo.stages",
+                format!(
+                    "must be between 0 and the main job's stages ({}), got {}",
+                    self.main.stages, self.hpo.stages
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks everything except the main pipeline (used for real logs, whose main job is the
+    /// log).
+    ///
+    /// # Errors
+    /// [`ScenarioError::Field`] with the path and expected range.
+    pub fn validate_guest(&self) -> Result<(), ScenarioError> {
+        if !(1..=MAX_GPU_BYTES).contains(&self.gpu_memory_bytes) {
+            return Err(field(
+                "gpu_memory_bytes",
+                format!(
+                    "must be between 1 and {MAX_GPU_BYTES}, got {}",
+                    self.gpu_memory_bytes
+                ),
+            ));
+        }
+        if self.reserve_bytes > self.gpu_memory_bytes {
+            return Err(field(
+                "reserve_bytes",
+                format!(
+                    "must be at most gpu_memory_bytes, got {}",
+                    self.reserve_bytes
+                ),
+            ));
+        }
+        for (name, v) in [
+            ("compute_sm_activity", self.compute_sm_activity),
+            ("nccl_sm_activity", self.nccl_sm_activity),
+            ("trial.kernel_sm_activity", self.trial.kernel_sm_activity),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(field(name, format!("must be between 0 and 1, got {v}")));
+            }
+        }
+        if !(0.0..=10.0).contains(&self.interference) {
+            return Err(field(
+                "interference",
+                format!(
+                    "must be between 0 and 10 (a fraction: 0.12 = 12 %), got {}",
+                    self.interference
+                ),
+            ));
+        }
+        if !(1..=MAX_FUSION).contains(&self.max_fusion) {
+            return Err(field(
+                "max_fusion",
+                format!(
+                    "must be between 1 and {MAX_FUSION}, got {}",
+                    self.max_fusion
+                ),
+            ));
+        }
+        let t = &self.trial;
+        if t.step_fixed_ns > MAX_STEP_NS || t.step_per_trial_ns > MAX_STEP_NS {
+            return Err(field(
+                "trial.step_per_trial_ns",
+                format!("step times must be at most {MAX_STEP_NS} ns"),
+            ));
+        }
+        if t.step_per_trial_ns == 0 {
+            return Err(field(
+                "trial.step_per_trial_ns",
+                "must be at least 1 ns, got 0",
+            ));
+        }
+        if !(1..=10_000).contains(&t.modules_per_step) {
+            return Err(field(
+                "trial.modules_per_step",
+                format!("must be between 1 and 10000, got {}", t.modules_per_step),
+            ));
+        }
+        if t.base_bytes > MAX_GPU_BYTES || t.per_trial_bytes > MAX_GPU_BYTES {
+            return Err(field(
+                "trial.per_trial_bytes",
+                format!("trial memory must be at most {MAX_GPU_BYTES} bytes"),
+            ));
+        }
+        for (name, v) in [("resume_ns", self.resume_ns), ("detect_ns", self.detect_ns)] {
+            if v > MAX_STEP_NS {
+                return Err(field(
+                    name,
+                    format!("must be at most {MAX_STEP_NS}, got {v}"),
+                ));
+            }
+        }
+        if self.policies.is_empty() {
+            return Err(field(
+                "policies",
+                "must name at least one policy (none, blind, squeezer)",
+            ));
+        }
+        for (i, p) in self.policies.iter().enumerate() {
+            if self.policies[..i].contains(p) {
+                return Err(field(
+                    &format!("policies[{i}]"),
+                    format!("`{}` is listed twice", p.id()),
+                ));
+            }
+        }
+        let h = &self.hpo;
+        if !(1..=MAX_TRIALS).contains(&h.trials) {
+            return Err(field(
+                "hpo.trials",
+                format!("must be between 1 and {MAX_TRIALS}, got {}", h.trials),
+            ));
+        }
+        if !(2..=16).contains(&h.eta) {
+            return Err(field(
+                "hpo.eta",
+                format!("must be between 2 and 16, got {}", h.eta),
+            ));
+        }
+        if !(1..=1_000_000).contains(&h.min_steps) {
+            return Err(field(
+                "hpo.min_steps",
+                format!("must be between 1 and 1000000, got {}", h.min_steps),
+            ));
+        }
+        if !(1..=256).contains(&h.gpus_per_stage) {
+            return Err(field(
+                "hpo.gpus_per_stage",
+                format!("must be between 1 and 256, got {}", h.gpus_per_stage),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn field(path: &str, message: impl Into<String>) -> ScenarioError {
+    ScenarioError::field(format!("bubbles.{path}"), message)
+}

@@ -1,0 +1,298 @@
+#![cfg(not(target_arch = "wasm32"))]
+//! Known answers and claim directions of the bubbles lab (docs/CLAIMS.md, "Bubbles lab").
+
+use bubblelab_core::labs::bubbles::params::PolicyKind;
+use bubblelab_core::labs::bubbles::{self, policies, BubblesParams, MainTimeline, Outcome, Window};
+use bubblelab_core::labs::pipeline::{run_schedule, ScheduleKind};
+use bubblelab_core::{presets, Report, Scenario, ScenarioError};
+
+fn preset(id: &str) -> BubblesParams {
+    match presets::find(id)
+        .expect("preset")
+        .scenario()
+        .expect("parses")
+    {
+        Scenario::Bubbles(p) => p,
+        other => panic!("not a bubbles preset: {}", other.lab()),
+    }
+}
+
+fn metric(r: &Report, k: &str) -> f64 {
+    r.metric(k).unwrap_or_else(|| panic!("metric {k}"))
+}
+
+/// Variations that exercise short windows, tight memory and every schedule.
+fn variants() -> Vec<BubblesParams> {
+    let mut out = Vec::new();
+    for id in [
+        "bubbles-gpt-32gpus-resnet18",
+        "bubbles-gpt-32gpus-small-gpt",
+        "bubbles-zb-h1-resnet18",
+    ] {
+        out.push(preset(id));
+    }
+    for kind in ScheduleKind::ALL {
+        // GPU memory = what the main job needs + 6, 22 or 40 GiB of room.
+        for (room_gib, modules, fusion) in [(6u64, 2u32, 64u32), (22, 10, 16), (40, 1, 32)] {
+            let mut p = preset("bubbles-gpt-32gpus-resnet18");
+            p.main.schedules = vec![kind];
+            let run = run_schedule(&p.main, kind).unwrap();
+            let peak = run.peak_activation_bytes.iter().copied().max().unwrap();
+            p.gpu_memory_bytes = p.static_bytes[0] + peak + p.reserve_bytes + (room_gib << 30);
+            p.trial.modules_per_step = modules;
+            p.max_fusion = fusion;
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_window_shorter_than_the_pause_granularity_is_never_used() {
+    let mut total_used = 0;
+    for p in variants() {
+        let run = run_schedule(&p.main, p.schedule()).unwrap();
+        let main = MainTimeline::from_schedule(&run, &p);
+        let sq = policies::squeezer::run(&main, &p, p.max_fusion);
+        let mut used = 0;
+        for (w, o) in sq.windows.iter().zip(&sq.outcomes) {
+            if let Outcome::Used { fusion, modules } = o {
+                used += 1;
+                let module = p.trial.module_ns(*fusion);
+                assert!(
+                    w.duration_ns >= module,
+                    "{w:?} used with module {module} ns"
+                );
+                assert!(
+                    p.detect_ns + p.resume_ns + modules * module <= w.duration_ns,
+                    "{w:?} overrun"
+                );
+            }
+        }
+        for g in &sq.guest {
+            let inside = sq.windows.iter().any(|w| {
+                w.stage == g.stage
+                    && w.safe
+                    && g.start_ns >= w.start_ns
+                    && g.start_ns + g.dur_ns <= w.end_ns()
+            });
+            assert!(inside, "guest span outside a safe window: {g:?}");
+        }
+        total_used += used;
+    }
+    assert!(total_used > 100, "{total_used}");
+    // A hand-made window one nanosecond shorter than one module at F = 1.
+    let mut p = preset("bubbles-gpt-32gpus-resnet18");
+    p.detect_ns = 0;
+    p.resume_ns = 0;
+    let short = Window {
+        stage: 0,
+        iteration: 0,
+        start_ns: 0,
+        duration_ns: p.trial.module_ns(1) - 1,
+        free_bytes: 80 << 30,
+        safe: true,
+    };
+    assert_eq!(
+        policies::squeezer::decide(&short, &p, 1),
+        Outcome::Skipped(policies::squeezer::SKIP_SHORT)
+    );
+    let exact = Window {
+        duration_ns: p.trial.module_ns(1),
+        ..short
+    };
+    assert_eq!(
+        policies::squeezer::decide(&exact, &p, 1),
+        Outcome::Used {
+            fusion: 1,
+            modules: 1
+        }
+    );
+}
+
+#[test]
+fn memory_never_exceeds_capacity_in_any_window() {
+    for p in variants() {
+        let run = run_schedule(&p.main, p.schedule()).unwrap();
+        let main = MainTimeline::from_schedule(&run, &p);
+        let sq = policies::squeezer::run(&main, &p, p.max_fusion);
+        for (w, o) in sq.windows.iter().zip(&sq.outcomes) {
+            if let Outcome::Used { fusion, .. } = o {
+                let peak = main.peak_memory(w.stage as usize, w.start_ns, w.end_ns());
+                assert!(
+                    peak + p.trial.memory_bytes(*fusion) + p.reserve_bytes <= p.gpu_memory_bytes,
+                    "{w:?}: F={fusion} over capacity"
+                );
+            }
+        }
+        // The drawn memory counters (main + guest) stay under capacity too.
+        let report = bubbles::run(&p).unwrap();
+        for t in &report.timelines {
+            for c in t.counters.iter().filter(|c| c.unit == "bytes") {
+                for &(_, v) in &c.points {
+                    assert!(v <= p.gpu_memory_bytes as f64, "{}: {v} bytes", c.name);
+                }
+            }
+        }
+    }
+    // No room at all: every window is skipped for memory.
+    let mut p = preset("bubbles-gpt-32gpus-resnet18");
+    p.trial.base_bytes = 38 << 30;
+    let run = run_schedule(&p.main, p.schedule()).unwrap();
+    let sq = policies::squeezer::run(&MainTimeline::from_schedule(&run, &p), &p, 16);
+    assert!(sq.guest.is_empty());
+    assert!(sq
+        .outcomes
+        .contains(&Outcome::Skipped(policies::squeezer::SKIP_MEMORY)));
+    // A main job that does not fit by itself is refused, naming the field.
+    p.gpu_memory_bytes = 50 << 30;
+    p.trial.base_bytes = 1 << 30;
+    let e = bubbles::run(&p).unwrap_err();
+    assert_eq!(e.path(), Some("bubbles.gpu_memory_bytes"), "{e}");
+}
+
+#[test]
+fn with_no_guest_the_main_job_is_unchanged_to_the_nanosecond() {
+    for p in variants() {
+        let run = run_schedule(&p.main, p.schedule()).unwrap();
+        let main = MainTimeline::from_schedule(&run, &p);
+        let none = policies::none::run(&main, &p);
+        let sq = policies::squeezer::run(&main, &p, p.max_fusion);
+        for r in [&none, &sq] {
+            assert_eq!(r.main.span_ns(), run.iteration_ns);
+            let mut ours: Vec<(u32, u64, u64)> = r
+                .main
+                .ops
+                .iter()
+                .map(|o| (o.stage, o.start_ns, o.end_ns))
+                .collect();
+            let mut theirs: Vec<(u32, u64, u64)> = run
+                .ops
+                .iter()
+                .map(|o| (o.device, o.start.0, o.end.0))
+                .collect();
+            ours.sort_unstable();
+            theirs.sort_unstable();
+            assert_eq!(ours, theirs);
+        }
+        let report = bubbles::run(&p).unwrap();
+        assert_eq!(
+            metric(&report, "none.iteration_ms"),
+            run.iteration_ns as f64 / 1e6
+        );
+        assert_eq!(metric(&report, "squeezer.slowdown"), 0.0);
+        assert_eq!(metric(&report, "none.trial_steps_per_iteration"), 0.0);
+    }
+    // Blind colocation without interference leaves the main job unchanged too.
+    let mut p = preset("bubbles-gpt-32gpus-resnet18");
+    p.interference = 0.0;
+    let r = bubbles::run(&p).unwrap();
+    assert_eq!(
+        metric(&r, "blind.iteration_ms"),
+        metric(&r, "none.iteration_ms")
+    );
+}
+
+/// The seed's four claims on the seed's preset: directions, and our numbers pinned.
+#[test]
+fn claims_directions_on_the_seed_preset() {
+    let p = preset("bubbles-gpt-32gpus-resnet18");
+    let r = bubbles::run(&p).unwrap();
+    let (none_sm, sq_sm) = (
+        metric(&r, "none.bubble_sm_activity"),
+        metric(&r, "squeezer.bubble_sm_activity"),
+    );
+    assert!((none_sm - 0.02).abs() < 1e-12, "{none_sm}");
+    assert!(sq_sm > 10.0 * none_sm && sq_sm > 0.3, "{sq_sm}");
+    assert!((sq_sm - 0.4339).abs() < 5e-4, "pinned: {sq_sm}");
+    let frac = metric(&r, "squeezer.guest_fraction");
+    assert!(frac > 0.05 && frac < 0.4, "{frac}");
+    assert!((frac - 0.175).abs() < 5e-4, "pinned: {frac}");
+    assert_eq!(metric(&r, "squeezer.slowdown"), 0.0);
+    let blind = metric(&r, "blind.slowdown");
+    assert!(blind > 0.08 && blind <= 0.12 + 1e-9, "{blind}");
+    assert!((blind - 0.1172).abs() < 5e-4, "pinned: {blind}");
+    let speedup = metric(&r, "hpo.speedup");
+    assert!(speedup > 1.0, "{speedup}");
+    assert!((speedup - 1.1762).abs() < 5e-4, "pinned: {speedup}");
+    assert!(metric(&r, "hpo.with_bubbles_s") < metric(&r, "hpo.exclusive_s"));
+    // More bubble GPUs never make the tuning job slower.
+    let mut more = p.clone();
+    more.hpo.gpus_per_stage = 32;
+    let r2 = bubbles::run(&more).unwrap();
+    assert!(metric(&r2, "hpo.with_bubbles_s") <= metric(&r, "hpo.with_bubbles_s"));
+    for key in ["policies", "windows", "hpo", "claims"] {
+        assert!(r.tables.iter().any(|t| t.key == key), "table {key}");
+    }
+    assert_eq!(
+        r.series
+            .iter()
+            .filter(|s| s.chart == "bubbles.sm_activity")
+            .count(),
+        3
+    );
+}
+
+#[test]
+fn zb_h1_leaves_less_to_squeeze_than_1f1b() {
+    let a = bubbles::run(&preset("bubbles-gpt-32gpus-resnet18")).unwrap();
+    let z = bubbles::run(&preset("bubbles-zb-h1-resnet18")).unwrap();
+    assert!(metric(&z, "windows.bubble_ratio") < metric(&a, "windows.bubble_ratio"));
+    assert!(
+        metric(&z, "squeezer.trial_steps_per_iteration")
+            < metric(&a, "squeezer.trial_steps_per_iteration")
+    );
+}
+
+#[test]
+fn same_params_give_byte_identical_reports() {
+    for id in [
+        "bubbles-gpt-32gpus-resnet18",
+        "bubbles-gpt-32gpus-small-gpt",
+        "bubbles-zb-h1-resnet18",
+        "bubbles-pipemorph-a10",
+    ] {
+        let p = preset(id);
+        assert_eq!(
+            bubbles::run(&p).unwrap().to_json(),
+            bubbles::run(&p).unwrap().to_json(),
+            "{id}"
+        );
+    }
+}
+
+#[test]
+fn bad_params_name_their_field() {
+    let cases = [
+        (
+            r#"{"main":{"schedules":["1f1b","gpipe"]}}"#,
+            "bubbles.main.schedules",
+        ),
+        (r#"{"main":{"stages":0}}"#, "bubbles.main.stages"),
+        (r#"{"max_fusion":0}"#, "bubbles.max_fusion"),
+        (r#"{"interference":-1}"#, "bubbles.interference"),
+        (
+            r#"{"trial":{"modules_per_step":0}}"#,
+            "bubbles.trial.modules_per_step",
+        ),
+        (r#"{"static_bytes":[1,2,3]}"#, "bubbles.static_bytes"),
+        (r#"{"hpo":{"stages":9}}"#, "bubbles.hpo.stages"),
+        (r#"{"policies":[]}"#, "bubbles.policies"),
+        (
+            r#"{"policies":["squeezer","squeezer"]}"#,
+            "bubbles.policies[1]",
+        ),
+        (r#"{"nccl_sm_activity":2}"#, "bubbles.nccl_sm_activity"),
+    ];
+    for (params, path) in cases {
+        let text = format!(r#"{{"version":1,"lab":"bubbles","params":{params}}}"#);
+        match Scenario::from_json(&text) {
+            Err(ScenarioError::Field { path: got, .. }) => assert_eq!(got, path, "{params}"),
+            other => panic!("{params}: {other:?}"),
+        }
+    }
+    let e =
+        Scenario::from_json(r#"{"version":1,"lab":"bubbles","params":{"bogus":1}}"#).unwrap_err();
+    assert!(e.to_string().contains("bogus"), "{e}");
+    assert_eq!(PolicyKind::from_id("squeezer"), Some(PolicyKind::Squeezer));
+}

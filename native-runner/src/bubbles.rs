@@ -1,0 +1,116 @@
+//! `bubblelab bubbles`: run the bubbles lab (main job alone, blind colocation, Hydro's Bubble
+//! Squeezer, and the successive-halving tuning job) on a preset or scenario, or squeeze the real
+//! bubbles of a PipeMorph run (`--log <folder>`), and print the Report.
+
+use std::path::PathBuf;
+
+use bubblelab_core::labs::bubbles::{self, PolicyKind, TrialPreset};
+use bubblelab_core::labs::pipeline::pipemorph::load_run;
+use bubblelab_core::{Scenario, ScenarioError};
+use clap::Args;
+
+use crate::error::Failure;
+use crate::ReportOutput;
+
+/// The preset used when neither `--preset` nor a scenario file is given.
+pub const DEFAULT_PRESET: &str = "bubbles-gpt-32gpus-resnet18";
+/// The preset used with `--log` when none is given (A10 memory of PipeMorph's runs).
+pub const DEFAULT_LOG_PRESET: &str = "bubbles-pipemorph-a10";
+
+/// Arguments of `bubblelab bubbles`.
+#[derive(Debug, Args)]
+pub struct BubblesArgs {
+    /// Preset to start from (list them with `bubblelab presets`); default
+    /// `bubbles-gpt-32gpus-resnet18`, or `bubbles-pipemorph-a10` with `--log`.
+    #[arg(long, value_name = "ID", conflicts_with = "scenario")]
+    preset: Option<String>,
+    /// Scenario JSON file (`"lab": "bubbles"`) to start from instead of a preset.
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<PathBuf>,
+    /// A PipeMorph run folder (`*.log` stage logs, optionally `log.txt`): squeeze its real
+    /// bubbles instead of the simulated main job.
+    #[arg(long, value_name = "DIR")]
+    log: Option<PathBuf>,
+    /// Trial preset (`resnet18`, `small-gpt`), overriding the scenario's trial profile.
+    #[arg(long, value_name = "ID")]
+    trial: Option<String>,
+    /// Largest fusion count F, overriding the scenario's.
+    #[arg(long, value_name = "F")]
+    max_fusion: Option<u32>,
+    /// Policies to compare, comma-separated: `none`, `blind`, `squeezer`.
+    #[arg(long, value_name = "IDS")]
+    policies: Option<String>,
+    /// How to print the Report, and where to write its trace.
+    #[command(flatten)]
+    output: ReportOutput,
+}
+
+fn failure(e: &ScenarioError) -> Failure {
+    match e {
+        ScenarioError::Run(_) => Failure::Other(e.to_string()),
+        _ => Failure::Input(e.to_string()),
+    }
+}
+
+/// `bubblelab bubbles`.
+///
+/// # Errors
+/// [`Failure::Input`] naming the field of a bad scenario or flag, or the file and line of a bad
+/// log.
+pub fn bubbles(args: &BubblesArgs) -> Result<(), Failure> {
+    let default = if args.log.is_some() {
+        DEFAULT_LOG_PRESET
+    } else {
+        DEFAULT_PRESET
+    };
+    let scenario = if args.scenario.is_some() {
+        crate::run::load_scenario(args.scenario.as_deref(), None)?
+    } else {
+        crate::run::load_scenario(None, Some(args.preset.as_deref().unwrap_or(default)))?
+    };
+    let Scenario::Bubbles(mut params) = scenario else {
+        return Err(Failure::Input(format!(
+            "the scenario is for the `{}` lab; `bubblelab bubbles` needs a bubbles scenario",
+            scenario.lab()
+        )));
+    };
+    if let Some(t) = &args.trial {
+        let preset = match t.as_str() {
+            "resnet18" => TrialPreset::Resnet18,
+            "small-gpt" => TrialPreset::SmallGpt,
+            other => {
+                return Err(Failure::Input(format!(
+                    "--trial: unknown trial preset `{other}`; expected resnet18 or small-gpt"
+                )))
+            }
+        };
+        params.trial_preset = preset;
+        params.trial = preset.profile();
+    }
+    if let Some(f) = args.max_fusion {
+        params.max_fusion = f;
+    }
+    if let Some(ids) = &args.policies {
+        let mut out = Vec::new();
+        for id in ids.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+            let p = PolicyKind::from_id(id).ok_or_else(|| {
+                Failure::Input(format!(
+                    "--policies: unknown policy `{id}`; expected none, blind or squeezer"
+                ))
+            })?;
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+        params.policies = out;
+    }
+    let report = match &args.log {
+        None => bubbles::run(&params).map_err(|e| failure(&e))?,
+        Some(dir) => {
+            let files = crate::run::read_log_folder(dir)?;
+            let run = load_run(&files).map_err(|e| Failure::Input(e.to_string()))?;
+            bubbles::run_log(&params, &run, &dir.display().to_string()).map_err(|e| failure(&e))?
+        }
+    };
+    crate::run::print_report(&report, &args.output)
+}

@@ -1,0 +1,392 @@
+//! The bubbles lab page: a pipeline job's bubbles, and Hydro's Bubble Squeezer filling them with
+//! fused, pausable tuning trials; the three policies side by side, SM activity over time, the
+//! tuning makespan, and the real bubbles of a PipeMorph log the user opens (not carried in links).
+//!
+//! The form edits the scenario's JSON by path and lets the core validate it, so every message
+//! names the field exactly as the CLI would.
+
+use std::rc::Rc;
+
+use bubblelab_core::labs::bubbles::{run_log, BubblesParams, TrialPreset};
+use bubblelab_core::labs::pipeline::pipemorph::{load_run, PipelineRun};
+use bubblelab_core::labs::pipeline::ScheduleKind;
+use bubblelab_core::{presets, share, Report, Scenario, ScenarioError};
+use serde_json::Value;
+use web_sys::HtmlSelectElement;
+use yew::prelude::*;
+
+use crate::browser;
+use crate::components::export::ExportBar;
+use crate::components::fields::NumberField;
+use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
+use crate::components::params_form::{get, number_value, params_value, scenario_of, set, text_at};
+use crate::components::report_view::ReportView;
+use crate::components::timeline::Shared;
+use crate::components::upload::{texts, FileUpload};
+
+/// Properties of [`BubblesLab`].
+#[derive(Properties, PartialEq)]
+pub struct BubblesLabProps {
+    /// The `s=` payload of a share link, if any.
+    #[prop_or_default]
+    pub payload: Option<String>,
+}
+
+/// Number fields: (path inside `params`, label).
+const FIELDS: [(&str, &str); 11] = [
+    ("main.stages", "Pipeline stages"),
+    ("main.micro_batches", "Micro-batches per iteration"),
+    ("main.forward_ns", "Forward per micro-batch and stage (ns)"),
+    (
+        "main.activation_bytes",
+        "Activations per micro-batch (bytes)",
+    ),
+    ("gpu_memory_bytes", "GPU memory (bytes)"),
+    (
+        "static_bytes.0",
+        "Main job's static memory per stage (bytes)",
+    ),
+    ("max_fusion", "Largest fusion count F"),
+    (
+        "interference",
+        "Blind-colocation interference (0.12 = 12 %)",
+    ),
+    ("hpo.trials", "Tuning trials N"),
+    ("hpo.stages", "Stages whose bubbles the tuner uses S"),
+    ("hpo.gpus_per_stage", "GPUs per stage"),
+];
+
+/// Largest total size of the log files the page reads, bytes.
+const MAX_LOG_BYTES: u64 = 64 << 20;
+
+#[derive(Clone, PartialEq)]
+struct State {
+    params: Value,
+    texts: Vec<(String, String)>,
+    report: Shared<Report>,
+    source: String,
+    error: Option<ScenarioError>,
+    link_error: Option<String>,
+    uploaded: Option<Rc<PipelineRun>>,
+}
+
+/// The page opens on the seed's preset.
+fn default_params() -> BubblesParams {
+    match presets::find("bubbles-gpt-32gpus-resnet18").map(presets::Preset::scenario) {
+        Some(Ok(Scenario::Bubbles(p))) => p,
+        _ => BubblesParams::default(),
+    }
+}
+
+/// Policies as the CLI writes them: `none, blind, squeezer`.
+fn policies_text(params: &Value) -> String {
+    get(params, "policies")
+        .and_then(Value::as_array)
+        .map(|l| {
+            l.iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default()
+}
+
+impl State {
+    fn new(p: &BubblesParams, link_error: Option<String>) -> State {
+        let mut s = State {
+            params: params_value(&Scenario::Bubbles(p.clone())),
+            texts: Vec::new(),
+            report: Shared(Rc::new(Report::default())),
+            source: "simulated".into(),
+            error: None,
+            link_error,
+            uploaded: None,
+        };
+        s.refresh_texts();
+        s.rerun(false);
+        s
+    }
+
+    fn from_payload(payload: Option<&str>) -> State {
+        match payload.map(|p| share::decode_for_lab("bubbles", p)) {
+            Some(Ok(Scenario::Bubbles(p))) => State::new(&p, None),
+            Some(Err(e)) => State::new(&default_params(), Some(e.to_string())),
+            _ => State::new(&default_params(), None),
+        }
+    }
+
+    fn refresh_texts(&mut self) {
+        let mut texts: Vec<(String, String)> = FIELDS
+            .iter()
+            .map(|(path, _)| ((*path).to_string(), text_at(&self.params, path)))
+            .collect();
+        texts.push(("policies".into(), policies_text(&self.params)));
+        self.texts = texts;
+    }
+
+    fn text(&self, path: &str) -> String {
+        self.texts
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, t)| t.clone())
+            .unwrap_or_default()
+    }
+
+    fn set_text(&mut self, path: &str, text: String) {
+        match self.texts.iter_mut().find(|(p, _)| p == path) {
+            Some(entry) => entry.1 = text,
+            None => self.texts.push((path.to_string(), text)),
+        }
+    }
+
+    fn rerun(&mut self, update_link: bool) {
+        let scenario = match scenario_of("bubbles", &self.params) {
+            Ok(s) => s,
+            Err(e) => return self.error = Some(e),
+        };
+        let Scenario::Bubbles(p) = &scenario else {
+            return;
+        };
+        let result = match &self.uploaded {
+            None => bubblelab_core::run(&scenario),
+            Some(log) => run_log(p, log, &self.source),
+        };
+        match result {
+            Ok(report) => {
+                self.report = Shared(Rc::new(report));
+                self.error = None;
+                if update_link && self.uploaded.is_none() {
+                    browser::replace_hash(&share::fragment(&scenario));
+                }
+            }
+            Err(e) => self.error = Some(e),
+        }
+    }
+}
+
+/// The bubbles lab.
+#[function_component(BubblesLab)]
+pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
+    let state = {
+        let payload = props.payload.clone();
+        use_state(move || State::from_payload(payload.as_deref()))
+    };
+    let upload_error = use_state(|| None::<String>);
+    let on_number = |path: String| {
+        let state = state.clone();
+        Callback::from(move |text: String| {
+            let mut next = (*state).clone();
+            next.set_text(&path, text.clone());
+            match number_value("bubbles", &path, &text) {
+                Ok(value) => {
+                    if path == "static_bytes.0" {
+                        // One value for every stage.
+                        set(&mut next.params, "static_bytes", Value::from(vec![value]));
+                    } else {
+                        set(&mut next.params, &path, value);
+                    }
+                    next.link_error = None;
+                    next.rerun(true);
+                }
+                Err(e) => next.error = Some(e),
+            }
+            state.set(next);
+        })
+    };
+    let on_policies = {
+        let state = state.clone();
+        Callback::from(move |text: String| {
+            let mut next = (*state).clone();
+            next.set_text("policies", text.clone());
+            let list: Vec<Value> = text
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(Value::from)
+                .collect();
+            set(&mut next.params, "policies", Value::from(list));
+            next.rerun(true);
+            state.set(next);
+        })
+    };
+    let on_schedule = {
+        let state = state.clone();
+        Callback::from(move |e: Event| {
+            let id = e.target_unchecked_into::<HtmlSelectElement>().value();
+            let mut next = (*state).clone();
+            set(
+                &mut next.params,
+                "main.schedules",
+                Value::from(vec![Value::from(id)]),
+            );
+            next.rerun(true);
+            state.set(next);
+        })
+    };
+    let on_trial = {
+        let state = state.clone();
+        Callback::from(move |e: Event| {
+            let id = e.target_unchecked_into::<HtmlSelectElement>().value();
+            let preset = if id == "small-gpt" {
+                TrialPreset::SmallGpt
+            } else {
+                TrialPreset::Resnet18
+            };
+            let mut next = (*state).clone();
+            let v = params_value(&Scenario::Bubbles(BubblesParams {
+                trial: preset.profile(),
+                trial_preset: preset,
+                ..BubblesParams::default()
+            }));
+            for key in ["trial", "trial_preset"] {
+                if let Some(x) = v.get(key) {
+                    set(&mut next.params, key, x.clone());
+                }
+            }
+            next.rerun(true);
+            state.set(next);
+        })
+    };
+    let on_preset = {
+        let state = state.clone();
+        Callback::from(move |(_, scenario): (&'static str, Scenario)| {
+            if let Scenario::Bubbles(p) = scenario {
+                let mut next = State::new(&p, None);
+                next.rerun(true);
+                state.set(next);
+            }
+        })
+    };
+    let on_log = {
+        let state = state.clone();
+        let upload_error = upload_error.clone();
+        Callback::from(move |files: Vec<(String, Vec<u8>)>| {
+            let loaded = texts(files).and_then(|files| {
+                let name = files
+                    .first()
+                    .map(|(n, _)| n.clone())
+                    .ok_or("no file chosen")?;
+                let run = load_run(&files).map_err(|e| e.to_string())?;
+                Ok((name, run))
+            });
+            match loaded {
+                Ok((name, run)) => {
+                    upload_error.set(None);
+                    let mut next = (*state).clone();
+                    next.uploaded = Some(Rc::new(run));
+                    next.source = format!("{name} and the other stage logs");
+                    next.rerun(false);
+                    state.set(next);
+                }
+                Err(e) => upload_error.set(Some(e)),
+            }
+        })
+    };
+    let on_simulated = {
+        let state = state.clone();
+        Callback::from(move |_: MouseEvent| {
+            let mut next = (*state).clone();
+            next.uploaded = None;
+            next.source = "simulated".into();
+            next.rerun(true);
+            state.set(next);
+        })
+    };
+    let on_upload_error = {
+        let upload_error = upload_error.clone();
+        Callback::from(move |m: String| upload_error.set(Some(m)))
+    };
+    let field_error = |path: &str| {
+        let full = format!("bubbles.{path}");
+        state
+            .error
+            .as_ref()
+            .filter(|e| {
+                e.path().is_some_and(|p| {
+                    p == full
+                        || p.starts_with(&format!("{full}."))
+                        || p.starts_with(&format!("{full}["))
+                })
+            })
+            .map(ToString::to_string)
+    };
+    let shown: Vec<String> = state
+        .texts
+        .iter()
+        .map(|(p, _)| format!("bubbles.{p}"))
+        .collect();
+    let other_error = state
+        .error
+        .as_ref()
+        .filter(|e| {
+            !e.path()
+                .is_some_and(|p| shown.iter().any(|s| p.starts_with(s.as_str())))
+        })
+        .map(ToString::to_string);
+    let schedule = get(&state.params, "main.schedules.0")
+        .and_then(Value::as_str)
+        .unwrap_or("1f1b")
+        .to_string();
+    let trial = get(&state.params, "trial_preset")
+        .and_then(Value::as_str)
+        .unwrap_or("resnet18")
+        .to_string();
+    html! {
+        <section class="page" id="lab-bubbles">
+            <h1>{ "Bubbles: tuning trials where the pipeline idles" }</h1>
+            <p class="lede">
+                { "A pipeline-parallel job leaves short, repeated windows on every stage where only NCCL runs. \
+                   Hydro's Bubble Squeezer fuses small tuning trials into one bundle and runs it only inside \
+                   safe windows that have the memory, pausing at a hook before each window ends, so the main \
+                   job never waits. Blind colocation runs the bundle all the time and slows the main job." }
+            </p>
+            <LinkErrorBanner message={state.link_error.clone()} />
+            <div class="lab-grid">
+                <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
+                    <PresetSelect lab="bubbles" selected={None} on_pick={on_preset} />
+                    <div class="field">
+                        <label for="field-schedule">{ "Main job's schedule" }</label>
+                        <select id="field-schedule" onchange={on_schedule}>
+                            { for ScheduleKind::ALL.iter().map(|k| html! {
+                                <option value={k.id()} selected={schedule == k.id()}>{ k.label(2) }</option>
+                            }) }
+                        </select>
+                    </div>
+                    <div class="field">
+                        <label for="field-trial">{ "Trial preset" }</label>
+                        <select id="field-trial" onchange={on_trial}>
+                            <option value="resnet18" selected={trial == "resnet18"}>{ "ResNet-18-like" }</option>
+                            <option value="small-gpt" selected={trial == "small-gpt"}>{ "small GPT-like" }</option>
+                        </select>
+                    </div>
+                    <NumberField path="bubbles.policies" label="Policies (none, blind, squeezer)" input_type="text"
+                        value={state.text("policies")} error={field_error("policies")} on_change={on_policies} />
+                    { for FIELDS.iter().map(|(path, label)| html! {
+                        <NumberField path={format!("bubbles.{path}")} label={*label} value={state.text(path)}
+                            error={field_error(path)} on_change={on_number((*path).to_string())} />
+                    }) }
+                    if let Some(message) = other_error {
+                        <p class="field-error">{ message }</p>
+                    }
+                    <FileUpload id="upload-bubbles-log" label="Open a PipeMorph run (all its rank *.log files)" accept=".log,.txt"
+                        multiple=true max_bytes={MAX_LOG_BYTES} max_files={16} on_load={on_log} on_error={on_upload_error} />
+                    if state.uploaded.is_some() {
+                        <p class="muted">{ format!("Squeezing the real bubbles of {}. The main job's fields above do not apply; memory, trial and F do. ", state.source) }
+                            <button type="button" id="use-simulated" onclick={on_simulated}>{ "Back to the simulated job" }</button>
+                        </p>
+                    }
+                    if let Some(message) = &*upload_error {
+                        <div class="banner error" id="upload-error" role="alert">{ message.clone() }</div>
+                    }
+                </form>
+                <div class="results stacked-charts">
+                    <ExportBar report={state.report.clone()} stem="bubbles" />
+                    <ReportView report={state.report.clone()} chart_titles={vec![
+                        ("bubbles.sm_activity".to_string(), "SM activity, mean over stages".to_string()),
+                        ("bubbles.log_safe_ms".to_string(), "Safe bubble time per iteration (real log)".to_string()),
+                    ]} />
+                </div>
+            </div>
+        </section>
+    }
+}
