@@ -6,8 +6,8 @@
 //! on user input.
 
 mod agentic;
-mod calibrate;
 mod bubbles;
+mod calibrate;
 mod cost;
 mod doctor;
 mod error;

@@ -410,6 +410,30 @@ try {
     await resPage.screenshot({ path: path.join(OUT_DIR, 'resilience-lab.png'), fullPage: true });
   });
 
+  await check('the bubbles lab squeezes trials into bubbles without slowing the main job, and reads real PipeMorph logs', async () => {
+    const { page: bubPage } = await newWatchedPage(context, 'bubbles');
+    await bubPage.goto(`${BASE_URL}/#/bubbles`);
+    await bubPage.waitForSelector('[data-metric="squeezer.bubble_sm_activity"]');
+    const alone = Number(await dataValue(bubPage, '[data-metric="none.bubble_sm_activity"]'));
+    const squeezed = Number(await dataValue(bubPage, '[data-metric="squeezer.bubble_sm_activity"]'));
+    assert(squeezed > 5 * alone, `bubble SM activity should rise several-fold with the squeezer: ${alone} -> ${squeezed}`);
+    const slowdown = Number(await dataValue(bubPage, '[data-metric="squeezer.slowdown"]'));
+    assert(Math.abs(slowdown) < 1e-9, `the squeezer must not slow the main job, got ${slowdown}`);
+    if (DATA_DIR) {
+      const dir = path.join(DATA_DIR, 'pipemorph_pp4_stage_logs', 'ae', 'fig15', '1F1B', '2_3', '0.06');
+      let files = [];
+      try { files = (await fs.readdir(dir)).filter((f) => f.endsWith('.log')).map((f) => path.join(dir, f)); } catch { files = []; }
+      assert(files.length > 0 || process.env.CI !== 'true', `${dir} has no logs`);
+      if (files.length > 0) {
+        await bubPage.setInputFiles('#upload-bubbles-log', files);
+        await bubPage.waitForSelector('#use-simulated', { timeout: TIMEOUT_MS });
+        const windows = Number(await dataValue(bubPage, '[data-metric="windows.total"]'));
+        assert(windows > 100, `a real 1F1B run should have many bubble windows, found ${windows}`);
+      }
+    }
+    await bubPage.screenshot({ path: path.join(OUT_DIR, 'bubbles-lab.png'), fullPage: true });
+  });
+
   await check('timing (printed, not asserted): real traces in the fairness page, 1,000 agents x 30 turns in the agentic page, GPT-3 175B in the overlap page', async () => {
     let have = true;
     try { await fs.access(DATA_DIR); } catch { have = false; }

@@ -20,6 +20,57 @@ pub struct ReportViewProps {
     pub chart_titles: Vec<(String, String)>,
 }
 
+/// Rows a table shows before "show all" (long tables, e.g. every bubble window of a real log,
+/// would bury the rest of the Report).
+const ROWS_SHOWN: usize = 40;
+
+/// Properties of [`TableView`].
+#[derive(Properties, PartialEq)]
+pub struct TableViewProps {
+    /// The report holding the table.
+    pub report: Shared<Report>,
+    /// Index of the table in the report.
+    pub index: usize,
+}
+
+/// One comparison table; past [`ROWS_SHOWN`] rows, a button shows the rest (the export holds
+/// every row either way).
+#[function_component(TableView)]
+pub fn table_view(props: &TableViewProps) -> Html {
+    let expanded = use_state(|| false);
+    let Some(t) = props.report.0.tables.get(props.index) else {
+        return html! {};
+    };
+    let long = t.rows.len() > ROWS_SHOWN;
+    let shown = if long && !*expanded {
+        ROWS_SHOWN
+    } else {
+        t.rows.len()
+    };
+    let on_toggle = {
+        let expanded = expanded.clone();
+        Callback::from(move |_: MouseEvent| expanded.set(!*expanded))
+    };
+    html! {
+        <table class="data" data-table={t.key.clone()}>
+            <caption>{ t.title.clone() }</caption>
+            <thead><tr>{ for t.columns.iter().map(|c| html! { <th>{ c.clone() }</th> }) }</tr></thead>
+            <tbody>
+                { for t.rows.iter().take(shown).map(|r| html! {
+                    <tr>{ for r.iter().map(|c| html! { <td>{ c.display() }</td> }) }</tr>
+                }) }
+            </tbody>
+            if long {
+                <tfoot><tr><td colspan={t.columns.len().to_string()}>
+                    <button type="button" class="show-rows" onclick={on_toggle}>
+                        { if *expanded { format!("Show the first {ROWS_SHOWN} rows") } else { format!("Show all {} rows", t.rows.len()) } }
+                    </button>
+                </td></tr></tfoot>
+            }
+        </table>
+    }
+}
+
 /// Formats a metric for people: bytes in GiB/MiB, ratios as percent, others plainly.
 fn display_value(value: f64, unit: &str) -> String {
     match unit {
@@ -65,16 +116,8 @@ pub fn report_view(props: &ReportViewProps) -> Html {
                 </ul>
             }
             <div class="tables">
-                { for report.tables.iter().map(|t| html! {
-                    <table class="data" data-table={t.key.clone()}>
-                        <caption>{ t.title.clone() }</caption>
-                        <thead><tr>{ for t.columns.iter().map(|c| html! { <th>{ c.clone() }</th> }) }</tr></thead>
-                        <tbody>
-                            { for t.rows.iter().map(|r| html! {
-                                <tr>{ for r.iter().map(|c| html! { <td>{ c.display() }</td> }) }</tr>
-                            }) }
-                        </tbody>
-                    </table>
+                { for report.tables.iter().enumerate().map(|(i, _)| html! {
+                    <TableView report={props.report.clone()} index={i} />
                 }) }
                 <table class="data metrics">
                     <caption>{ "Metrics" }</caption>
