@@ -26,6 +26,18 @@ const CASES: &[(&str, &str)] = &[
         include_str!("../../tests/scenarios/agentic-small.json"),
         include_str!("../../tests/golden/agentic-small.report.json"),
     ),
+    (
+        include_str!("../../tests/scenarios/overlap-small.json"),
+        include_str!("../../tests/golden/overlap-small.report.json"),
+    ),
+    (
+        include_str!("../../tests/scenarios/resilience-small.json"),
+        include_str!("../../tests/golden/resilience-small.report.json"),
+    ),
+    (
+        include_str!("../../tests/scenarios/bubbles-small.json"),
+        include_str!("../../tests/golden/bubbles-small.report.json"),
+    ),
 ];
 
 #[wasm_bindgen_test]
