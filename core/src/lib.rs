@@ -51,5 +51,6 @@ pub fn run(scenario: &Scenario) -> Result<Report, ScenarioError> {
         Scenario::Bubbles(params) => labs::bubbles::run(params),
         Scenario::Overlap(params) => labs::overlap::run(params),
         Scenario::Resilience(params) => labs::resilience::run(params),
+        Scenario::Tuning(params) => labs::tuning::run(params),
     }
 }

@@ -165,6 +165,11 @@ pub const PRESETS: &[Preset] = &[
         "bubbles",
         "PipeMorph's 4-stage GPT on A10 (24 GiB): memory for real logs (`--log`)"
     ),
+    preset!(
+        "tuning-mutransfer-mlp",
+        "tuning",
+        "μTransfer: MLP widths 32–256, Adam, SP vs μP; GPT-2 small shrunk ÷8; fusion on H100"
+    ),
 ];
 
 /// The preset with this id.

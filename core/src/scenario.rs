@@ -23,12 +23,13 @@ use crate::labs::fairness::FairnessParams;
 use crate::labs::overlap::OverlapParams;
 use crate::labs::pipeline::PipelineParams;
 use crate::labs::resilience::ResilienceParams;
+use crate::labs::tuning::TuningParams;
 
 /// The scenario format version this build reads and writes.
 pub const FORMAT_VERSION: u64 = 1;
 
 /// Lab names, in the order the playground lists them.
-pub const LABS: [&str; 7] = [
+pub const LABS: [&str; 8] = [
     "pipeline",
     "cost",
     "fairness",
@@ -36,6 +37,7 @@ pub const LABS: [&str; 7] = [
     "overlap",
     "resilience",
     "bubbles",
+    "tuning",
 ];
 
 /// One lab's input. The variant is the lab; the payload holds every parameter.
@@ -57,6 +59,8 @@ pub enum Scenario {
     Resilience(ResilienceParams),
     /// Hydro's Bubble Squeezer: tuning trials in the bubbles of a pipeline job.
     Bubbles(BubblesParams),
+    /// Hydro's tuning side: the μP shrinker, a μTransfer experiment and trial fusion.
+    Tuning(TuningParams),
 }
 
 /// Why a scenario (or a run of it) was refused.
@@ -133,6 +137,7 @@ impl Scenario {
             Scenario::Overlap(_) => "overlap",
             Scenario::Resilience(_) => "resilience",
             Scenario::Bubbles(_) => "bubbles",
+            Scenario::Tuning(_) => "tuning",
         }
     }
 
@@ -149,6 +154,7 @@ impl Scenario {
             Scenario::Overlap(p) => p.validate(),
             Scenario::Resilience(p) => p.validate(),
             Scenario::Bubbles(p) => p.validate(),
+            Scenario::Tuning(p) => p.validate(),
         }
     }
 
@@ -219,6 +225,7 @@ impl Scenario {
             "overlap" => Scenario::Overlap(params_from_value(&lab, params)?),
             "resilience" => Scenario::Resilience(params_from_value(&lab, params)?),
             "bubbles" => Scenario::Bubbles(params_from_value(&lab, params)?),
+            "tuning" => Scenario::Tuning(params_from_value(&lab, params)?),
             other => {
                 return Err(ScenarioError::field(
                     "lab",
@@ -241,6 +248,7 @@ impl Scenario {
             Scenario::Overlap(p) => to_value(p),
             Scenario::Resilience(p) => to_value(p),
             Scenario::Bubbles(p) => to_value(p),
+            Scenario::Tuning(p) => to_value(p),
         };
         let mut object = serde_json::Map::new();
         object.insert("version".into(), serde_json::Value::from(FORMAT_VERSION));

@@ -22,6 +22,7 @@ mod overlap;
 mod presets;
 mod resilience;
 mod run;
+mod tuning;
 mod validate;
 
 use std::io::Write as _;
@@ -92,6 +93,9 @@ enum Command {
     /// blind colocation, the squeezer) and the tuning makespan; `--log` squeezes the real
     /// bubbles of a PipeMorph run.
     Bubbles(bubbles::BubblesArgs),
+    /// Hydro's tuning side: the μP shrinker, a μTransfer experiment (real MLP training at several
+    /// widths, SP vs μP, loss vs learning rate) and the trial-fusion model.
+    Tuning(tuning::TuningArgs),
 }
 
 /// Every overlap strategy, in table order.
@@ -148,6 +152,7 @@ fn main() -> ExitCode {
         Command::Doctor(args) => doctor::doctor(&args),
         Command::Resilience(args) => resilience::resilience(&args),
         Command::Detect(args) => resilience::detect(&args),
+        Command::Tuning(args) => tuning::tuning(&args),
         Command::Bubbles(args) => bubbles::bubbles(&args),
     };
     match result {

@@ -8,3 +8,4 @@ pub mod fairness;
 pub mod overlap;
 pub mod pipeline;
 pub mod resilience;
+pub mod tuning;

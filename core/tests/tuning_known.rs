@@ -1,0 +1,192 @@
+//! The tuning lab: μP rules per layer class against Tensor Programs V's table, the shrinker's
+//! named errors, the μTransfer result on the fixed seed, the fusion model, and determinism.
+#![cfg(not(target_arch = "wasm32"))]
+
+use bubblelab_core::labs::tuning::experiment::{self, spread_steps};
+use bubblelab_core::labs::tuning::mup::shrink;
+use bubblelab_core::labs::tuning::{
+    self, FusionModel, LayerClass, ShrinkerParams, SurrogateShape, TuningParams,
+};
+use bubblelab_core::{presets, Scenario};
+
+#[test]
+fn mup_rules_follow_tensor_programs_v_table_3() {
+    let m = 8.0;
+    // (class, init var ×, SGD LR ×, Adam LR ×, output ×)
+    let table = [
+        (LayerClass::Embedding, 1.0, m, 1.0, 1.0),
+        (LayerClass::Hidden, 1.0, 1.0, 1.0 / m, 1.0),
+        (LayerClass::Readout, 1.0, m, 1.0, 1.0 / m),
+        (LayerClass::Norm, 1.0, m, 1.0, 1.0),
+        (LayerClass::Bias, 1.0, m, 1.0, 1.0),
+    ];
+    for (class, var, sgd, adam, out) in table {
+        let r = class.mup_rule(m);
+        assert_eq!(
+            (
+                r.init_var_mult,
+                r.sgd_lr_mult,
+                r.adam_lr_mult,
+                r.output_mult
+            ),
+            (var, sgd, adam, out),
+            "{class:?}"
+        );
+        // At m = 1 μP is the base model itself.
+        let one = class.mup_rule(1.0);
+        assert_eq!(
+            (one.sgd_lr_mult, one.adam_lr_mult, one.output_mult),
+            (1.0, 1.0, 1.0)
+        );
+    }
+    // The readout's effective init variance (output × )² / fan_in shrinks as 1/fan_in², and
+    // its effective Adam step output × Adam LR × as 1/fan_in: Table 3's readout column.
+    let r = LayerClass::Readout.mup_rule(m);
+    assert_eq!(
+        r.output_mult * r.output_mult * r.init_var_mult,
+        1.0 / (m * m)
+    );
+    assert_eq!(r.output_mult * r.adam_lr_mult, 1.0 / m);
+}
+
+#[test]
+fn shrinker_divides_width_dimensions_only() {
+    let layers = shrink(&ShrinkerParams::gpt2_small(8)).unwrap();
+    let emb = &layers[0];
+    assert_eq!((emb.surrogate.fan_in, emb.surrogate.fan_out), (50_257, 96));
+    let up = layers.iter().find(|l| l.target.name == "mlp.up").unwrap();
+    assert_eq!((up.surrogate.fan_in, up.surrogate.fan_out), (96, 384));
+    let out = layers.last().unwrap();
+    assert_eq!((out.surrogate.fan_in, out.surrogate.fan_out), (96, 50_257));
+    let target: u64 = layers.iter().map(|l| l.target.params()).sum();
+    assert_eq!(target, 162_185_472);
+}
+
+fn err(json: &str) -> String {
+    Scenario::from_json(json).unwrap_err().to_string()
+}
+
+#[test]
+fn invalid_inputs_get_named_errors() {
+    assert_eq!(
+        err(r#"{"version":1,"lab":"tuning","params":{"shrinker":{"ratio":0}}}"#),
+        "tuning.shrinker.ratio: must be between 1 and 4096, got 0"
+    );
+    assert_eq!(
+        err(r#"{"version":1,"lab":"tuning","params":{"shrinker":{"ratio":7}}}"#),
+        "tuning.shrinker.layers[0].fan_out: 768 is a width dimension of a embedding layer and must divide by the shrink ratio 7"
+    );
+    assert_eq!(
+        err(r#"{"version":1,"lab":"tuning","params":{"experiment":{"widths":[64,32]}}}"#),
+        "tuning.experiment.widths[1]: widths must ascend, got 32 after 64"
+    );
+    assert_eq!(
+        err(r#"{"version":1,"lab":"tuning","params":{"experiment":{"learning_rates":[0.1,-1]}}}"#),
+        "tuning.experiment.learning_rates[1]: must be above 0 and at most 100, got -1"
+    );
+    assert!(err(
+        r#"{"version":1,"lab":"tuning","params":{"experiment":{"widths":[4096],"steps":100000}}}"#
+    )
+    .starts_with("tuning.experiment.steps: the experiment would need"));
+    assert_eq!(
+        err(r#"{"version":1,"lab":"tuning","params":{"fusion":{"max_fusion":0}}}"#),
+        "tuning.fusion.max_fusion: must be between 1 and 256, got 0"
+    );
+    assert_eq!(
+        err(r#"{"version":1,"lab":"tuning","params":{"experiment":{"widht":3}}}"#)
+            .split(',')
+            .next()
+            .unwrap(),
+        "tuning.experiment.widht: unknown field `widht`"
+    );
+}
+
+fn small() -> TuningParams {
+    let mut p = TuningParams::default();
+    p.experiment.widths = vec![16, 32];
+    p.experiment.learning_rates = vec![0.001, 0.01];
+    p.experiment.steps = 10;
+    p
+}
+
+#[test]
+fn same_params_same_report_bytes() {
+    let a = tuning::run(&small()).unwrap().to_json();
+    let b = tuning::run(&small()).unwrap().to_json();
+    assert_eq!(a, b);
+    let mut other = small();
+    other.experiment.seed += 1;
+    assert_ne!(tuning::run(&other).unwrap().to_json(), a);
+}
+
+#[test]
+fn training_really_learns() {
+    let p = TuningParams::default();
+    let e = &p.experiment;
+    let spec = e.run_spec(64, tuning::Parametrization::Mup, 0.004);
+    let trained = tuning::mlp::train(&e.task(), &spec);
+    let mut untrained_spec = spec;
+    untrained_spec.steps = 1;
+    let barely = tuning::mlp::train(&e.task(), &untrained_spec);
+    assert!(!trained.diverged);
+    // 60 Adam steps cut the held-out error to under a fifth of the zero predictor's.
+    assert!(trained.eval_loss < 0.2 * trained.zero_loss, "{trained:?}");
+    assert!(trained.eval_loss < 0.5 * barely.eval_loss);
+}
+
+/// The pinned μTransfer result on the default preset (seed 2022, widths 32–256, Adam, 60 steps,
+/// η = 2⁻¹² … 2⁻³). What this implementation shows, not what the issue hoped for: the argmin moves
+/// by two grid steps under both SP and μP (docs/CLAIMS.md); μP's held-out loss improves with
+/// every doubling of width and it never diverges on the grid, while SP's does not improve past
+/// width 128 and diverges at width 256.
+#[test]
+fn mutransfer_on_the_fixed_seed() {
+    let p = presets::find("tuning-mutransfer-mlp")
+        .unwrap()
+        .scenario()
+        .unwrap();
+    let Scenario::Tuning(p) = p else {
+        panic!("not a tuning preset")
+    };
+    let out = experiment::run(&p.experiment, &mut |_, _| {});
+    let best = |s: &[experiment::WidthSweep]| -> Vec<usize> {
+        s.iter().map(experiment::WidthSweep::best_index).collect()
+    };
+    assert_eq!(best(&out.sp), vec![6, 5, 5, 4]);
+    assert_eq!(best(&out.mup), vec![6, 5, 5, 4]);
+    assert_eq!(spread_steps(&out.sp), 2);
+    assert_eq!(spread_steps(&out.mup), 2);
+    let best_loss = |s: &experiment::WidthSweep| s.results[s.best_index()].eval_loss;
+    for w in out.mup.windows(2) {
+        assert!(best_loss(&w[1]) < best_loss(&w[0]), "μP: wider is better");
+    }
+    assert!(best_loss(&out.sp[3]) > 0.95 * best_loss(&out.sp[2]));
+    assert!(out
+        .mup
+        .iter()
+        .all(|s| s.results.iter().all(|r| !r.diverged)));
+    assert!(out.sp[3].results.iter().any(|r| r.diverged));
+}
+
+#[test]
+fn fusion_amortises_fixed_cost_and_memory_is_linear() {
+    let p = TuningParams::default();
+    let layers = shrink(&p.shrinker).unwrap();
+    let shape: SurrogateShape = tuning::surrogate_shape(&layers);
+    let m = FusionModel::new(&p.fusion, &shape);
+    let mut last = 0.0;
+    for f in 1..=16 {
+        let pt = m.point(f);
+        assert!(pt.trial_steps_per_s > last);
+        last = pt.trial_steps_per_s;
+        assert_eq!(m.memory_bytes(f) - m.memory_bytes(f - 1), m.per_trial_bytes);
+    }
+    // Speedup approaches (fixed + per trial) / per trial as F grows.
+    let limit = (m.fixed_s + m.per_trial_s) / m.per_trial_s;
+    assert!(m.point(256).speedup < limit);
+    assert!(m.point(256).speedup > 0.8 * limit);
+    let prof = tuning::fused_trial_profile(&p).unwrap();
+    assert_eq!(prof.memory_bytes(4), m.memory_bytes(4));
+    // Fixed and per-trial parts are rounded to whole ns separately.
+    assert!(prof.step_ns(1).abs_diff((m.step_s(1) * 1e9).round() as u64) <= 1);
+}
