@@ -34,6 +34,13 @@ const CARDS: &[Card] = &[Card {
     idea: "Fuse small tuning trials into one bundle, run it only inside safe bubbles that have the memory, and pause it at a hook before each bubble ends, so the main job never waits.",
     claim: "Bubble-period SM activity from ~2 % to ~50 %, a fused bundle at ~15 % of its exclusive throughput, no slowdown against ~12 % for blind colocation, tuning 2.7× faster (seed's numbers; ours are on the lab page and in docs/CLAIMS.md).",
 }, Card {
+    lab: "tuning",
+    title: "Cheap tuning trials",
+    problem: "Tuning a large model's hyperparameters on the model itself costs many full trainings; tuning a narrow copy finds the wrong learning rate unless the parametrization makes it transfer.",
+    system: "Hydro's tuning side: μP shrinking (Tensor Programs V) and trial fusion",
+    idea: "Shrink the width, re-parametrize every layer class with μP so the best hyperparameters carry over to the wide target, and fuse many small trials into one batched model.",
+    claim: "Under μP the best learning rate stays put across widths while it drifts under standard parametrization (seed's claim; in our short real experiment both drift by two grid steps — see the lab page and docs/CLAIMS.md).",
+}, Card {
     lab: "fairness",
     title: "Fair shares of a GPU cluster",
     problem: "Tenants share a cluster and jobs need all their GPUs at once. Instantaneous fair shares, least-attained-service and finish-time fairness each leave some tenant or job under-served over days of work.",

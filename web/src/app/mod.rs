@@ -11,6 +11,7 @@ mod overlap;
 pub mod pipeline;
 mod resilience;
 mod trace;
+mod tuning;
 
 use bubblelab_core::share::{parse_fragment, Route as LinkRoute};
 use gloo::events::EventListener;
@@ -53,6 +54,11 @@ pub enum Route {
         /// The `s=` payload of a share link.
         payload: Option<String>,
     },
+    /// The tuning lab, maybe with a shared scenario payload.
+    Tuning {
+        /// The `s=` payload of a share link.
+        payload: Option<String>,
+    },
     /// The Kineto trace view.
     Trace,
     /// The cost-model explorer, maybe with a shared scenario payload.
@@ -78,6 +84,7 @@ impl Route {
             "overlap" => Route::Overlap { payload },
             "resilience" => Route::Resilience { payload },
             "bubbles" => Route::Bubbles { payload },
+            "tuning" => Route::Tuning { payload },
             "cost" => Route::Cost { payload },
             other => Route::NotFound(other.to_string()),
         }
@@ -118,6 +125,9 @@ pub fn app() -> Html {
         Route::Bubbles { payload } => {
             html! { <bubbles::BubblesLab payload={payload.clone()} /> }
         }
+        Route::Tuning { payload } => {
+            html! { <tuning::TuningLab payload={payload.clone()} /> }
+        }
         Route::Cost { payload } => html! { <cost::CostExplorer payload={payload.clone()} /> },
         Route::NotFound(lab) => html! {
             <section class="page" id="not-found">
@@ -135,6 +145,7 @@ pub fn app() -> Html {
                     <a href="#/pipeline">{ "Pipeline" }</a>
                     <a href="#/overlap">{ "Overlap" }</a>
                     <a href="#/bubbles">{ "Bubbles" }</a>
+                    <a href="#/tuning">{ "Tuning" }</a>
                     <a href="#/fairness">{ "Fairness" }</a>
                     <a href="#/agentic">{ "Agents" }</a>
                     <a href="#/resilience">{ "Resilience" }</a>
