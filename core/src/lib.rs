@@ -50,5 +50,6 @@ pub fn run(scenario: &Scenario) -> Result<Report, ScenarioError> {
         Scenario::Agentic(params) => labs::agentic::run(params),
         Scenario::Overlap(params) => labs::overlap::run(params),
         Scenario::Resilience(params) => labs::resilience::run(params),
+        Scenario::Migration(params) => labs::migration::run(params),
     }
 }

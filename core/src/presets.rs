@@ -145,6 +145,21 @@ pub const PRESETS: &[Preset] = &[
         "resilience",
         "No failure, heavy length variation: false alarms of each detector"
     ),
+    preset!(
+        "migration-7b-tp2-dp4-one-node",
+        "migration",
+        "Pause/restore a 7B TP=2 × DP=4 job: reserved pool vs active + low point + dedup"
+    ),
+    preset!(
+        "migration-13b-tp4-two-nodes",
+        "migration",
+        "Migrate a 13B TP=4 × DP=4 job across nodes vs framework checkpoint + restart"
+    ),
+    preset!(
+        "migration-small-cnn-cpu-bound",
+        "migration",
+        "A small model whose CPU state dominates: where active-only stops paying"
+    ),
 ];
 
 /// The preset with this id.

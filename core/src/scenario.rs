@@ -19,6 +19,7 @@ use serde::Serialize;
 use crate::labs::agentic::AgenticParams;
 use crate::labs::cost::CostParams;
 use crate::labs::fairness::FairnessParams;
+use crate::labs::migration::MigrationParams;
 use crate::labs::overlap::OverlapParams;
 use crate::labs::pipeline::PipelineParams;
 use crate::labs::resilience::ResilienceParams;
@@ -27,13 +28,14 @@ use crate::labs::resilience::ResilienceParams;
 pub const FORMAT_VERSION: u64 = 1;
 
 /// Lab names, in the order the playground lists them.
-pub const LABS: [&str; 6] = [
+pub const LABS: [&str; 7] = [
     "pipeline",
     "cost",
     "fairness",
     "agentic",
     "overlap",
     "resilience",
+    "migration",
 ];
 
 /// One lab's input. The variant is the lab; the payload holds every parameter.
@@ -53,6 +55,9 @@ pub enum Scenario {
     /// Fail-slow and fail-stop resilience of hybrid-parallel training: ResiHP's detector and
     /// joint TP/PP/DP re-plan against the baselines.
     Resilience(ResilienceParams),
+    /// GPU pause/resume/migrate: FlowGPU's transparent checkpoint (active memory, low point,
+    /// dedup) against the reserved pool and framework checkpoint + restart.
+    Migration(MigrationParams),
 }
 
 /// Why a scenario (or a run of it) was refused.
@@ -128,6 +133,7 @@ impl Scenario {
             Scenario::Agentic(_) => "agentic",
             Scenario::Overlap(_) => "overlap",
             Scenario::Resilience(_) => "resilience",
+            Scenario::Migration(_) => "migration",
         }
     }
 
@@ -143,6 +149,7 @@ impl Scenario {
             Scenario::Agentic(p) => p.validate(),
             Scenario::Overlap(p) => p.validate(),
             Scenario::Resilience(p) => p.validate(),
+            Scenario::Migration(p) => p.validate(),
         }
     }
 
@@ -212,6 +219,7 @@ impl Scenario {
             "agentic" => Scenario::Agentic(params_from_value(&lab, params)?),
             "overlap" => Scenario::Overlap(params_from_value(&lab, params)?),
             "resilience" => Scenario::Resilience(params_from_value(&lab, params)?),
+            "migration" => Scenario::Migration(params_from_value(&lab, params)?),
             other => {
                 return Err(ScenarioError::field(
                     "lab",
@@ -233,6 +241,7 @@ impl Scenario {
             Scenario::Agentic(p) => to_value(p),
             Scenario::Overlap(p) => to_value(p),
             Scenario::Resilience(p) => to_value(p),
+            Scenario::Migration(p) => to_value(p),
         };
         let mut object = serde_json::Map::new();
         object.insert("version".into(), serde_json::Value::from(FORMAT_VERSION));
