@@ -26,7 +26,7 @@ fn migration_model_charges_each_job_its_own_migration_time() {
     let p = FairnessParams {
         preemption: PreemptionModel::Migration {
             option: CheckpointOption::Framework,
-            params: MigrationParams::default(),
+            params: Box::default(),
         },
         ..FairnessParams::default()
     };

@@ -7,6 +7,7 @@
 
 mod agentic;
 mod calibrate;
+mod checkpoint;
 mod cost;
 mod doctor;
 mod error;
@@ -17,6 +18,7 @@ mod graph;
 mod kineto;
 mod launcher;
 mod link;
+mod migration;
 mod overlap;
 mod presets;
 mod resilience;
@@ -87,6 +89,15 @@ enum Command {
     /// Run the fail-slow detectors on a real Alibaba PAI per-worker mini-batch CSV and print the
     /// flagged iterations and workers.
     Detect(resilience::DetectArgs),
+    /// GPU pause/resume/migrate cost model (FlowGPU): reserved pool vs active memory vs low
+    /// point vs dedup vs framework checkpoint + restart, on a preset or scenario file.
+    Migration(migration::MigrationArgs),
+    /// Run a real address-preserving checkpoint cycle (pause, unmap, restore at the same
+    /// address, migrate to a new process) on host memory, or check the CUDA path.
+    CheckpointDemo(migration::DemoArgs),
+    /// Restore a checkpoint image in this new process (started by `checkpoint-demo`).
+    #[command(name = "__checkpoint-restore", hide = true)]
+    CheckpointRestore(migration::RestoreArgs),
 }
 
 /// Every overlap strategy, in table order.
@@ -143,6 +154,9 @@ fn main() -> ExitCode {
         Command::Doctor(args) => doctor::doctor(&args),
         Command::Resilience(args) => resilience::resilience(&args),
         Command::Detect(args) => resilience::detect(&args),
+        Command::Migration(args) => migration::migration(&args),
+        Command::CheckpointDemo(args) => migration::demo(&args),
+        Command::CheckpointRestore(args) => migration::restore_process(&args),
     };
     match result {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,

@@ -223,7 +223,7 @@ pub enum PreemptionModel {
         option: CheckpointOption,
         /// The job state and links (the job's GPU count is each preempted job's own).
         #[serde(default)]
-        params: MigrationParams,
+        params: alloc::boxed::Box<MigrationParams>,
     },
 }
 

@@ -393,7 +393,7 @@ pub fn preemption_cost_s(p: &MigrationParams, option: CheckpointOption, gpus: u3
     let mut q = p.clone();
     let gpus = gpus.max(1);
     let mut mp = p.job.model_parallel.min(gpus).max(1);
-    while gpus % mp != 0 {
+    while !gpus.is_multiple_of(mp) {
         mp -= 1;
     }
     q.job.gpus = gpus;

@@ -244,7 +244,7 @@ impl MigrationParams {
                 j.gpus_per_node,
             ));
         }
-        if j.model_parallel == 0 || j.gpus % j.model_parallel != 0 {
+        if j.model_parallel == 0 || !j.gpus.is_multiple_of(j.model_parallel) {
             return Err(range_error(
                 "job.model_parallel",
                 &format!("at least 1 and a divisor of job.gpus ({})", j.gpus),
