@@ -6,6 +6,7 @@ mod agentic;
 mod cost;
 mod fairness;
 mod home;
+mod migration;
 mod overlap;
 pub mod pipeline;
 mod resilience;
@@ -47,6 +48,11 @@ pub enum Route {
         /// The `s=` payload of a share link.
         payload: Option<String>,
     },
+    /// The migration lab, maybe with a shared scenario payload.
+    Migration {
+        /// The `s=` payload of a share link.
+        payload: Option<String>,
+    },
     /// The Kineto trace view.
     Trace,
     /// The cost-model explorer, maybe with a shared scenario payload.
@@ -71,6 +77,7 @@ impl Route {
             "agentic" => Route::Agentic { payload },
             "overlap" => Route::Overlap { payload },
             "resilience" => Route::Resilience { payload },
+            "migration" => Route::Migration { payload },
             "cost" => Route::Cost { payload },
             other => Route::NotFound(other.to_string()),
         }
@@ -108,6 +115,9 @@ pub fn app() -> Html {
         Route::Resilience { payload } => {
             html! { <resilience::ResilienceLab payload={payload.clone()} /> }
         }
+        Route::Migration { payload } => {
+            html! { <migration::MigrationLab payload={payload.clone()} /> }
+        }
         Route::Cost { payload } => html! { <cost::CostExplorer payload={payload.clone()} /> },
         Route::NotFound(lab) => html! {
             <section class="page" id="not-found">
@@ -127,6 +137,7 @@ pub fn app() -> Html {
                     <a href="#/fairness">{ "Fairness" }</a>
                     <a href="#/agentic">{ "Agents" }</a>
                     <a href="#/resilience">{ "Resilience" }</a>
+                    <a href="#/migration">{ "Migration" }</a>
                     <a href="#/cost">{ "Cost models" }</a>
                     <a href="#/trace">{ "Traces" }</a>
                 </nav>
