@@ -30,6 +30,7 @@ step calibrate-cpu "$B" calibrate --device cpu --output "$OUT/calibrated-cpu.jso
 step validate-cpu "$B" validate --suite --device cpu --profile "$OUT/calibrated-cpu.json" --max-error 0.05
 if "$B" --help 2>/dev/null | grep -q checkpoint-demo; then
   step checkpoint-demo "$B" checkpoint-demo --device cuda
+  step checkpoint-demo-cpu "$B" checkpoint-demo --device cpu --size-mib 1024 --trace "$OUT/checkpoint-cpu.trace.json"
 else
   echo "checkpoint-demo: not in this build" >"$OUT/checkpoint-demo.txt"
 fi

@@ -52,5 +52,6 @@ pub fn run(scenario: &Scenario) -> Result<Report, ScenarioError> {
         Scenario::Overlap(params) => labs::overlap::run(params),
         Scenario::Resilience(params) => labs::resilience::run(params),
         Scenario::Tuning(params) => labs::tuning::run(params),
+        Scenario::Migration(params) => labs::migration::run(params),
     }
 }

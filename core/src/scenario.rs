@@ -20,6 +20,7 @@ use crate::labs::agentic::AgenticParams;
 use crate::labs::bubbles::BubblesParams;
 use crate::labs::cost::CostParams;
 use crate::labs::fairness::FairnessParams;
+use crate::labs::migration::MigrationParams;
 use crate::labs::overlap::OverlapParams;
 use crate::labs::pipeline::PipelineParams;
 use crate::labs::resilience::ResilienceParams;
@@ -29,7 +30,7 @@ use crate::labs::tuning::TuningParams;
 pub const FORMAT_VERSION: u64 = 1;
 
 /// Lab names, in the order the playground lists them.
-pub const LABS: [&str; 8] = [
+pub const LABS: [&str; 9] = [
     "pipeline",
     "cost",
     "fairness",
@@ -38,6 +39,7 @@ pub const LABS: [&str; 8] = [
     "resilience",
     "bubbles",
     "tuning",
+    "migration",
 ];
 
 /// One lab's input. The variant is the lab; the payload holds every parameter.
@@ -61,6 +63,9 @@ pub enum Scenario {
     Bubbles(BubblesParams),
     /// Hydro's tuning side: the μP shrinker, a μTransfer experiment and trial fusion.
     Tuning(TuningParams),
+    /// GPU pause/resume/migrate: FlowGPU's transparent checkpoint (active memory, low point,
+    /// dedup) against the reserved pool and framework checkpoint + restart.
+    Migration(MigrationParams),
 }
 
 /// Why a scenario (or a run of it) was refused.
@@ -138,6 +143,7 @@ impl Scenario {
             Scenario::Resilience(_) => "resilience",
             Scenario::Bubbles(_) => "bubbles",
             Scenario::Tuning(_) => "tuning",
+            Scenario::Migration(_) => "migration",
         }
     }
 
@@ -155,6 +161,7 @@ impl Scenario {
             Scenario::Resilience(p) => p.validate(),
             Scenario::Bubbles(p) => p.validate(),
             Scenario::Tuning(p) => p.validate(),
+            Scenario::Migration(p) => p.validate(),
         }
     }
 
@@ -226,6 +233,7 @@ impl Scenario {
             "resilience" => Scenario::Resilience(params_from_value(&lab, params)?),
             "bubbles" => Scenario::Bubbles(params_from_value(&lab, params)?),
             "tuning" => Scenario::Tuning(params_from_value(&lab, params)?),
+            "migration" => Scenario::Migration(params_from_value(&lab, params)?),
             other => {
                 return Err(ScenarioError::field(
                     "lab",
@@ -249,6 +257,7 @@ impl Scenario {
             Scenario::Resilience(p) => to_value(p),
             Scenario::Bubbles(p) => to_value(p),
             Scenario::Tuning(p) => to_value(p),
+            Scenario::Migration(p) => to_value(p),
         };
         let mut object = serde_json::Map::new();
         object.insert("version".into(), serde_json::Value::from(FORMAT_VERSION));

@@ -10,8 +10,8 @@ const CASES: &[(&str, &str)] = &[
     ("[1]", "(top level): expected an object like {\"version\": 1, \"lab\": \"pipeline\", \"params\": {…}}"),
     (r#"{"lab":"pipeline"}"#, "version: missing; expected 1"),
     (r#"{"version":2,"lab":"pipeline"}"#, "version: this build reads format version 1, got 2"),
-    (r#"{"version":1}"#, "lab: missing; expected one of pipeline, cost, fairness, agentic, overlap, resilience, bubbles, tuning"),
-    (r#"{"version":1,"lab":"warp"}"#, "lab: unknown lab `warp`; expected one of pipeline, cost, fairness, agentic, overlap, resilience, bubbles, tuning"),
+    (r#"{"version":1}"#, "lab: missing; expected one of pipeline, cost, fairness, agentic, overlap, resilience, bubbles, tuning, migration"),
+    (r#"{"version":1,"lab":"warp"}"#, "lab: unknown lab `warp`; expected one of pipeline, cost, fairness, agentic, overlap, resilience, bubbles, tuning, migration"),
     (r#"{"version":1,"lab":"pipeline","extra":1}"#, "extra: unknown field; expected one of `version`, `lab`, `params`"),
     (
         r#"{"version":1,"lab":"resilience","params":{"cluster":{"dp":4}}}"#,

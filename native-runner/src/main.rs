@@ -8,6 +8,7 @@
 mod agentic;
 mod bubbles;
 mod calibrate;
+mod checkpoint;
 mod cost;
 mod doctor;
 mod error;
@@ -18,6 +19,7 @@ mod graph;
 mod kineto;
 mod launcher;
 mod link;
+mod migration;
 mod overlap;
 mod presets;
 mod resilience;
@@ -96,6 +98,15 @@ enum Command {
     /// Hydro's tuning side: the μP shrinker, a μTransfer experiment (real MLP training at several
     /// widths, SP vs μP, loss vs learning rate) and the trial-fusion model.
     Tuning(tuning::TuningArgs),
+    /// GPU pause/resume/migrate cost model (FlowGPU): reserved pool vs active memory vs low
+    /// point vs dedup vs framework checkpoint + restart, on a preset or scenario file.
+    Migration(migration::MigrationArgs),
+    /// Run a real address-preserving checkpoint cycle (pause, unmap, restore at the same
+    /// address, migrate to a new process) on host memory, or check the CUDA path.
+    CheckpointDemo(migration::DemoArgs),
+    /// Restore a checkpoint image in this new process (started by `checkpoint-demo`).
+    #[command(name = "__checkpoint-restore", hide = true)]
+    CheckpointRestore(migration::RestoreArgs),
 }
 
 /// Every overlap strategy, in table order.
@@ -154,6 +165,9 @@ fn main() -> ExitCode {
         Command::Detect(args) => resilience::detect(&args),
         Command::Tuning(args) => tuning::tuning(&args),
         Command::Bubbles(args) => bubbles::bubbles(&args),
+        Command::Migration(args) => migration::migration(&args),
+        Command::CheckpointDemo(args) => migration::demo(&args),
+        Command::CheckpointRestore(args) => migration::restore_process(&args),
     };
     match result {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,

@@ -5,6 +5,7 @@ pub mod agentic;
 pub mod bubbles;
 pub mod cost;
 pub mod fairness;
+pub mod migration;
 pub mod overlap;
 pub mod pipeline;
 pub mod resilience;

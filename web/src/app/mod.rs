@@ -7,6 +7,7 @@ mod bubbles;
 mod cost;
 mod fairness;
 mod home;
+mod migration;
 mod overlap;
 pub mod pipeline;
 mod resilience;
@@ -59,6 +60,11 @@ pub enum Route {
         /// The `s=` payload of a share link.
         payload: Option<String>,
     },
+    /// The migration lab, maybe with a shared scenario payload.
+    Migration {
+        /// The `s=` payload of a share link.
+        payload: Option<String>,
+    },
     /// The Kineto trace view.
     Trace,
     /// The cost-model explorer, maybe with a shared scenario payload.
@@ -85,6 +91,7 @@ impl Route {
             "resilience" => Route::Resilience { payload },
             "bubbles" => Route::Bubbles { payload },
             "tuning" => Route::Tuning { payload },
+            "migration" => Route::Migration { payload },
             "cost" => Route::Cost { payload },
             other => Route::NotFound(other.to_string()),
         }
@@ -128,6 +135,9 @@ pub fn app() -> Html {
         Route::Tuning { payload } => {
             html! { <tuning::TuningLab payload={payload.clone()} /> }
         }
+        Route::Migration { payload } => {
+            html! { <migration::MigrationLab payload={payload.clone()} /> }
+        }
         Route::Cost { payload } => html! { <cost::CostExplorer payload={payload.clone()} /> },
         Route::NotFound(lab) => html! {
             <section class="page" id="not-found">
@@ -149,6 +159,7 @@ pub fn app() -> Html {
                     <a href="#/fairness">{ "Fairness" }</a>
                     <a href="#/agentic">{ "Agents" }</a>
                     <a href="#/resilience">{ "Resilience" }</a>
+                    <a href="#/migration">{ "Migration" }</a>
                     <a href="#/cost">{ "Cost models" }</a>
                     <a href="#/trace">{ "Traces" }</a>
                 </nav>

@@ -18,7 +18,7 @@ use alloc::vec::Vec;
 pub use job::{Job, Trace};
 pub use params::{
     AstraeaParams, ClusterSpec, FairnessParams, GandivaFairParams, GpuTypeSpec, Placement,
-    TenantWeights, TiresiasParams, WindowSpec,
+    PreemptionModel, TenantWeights, TiresiasParams, WindowSpec,
 };
 pub use policies::PolicyKind;
 pub use sim::{occupancy_at, run_policy, PolicyRun};

@@ -8,6 +8,7 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use super::policies::PolicyKind;
+use crate::labs::migration::{CheckpointOption, MigrationParams};
 use crate::scenario::ScenarioError;
 
 pub use super::traces::synthetic::SyntheticSpec;
@@ -206,6 +207,35 @@ impl Default for AstraeaParams {
     }
 }
 
+/// Where a preempted job's checkpoint cost comes from.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "model", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum PreemptionModel {
+    /// `preempt_cost_s` + `resume_cost_s` for every job, whatever its size.
+    #[default]
+    Fixed,
+    /// The migration lab's cost model: a preempted job of g GPUs loses the time to migrate
+    /// (pause to storage + restore from storage) its state under `option`, computed from
+    /// `params` with g GPUs (`preempt_cost_s` and `resume_cost_s` are then unused).
+    Migration {
+        /// The checkpoint option (`reserved-pool`, `active`, `active-low-point`,
+        /// `active-low-point-dedup`, `framework`).
+        option: CheckpointOption,
+        /// The job state and links (the job's GPU count is each preempted job's own).
+        #[serde(default)]
+        params: alloc::boxed::Box<MigrationParams>,
+    },
+}
+
+impl PreemptionModel {
+    /// True for the default fixed costs (left out of canonical JSON, so scenarios and Reports
+    /// written before this field existed stay byte-identical).
+    #[must_use]
+    pub fn is_fixed(&self) -> bool {
+        matches!(self, PreemptionModel::Fixed)
+    }
+}
+
 /// A multi-tenant GPU cluster and the scheduling policies to compare on one trace.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -234,6 +264,9 @@ pub struct FairnessParams {
     pub gandiva_fair: GandivaFairParams,
     /// ASTRAEA's knobs.
     pub astraea: AstraeaParams,
+    /// Where the checkpoint cost of a preemption comes from (default: the fixed costs above).
+    #[serde(skip_serializing_if = "PreemptionModel::is_fixed")]
+    pub preemption: PreemptionModel,
 }
 
 impl Default for FairnessParams {
@@ -250,6 +283,7 @@ impl Default for FairnessParams {
             tiresias: TiresiasParams::default(),
             gandiva_fair: GandivaFairParams::default(),
             astraea: AstraeaParams::default(),
+            preemption: PreemptionModel::Fixed,
         }
     }
 }
@@ -279,6 +313,17 @@ pub fn s_to_ns(s: f64) -> u64 {
 }
 
 impl FairnessParams {
+    /// Checkpoint + resume cost of one preemption of a job of `gpus` GPUs, s.
+    #[must_use]
+    pub fn preemption_cost_s(&self, gpus: u32) -> f64 {
+        match &self.preemption {
+            PreemptionModel::Fixed => self.preempt_cost_s + self.resume_cost_s,
+            PreemptionModel::Migration { option, params } => {
+                crate::labs::migration::preemption_cost_s(params, *option, gpus)
+            }
+        }
+    }
+
     /// Checks every field except the synthetic trace's (its own module checks those, see
     /// [`FairnessParams::validate`]); the error names the first bad one.
     ///
@@ -353,6 +398,9 @@ impl FairnessParams {
         check_seconds("window.bucket_s", self.window.bucket_s, 1.0)?;
         check_seconds("preempt_cost_s", self.preempt_cost_s, 0.0)?;
         check_seconds("resume_cost_s", self.resume_cost_s, 0.0)?;
+        if let PreemptionModel::Migration { params, .. } = &self.preemption {
+            params.validate_prefixed("fairness.preemption.params")?;
+        }
         let t = &self.tiresias.queue_thresholds_gpu_s;
         for (i, v) in t.iter().enumerate() {
             if !(v.is_finite() && *v > 0.0 && *v <= 1e12) {

@@ -314,16 +314,26 @@ fn findings(
     truncated: &[&str],
 ) -> Vec<String> {
     let mut out = Vec::new();
+    let costs = match &params.preemption {
+        super::params::PreemptionModel::Fixed => format!(
+            "preemption costs {} s checkpoint + {} s resume",
+            params.preempt_cost_s, params.resume_cost_s
+        ),
+        super::params::PreemptionModel::Migration { option, .. } => format!(
+            "preemption costs from the migration lab ({}): {:.2} s for a 1-GPU job, {:.2} s for an 8-GPU job",
+            option.label(),
+            params.preemption_cost_s(1),
+            params.preemption_cost_s(8)
+        ),
+    };
     out.push(format!(
-        "Tenant weights: {}; quotas Q_u = ⌊G·s_u/Σs⌋ of {} GPUs; leases {} s; preemption costs {} s checkpoint + {} s resume; placement {}.",
+        "Tenant weights: {}; quotas Q_u = ⌊G·s_u/Σs⌋ of {} GPUs; leases {} s; {costs}; placement {}.",
         match params.tenant_weights {
             super::params::TenantWeights::Equal => "equal",
             super::params::TenantWeights::Demand => "proportional to demand (Σ gⱼ·durationⱼ)",
         },
         params.cluster.total_gpus(),
         params.lease_s,
-        params.preempt_cost_s,
-        params.resume_cost_s,
         params.cluster.placement.id()
     ));
     let a = runs.iter().position(|r| r.kind == PolicyKind::Astraea);

@@ -12,7 +12,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::job::Trace;
-use super::params::{s_to_ns, FairnessParams, Placement, TenantWeights};
+use super::params::{s_to_ns, FairnessParams, Placement, PreemptionModel, TenantWeights};
 use super::policies::{PolicyKind, Preemption};
 use crate::engine::EventQueue;
 use crate::units::Nanos;
@@ -977,7 +977,14 @@ impl Sim<'_> {
             i += 1;
             if self.jobs[j].is_running() && self.preemptible(j, rule) && !self.keep[j] {
                 self.stop_segment(j);
-                let cost = s_to_ns(self.params.preempt_cost_s + self.params.resume_cost_s);
+                let cost = match self.params.preemption {
+                    PreemptionModel::Fixed => {
+                        s_to_ns(self.params.preempt_cost_s + self.params.resume_cost_s)
+                    }
+                    PreemptionModel::Migration { .. } => {
+                        s_to_ns(self.params.preemption_cost_s(self.jobs[j].gpus))
+                    }
+                };
                 self.jobs[j].pending_overhead_ns = cost;
                 self.jobs[j].preemptions += 1;
                 self.run.preemptions += 1;

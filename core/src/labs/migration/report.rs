@@ -1,0 +1,314 @@
+//! The migration lab's Report: the option comparison (image size, pause, restore, migrate, and
+//! the speed-ups over the reserved pool and the framework checkpoint), a migration timeline per
+//! option, the active-memory-over-iteration curve with each option's pause point, and findings.
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use super::model::{self, CheckpointOption, OptionCost, Phases, GIB};
+use super::params::MigrationParams;
+use crate::report::{Cell, Lane, Report, Series, Span, Table, Timeline};
+
+fn find(costs: &[OptionCost], o: CheckpointOption) -> Option<&OptionCost> {
+    costs.iter().find(|c| c.option == o)
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        f64::INFINITY
+    }
+}
+
+fn ns(s: f64) -> u64 {
+    crate::units::nanos_from_f64(s * 1e9).0
+}
+
+/// Appends one pause or restore's spans at `at_s`; returns its end, s.
+fn push_phases(lanes: &mut [Lane; 4], at_s: f64, ph: &Phases, what: &str) -> f64 {
+    let mut t = at_s;
+    let span = |lane: &mut Lane, start: f64, dur: f64, name: String, cat: &str| {
+        if dur > 0.0 {
+            lane.spans.push(Span {
+                start_ns: ns(start),
+                dur_ns: ns(dur).max(1),
+                name,
+                cat: cat.to_string(),
+            });
+        }
+    };
+    span(&mut lanes[0], t, ph.wait_s, format!("{what}: wait"), "wait");
+    t += ph.wait_s;
+    span(
+        &mut lanes[0],
+        t,
+        ph.drain_s,
+        format!("{what}: drain"),
+        "drain",
+    );
+    t += ph.drain_s;
+    span(
+        &mut lanes[1],
+        t,
+        ph.gpu_copy_s,
+        format!("{what}: GPU state"),
+        "copy",
+    );
+    span(
+        &mut lanes[2],
+        t,
+        ph.cpu_state_s,
+        format!("{what}: CPU state"),
+        "cpu",
+    );
+    t += ph.gpu_copy_s.max(ph.cpu_state_s);
+    span(
+        &mut lanes[3],
+        t,
+        ph.setup_s,
+        format!("{what}: set-up"),
+        "setup",
+    );
+    t + ph.setup_s
+}
+
+/// Builds the Report from every option's cost.
+#[must_use]
+pub fn build(params: &MigrationParams, costs: &[OptionCost]) -> Report {
+    let j = &params.job;
+    let mut report = Report {
+        lab: "migration".into(),
+        title: format!(
+            "Pause, restore and migrate {} ({} GPUs, {} GiB reserved per GPU)",
+            j.name,
+            j.gpus,
+            crate::report::format_number(j.reserved_gib)
+        ),
+        ..Report::default()
+    };
+    let pool = find(costs, CheckpointOption::ReservedPool);
+    let fw = find(costs, CheckpointOption::Framework);
+    let mut table = Table {
+        key: "options".into(),
+        title:
+            "Checkpoint options: image, pause and restore (host memory), migration (via storage)"
+                .into(),
+        columns: [
+            "option",
+            "pause point (s into iteration)",
+            "GPU image (GiB)",
+            "CPU image (GiB)",
+            "pause (s)",
+            "restore (s)",
+            "pause to storage (s)",
+            "migrate (s)",
+            "pause speed-up vs reserved pool (×)",
+            "pause-to-storage speed-up vs reserved pool (×)",
+            "restore speed-up vs reserved pool (×)",
+            "migrate speed-up vs framework (×)",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+        rows: Vec::new(),
+    };
+    for c in costs {
+        let id = c.option.id();
+        let (pause, restore, migrate) = (c.pause.total_s(), c.restore.total_s(), c.migrate_s());
+        report.push_metric(
+            &format!("{id}.pause_s"),
+            &format!("{} pause", c.option.label()),
+            pause,
+            "s",
+        );
+        report.push_metric(
+            &format!("{id}.restore_s"),
+            &format!("{} restore", c.option.label()),
+            restore,
+            "s",
+        );
+        report.push_metric(
+            &format!("{id}.pause_to_storage_s"),
+            &format!("{} pause to storage", c.option.label()),
+            c.pause_to_storage.total_s(),
+            "s",
+        );
+        report.push_metric(
+            &format!("{id}.migrate_s"),
+            &format!("{} migrate", c.option.label()),
+            migrate,
+            "s",
+        );
+        report.push_metric(
+            &format!("{id}.image_bytes"),
+            &format!("{} image", c.option.label()),
+            c.image_bytes(),
+            "bytes",
+        );
+        let vs = |base: Option<&OptionCost>, f: &dyn Fn(&OptionCost) -> f64| match base {
+            Some(b) => Cell::Num(round(ratio(f(b), f(c)))),
+            None => Cell::Missing,
+        };
+        table.rows.push(alloc::vec![
+            Cell::Text(c.option.label().into()),
+            Cell::Num(round(c.pause_point_s)),
+            Cell::Num(round(c.gpu_image_bytes / GIB)),
+            Cell::Num(round(c.cpu_image_bytes / GIB)),
+            Cell::Num(round(pause)),
+            Cell::Num(round(restore)),
+            Cell::Num(round(c.pause_to_storage.total_s())),
+            Cell::Num(round(migrate)),
+            vs(pool, &|x| x.pause.total_s()),
+            vs(pool, &|x| x.pause_to_storage.total_s()),
+            vs(pool, &|x| x.restore.total_s()),
+            vs(fw, &|x| x.migrate_s()),
+        ]);
+        let mut lanes = [
+            Lane {
+                name: "wait / drain".into(),
+                spans: Vec::new(),
+            },
+            Lane {
+                name: "GPU state".into(),
+                spans: Vec::new(),
+            },
+            Lane {
+                name: "CPU state".into(),
+                spans: Vec::new(),
+            },
+            Lane {
+                name: "handles / process start".into(),
+                spans: Vec::new(),
+            },
+        ];
+        let mid = push_phases(&mut lanes, 0.0, &c.pause_to_storage, "pause");
+        push_phases(&mut lanes, mid, &c.restore_from_storage, "restore");
+        report.timelines.push(Timeline {
+            name: format!("migrate: {}", c.option.label()),
+            lanes: lanes.into_iter().collect(),
+            counters: Vec::new(),
+        });
+    }
+    report.tables.push(table);
+    // The active-memory curve over one iteration, with the pause points.
+    let it = j.iteration_s;
+    let mut points = Vec::new();
+    let steps = 200u32;
+    for i in 0..=steps {
+        let t = it * f64::from(i) / f64::from(steps);
+        let t_eval = if i == steps { it * (1.0 - 1e-9) } else { t };
+        points.push((round(t), round(model::active_at(j, t_eval).total() / GIB)));
+    }
+    let chart = "active-memory";
+    let (xl, yl) = ("time in iteration (s)", "memory per GPU (GiB)");
+    report.series.push(Series {
+        name: "active memory".into(),
+        chart: chart.into(),
+        x_label: xl.into(),
+        y_label: yl.into(),
+        points,
+    });
+    let reserved = (j.reserved_gib * GIB).max(model::peak_active_bytes(j)) / GIB;
+    report.series.push(Series {
+        name: "reserved pool".into(),
+        chart: chart.into(),
+        x_label: xl.into(),
+        y_label: yl.into(),
+        points: alloc::vec![(0.0, round(reserved)), (round(it), round(reserved))],
+    });
+    for o in [
+        CheckpointOption::Active,
+        CheckpointOption::ActiveLowPointDedup,
+    ] {
+        if let Some(c) = find(costs, o) {
+            let name = if o == CheckpointOption::Active {
+                "pause point: at the request".to_string()
+            } else {
+                "pause point: chosen (bounded wait)".to_string()
+            };
+            report.series.push(Series {
+                name,
+                chart: chart.into(),
+                x_label: xl.into(),
+                y_label: yl.into(),
+                points: alloc::vec![(
+                    round(c.pause_point_s),
+                    round(model::active_at(j, c.pause_point_s).total() / GIB)
+                )],
+            });
+        }
+    }
+    report.findings = findings(params, costs);
+    report
+}
+
+fn round(v: f64) -> f64 {
+    if v.is_finite() {
+        libm::round(v * 1e4) / 1e4
+    } else {
+        v
+    }
+}
+
+fn findings(params: &MigrationParams, costs: &[OptionCost]) -> Vec<String> {
+    let j = &params.job;
+    let mut out = Vec::new();
+    let low = model::static_bytes(j) / GIB;
+    let peak = model::peak_active_bytes(j) / GIB;
+    out.push(format!(
+        "Active memory per GPU swings from {low:.1} GiB at the iteration boundary (weights + optimizer state) to {peak:.1} GiB mid-iteration; the framework has reserved {:.1} GiB. {} data-parallel replica(s) of each of {} shard(s).",
+        j.reserved_gib,
+        model::replicas(j),
+        j.model_parallel
+    ));
+    let (Some(pool), Some(best), Some(fw)) = (
+        find(costs, CheckpointOption::ReservedPool),
+        find(costs, CheckpointOption::ActiveLowPointDedup),
+        find(costs, CheckpointOption::Framework),
+    ) else {
+        return out;
+    };
+    out.push(format!(
+        "Active + low point + dedup saves {:.1} GiB instead of the reserved pool's {:.1} GiB: pause to storage {:.2} s vs {:.2} s ({:.1}×), pause into host memory {:.2} s vs {:.2} s ({:.1}×), restore {:.2} s vs {:.2} s ({:.1}×).",
+        best.gpu_image_bytes / GIB,
+        pool.gpu_image_bytes / GIB,
+        best.pause_to_storage.total_s(),
+        pool.pause_to_storage.total_s(),
+        ratio(pool.pause_to_storage.total_s(), best.pause_to_storage.total_s()),
+        best.pause.total_s(),
+        pool.pause.total_s(),
+        ratio(pool.pause.total_s(), best.pause.total_s()),
+        best.restore.total_s(),
+        pool.restore.total_s(),
+        ratio(pool.restore.total_s(), best.restore.total_s()),
+    ));
+    if best.pause.wait_s > 0.0 {
+        out.push(format!(
+            "The pause waited {:.2} s (bound {:.2} s) for the point {:.2} s into the iteration, where active memory is lower: through storage waiting costs less than writing the extra bytes; a pause into host memory over the fast device→host link may not win the wait back ({:.2} s here against {:.2} s without waiting).",
+            best.pause.wait_s, params.options.max_wait_s, best.pause_point_s,
+            best.pause.total_s(),
+            find(costs, CheckpointOption::Active).map_or(0.0, |a| a.pause.total_s())
+        ));
+    } else {
+        out.push("The pause did not wait: no lower point of active memory within the bound paid for its wait.".into());
+    }
+    let slow = if best.pause.cpu_state_s > best.pause.gpu_copy_s {
+        "CPU state dump"
+    } else {
+        "GPU copy"
+    };
+    out.push(format!(
+        "With the smallest image the slower of the two parallel copies is the {slow} ({:.2} s GPU vs {:.2} s CPU): shrinking the GPU image further stops paying once the CPU state dominates.",
+        best.pause.gpu_copy_s, best.pause.cpu_state_s
+    ));
+    out.push(format!(
+        "Migration via storage: {:.2} s transparent (active + low point + dedup) vs {:.2} s framework checkpoint + restart ({:.1}×); the restart's {:.1} s of initialisation is the part a transparent restore does not pay.",
+        best.migrate_s(),
+        fw.migrate_s(),
+        ratio(fw.migrate_s(), best.migrate_s()),
+        params.framework.init_s
+    ));
+    out
+}
