@@ -434,6 +434,29 @@ try {
     await bubPage.screenshot({ path: path.join(OUT_DIR, 'bubbles-lab.png'), fullPage: true });
   });
 
+  await check('the migration lab prices pause/restore/migrate and links each cost into the fairness lab', async () => {
+    const { page: migPage } = await newWatchedPage(context, 'migration');
+    await migPage.goto(`${BASE_URL}/#/migration`);
+    await migPage.waitForSelector('[data-metric="active-low-point-dedup.migrate_s"]');
+    const framework = Number(await dataValue(migPage, '[data-metric="framework.migrate_s"]'));
+    const flow = Number(await dataValue(migPage, '[data-metric="active-low-point-dedup.migrate_s"]'));
+    assert(flow < framework, `migration with active memory + dedup (${flow} s) should beat a framework checkpoint (${framework} s)`);
+    const link = await migPage.getAttribute('#fairness-links a[data-option]', 'href');
+    assert(link && link.startsWith('#/fairness?s='), `expected a fairness share link, got ${link}`);
+    await migPage.click('#fairness-links a[data-option]');
+    await migPage.waitForSelector('[data-metric="astraea.avg_jct_s"]', { timeout: TIMEOUT_MS });
+  });
+
+  await check('the tuning lab trains MLPs in the page and draws SP and μP curves', async () => {
+    const { page: tunPage } = await newWatchedPage(context, 'tuning');
+    await tunPage.goto(`${BASE_URL}/#/tuning`);
+    await tunPage.waitForSelector('[data-metric="tuning.mup.best_lr_spread_steps"]', { timeout: 120_000 });
+    const charts = await tunPage.locator('figure.chart').count();
+    assert(charts >= 3, `expected SP, muP and fusion charts, found ${charts}`);
+    await tunPage.fill('#field-widths', '32, x');
+    await tunPage.waitForSelector('.field-error[data-field="tuning.experiment.widths"]', { timeout: TIMEOUT_MS });
+  });
+
   await check('timing (printed, not asserted): real traces in the fairness page, 1,000 agents x 30 turns in the agentic page, GPT-3 175B in the overlap page', async () => {
     let have = true;
     try { await fs.access(DATA_DIR); } catch { have = false; }
