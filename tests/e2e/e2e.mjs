@@ -395,6 +395,13 @@ try {
     await resPage.waitForSelector('#toggle-plan', { timeout: TIMEOUT_MS });
     await resPage.click('#toggle-plan');
     await resPage.waitForFunction(() => document.querySelector('#plan-shown')?.textContent.includes('as launched'), null, { timeout: TIMEOUT_MS });
+    // Playback: before iteration 200 GPU 13 is healthy; playing on reaches the re-plan.
+    await resPage.fill('#resilience-scrubber', '10');
+    await resPage.waitForFunction(() => document.querySelector('#playback-state')?.dataset.iteration === '10', null, { timeout: TIMEOUT_MS });
+    assert(await resPage.locator('#resilience-grid rect[data-gpu="13"].slow').count() === 0, 'GPU 13 should not be slow before iteration 200');
+    await resPage.click('#resilience-play');
+    await resPage.waitForFunction(() => document.querySelector('#playback-state')?.textContent.includes('re-planned layout'), null, { timeout: 60_000 });
+    await resPage.waitForSelector('#resilience-grid rect[data-gpu="13"].slow', { timeout: TIMEOUT_MS });
     if (DATA_DIR) {
       const pai = path.join(DATA_DIR, 'alibaba_pai_minibatch_time', 'job_1_norm.csv');
       let have = true;

@@ -62,6 +62,45 @@ const FAULTS: [(&str, &str, f64, bool); 4] = [
 /// Largest PAI file the page reads, bytes.
 const MAX_PAI_BYTES: u64 = 32 << 20;
 
+/// What the playback shows of ResiHP's run, iteration by iteration.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Playback {
+    /// (iteration, observed ns, predicted ns) of each executed iteration, in order.
+    steps: Vec<(u32, u64, Option<f64>)>,
+    /// Iterations at whose end ResiHP raised a fail-slow alarm, with the GPUs it blamed.
+    alarms: Vec<(u32, Vec<u32>)>,
+    /// First iteration run on the re-planned layout.
+    replanned_at: Option<u32>,
+}
+
+impl Playback {
+    fn of(run: &bubblelab_core::labs::resilience::StrategyRun) -> Playback {
+        let first_reconfig = run
+            .pauses
+            .iter()
+            .find(|p| p.cat == "reconfigure")
+            .map(|p| p.start_ns);
+        Playback {
+            steps: run
+                .steps
+                .iter()
+                .map(|s| (s.iteration, s.dur_ns, s.predicted_ns))
+                .collect(),
+            alarms: run
+                .alarms
+                .iter()
+                .map(|a| (a.iteration, a.gpus.clone()))
+                .collect(),
+            replanned_at: first_reconfig.and_then(|t| {
+                run.steps
+                    .iter()
+                    .find(|s| s.start_ns >= t)
+                    .map(|s| s.iteration)
+            }),
+        }
+    }
+}
+
 #[derive(Clone, PartialEq)]
 struct State {
     params: Value,
@@ -69,6 +108,8 @@ struct State {
     report: Shared<Report>,
     /// The layout before and after ResiHP's re-plans.
     plans: Rc<(Plan, Option<Plan>)>,
+    /// ResiHP's run for the playback: its iterations and when it first re-planned.
+    resihp: Rc<Playback>,
     error: Option<ScenarioError>,
     link_error: Option<String>,
     /// A PAI file's detection Report, shown instead of the simulation while set.
@@ -93,6 +134,7 @@ impl State {
             params,
             report: Shared(Rc::new(Report::default())),
             plans: Rc::new((Plan::initial(p), None)),
+            resihp: Rc::new(Playback::default()),
             error: None,
             link_error,
             pai: None,
@@ -130,9 +172,9 @@ impl State {
                 let tokens = f64::from(p.cluster.dp * p.cluster.micro_batches)
                     * f64::from(p.lengths.tokens_per_micro_batch);
                 self.report = Shared(Rc::new(report::build(p, &runs, tokens)));
-                let after = runs
-                    .iter()
-                    .find(|r| r.kind == StrategyKind::Resihp)
+                let resihp = runs.iter().find(|r| r.kind == StrategyKind::Resihp);
+                self.resihp = Rc::new(resihp.map(Playback::of).unwrap_or_default());
+                let after = resihp
                     .filter(|r| r.replans > 0)
                     .map(|r| r.final_plan.clone());
                 self.plans = Rc::new((Plan::initial(p), after));
@@ -186,6 +228,28 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
     let fault = use_state(|| 1usize);
     let at_iteration = use_state(|| "200".to_string());
     let show_after = use_state(|| true);
+    // Playback position: an index into ResiHP's executed iterations (None: not playing back).
+    let frame = use_state(|| None::<usize>);
+    let playing = use_state(|| false);
+    {
+        let frame = frame.clone();
+        let playing = playing.clone();
+        let last = state.resihp.steps.len().saturating_sub(1);
+        use_effect_with((*playing, *frame), move |(on, at)| {
+            let timer = (*on).then(|| {
+                let next = at.map_or(0, |i| i + 3).min(last);
+                let frame = frame.clone();
+                let playing = playing.clone();
+                gloo::timers::callback::Timeout::new(40, move || {
+                    frame.set(Some(next));
+                    if next >= last {
+                        playing.set(false);
+                    }
+                })
+            });
+            move || drop(timer)
+        });
+    }
     let upload_error = use_state(|| None::<String>);
     let on_number = |path: &'static str| {
         let state = state.clone();
@@ -307,16 +371,27 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
         .unwrap_or(0) as u32;
     let total = nodes.saturating_mul(gpn).min(4096);
     let (before, after) = &*state.plans;
-    let plan = if *show_after {
-        after.as_ref().unwrap_or(before)
-    } else {
-        before
+    let shown_step = frame.and_then(|i| state.resihp.steps.get(i)).cloned();
+    let plan = match &shown_step {
+        // Playing back: the layout ResiHP ran that iteration on.
+        Some((it, _, _)) => match (state.resihp.replanned_at, after) {
+            (Some(r), Some(a)) if *it >= r => a,
+            _ => before,
+        },
+        None if *show_after => after.as_ref().unwrap_or(before),
+        None => before,
     };
     let role = roles(plan, total);
     let events: Vec<(u32, bool)> = get(&state.params, "events")
         .and_then(Value::as_array)
         .map(|list| {
             list.iter()
+                .filter(|e| {
+                    let at = e.get("at_iteration").and_then(Value::as_u64).unwrap_or(0);
+                    shown_step
+                        .as_ref()
+                        .is_none_or(|(it, _, _)| u64::from(*it) >= at)
+                })
                 .filter_map(|e| {
                     let dead = e.get("dead").and_then(Value::as_bool).unwrap_or(false);
                     match (
@@ -367,6 +442,60 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
         let show_after = show_after.clone();
         Callback::from(move |_: MouseEvent| show_after.set(!*show_after))
     };
+    let on_play = {
+        let playing = playing.clone();
+        let frame = frame.clone();
+        let last = state.resihp.steps.len().saturating_sub(1);
+        Callback::from(move |_: MouseEvent| {
+            if !*playing && frame.is_some_and(|f| f >= last) {
+                frame.set(Some(0));
+            }
+            playing.set(!*playing);
+        })
+    };
+    let on_frame = {
+        let frame = frame.clone();
+        let playing = playing.clone();
+        Callback::from(move |e: InputEvent| {
+            let v = e
+                .target_unchecked_into::<web_sys::HtmlInputElement>()
+                .value();
+            if let Ok(i) = v.parse::<usize>() {
+                playing.set(false);
+                frame.set(Some(i));
+            }
+        })
+    };
+    let frame_text = match &shown_step {
+        Some((it, dur, predicted)) => {
+            let alarms: Vec<String> = state
+                .resihp
+                .alarms
+                .iter()
+                .filter(|(a, _)| a <= it)
+                .map(|(a, g)| format!("iteration {a}: GPU {g:?}"))
+                .collect();
+            format!(
+                "ResiHP, iteration {it}: {:.1} ms observed{}; {}{}",
+                *dur as f64 / 1e6,
+                predicted.map_or_else(String::new, |p| format!(", {:.1} ms predicted", p / 1e6)),
+                if alarms.is_empty() {
+                    "no alarm yet".to_string()
+                } else {
+                    format!("alarms: {}", alarms.join("; "))
+                },
+                match state.resihp.replanned_at {
+                    Some(r) if *it >= r => format!("; running on the re-planned layout since iteration {r}"),
+                    _ => String::new(),
+                }
+            )
+        }
+        None => "Play walks ResiHP's run iteration by iteration: faults appear when they strike, the layout changes at the re-plan.".to_string(),
+    };
+    let shown_iteration = shown_step
+        .as_ref()
+        .map(|s| s.0.to_string())
+        .unwrap_or_default();
     let shown_report = state
         .pai
         .as_ref()
@@ -423,6 +552,12 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
                                 </button>
                             }
                         </div>
+                        <div class="cluster-controls">
+                            <button type="button" id="resilience-play" onclick={on_play}>{ if *playing { "Pause" } else { "Play the run" } }</button>
+                            <input type="range" id="resilience-scrubber" min="0" max={state.resihp.steps.len().saturating_sub(1).to_string()}
+                                value={frame.unwrap_or(0).to_string()} oninput={on_frame} aria-label="iteration" />
+                        </div>
+                        <p class="muted" id="playback-state" data-iteration={shown_iteration}>{ frame_text }</p>
                         <p class="muted" id="plan-shown">{ if *show_after && after.is_some() { "ResiHP's layout after its re-plans (grey: GPUs it no longer uses)" } else { "The layout as launched" } }</p>
                         <svg class="gpu-grid" viewBox={format!("0 0 {svg_w} {svg_h}")} width={svg_w.to_string()} role="img" aria-label="GPUs by node">
                             { for (0..total).map(|g| {
