@@ -142,10 +142,7 @@ pub fn fairness(args: &FairnessArgs) -> Result<(), Failure> {
         params.cluster.nodes = g.div_ceil(args.gpus_per_node);
     }
     let trace = match &args.trace {
-        None => {
-            params.validate().map_err(|e| field_failure(&e))?;
-            fairness::traces::synthetic::generate(&params.synthetic)
-        }
+        None => fairness::synthetic_trace(&params).map_err(|e| field_failure(&e))?,
         Some(path) => {
             let name = files::label(path);
             let text = files::read_text(path, MAX_TRACE_BYTES)?;

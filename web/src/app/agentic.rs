@@ -13,16 +13,17 @@ use bubblelab_core::labs::agentic::traces;
 use bubblelab_core::labs::agentic::{
     default_sweep_caps, run_workload, AgenticParams, EngineSpec, Workload,
 };
-use bubblelab_core::{presets, share, Report, Scenario, ScenarioError};
+use bubblelab_core::{presets, Report, Scenario, ScenarioError};
 use serde_json::Value;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
-use crate::browser;
 use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
-use crate::components::params_form::{get, number_value, params_value, scenario_of, set, text_at};
+use crate::components::params_form::{
+    decode_payload, get, number_callback, params_value, Form, FormPage,
+};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::{texts, FileUpload};
@@ -81,15 +82,10 @@ const MAX_TRACE_BYTES: u64 = 64 << 20;
 
 #[derive(Clone, PartialEq)]
 struct State {
-    /// The scenario's params as JSON, edited by the form.
-    params: Value,
-    /// Field text as typed, by path.
-    texts: Vec<(String, String)>,
+    form: Form,
     report: Shared<Report>,
     /// Where the agents came from: the synthetic generator or a file.
     source: String,
-    error: Option<ScenarioError>,
-    link_error: Option<String>,
     uploaded: Option<Rc<Workload>>,
 }
 
@@ -153,14 +149,10 @@ fn parse_controllers(text: &str, params: &Value) -> Result<Value, ScenarioError>
 
 impl State {
     fn new(p: &AgenticParams, link_error: Option<String>) -> State {
-        let params = params_value(&Scenario::Agentic(p.clone()));
         let mut s = State {
-            params,
-            texts: Vec::new(),
+            form: Form::new("agentic", &Scenario::Agentic(p.clone()), link_error),
             report: Shared(Rc::new(Report::default())),
             source: "synthetic".into(),
-            error: None,
-            link_error,
             uploaded: None,
         };
         s.refresh_texts();
@@ -169,51 +161,30 @@ impl State {
     }
 
     fn from_payload(payload: Option<&str>) -> State {
-        match payload.map(|p| share::decode_for_lab("agentic", p)) {
-            Some(Ok(Scenario::Agentic(p))) => State::new(&p, None),
-            Some(Err(e)) => State::new(&default_params(), Some(e.to_string())),
-            _ => State::new(&default_params(), None),
+        match decode_payload("agentic", payload) {
+            (Some(Scenario::Agentic(p)), _) => State::new(&p, None),
+            (_, link_error) => State::new(&default_params(), link_error),
         }
     }
 
     /// Every field's text from the params (after a preset, an engine or the controllers
     /// changed).
     fn refresh_texts(&mut self) {
-        let mut texts: Vec<(String, String)> = FIELDS
-            .iter()
-            .map(|(path, _)| ((*path).to_string(), text_at(&self.params, path)))
-            .collect();
-        if let Some(i) = concur_index(&self.params) {
-            for (field, _) in CONCUR_FIELDS {
-                let path = format!("controllers.{i}.{field}");
-                let text = text_at(&self.params, &path);
-                texts.push((path, text));
-            }
-        }
-        texts.push(("controllers".into(), controllers_text(&self.params)));
-        self.texts = texts;
+        self.form.forget_texts();
+        let controllers = controllers_text(&self.form.params);
+        self.form.set_text("controllers", controllers);
     }
+}
 
-    fn text(&self, path: &str) -> String {
-        self.texts
-            .iter()
-            .find(|(p, _)| p == path)
-            .map(|(_, t)| t.clone())
-            .unwrap_or_default()
-    }
-
-    fn set_text(&mut self, path: &str, text: String) {
-        match self.texts.iter_mut().find(|(p, _)| p == path) {
-            Some(entry) => entry.1 = text,
-            None => self.texts.push((path.to_string(), text)),
-        }
+impl FormPage for State {
+    fn form(&mut self) -> &mut Form {
+        &mut self.form
     }
 
     /// Validates the edited params and runs them on the synthetic or the uploaded agents.
-    fn rerun(&mut self, update_link: bool) {
-        let scenario = match scenario_of("agentic", &self.params) {
-            Ok(s) => s,
-            Err(e) => return self.error = Some(e),
+    fn rerun(&mut self, link: bool) {
+        let Some(scenario) = self.form.scenario() else {
+            return;
         };
         let Scenario::Agentic(p) = &scenario else {
             return;
@@ -222,16 +193,9 @@ impl State {
             None => bubblelab_core::run(&scenario),
             Some(work) => run_workload(p, work),
         };
-        match result {
-            Ok(report) => {
-                self.report = Shared(Rc::new(report));
-                self.error = None;
-                if update_link && self.uploaded.is_none() {
-                    browser::replace_hash(&share::fragment(&scenario));
-                }
-            }
-            Err(e) => self.error = Some(e),
-        }
+        let outcome = result.map(|report| self.report = Shared(Rc::new(report)));
+        let link = link && self.uploaded.is_none();
+        self.form.finish(&scenario, outcome, link);
     }
 }
 
@@ -243,36 +207,19 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
         use_state(move || State::from_payload(payload.as_deref()))
     };
     let upload_error = use_state(|| None::<String>);
-    let on_number = |path: String| {
-        let state = state.clone();
-        Callback::from(move |text: String| {
-            let mut next = (*state).clone();
-            next.set_text(&path, text.clone());
-            match number_value("agentic", &path, &text) {
-                Ok(value) => {
-                    set(&mut next.params, &path, value);
-                    next.link_error = None;
-                    next.rerun(true);
-                }
-                Err(e) => next.error = Some(e),
-            }
-            state.set(next);
-        })
-    };
     let on_controllers = {
         let state = state.clone();
         Callback::from(move |text: String| {
             let mut next = (*state).clone();
-            next.set_text("controllers", text.clone());
-            match parse_controllers(&text, &next.params) {
+            next.form.set_text("controllers", text.clone());
+            match parse_controllers(&text, &next.form.params) {
                 Ok(list) => {
-                    set(&mut next.params, "controllers", list);
-                    let typed = next.text("controllers");
+                    next.form.set("controllers", list);
                     next.refresh_texts();
-                    next.set_text("controllers", typed);
+                    next.form.set_text("controllers", text);
                     next.rerun(true);
                 }
-                Err(e) => next.error = Some(e),
+                Err(e) => next.form.error = Some(e),
             }
             state.set(next);
         })
@@ -290,14 +237,14 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
                 ..AgenticParams::default()
             }));
             if let Some(v) = engine.get("engine") {
-                set(&mut next.params, "engine", v.clone());
+                next.form.set("engine", v.clone());
             }
             next.refresh_texts();
             next.rerun(true);
             state.set(next);
         })
     };
-    let sweeping = get(&state.params, "sweep_caps")
+    let sweeping = get(&state.form.params, "sweep_caps")
         .and_then(Value::as_array)
         .is_some_and(|a| !a.is_empty());
     let on_sweep = {
@@ -307,7 +254,7 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
                 .target_unchecked_into::<web_sys::HtmlInputElement>()
                 .checked();
             let mut next = (*state).clone();
-            let agents = get(&next.params, "synthetic.agents")
+            let agents = get(&next.form.params, "synthetic.agents")
                 .and_then(Value::as_u64)
                 .unwrap_or(128);
             let agents = match &next.uploaded {
@@ -319,7 +266,7 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
             } else {
                 Vec::new()
             };
-            set(&mut next.params, "sweep_caps", Value::from(caps));
+            next.form.set("sweep_caps", Value::from(caps));
             next.rerun(true);
             state.set(next);
         })
@@ -373,36 +320,16 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
         let upload_error = upload_error.clone();
         Callback::from(move |m: String| upload_error.set(Some(m)))
     };
-    let field_error = |path: &str| {
-        let full = format!("agentic.{path}");
-        state
-            .error
-            .as_ref()
-            .filter(|e| {
-                e.path()
-                    .is_some_and(|p| p == full || p.starts_with(&format!("{full}.")))
-            })
-            .map(ToString::to_string)
-    };
-    let shown_paths: Vec<String> = state
-        .texts
-        .iter()
-        .map(|(p, _)| format!("agentic.{p}"))
-        .collect();
-    let other_error = state
-        .error
-        .as_ref()
-        .filter(|e| !e.path().is_some_and(|p| shown_paths.iter().any(|s| s == p)))
-        .map(ToString::to_string);
     let engine_id = engines()
         .into_iter()
         .find(|(_, _, spec)| {
-            get(&state.params, "engine.model.name").and_then(Value::as_str)
+            get(&state.form.params, "engine.model.name").and_then(Value::as_str)
                 == Some(spec.model.name.as_str())
-                && get(&state.params, "engine.gpu") == serde_json::to_value(spec.gpu).ok().as_ref()
+                && get(&state.form.params, "engine.gpu")
+                    == serde_json::to_value(spec.gpu).ok().as_ref()
         })
         .map_or("custom", |(id, _, _)| id);
-    let concur_fields: Vec<(String, &str)> = concur_index(&state.params)
+    let concur_fields: Vec<(String, &str)> = concur_index(&state.form.params)
         .map(|i| {
             CONCUR_FIELDS
                 .iter()
@@ -410,6 +337,14 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
                 .collect()
         })
         .unwrap_or_default();
+    let form = &state.form;
+    let other_error = form.other_error(
+        FIELDS
+            .iter()
+            .map(|(p, _)| *p)
+            .chain(concur_fields.iter().map(|(p, _)| p.as_str()))
+            .chain(["controllers"]),
+    );
     html! {
         <section class="page" id="lab-agentic">
             <h1>{ "Agents: when the KV cache starts to thrash" }</h1>
@@ -419,7 +354,7 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
                    collapses before memory is formally full. A static cap helps if you guess it right; CONCUR steers the \
                    number of active agents with AIMD on the cache signals a real engine exposes." }
             </p>
-            <LinkErrorBanner message={state.link_error.clone()} />
+            <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
                 <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
                     <PresetSelect lab="agentic" selected={None} on_pick={on_preset} />
@@ -435,18 +370,18 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
                         </select>
                     </div>
                     <NumberField path="agentic.controllers" label="Controllers (unbounded, cap-N, concur)" input_type="text"
-                        value={state.text("controllers")} error={field_error("controllers")} on_change={on_controllers} />
+                        value={form.text("controllers")} error={form.field_error("controllers")} on_change={on_controllers} />
                     <div class="field">
                         <label><input type="checkbox" id="field-sweep" checked={sweeping} onchange={on_sweep} />
                             { " Sweep static caps (best cap in hindsight)" }</label>
                     </div>
                     { for FIELDS.iter().map(|(path, label)| html! {
-                        <NumberField path={format!("agentic.{path}")} label={*label} value={state.text(path)}
-                            error={field_error(path)} on_change={on_number((*path).to_string())} />
+                        <NumberField path={format!("agentic.{path}")} label={*label} value={form.text(path)}
+                            error={form.field_error(path)} on_change={number_callback(&state, path)} />
                     }) }
                     { for concur_fields.iter().map(|(path, label)| html! {
-                        <NumberField path={format!("agentic.{path}")} label={*label} value={state.text(path)}
-                            error={field_error(path)} on_change={on_number(path.clone())} />
+                        <NumberField path={format!("agentic.{path}")} label={*label} value={form.text(path)}
+                            error={form.field_error(path)} on_change={number_callback(&state, path)} />
                     }) }
                     if let Some(message) = other_error {
                         <p class="field-error">{ message }</p>

@@ -10,16 +10,17 @@ use std::rc::Rc;
 use bubblelab_core::labs::bubbles::{run_log, BubblesParams, TrialPreset};
 use bubblelab_core::labs::pipeline::pipemorph::{load_run, PipelineRun};
 use bubblelab_core::labs::pipeline::ScheduleKind;
-use bubblelab_core::{presets, share, Report, Scenario, ScenarioError};
+use bubblelab_core::{presets, Report, Scenario};
 use serde_json::Value;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
-use crate::browser;
 use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
-use crate::components::params_form::{get, number_value, params_value, scenario_of, set, text_at};
+use crate::components::params_form::{
+    decode_payload, get, number_callback, params_value, Form, FormPage,
+};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::{texts, FileUpload};
@@ -61,12 +62,10 @@ const MAX_LOG_BYTES: u64 = 64 << 20;
 
 #[derive(Clone, PartialEq)]
 struct State {
-    params: Value,
-    texts: Vec<(String, String)>,
+    form: Form,
     report: Shared<Report>,
+    /// Where the bubbles came from: the simulated job or a PipeMorph run's name.
     source: String,
-    error: Option<ScenarioError>,
-    link_error: Option<String>,
     uploaded: Option<Rc<PipelineRun>>,
 }
 
@@ -93,56 +92,35 @@ fn policies_text(params: &Value) -> String {
 
 impl State {
     fn new(p: &BubblesParams, link_error: Option<String>) -> State {
+        let mut form = Form::new("bubbles", &Scenario::Bubbles(p.clone()), link_error);
+        let policies = policies_text(&form.params);
+        form.set_text("policies", policies);
         let mut s = State {
-            params: params_value(&Scenario::Bubbles(p.clone())),
-            texts: Vec::new(),
+            form,
             report: Shared(Rc::new(Report::default())),
             source: "simulated".into(),
-            error: None,
-            link_error,
             uploaded: None,
         };
-        s.refresh_texts();
         s.rerun(false);
         s
     }
 
     fn from_payload(payload: Option<&str>) -> State {
-        match payload.map(|p| share::decode_for_lab("bubbles", p)) {
-            Some(Ok(Scenario::Bubbles(p))) => State::new(&p, None),
-            Some(Err(e)) => State::new(&default_params(), Some(e.to_string())),
-            _ => State::new(&default_params(), None),
+        match decode_payload("bubbles", payload) {
+            (Some(Scenario::Bubbles(p)), _) => State::new(&p, None),
+            (_, link_error) => State::new(&default_params(), link_error),
         }
     }
+}
 
-    fn refresh_texts(&mut self) {
-        let mut texts: Vec<(String, String)> = FIELDS
-            .iter()
-            .map(|(path, _)| ((*path).to_string(), text_at(&self.params, path)))
-            .collect();
-        texts.push(("policies".into(), policies_text(&self.params)));
-        self.texts = texts;
+impl FormPage for State {
+    fn form(&mut self) -> &mut Form {
+        &mut self.form
     }
 
-    fn text(&self, path: &str) -> String {
-        self.texts
-            .iter()
-            .find(|(p, _)| p == path)
-            .map(|(_, t)| t.clone())
-            .unwrap_or_default()
-    }
-
-    fn set_text(&mut self, path: &str, text: String) {
-        match self.texts.iter_mut().find(|(p, _)| p == path) {
-            Some(entry) => entry.1 = text,
-            None => self.texts.push((path.to_string(), text)),
-        }
-    }
-
-    fn rerun(&mut self, update_link: bool) {
-        let scenario = match scenario_of("bubbles", &self.params) {
-            Ok(s) => s,
-            Err(e) => return self.error = Some(e),
+    fn rerun(&mut self, link: bool) {
+        let Some(scenario) = self.form.scenario() else {
+            return;
         };
         let Scenario::Bubbles(p) = &scenario else {
             return;
@@ -151,16 +129,9 @@ impl State {
             None => bubblelab_core::run(&scenario),
             Some(log) => run_log(p, log, &self.source),
         };
-        match result {
-            Ok(report) => {
-                self.report = Shared(Rc::new(report));
-                self.error = None;
-                if update_link && self.uploaded.is_none() {
-                    browser::replace_hash(&share::fragment(&scenario));
-                }
-            }
-            Err(e) => self.error = Some(e),
-        }
+        let outcome = result.map(|report| self.report = Shared(Rc::new(report)));
+        let link = link && self.uploaded.is_none();
+        self.form.finish(&scenario, outcome, link);
     }
 }
 
@@ -172,23 +143,21 @@ pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
         use_state(move || State::from_payload(payload.as_deref()))
     };
     let upload_error = use_state(|| None::<String>);
-    let on_number = |path: String| {
+    // One static-memory value for every stage; the other fields set their own path.
+    let on_number = |path: &str| {
+        if path != "static_bytes.0" {
+            return number_callback(&state, path);
+        }
         let state = state.clone();
         Callback::from(move |text: String| {
             let mut next = (*state).clone();
-            next.set_text(&path, text.clone());
-            match number_value("bubbles", &path, &text) {
-                Ok(value) => {
-                    if path == "static_bytes.0" {
-                        // One value for every stage.
-                        set(&mut next.params, "static_bytes", Value::from(vec![value]));
-                    } else {
-                        set(&mut next.params, &path, value);
-                    }
-                    next.link_error = None;
-                    next.rerun(true);
-                }
-                Err(e) => next.error = Some(e),
+            if next.form.edit_number("static_bytes.0", text) {
+                let value = get(&next.form.params, "static_bytes.0").cloned();
+                next.form.set(
+                    "static_bytes",
+                    Value::from(value.into_iter().collect::<Vec<_>>()),
+                );
+                next.rerun(true);
             }
             state.set(next);
         })
@@ -197,14 +166,14 @@ pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
         let state = state.clone();
         Callback::from(move |text: String| {
             let mut next = (*state).clone();
-            next.set_text("policies", text.clone());
+            next.form.set_text("policies", text.clone());
             let list: Vec<Value> = text
                 .split(',')
                 .map(str::trim)
                 .filter(|s| !s.is_empty())
                 .map(Value::from)
                 .collect();
-            set(&mut next.params, "policies", Value::from(list));
+            next.form.set("policies", Value::from(list));
             next.rerun(true);
             state.set(next);
         })
@@ -214,11 +183,8 @@ pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
         Callback::from(move |e: Event| {
             let id = e.target_unchecked_into::<HtmlSelectElement>().value();
             let mut next = (*state).clone();
-            set(
-                &mut next.params,
-                "main.schedules",
-                Value::from(vec![Value::from(id)]),
-            );
+            next.form
+                .set("main.schedules", Value::from(vec![Value::from(id)]));
             next.rerun(true);
             state.set(next);
         })
@@ -240,7 +206,7 @@ pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
             }));
             for key in ["trial", "trial_preset"] {
                 if let Some(x) = v.get(key) {
-                    set(&mut next.params, key, x.clone());
+                    next.form.set(key, x.clone());
                 }
             }
             next.rerun(true);
@@ -296,38 +262,13 @@ pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
         let upload_error = upload_error.clone();
         Callback::from(move |m: String| upload_error.set(Some(m)))
     };
-    let field_error = |path: &str| {
-        let full = format!("bubbles.{path}");
-        state
-            .error
-            .as_ref()
-            .filter(|e| {
-                e.path().is_some_and(|p| {
-                    p == full
-                        || p.starts_with(&format!("{full}."))
-                        || p.starts_with(&format!("{full}["))
-                })
-            })
-            .map(ToString::to_string)
-    };
-    let shown: Vec<String> = state
-        .texts
-        .iter()
-        .map(|(p, _)| format!("bubbles.{p}"))
-        .collect();
-    let other_error = state
-        .error
-        .as_ref()
-        .filter(|e| {
-            !e.path()
-                .is_some_and(|p| shown.iter().any(|s| p.starts_with(s.as_str())))
-        })
-        .map(ToString::to_string);
-    let schedule = get(&state.params, "main.schedules.0")
+    let form = &state.form;
+    let other_error = form.other_error(FIELDS.iter().map(|(p, _)| *p).chain(["policies"]));
+    let schedule = get(&form.params, "main.schedules.0")
         .and_then(Value::as_str)
         .unwrap_or("1f1b")
         .to_string();
-    let trial = get(&state.params, "trial_preset")
+    let trial = get(&form.params, "trial_preset")
         .and_then(Value::as_str)
         .unwrap_or("resnet18")
         .to_string();
@@ -340,7 +281,7 @@ pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
                    safe windows that have the memory, pausing at a hook before each window ends, so the main \
                    job never waits. Blind colocation runs the bundle all the time and slows the main job." }
             </p>
-            <LinkErrorBanner message={state.link_error.clone()} />
+            <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
                 <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
                     <PresetSelect lab="bubbles" selected={None} on_pick={on_preset} />
@@ -360,10 +301,10 @@ pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
                         </select>
                     </div>
                     <NumberField path="bubbles.policies" label="Policies (none, blind, squeezer)" input_type="text"
-                        value={state.text("policies")} error={field_error("policies")} on_change={on_policies} />
+                        value={form.text("policies")} error={form.field_error("policies")} on_change={on_policies} />
                     { for FIELDS.iter().map(|(path, label)| html! {
-                        <NumberField path={format!("bubbles.{path}")} label={*label} value={state.text(path)}
-                            error={field_error(path)} on_change={on_number((*path).to_string())} />
+                        <NumberField path={format!("bubbles.{path}")} label={*label} value={form.text(path)}
+                            error={form.field_error(path)} on_change={on_number(path)} />
                     }) }
                     if let Some(message) = other_error {
                         <p class="field-error">{ message }</p>

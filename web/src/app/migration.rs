@@ -9,15 +9,15 @@ use std::rc::Rc;
 
 use bubblelab_core::labs::fairness::{FairnessParams, PreemptionModel};
 use bubblelab_core::labs::migration::{CheckpointOption, MigrationParams};
-use bubblelab_core::{presets, share, Report, Scenario, ScenarioError};
-use serde_json::Value;
+use bubblelab_core::{presets, share, Report, Scenario};
 use yew::prelude::*;
 
-use crate::browser;
 use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
-use crate::components::params_form::{number_value, params_value, scenario_of, set, text_at};
+use crate::components::params_form::{
+    decode_payload, number_callback, scenario_of, Form, FormPage,
+};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 
@@ -62,12 +62,9 @@ const FIELDS: [(&str, &str); 21] = [
 
 #[derive(Clone, PartialEq)]
 struct State {
-    params: Value,
-    texts: Vec<(String, String)>,
+    form: Form,
     report: Shared<Report>,
     scenario_json: Option<String>,
-    error: Option<ScenarioError>,
-    link_error: Option<String>,
 }
 
 fn default_params() -> MigrationParams {
@@ -77,62 +74,44 @@ fn default_params() -> MigrationParams {
     }
 }
 
+impl FormPage for State {
+    fn form(&mut self) -> &mut Form {
+        &mut self.form
+    }
+
+    fn rerun(&mut self, link: bool) {
+        let Some(scenario) = self.form.scenario() else {
+            return;
+        };
+        let outcome = bubblelab_core::run(&scenario).map(|report| {
+            self.report = Shared(Rc::new(report));
+            self.scenario_json = Some(scenario.to_json_pretty());
+        });
+        self.form.finish(&scenario, outcome, link);
+    }
+}
+
 impl State {
     fn new(p: &MigrationParams, link_error: Option<String>) -> State {
-        let params = params_value(&Scenario::Migration(p.clone()));
-        let texts = FIELDS
-            .iter()
-            .map(|(path, _)| ((*path).to_string(), text_at(&params, path)))
-            .collect();
         let mut s = State {
-            params,
-            texts,
+            form: Form::new("migration", &Scenario::Migration(p.clone()), link_error),
             report: Shared(Rc::new(Report::default())),
             scenario_json: None,
-            error: None,
-            link_error,
         };
         s.rerun(false);
         s
     }
 
     fn from_payload(payload: Option<&str>) -> State {
-        match payload.map(|p| share::decode_for_lab("migration", p)) {
-            Some(Ok(Scenario::Migration(p))) => State::new(&p, None),
-            Some(Err(e)) => State::new(&default_params(), Some(e.to_string())),
-            _ => State::new(&default_params(), None),
-        }
-    }
-
-    fn text(&self, path: &str) -> String {
-        self.texts
-            .iter()
-            .find(|(p, _)| p == path)
-            .map(|(_, t)| t.clone())
-            .unwrap_or_default()
-    }
-
-    fn rerun(&mut self, update_link: bool) {
-        let scenario = match scenario_of("migration", &self.params) {
-            Ok(s) => s,
-            Err(e) => return self.error = Some(e),
-        };
-        match bubblelab_core::run(&scenario) {
-            Ok(report) => {
-                self.report = Shared(Rc::new(report));
-                self.scenario_json = Some(scenario.to_json_pretty());
-                self.error = None;
-                if update_link {
-                    browser::replace_hash(&share::fragment(&scenario));
-                }
-            }
-            Err(e) => self.error = Some(e),
+        match decode_payload("migration", payload) {
+            (Some(Scenario::Migration(p)), _) => State::new(&p, None),
+            (_, link_error) => State::new(&default_params(), link_error),
         }
     }
 
     /// The fairness lab's link with preemption costs from this job under `option`.
     fn fairness_link(&self, option: CheckpointOption) -> Option<String> {
-        let Ok(Scenario::Migration(p)) = scenario_of("migration", &self.params) else {
+        let Ok(Scenario::Migration(p)) = scenario_of("migration", &self.form.params) else {
             return None;
         };
         let fairness = FairnessParams {
@@ -153,25 +132,6 @@ pub fn migration_lab(props: &MigrationLabProps) -> Html {
         let payload = props.payload.clone();
         use_state(move || State::from_payload(payload.as_deref()))
     };
-    let on_number = |path: String| {
-        let state = state.clone();
-        Callback::from(move |text: String| {
-            let mut next = (*state).clone();
-            match next.texts.iter_mut().find(|(p, _)| *p == path) {
-                Some(entry) => entry.1 = text.clone(),
-                None => next.texts.push((path.clone(), text.clone())),
-            }
-            match number_value("migration", &path, &text) {
-                Ok(value) => {
-                    set(&mut next.params, &path, value);
-                    next.link_error = None;
-                    next.rerun(true);
-                }
-                Err(e) => next.error = Some(e),
-            }
-            state.set(next);
-        })
-    };
     let on_preset = {
         let state = state.clone();
         Callback::from(move |(_, scenario): (&'static str, Scenario)| {
@@ -182,22 +142,8 @@ pub fn migration_lab(props: &MigrationLabProps) -> Html {
             }
         })
     };
-    let field_error = |path: &str| {
-        let full = format!("migration.{path}");
-        state
-            .error
-            .as_ref()
-            .filter(|e| e.path() == Some(full.as_str()))
-            .map(ToString::to_string)
-    };
-    let other_error = state
-        .error
-        .as_ref()
-        .filter(|e| {
-            !e.path()
-                .is_some_and(|p| FIELDS.iter().any(|(f, _)| p == format!("migration.{f}")))
-        })
-        .map(ToString::to_string);
+    let form = &state.form;
+    let other_error = form.other_error(FIELDS.iter().map(|(p, _)| *p));
     let links: Vec<(CheckpointOption, String)> = [
         CheckpointOption::ReservedPool,
         CheckpointOption::ActiveLowPointDedup,
@@ -216,13 +162,13 @@ pub fn migration_lab(props: &MigrationLabProps) -> Html {
                    the iteration, with replicas' identical regions once, copies far less. Framework checkpointing saves \
                    even less but pays a process restart." }
             </p>
-            <LinkErrorBanner message={state.link_error.clone()} />
+            <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
                 <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
                     <PresetSelect lab="migration" selected={None} on_pick={on_preset} />
                     { for FIELDS.iter().map(|(path, label)| html! {
-                        <NumberField path={format!("migration.{path}")} label={*label} value={state.text(path)}
-                            error={field_error(path)} on_change={on_number((*path).to_string())} />
+                        <NumberField path={format!("migration.{path}")} label={*label} value={form.text(path)}
+                            error={form.field_error(path)} on_change={number_callback(&state, path)} />
                     }) }
                     if let Some(message) = other_error {
                         <p class="field-error">{ message }</p>

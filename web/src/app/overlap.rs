@@ -14,16 +14,17 @@ use bubblelab_core::graph::sim::timeline;
 use bubblelab_core::hw::GpuKind;
 use bubblelab_core::labs::overlap::{report, simulate_all, OverlapParams, OverlapRun};
 use bubblelab_core::report::Timeline;
-use bubblelab_core::{presets, share, Report, Scenario, ScenarioError};
+use bubblelab_core::{presets, Report, Scenario, ScenarioError};
 use serde_json::Value;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
-use crate::browser;
 use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
-use crate::components::params_form::{get, number_value, params_value, scenario_of, set, text_at};
+use crate::components::params_form::{
+    decode_payload, get, number_callback, number_value, text_at, Form, FormPage,
+};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::{Shared, TimelineView};
 use crate::components::upload::{texts, FileUpload};
@@ -131,18 +132,13 @@ impl Passes {
 
 #[derive(Clone, PartialEq)]
 struct State {
-    /// The scenario's params as JSON, edited by the form.
-    params: Value,
-    /// Field text as typed, by path.
-    texts: Vec<(String, String)>,
+    form: Form,
     passes: Passes,
     report: Shared<Report>,
     /// Timelines of the graph as built and after each pass, with their names.
     steps: Shared<Vec<(String, Shared<Timeline>)>>,
     /// Step shown by the step control.
     step: usize,
-    error: Option<ScenarioError>,
-    link_error: Option<String>,
     /// Name of an imported graph file, when one replaces the built model.
     imported: Option<String>,
 }
@@ -172,24 +168,18 @@ fn step_timelines(run: &OverlapRun) -> Vec<(String, Shared<Timeline>)> {
 
 impl State {
     fn new(p: &OverlapParams, link_error: Option<String>) -> State {
-        let params = params_value(&Scenario::Overlap(p.clone()));
-        let passes = Passes::from_params(&params);
+        let form = Form::new("overlap", &Scenario::Overlap(p.clone()), link_error);
+        let passes = Passes::from_params(&form.params);
         let mut s = State {
-            texts: FIELDS
-                .iter()
-                .map(|(path, _)| ((*path).to_string(), text_at(&params, path)))
-                .collect(),
+            form,
+            passes,
             imported: p
                 .graph
                 .as_ref()
                 .map(|_| "a graph from the link".to_string()),
-            params,
-            passes,
             report: Shared(Rc::new(Report::default())),
             steps: Shared(Rc::new(Vec::new())),
             step: 0,
-            error: None,
-            link_error,
         };
         s.rerun(false);
         s.step = s.steps.0.len().saturating_sub(1);
@@ -197,43 +187,34 @@ impl State {
     }
 
     fn from_payload(payload: Option<&str>) -> State {
-        match payload.map(|p| share::decode_for_lab("overlap", p)) {
-            Some(Ok(Scenario::Overlap(p))) => State::new(&p, None),
-            Some(Err(e)) => State::new(&default_params(), Some(e.to_string())),
-            _ => State::new(&default_params(), None),
+        match decode_payload("overlap", payload) {
+            (Some(Scenario::Overlap(p)), _) => State::new(&p, None),
+            (_, link_error) => State::new(&default_params(), link_error),
         }
     }
+}
 
-    fn text(&self, path: &str) -> String {
-        self.texts
-            .iter()
-            .find(|(p, _)| p == path)
-            .map(|(_, t)| t.clone())
-            .unwrap_or_default()
+impl FormPage for State {
+    fn form(&mut self) -> &mut Form {
+        &mut self.form
     }
 
     /// Validates the edited params, runs every strategy and the pass steps.
-    fn rerun(&mut self, update_link: bool) {
-        let scenario = match scenario_of("overlap", &self.params) {
-            Ok(s) => s,
-            Err(e) => return self.error = Some(e),
+    fn rerun(&mut self, link: bool) {
+        let Some(scenario) = self.form.scenario() else {
+            return;
         };
         let Scenario::Overlap(p) = &scenario else {
             return;
         };
-        match simulate_all(p) {
-            Ok(run) => {
-                self.report = Shared(Rc::new(report::build(p, &run)));
-                self.steps = Shared(Rc::new(step_timelines(&run)));
-                self.step = self.step.min(self.steps.0.len().saturating_sub(1));
-                self.error = None;
-                // Imported graphs can be large: links carry built models only.
-                if update_link && self.imported.is_none() {
-                    browser::replace_hash(&share::fragment(&scenario));
-                }
-            }
-            Err(e) => self.error = Some(e),
-        }
+        let outcome = simulate_all(p).map(|run| {
+            self.report = Shared(Rc::new(report::build(p, &run)));
+            self.steps = Shared(Rc::new(step_timelines(&run)));
+            self.step = self.step.min(self.steps.0.len().saturating_sub(1));
+        });
+        // Imported graphs can be large: links carry built models only.
+        let link = link && self.imported.is_none();
+        self.form.finish(&scenario, outcome, link);
     }
 }
 
@@ -245,31 +226,12 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
         use_state(move || State::from_payload(payload.as_deref()))
     };
     let upload_error = use_state(|| None::<String>);
-    let on_number = |path: &'static str| {
-        let state = state.clone();
-        Callback::from(move |text: String| {
-            let mut next = (*state).clone();
-            match next.texts.iter_mut().find(|(p, _)| p == path) {
-                Some(e) => e.1 = text.clone(),
-                None => next.texts.push((path.to_string(), text.clone())),
-            }
-            match number_value("overlap", path, &text) {
-                Ok(value) => {
-                    set(&mut next.params, path, value);
-                    next.link_error = None;
-                    next.rerun(true);
-                }
-                Err(e) => next.error = Some(e),
-            }
-            state.set(next);
-        })
-    };
     let on_select = |path: &'static str| {
         let state = state.clone();
         Callback::from(move |e: Event| {
             let value = e.target_unchecked_into::<HtmlSelectElement>().value();
             let mut next = (*state).clone();
-            set(&mut next.params, path, Value::from(value));
+            next.form.set(path, Value::from(value));
             next.rerun(true);
             state.set(next);
         })
@@ -279,7 +241,7 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
         Callback::from(move |e: Event| {
             let on = e.target_unchecked_into::<HtmlInputElement>().checked();
             let mut next = (*state).clone();
-            set(&mut next.params, "workload.backward", Value::from(on));
+            next.form.set("workload.backward", Value::from(on));
             next.rerun(true);
             state.set(next);
         })
@@ -292,11 +254,11 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
             edit(&mut next.passes, value);
             match next.passes.to_value() {
                 Ok(list) => {
-                    set(&mut next.params, "passes", list);
+                    next.form.set("passes", list);
                     next.rerun(true);
                     next.step = next.steps.0.len().saturating_sub(1);
                 }
-                Err(e) => next.error = Some(e),
+                Err(e) => next.form.error = Some(e),
             }
             state.set(next);
         })
@@ -352,10 +314,10 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
             match loaded {
                 Ok((name, value)) => {
                     let mut next = (*state).clone();
-                    set(&mut next.params, "graph", value);
+                    next.form.set("graph", value);
                     next.imported = Some(name.clone());
                     next.rerun(false);
-                    match next.error.clone() {
+                    match next.form.error.clone() {
                         // The core named what is wrong with the graph: keep the last good run.
                         Some(e) => upload_error.set(Some(format!("{name}: {e}"))),
                         None => {
@@ -372,7 +334,7 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
         let state = state.clone();
         Callback::from(move |_: MouseEvent| {
             let mut next = (*state).clone();
-            if let Some(obj) = next.params.as_object_mut() {
+            if let Some(obj) = next.form.params.as_object_mut() {
                 obj.remove("graph");
             }
             next.imported = None;
@@ -384,11 +346,11 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
         let upload_error = upload_error.clone();
         Callback::from(move |m: String| upload_error.set(Some(m)))
     };
-    let error_field = state.error.as_ref().and_then(|e| e.path()).map(form_path);
+    let form = &state.form;
+    let error_field = form.error.as_ref().and_then(|e| e.path()).map(form_path);
     let field_error = |path: &str| {
         let full = format!("overlap.{path}");
-        state
-            .error
+        form.error
             .as_ref()
             .filter(|_| error_field.as_deref() == Some(full.as_str()))
             .map(ToString::to_string)
@@ -401,7 +363,7 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
             "overlap.passes.bucket.memory_budget_gib".into(),
         ])
         .collect();
-    let other_error = state
+    let other_error = form
         .error
         .as_ref()
         .filter(|_| {
@@ -410,8 +372,8 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
                 .is_some_and(|f| shown_fields.contains(f))
         })
         .map(ToString::to_string);
-    let select_value = |path: &str| text_at(&state.params, path);
-    let backward = get(&state.params, "workload.backward")
+    let select_value = |path: &str| text_at(&form.params, path);
+    let backward = get(&form.params, "workload.backward")
         .and_then(Value::as_bool)
         .unwrap_or(true);
     let steps = state.steps.0.clone();
@@ -426,7 +388,7 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
                    into tile streams, interleaves the streams segment by segment so one stream's communication runs under \
                    another's computation, and merges tiles back where the simulator says it pays, within a memory budget." }
             </p>
-            <LinkErrorBanner message={state.link_error.clone()} />
+            <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
                 <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
                     <PresetSelect lab="overlap" selected={None} on_pick={on_preset} />
@@ -450,8 +412,8 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
                         </select>
                     </div>
                     { for FIELDS.iter().map(|(path, label)| html! {
-                        <NumberField path={format!("overlap.{path}")} label={*label} value={state.text(path)}
-                            error={field_error(path)} on_change={on_number(path)} />
+                        <NumberField path={format!("overlap.{path}")} label={*label} value={form.text(path)}
+                            error={field_error(path)} on_change={number_callback(&state, path)} />
                     }) }
                     <div class="field">
                         <label><input type="checkbox" id="field-backward" checked={backward} onchange={on_backward} />{ " training step (forward + backward)" }</label>

@@ -13,16 +13,17 @@ use bubblelab_core::labs::resilience::job::Plan;
 use bubblelab_core::labs::resilience::params::DetectorSpec;
 use bubblelab_core::labs::resilience::StrategyKind;
 use bubblelab_core::labs::resilience::{detect_pai, report, run_all, ResilienceParams};
-use bubblelab_core::{presets, share, Report, Scenario, ScenarioError};
+use bubblelab_core::{presets, Report, Scenario};
 use serde_json::Value;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
-use crate::browser;
 use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
-use crate::components::params_form::{get, number_value, params_value, scenario_of, set, text_at};
+use crate::components::params_form::{
+    decode_payload, get, number_callback, number_value, scenario_of, Form, FormPage,
+};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::{texts, FileUpload};
@@ -103,15 +104,12 @@ impl Playback {
 
 #[derive(Clone, PartialEq)]
 struct State {
-    params: Value,
-    texts: Vec<(String, String)>,
+    form: Form,
     report: Shared<Report>,
     /// The layout before and after ResiHP's re-plans.
     plans: Rc<(Plan, Option<Plan>)>,
     /// ResiHP's run for the playback: its iterations and when it first re-planned.
     resihp: Rc<Playback>,
-    error: Option<ScenarioError>,
-    link_error: Option<String>,
     /// A PAI file's detection Report, shown instead of the simulation while set.
     pai: Option<(String, Shared<Report>)>,
 }
@@ -125,18 +123,11 @@ fn default_params() -> ResilienceParams {
 
 impl State {
     fn new(p: &ResilienceParams, link_error: Option<String>) -> State {
-        let params = params_value(&Scenario::Resilience(p.clone()));
         let mut s = State {
-            texts: FIELDS
-                .iter()
-                .map(|(path, _)| ((*path).to_string(), text_at(&params, path)))
-                .collect(),
-            params,
+            form: Form::new("resilience", &Scenario::Resilience(p.clone()), link_error),
             report: Shared(Rc::new(Report::default())),
             plans: Rc::new((Plan::initial(p), None)),
             resihp: Rc::new(Playback::default()),
-            error: None,
-            link_error,
             pai: None,
         };
         s.rerun(false);
@@ -144,47 +135,37 @@ impl State {
     }
 
     fn from_payload(payload: Option<&str>) -> State {
-        match payload.map(|p| share::decode_for_lab("resilience", p)) {
-            Some(Ok(Scenario::Resilience(p))) => State::new(&p, None),
-            Some(Err(e)) => State::new(&default_params(), Some(e.to_string())),
-            _ => State::new(&default_params(), None),
+        match decode_payload("resilience", payload) {
+            (Some(Scenario::Resilience(p)), _) => State::new(&p, None),
+            (_, link_error) => State::new(&default_params(), link_error),
         }
     }
+}
 
-    fn text(&self, path: &str) -> String {
-        self.texts
-            .iter()
-            .find(|(p, _)| p == path)
-            .map(|(_, t)| t.clone())
-            .unwrap_or_default()
+impl FormPage for State {
+    fn form(&mut self) -> &mut Form {
+        &mut self.form
     }
 
-    fn rerun(&mut self, update_link: bool) {
-        let scenario = match scenario_of("resilience", &self.params) {
-            Ok(s) => s,
-            Err(e) => return self.error = Some(e),
+    fn rerun(&mut self, link: bool) {
+        let Some(scenario) = self.form.scenario() else {
+            return;
         };
         let Scenario::Resilience(p) = &scenario else {
             return;
         };
-        match run_all(p) {
-            Ok(runs) => {
-                let tokens = f64::from(p.cluster.dp * p.cluster.micro_batches)
-                    * f64::from(p.lengths.tokens_per_micro_batch);
-                self.report = Shared(Rc::new(report::build(p, &runs, tokens)));
-                let resihp = runs.iter().find(|r| r.kind == StrategyKind::Resihp);
-                self.resihp = Rc::new(resihp.map(Playback::of).unwrap_or_default());
-                let after = resihp
-                    .filter(|r| r.replans > 0)
-                    .map(|r| r.final_plan.clone());
-                self.plans = Rc::new((Plan::initial(p), after));
-                self.error = None;
-                if update_link {
-                    browser::replace_hash(&share::fragment(&scenario));
-                }
-            }
-            Err(e) => self.error = Some(e),
-        }
+        let outcome = run_all(p).map(|runs| {
+            let tokens = f64::from(p.cluster.dp * p.cluster.micro_batches)
+                * f64::from(p.lengths.tokens_per_micro_batch);
+            self.report = Shared(Rc::new(report::build(p, &runs, tokens)));
+            let resihp = runs.iter().find(|r| r.kind == StrategyKind::Resihp);
+            self.resihp = Rc::new(resihp.map(Playback::of).unwrap_or_default());
+            let after = resihp
+                .filter(|r| r.replans > 0)
+                .map(|r| r.final_plan.clone());
+            self.plans = Rc::new((Plan::initial(p), after));
+        });
+        self.form.finish(&scenario, outcome, link);
     }
 }
 
@@ -251,25 +232,6 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
         });
     }
     let upload_error = use_state(|| None::<String>);
-    let on_number = |path: &'static str| {
-        let state = state.clone();
-        Callback::from(move |text: String| {
-            let mut next = (*state).clone();
-            match next.texts.iter_mut().find(|(p, _)| p == path) {
-                Some(e) => e.1 = text.clone(),
-                None => next.texts.push((path.to_string(), text.clone())),
-            }
-            match number_value("resilience", path, &text) {
-                Ok(value) => {
-                    set(&mut next.params, path, value);
-                    next.link_error = None;
-                    next.rerun(true);
-                }
-                Err(e) => next.error = Some(e),
-            }
-            state.set(next);
-        })
-    };
     let on_gpu = {
         let state = state.clone();
         let fault = fault.clone();
@@ -279,12 +241,12 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
             let at = match number_value("resilience", "events.at_iteration", &at_iteration) {
                 Ok(v) => v,
                 Err(e) => {
-                    next.error = Some(e);
+                    next.form.error = Some(e);
                     return state.set(next);
                 }
             };
             let (_, _, slowdown, dead) = FAULTS[*fault];
-            let mut events = get(&next.params, "events")
+            let mut events = get(&next.form.params, "events")
                 .and_then(Value::as_array)
                 .cloned()
                 .unwrap_or_default();
@@ -294,7 +256,7 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
             if events.len() == before {
                 events.push(serde_json::json!({"at_iteration": at, "gpu": gpu, "slowdown": slowdown, "dead": dead}));
             }
-            set(&mut next.params, "events", Value::from(events));
+            next.form.set("events", Value::from(events));
             next.rerun(true);
             state.set(next);
         })
@@ -315,7 +277,7 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
         Callback::from(move |files: Vec<(String, Vec<u8>)>| {
             let loaded = texts(files).and_then(|files| {
                 let (name, text) = files.into_iter().next().ok_or("no file chosen")?;
-                let spec = match scenario_of("resilience", &state.params) {
+                let spec = match scenario_of("resilience", &state.form.params) {
                     Ok(Scenario::Resilience(p)) => p.detector,
                     _ => DetectorSpec::default(),
                 };
@@ -345,28 +307,13 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
         let upload_error = upload_error.clone();
         Callback::from(move |m: String| upload_error.set(Some(m)))
     };
-    let field_error = |path: &str| {
-        let full = format!("resilience.{path}");
-        state
-            .error
-            .as_ref()
-            .filter(|e| e.path() == Some(full.as_str()))
-            .map(ToString::to_string)
-    };
-    let other_error = state
-        .error
-        .as_ref()
-        .filter(|e| {
-            !FIELDS
-                .iter()
-                .any(|(p, _)| e.path() == Some(format!("resilience.{p}").as_str()))
-        })
-        .map(ToString::to_string);
+    let form = &state.form;
+    let other_error = form.other_error(FIELDS.iter().map(|(p, _)| *p));
     // The grid.
-    let nodes = get(&state.params, "cluster.nodes")
+    let nodes = get(&form.params, "cluster.nodes")
         .and_then(Value::as_u64)
         .unwrap_or(0) as u32;
-    let gpn = get(&state.params, "cluster.gpus_per_node")
+    let gpn = get(&form.params, "cluster.gpus_per_node")
         .and_then(Value::as_u64)
         .unwrap_or(0) as u32;
     let total = nodes.saturating_mul(gpn).min(4096);
@@ -382,7 +329,7 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
         None => before,
     };
     let role = roles(plan, total);
-    let events: Vec<(u32, bool)> = get(&state.params, "events")
+    let events: Vec<(u32, bool)> = get(&form.params, "events")
         .and_then(Value::as_array)
         .map(|list| {
             list.iter()
@@ -509,13 +456,13 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
                    iterations vary. ResiHP predicts each iteration from the work it actually holds, flags only persistent excess, \
                    finds the slow GPU, and re-plans TP, PP and DP together." }
             </p>
-            <LinkErrorBanner message={state.link_error.clone()} />
+            <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
                 <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
                     <PresetSelect lab="resilience" selected={None} on_pick={on_preset} />
                     { for FIELDS.iter().map(|(path, label)| html! {
-                        <NumberField path={format!("resilience.{path}")} label={*label} value={state.text(path)}
-                            error={field_error(path)} on_change={on_number(path)} />
+                        <NumberField path={format!("resilience.{path}")} label={*label} value={form.text(path)}
+                            error={form.field_error(path)} on_change={number_callback(&state, path)} />
                     }) }
                     if let Some(message) = other_error {
                         <p class="field-error">{ message }</p>

@@ -9,16 +9,17 @@
 use std::rc::Rc;
 
 use bubblelab_core::labs::tuning::TuningParams;
-use bubblelab_core::{presets, share, Report, Scenario, ScenarioError};
+use bubblelab_core::{presets, Report, Scenario, ScenarioError};
 use serde_json::Value;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
-use crate::browser;
 use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
-use crate::components::params_form::{get, number_value, params_value, scenario_of, set, text_at};
+use crate::components::params_form::{
+    decode_payload, get, number_callback, text_at, Form, FormPage,
+};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 
@@ -49,11 +50,8 @@ const FIELDS: [(&str, &str); 7] = [
 
 #[derive(Clone, PartialEq)]
 struct State {
-    params: Value,
-    texts: Vec<(String, String)>,
+    form: Form,
     report: Shared<Report>,
-    error: Option<ScenarioError>,
-    link_error: Option<String>,
 }
 
 fn default_params() -> TuningParams {
@@ -78,61 +76,38 @@ fn widths_text(params: &Value) -> String {
 
 impl State {
     fn new(p: &TuningParams, link_error: Option<String>) -> State {
-        let params = params_value(&Scenario::Tuning(p.clone()));
-        let mut texts: Vec<(String, String)> = FIELDS
-            .iter()
-            .map(|(path, _)| ((*path).to_string(), text_at(&params, path)))
-            .collect();
-        texts.push(("experiment.widths".into(), widths_text(&params)));
+        let mut form = Form::new("tuning", &Scenario::Tuning(p.clone()), link_error);
+        let widths = widths_text(&form.params);
+        form.set_text("experiment.widths", widths);
         let mut s = State {
-            params,
-            texts,
+            form,
             report: Shared(Rc::new(Report::default())),
-            error: None,
-            link_error,
         };
         s.rerun(false);
         s
     }
 
     fn from_payload(payload: Option<&str>) -> State {
-        match payload.map(|p| share::decode_for_lab("tuning", p)) {
-            Some(Ok(Scenario::Tuning(p))) => State::new(&p, None),
-            Some(Err(e)) => State::new(&default_params(), Some(e.to_string())),
-            _ => State::new(&default_params(), None),
+        match decode_payload("tuning", payload) {
+            (Some(Scenario::Tuning(p)), _) => State::new(&p, None),
+            (_, link_error) => State::new(&default_params(), link_error),
         }
     }
+}
 
-    fn text(&self, path: &str) -> String {
-        self.texts
-            .iter()
-            .find(|(p, _)| p == path)
-            .map(|(_, t)| t.clone())
-            .unwrap_or_default()
+impl FormPage for State {
+    fn form(&mut self) -> &mut Form {
+        &mut self.form
     }
 
-    fn set_text(&mut self, path: &str, text: String) {
-        match self.texts.iter_mut().find(|(p, _)| p == path) {
-            Some(e) => e.1 = text,
-            None => self.texts.push((path.to_string(), text)),
-        }
-    }
-
-    fn rerun(&mut self, update_link: bool) {
-        let scenario = match scenario_of("tuning", &self.params) {
-            Ok(s) => s,
-            Err(e) => return self.error = Some(e),
+    fn rerun(&mut self, link: bool) {
+        let Some(scenario) = self.form.scenario() else {
+            return;
         };
-        match bubblelab_core::run(&scenario) {
-            Ok(report) => {
-                self.report = Shared(Rc::new(report));
-                self.error = None;
-                if update_link {
-                    browser::replace_hash(&share::fragment(&scenario));
-                }
-            }
-            Err(e) => self.error = Some(e),
-        }
+        let outcome = bubblelab_core::run(&scenario).map(|report| {
+            self.report = Shared(Rc::new(report));
+        });
+        self.form.finish(&scenario, outcome, link);
     }
 }
 
@@ -143,27 +118,11 @@ pub fn tuning_lab(props: &TuningLabProps) -> Html {
         let payload = props.payload.clone();
         use_state(move || State::from_payload(payload.as_deref()))
     };
-    let on_number = |path: &'static str| {
-        let state = state.clone();
-        Callback::from(move |text: String| {
-            let mut next = (*state).clone();
-            next.set_text(path, text.clone());
-            match number_value("tuning", path, &text) {
-                Ok(value) => {
-                    set(&mut next.params, path, value);
-                    next.link_error = None;
-                    next.rerun(true);
-                }
-                Err(e) => next.error = Some(e),
-            }
-            state.set(next);
-        })
-    };
     let on_widths = {
         let state = state.clone();
         Callback::from(move |text: String| {
             let mut next = (*state).clone();
-            next.set_text("experiment.widths", text.clone());
+            next.form.set_text("experiment.widths", text.clone());
             let parsed: Result<Vec<u64>, String> = text
                 .split(',')
                 .map(str::trim)
@@ -172,11 +131,11 @@ pub fn tuning_lab(props: &TuningLabProps) -> Html {
                 .collect();
             match parsed {
                 Ok(list) => {
-                    set(&mut next.params, "experiment.widths", Value::from(list));
+                    next.form.set("experiment.widths", Value::from(list));
                     next.rerun(true);
                 }
                 Err(bad) => {
-                    next.error = Some(ScenarioError::field(
+                    next.form.error = Some(ScenarioError::field(
                         "tuning.experiment.widths",
                         format!("expected whole numbers separated by commas, got `{bad}`"),
                     ));
@@ -190,7 +149,7 @@ pub fn tuning_lab(props: &TuningLabProps) -> Html {
         Callback::from(move |e: Event| {
             let value = e.target_unchecked_into::<HtmlSelectElement>().value();
             let mut next = (*state).clone();
-            set(&mut next.params, "experiment.optimizer", Value::from(value));
+            next.form.set("experiment.optimizer", Value::from(value));
             next.rerun(true);
             state.set(next);
         })
@@ -205,34 +164,9 @@ pub fn tuning_lab(props: &TuningLabProps) -> Html {
             }
         })
     };
-    let shown: Vec<String> = FIELDS
-        .iter()
-        .map(|(p, _)| format!("tuning.{p}"))
-        .chain(["tuning.experiment.widths".to_string()])
-        .collect();
-    let field_error = |path: &str| {
-        let full = format!("tuning.{path}");
-        state
-            .error
-            .as_ref()
-            .filter(|e| {
-                e.path()
-                    .is_some_and(|p| p == full || p.starts_with(&format!("{full}[")))
-            })
-            .map(ToString::to_string)
-    };
-    let other_error = state
-        .error
-        .as_ref()
-        .filter(|e| {
-            !e.path().is_some_and(|p| {
-                shown
-                    .iter()
-                    .any(|s| p == s || p.starts_with(&format!("{s}[")))
-            })
-        })
-        .map(ToString::to_string);
-    let optimizer = text_at(&state.params, "experiment.optimizer");
+    let form = &state.form;
+    let other_error = form.other_error(FIELDS.iter().map(|(p, _)| *p).chain(["experiment.widths"]));
+    let optimizer = text_at(&form.params, "experiment.optimizer");
     html! {
         <section class="page" id="lab-tuning">
             <h1>{ "Tuning: cheap trials that still find the right learning rate" }</h1>
@@ -242,12 +176,12 @@ pub fn tuning_lab(props: &TuningLabProps) -> Html {
                    rules are a table, the transfer is a real experiment — every curve below comes from MLPs trained in this \
                    page — and fusion is a model of throughput and memory." }
             </p>
-            <LinkErrorBanner message={state.link_error.clone()} />
+            <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
                 <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
                     <PresetSelect lab="tuning" selected={None} on_pick={on_preset} />
                     <NumberField path="tuning.experiment.widths" label="Widths (comma-separated)" input_type="text"
-                        value={state.text("experiment.widths")} error={field_error("experiment.widths")} on_change={on_widths} />
+                        value={form.text("experiment.widths")} error={form.field_error("experiment.widths")} on_change={on_widths} />
                     <div class="field">
                         <label for="field-optimizer">{ "Optimizer" }</label>
                         <select id="field-optimizer" onchange={on_optimizer}>
@@ -256,8 +190,8 @@ pub fn tuning_lab(props: &TuningLabProps) -> Html {
                         </select>
                     </div>
                     { for FIELDS.iter().map(|(path, label)| html! {
-                        <NumberField path={format!("tuning.{path}")} label={*label} value={state.text(path)}
-                            error={field_error(path)} on_change={on_number(path)} />
+                        <NumberField path={format!("tuning.{path}")} label={*label} value={form.text(path)}
+                            error={form.field_error(path)} on_change={number_callback(&state, path)} />
                     }) }
                     if let Some(message) = other_error {
                         <p class="field-error">{ message }</p>

@@ -2,8 +2,9 @@
 //! many nested fields: the page changes one value, then the core parses and validates the
 //! whole scenario, so every message names the field exactly as the CLI would.
 
-use bubblelab_core::{Scenario, ScenarioError};
+use bubblelab_core::{share, Scenario, ScenarioError};
 use serde_json::Value;
+use yew::{Callback, UseStateHandle};
 
 /// One step of a path: an object key, or an array index when the value is an array.
 fn step<'a>(v: &'a Value, k: &str) -> Option<&'a Value> {
@@ -29,14 +30,23 @@ pub fn text_at(v: &Value, path: &str) -> String {
     }
 }
 
-/// Sets the value at a dotted path; parents must exist (the scenario's JSON has every field).
+/// Sets the value at a dotted path (an object key, or an existing array element); parents must
+/// exist (the scenario's JSON has every field).
 pub fn set(v: &mut Value, path: &str, new: Value) {
     let mut cur = v;
     let mut parts = path.split('.').peekable();
     while let Some(k) = parts.next() {
         if parts.peek().is_none() {
-            if let Some(obj) = cur.as_object_mut() {
-                obj.insert(k.to_string(), new);
+            match cur {
+                Value::Object(obj) => {
+                    obj.insert(k.to_string(), new);
+                }
+                Value::Array(a) => {
+                    if let Some(slot) = k.parse::<usize>().ok().and_then(|i| a.get_mut(i)) {
+                        *slot = new;
+                    }
+                }
+                _ => {}
             }
             return;
         }
@@ -86,4 +96,196 @@ pub fn params_value(scenario: &Scenario) -> Value {
         .ok()
         .and_then(|v: Value| v.get("params").cloned())
         .unwrap_or(Value::Null)
+}
+
+/// The editable half of a lab page's state: the scenario's `params` as JSON, the text of each
+/// field as typed (so a half-typed number stays on screen), the last error and the share-link
+/// error. Every lab page with a number form keeps one and runs its own model on
+/// [`Form::scenario`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Form {
+    lab: &'static str,
+    /// The scenario's params as JSON, edited by the form.
+    pub params: Value,
+    /// Field text as typed, by path; fields not typed in show the params' value.
+    texts: Vec<(String, String)>,
+    /// What the core said of the last edit or run.
+    pub error: Option<ScenarioError>,
+    /// Why the share link the page was opened with could not be used.
+    pub link_error: Option<String>,
+}
+
+impl Form {
+    /// The form of lab `lab` showing `scenario`.
+    #[must_use]
+    pub fn new(lab: &'static str, scenario: &Scenario, link_error: Option<String>) -> Form {
+        Form {
+            lab,
+            params: params_value(scenario),
+            texts: Vec::new(),
+            error: None,
+            link_error,
+        }
+    }
+
+    /// The text field `path` shows: as typed, else the params' value.
+    #[must_use]
+    pub fn text(&self, path: &str) -> String {
+        self.texts
+            .iter()
+            .find(|(p, _)| p == path)
+            .map_or_else(|| text_at(&self.params, path), |(_, t)| t.clone())
+    }
+
+    /// Keeps the text of field `path` as typed.
+    pub fn set_text(&mut self, path: &str, text: String) {
+        match self.texts.iter_mut().find(|(p, _)| p == path) {
+            Some(entry) => entry.1 = text,
+            None => self.texts.push((path.to_string(), text)),
+        }
+    }
+
+    /// Sets the value at `path` inside `params`.
+    pub fn set(&mut self, path: &str, value: Value) {
+        set(&mut self.params, path, value);
+    }
+
+    /// A number typed into field `path`: keeps the text, and when it is a number sets it in
+    /// `params` and returns true (the page should run again); otherwise records a field error.
+    pub fn edit_number(&mut self, path: &str, text: String) -> bool {
+        let parsed = number_value(self.lab, path, &text);
+        self.set_text(path, text);
+        match parsed {
+            Ok(value) => {
+                self.set(path, value);
+                self.link_error = None;
+                true
+            }
+            Err(e) => {
+                self.error = Some(e);
+                false
+            }
+        }
+    }
+
+    /// The scenario the form describes, validated by the core; `None` with the error recorded.
+    pub fn scenario(&mut self) -> Option<Scenario> {
+        match scenario_of(self.lab, &self.params) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                self.error = Some(e);
+                None
+            }
+        }
+    }
+
+    /// Records the outcome of running `scenario`; on success clears the error and, when asked,
+    /// puts the scenario's share link in the address bar.
+    pub fn finish(&mut self, scenario: &Scenario, outcome: Result<(), ScenarioError>, link: bool) {
+        match outcome {
+            Ok(()) => {
+                self.error = None;
+                if link {
+                    crate::browser::replace_hash(&share::fragment(scenario));
+                }
+            }
+            Err(e) => self.error = Some(e),
+        }
+    }
+
+    /// The error to show under field `path` (its own, or one of a list field's elements).
+    #[must_use]
+    pub fn field_error(&self, path: &str) -> Option<String> {
+        let full = self.error_path(path);
+        self.error
+            .as_ref()
+            .filter(|e| e.path().is_some_and(|p| names_field(p, &full)))
+            .map(ToString::to_string)
+    }
+
+    /// The error to show below the form: one that no field in `shown` displays.
+    #[must_use]
+    pub fn other_error<'a>(
+        &self,
+        shown: impl IntoIterator<Item = &'a str> + Clone,
+    ) -> Option<String> {
+        self.error
+            .as_ref()
+            .filter(|e| {
+                !e.path().is_some_and(|p| {
+                    shown
+                        .clone()
+                        .into_iter()
+                        .any(|s| names_field(p, &self.error_path(s)))
+                })
+            })
+            .map(ToString::to_string)
+    }
+
+    /// Forgets the typed text of every field, so each shows the params' value again (after a
+    /// preset or a choice that rewrites several fields).
+    pub fn forget_texts(&mut self) {
+        self.texts.clear();
+    }
+
+    /// A form path as the core names it in errors: `controllers.2.cap` → `lab.controllers[2].cap`.
+    fn error_path(&self, path: &str) -> String {
+        let mut out = String::from(self.lab);
+        for part in path.split('.') {
+            if part.parse::<usize>().is_ok() {
+                out.push('[');
+                out.push_str(part);
+                out.push(']');
+            } else {
+                out.push('.');
+                out.push_str(part);
+            }
+        }
+        out
+    }
+}
+
+/// Whether an error at `error_path` belongs to field `full`: the field itself, or one element
+/// `full[i]` of a list field (an element's own sub-fields have fields of their own).
+fn names_field(error_path: &str, full: &str) -> bool {
+    error_path == full
+        || error_path
+            .strip_prefix(full)
+            .and_then(|rest| rest.strip_prefix('['))
+            .and_then(|rest| rest.strip_suffix(']'))
+            .is_some_and(|index| index.parse::<usize>().is_ok())
+}
+
+/// The scenario of a share-link payload for lab `lab`: `(Some(scenario), None)` when it
+/// decodes, `(None, Some(why))` when it does not, `(None, None)` without a payload.
+#[must_use]
+pub fn decode_payload(lab: &str, payload: Option<&str>) -> (Option<Scenario>, Option<String>) {
+    match payload.map(|p| share::decode_for_lab(lab, p)) {
+        Some(Ok(s)) => (Some(s), None),
+        Some(Err(e)) => (None, Some(e.to_string())),
+        None => (None, None),
+    }
+}
+
+/// A lab page's state that holds a [`Form`] and can run its model again.
+pub trait FormPage: Clone + 'static {
+    /// The page's form.
+    fn form(&mut self) -> &mut Form;
+    /// Runs the page's model on the form's scenario; `link` puts the share link in the
+    /// address bar on success.
+    fn rerun(&mut self, link: bool);
+}
+
+/// The callback of number field `path`: keep the text, and run again when it is a number.
+#[must_use]
+pub fn number_callback<S: FormPage>(state: &UseStateHandle<S>, path: &str) -> Callback<String> {
+    let state = state.clone();
+    let path = path.to_string();
+    Callback::from(move |text: String| {
+        let mut next = (*state).clone();
+        if next.form().edit_number(&path, text) {
+            next.rerun(true);
+        }
+        state.set(next);
+    })
 }

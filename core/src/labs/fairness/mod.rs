@@ -34,9 +34,16 @@ pub const MAX_JOB_RUNS: u64 = 2_000_000;
 /// # Errors
 /// [`ScenarioError::Field`] for invalid parameters.
 pub fn run(params: &FairnessParams) -> Result<Report, ScenarioError> {
+    run_trace(params, &synthetic_trace(params)?)
+}
+
+/// The seeded synthetic trace that `params.synthetic` describes, once `params` are valid.
+///
+/// # Errors
+/// [`ScenarioError::Field`] for invalid parameters.
+pub fn synthetic_trace(params: &FairnessParams) -> Result<Trace, ScenarioError> {
     params.validate()?;
-    let trace = traces::synthetic::generate(&params.synthetic);
-    run_trace(params, &trace)
+    Ok(traces::synthetic::generate(&params.synthetic))
 }
 
 /// Runs every chosen policy on `trace` (an uploaded or real trace; the synthetic spec is

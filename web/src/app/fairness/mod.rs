@@ -16,19 +16,18 @@ use std::rc::Rc;
 use bubblelab_core::labs::fairness::job::Trace;
 use bubblelab_core::labs::fairness::policies::PolicyKind;
 use bubblelab_core::labs::fairness::traces::{self, ReadOptions};
-use bubblelab_core::labs::fairness::{simulate, FairnessParams, PolicyRun};
-use bubblelab_core::{presets, share, Report, Scenario, ScenarioError};
+use bubblelab_core::labs::fairness::{simulate, synthetic_trace, FairnessParams, PolicyRun};
+use bubblelab_core::{presets, Report, Scenario};
 use serde_json::Value;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
 use self::cluster::ClusterSection;
 use self::survey::SurveyMap;
-use crate::browser;
 use crate::components::export::ExportBar;
 use crate::components::fields::{CheckboxGroup, NumberField};
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
-use crate::components::params_form::{get, number_value, params_value, scenario_of, set};
+use crate::components::params_form::{decode_payload, get, number_callback, Form, FormPage};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::{texts, FileUpload};
@@ -59,10 +58,7 @@ const MAX_TRACE_BYTES: u64 = 64 << 20;
 
 #[derive(Clone, PartialEq)]
 struct State {
-    /// The scenario's params as JSON, edited by the form.
-    params: Value,
-    /// Field text as typed.
-    texts: Vec<String>,
+    form: Form,
     report: Shared<Report>,
     /// Every policy's run (for the cluster view and the share chart).
     runs: Shared<Vec<PolicyRun>>,
@@ -74,8 +70,6 @@ struct State {
     selected: usize,
     /// Where the report came from: the synthetic trace or a file.
     source: String,
-    error: Option<ScenarioError>,
-    link_error: Option<String>,
     uploaded: Option<Rc<Trace>>,
 }
 
@@ -90,26 +84,14 @@ fn default_params() -> FairnessParams {
 
 impl State {
     fn new(p: &FairnessParams, link_error: Option<String>) -> State {
-        let params = params_value(&Scenario::Fairness(p.clone()));
-        let texts = FIELDS
-            .iter()
-            .map(|(path, _)| {
-                get(&params, path)
-                    .map(ToString::to_string)
-                    .unwrap_or_default()
-            })
-            .collect();
         let mut s = State {
-            params,
-            texts,
+            form: Form::new("fairness", &Scenario::Fairness(p.clone()), link_error),
             report: Shared(Rc::new(Report::default())),
             runs: Shared(Rc::new(Vec::new())),
             tenants: Shared(Rc::new(Vec::new())),
             cluster: (p.cluster.nodes, p.cluster.gpus_per_node),
             selected: 0,
             source: "synthetic".into(),
-            error: None,
-            link_error,
             uploaded: None,
         };
         s.rerun(false);
@@ -117,50 +99,43 @@ impl State {
     }
 
     fn from_payload(payload: Option<&str>) -> State {
-        match payload.map(|p| share::decode_for_lab("fairness", p)) {
-            Some(Ok(Scenario::Fairness(p))) => State::new(&p, None),
-            Some(Err(e)) => State::new(&default_params(), Some(e.to_string())),
-            _ => State::new(&default_params(), None),
+        match decode_payload("fairness", payload) {
+            (Some(Scenario::Fairness(p)), _) => State::new(&p, None),
+            (_, link_error) => State::new(&default_params(), link_error),
         }
+    }
+}
+
+impl FormPage for State {
+    fn form(&mut self) -> &mut Form {
+        &mut self.form
     }
 
     /// Validates the edited params and runs them on the synthetic or the uploaded trace.
-    fn rerun(&mut self, update_link: bool) {
-        let scenario = match scenario_of("fairness", &self.params) {
-            Ok(s) => s,
-            Err(e) => return self.error = Some(e),
+    fn rerun(&mut self, link: bool) {
+        let Some(scenario) = self.form.scenario() else {
+            return;
         };
         let Scenario::Fairness(p) = &scenario else {
             return;
         };
         let result = match &self.uploaded {
-            None => p.validate().and_then(|()| {
-                simulate(
-                    p,
-                    &traces::synthetic::generate(&p.synthetic),
-                    &mut |_, _| {},
-                )
-            }),
+            None => synthetic_trace(p).and_then(|trace| simulate(p, &trace, &mut |_, _| {})),
             Some(trace) => simulate(p, trace, &mut |_, _| {}),
         };
-        match result {
-            Ok(sim) => {
-                let shown = self.runs.0.get(self.selected).map(|r| r.kind);
-                self.selected = shown
-                    .or(Some(PolicyKind::Astraea))
-                    .and_then(|k| sim.runs.iter().position(|r| r.kind == k))
-                    .unwrap_or(0);
-                self.report = Shared(Rc::new(sim.report));
-                self.runs = Shared(Rc::new(sim.runs));
-                self.tenants = Shared(Rc::new(sim.trace.tenants));
-                self.cluster = (p.cluster.nodes, p.cluster.gpus_per_node);
-                self.error = None;
-                if update_link && self.uploaded.is_none() {
-                    browser::replace_hash(&share::fragment(&scenario));
-                }
-            }
-            Err(e) => self.error = Some(e),
-        }
+        let outcome = result.map(|sim| {
+            let shown = self.runs.0.get(self.selected).map(|r| r.kind);
+            self.selected = shown
+                .or(Some(PolicyKind::Astraea))
+                .and_then(|k| sim.runs.iter().position(|r| r.kind == k))
+                .unwrap_or(0);
+            self.report = Shared(Rc::new(sim.report));
+            self.runs = Shared(Rc::new(sim.runs));
+            self.tenants = Shared(Rc::new(sim.trace.tenants));
+            self.cluster = (p.cluster.nodes, p.cluster.gpus_per_node);
+        });
+        let link = link && self.uploaded.is_none();
+        self.form.finish(&scenario, outcome, link);
     }
 }
 
@@ -172,24 +147,7 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
         use_state(move || State::from_payload(payload.as_deref()))
     };
     let upload_error = use_state(|| None::<String>);
-    let on_field = |i: usize| {
-        let state = state.clone();
-        Callback::from(move |text: String| {
-            let mut next = (*state).clone();
-            next.texts[i] = text.clone();
-            let path = FIELDS[i].0;
-            match number_value("fairness", path, &text) {
-                Ok(value) => {
-                    set(&mut next.params, path, value);
-                    next.link_error = None;
-                    next.rerun(true);
-                }
-                Err(e) => next.error = Some(e),
-            }
-            state.set(next);
-        })
-    };
-    let policies: Vec<String> = get(&state.params, "policies")
+    let policies: Vec<String> = get(&state.form.params, "policies")
         .and_then(Value::as_array)
         .map(|a| {
             a.iter()
@@ -217,13 +175,13 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
                 .filter(|k| {
                     (k == &id && on)
                         || (k != &id
-                            && get(&next.params, "policies")
+                            && get(&next.form.params, "policies")
                                 .and_then(Value::as_array)
                                 .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(k))))
                 })
                 .collect();
             list.dedup();
-            set(&mut next.params, "policies", Value::from(list));
+            next.form.set("policies", Value::from(list));
             next.rerun(true);
             state.set(next);
         })
@@ -233,7 +191,7 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
         Callback::from(move |e: Event| {
             let value = e.target_unchecked_into::<HtmlSelectElement>().value();
             let mut next = (*state).clone();
-            set(&mut next.params, path, Value::from(value));
+            next.form.set(path, Value::from(value));
             next.rerun(true);
             state.set(next);
         })
@@ -302,7 +260,7 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
                     .map(|k| k.id().to_string())
                     .collect();
                 list.dedup();
-                set(&mut next.params, "policies", Value::from(list));
+                next.form.set("policies", Value::from(list));
                 next.rerun(true);
                 if let Some(i) = next.runs.0.iter().position(|r| r.kind == kind) {
                     next.selected = i;
@@ -316,25 +274,10 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
         let upload_error = upload_error.clone();
         Callback::from(move |m: String| upload_error.set(Some(m)))
     };
-    let field_error = |path: &str| {
-        let full = format!("fairness.{path}");
-        state
-            .error
-            .as_ref()
-            .filter(|e| e.path() == Some(full.as_str()))
-            .map(ToString::to_string)
-    };
-    let other_error = state
-        .error
-        .as_ref()
-        .filter(|e| {
-            !FIELDS
-                .iter()
-                .any(|(p, _)| e.path() == Some(format!("fairness.{p}").as_str()))
-        })
-        .map(ToString::to_string);
+    let form = &state.form;
+    let other_error = form.other_error(FIELDS.iter().map(|(p, _)| *p).chain(["policies"]));
     let select_value = |path: &str| {
-        get(&state.params, path)
+        get(&form.params, path)
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string()
@@ -348,12 +291,12 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
                    GPU-time over a long window, serves the most under-served tenant first and then its most under-served \
                    job, and hands out leases instead of preempting all the time." }
             </p>
-            <LinkErrorBanner message={state.link_error.clone()} />
+            <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
                 <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
                     <PresetSelect lab="fairness" selected={None} on_pick={on_preset} />
                     <CheckboxGroup path="fairness.policies" label="Policies" {options}
-                        error={state.error.as_ref().filter(|e| e.path().is_some_and(|p| p.starts_with("fairness.policies"))).map(ToString::to_string)} {on_toggle} />
+                        error={form.field_error("policies")} {on_toggle} />
                     <div class="field">
                         <label for="field-placement">{ "Placement" }</label>
                         <select id="field-placement" onchange={on_select("cluster.placement")}>
@@ -366,9 +309,9 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
                             { for ["equal", "demand"].iter().map(|p| html! { <option value={*p} selected={select_value("tenant_weights") == *p}>{ *p }</option> }) }
                         </select>
                     </div>
-                    { for FIELDS.iter().enumerate().map(|(i, (path, label))| html! {
-                        <NumberField path={format!("fairness.{path}")} label={*label} value={state.texts[i].clone()}
-                            error={field_error(path)} on_change={on_field(i)} />
+                    { for FIELDS.iter().map(|(path, label)| html! {
+                        <NumberField path={format!("fairness.{path}")} label={*label} value={form.text(path)}
+                            error={form.field_error(path)} on_change={number_callback(&state, path)} />
                     }) }
                     if let Some(message) = other_error {
                         <p class="field-error">{ message }</p>
