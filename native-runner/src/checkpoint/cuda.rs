@@ -706,6 +706,9 @@ impl Kernels {
             })
         }
         .map_err(launch_error("launching bl_traverse"))?;
+        self.stream
+            .synchronize()
+            .map_err(launch_error("running bl_traverse"))?;
         let words = self
             .stream
             .clone_dtoh(&out)
