@@ -446,7 +446,7 @@ const TRAVERSE_OUT_WORDS: usize = 7;
 ///   node into slot `order[k]`, exactly as [`super::workload::node_bytes`];
 /// - `bl_traverse(base, reserved, region, committed, root, nodes, out)`: one thread follows
 ///   the device pointers from `root`, checks each node's own address and back link as
-///   [`super::workload::traverse`] does, and writes [`TRAVERSE_OUT_WORDS`] words to `out`
+///   [`super::workload::traverse`] does, and writes seven words to `out`
 ///   (status 0 = ok; 1 = link outside the committed range; 2 = misaligned; 3 = own address or
 ///   back link wrong; 4 = list too short; 5 = list too long).
 #[must_use]
