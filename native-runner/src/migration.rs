@@ -788,3 +788,67 @@ pub fn restore_process(args: &RestoreArgs) -> Result<(), Failure> {
         img.root, img.nodes
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The generic cycle the CUDA demo runs (synchronize, free-memory probe, memory table), on a
+    /// heap space whose "owner" reports free bytes = 1 GiB − committed bytes.
+    #[test]
+    fn the_device_cycle_reports_the_memory_each_release_returns() {
+        let region = 64u64 << 10;
+        let base = 0x2F00_0000_0000;
+        let mut alloc = Allocator::new(MemSpace::new(base, 64 * region, region).unwrap());
+        let built = workload::build(&mut alloc, 2048, 4 * region, 8 * region, 3).unwrap();
+        let (pool, active) = (
+            alloc.committed_regions().len() as u64 * region,
+            alloc.active_regions().len() as u64 * region,
+        );
+        let dir = std::env::temp_dir().join(format!("bubblelab-cycle-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let probe = Probe {
+            checksum: &|s: &MemSpace, b: &Built| workload::traverse(s, b.root, b.nodes),
+            free_bytes: &|s: &MemSpace| {
+                let committed = (0..s.regions()).filter(|&i| s.is_committed(i)).count() as u64;
+                Some((1 << 30) - committed * s.region_bytes())
+            },
+        };
+        let measured = measure_modes(&mut alloc, &built, 4096, &dir, &probe).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        let returned: Vec<u64> = measured
+            .iter()
+            .map(|m| m.free_before_after.map(|(b, a)| a - b).unwrap())
+            .collect();
+        // The pool images bring the whole pool back; only after an active restore is less held.
+        assert_eq!(returned, [pool, pool, pool, active]);
+        assert!(active < pool);
+        let report = demo_report(&DemoRun {
+            title: "t".into(),
+            lane: "device 0".into(),
+            base,
+            sizes: DemoSizes {
+                reserved_bytes: 64 * region,
+                region_bytes: region,
+                chunk_bytes: 4096,
+            },
+            built,
+            pool_regions: pool / region,
+            active_regions: active / region,
+            measured,
+            child: ChildAnswer {
+                base,
+                root: built.root,
+                checksum: built.checksum,
+                restore_s: 0.0,
+            },
+            findings: Vec::new(),
+        });
+        let memory = report.tables.iter().find(|t| t.key == "memory").unwrap();
+        assert_eq!(memory.rows.len(), 4);
+        assert!(report
+            .metrics
+            .iter()
+            .any(|m| m.key == "active_dedup.returned_bytes" && m.value == active as f64));
+    }
+}

@@ -75,12 +75,14 @@ pub trait Space {
     /// # Errors
     /// When the bytes are outside a committed region.
     fn write(&mut self, offset: u64, data: &[u8]) -> Result<(), CkptError>;
-    /// Unmaps the whole range; its memory goes back to the system.
+    /// Unmaps the whole range; its memory goes back to the system (the CUDA space keeps the
+    /// virtual addresses reserved, the host space gives them up too).
     ///
     /// # Errors
     /// When the system refuses.
     fn release(&mut self) -> Result<(), CkptError>;
-    /// Maps the range again at the same address (nothing committed).
+    /// Maps the range again at the same address (nothing committed); where the addresses were
+    /// kept reserved there is nothing to map.
     ///
     /// # Errors
     /// [`CkptError::RangeTaken`] when something else holds the range now.
