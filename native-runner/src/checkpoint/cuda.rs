@@ -132,7 +132,7 @@ impl CudaSpace {
     ) -> Result<CudaSpace, CkptError> {
         ctx.bind_to_thread()
             .map_err(|e| CkptError::Io(format!("binding the context: {e}")))?;
-        let prop = allocation_prop(ctx.ordinal());
+        let prop = allocation_prop(ctx.cu_device());
         let mut granularity = 0usize;
         #[allow(unsafe_code)]
         // SAFETY: the driver is loaded (`open_device` probed it) and the context is current;
@@ -234,11 +234,12 @@ impl CudaSpace {
     }
 }
 
-fn allocation_prop(ordinal: usize) -> CUmemAllocationProp {
+/// Pinned device memory on `device`, no shareable handle.
+fn allocation_prop(device: sys::CUdevice) -> CUmemAllocationProp {
     CUmemAllocationProp {
         type_: CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,
         requestedHandleTypes: CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE,
-        location: device_location(ordinal),
+        location: device_location(device),
         win32HandleMetaData: std::ptr::null_mut(),
         allocFlags: CUmemAllocationProp_st__bindgen_ty_1 {
             compressionType: 0,
@@ -249,10 +250,11 @@ fn allocation_prop(ordinal: usize) -> CUmemAllocationProp {
     }
 }
 
-fn device_location(ordinal: usize) -> CUmemLocation {
+/// A location on `device` (the driver's `CUdevice`, as `cuDeviceGet` returned it).
+fn device_location(device: sys::CUdevice) -> CUmemLocation {
     CUmemLocation {
         type_: CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
-        id: i32::try_from(ordinal).unwrap_or(i32::MAX),
+        id: device,
     }
 }
 
@@ -283,7 +285,7 @@ impl Space for CudaSpace {
             return Ok(());
         }
         self.bind()?;
-        let prop = allocation_prop(self.ctx.ordinal());
+        let prop = allocation_prop(self.ctx.cu_device());
         let size = self.geometry.region_bytes as usize;
         let ptr = self.region_ptr(index);
         let mut handle: CUmemGenericAllocationHandle = 0;
@@ -296,7 +298,7 @@ impl Space for CudaSpace {
             status,
         )?;
         let access = CUmemAccessDesc {
-            location: device_location(self.ctx.ordinal()),
+            location: device_location(self.ctx.cu_device()),
             flags: CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
         };
         #[allow(unsafe_code)]
