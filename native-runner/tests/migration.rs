@@ -142,10 +142,71 @@ fn a_taken_range_is_refused() {
     assert_bad_input(&run, "null page");
 }
 
+/// Where CUDA cannot run, every CUDA checkpoint command names what is missing in one line and
+/// prints nothing that looks like results; where it can, the demo's checksums agree.
 #[test]
-fn cuda_without_a_driver_or_implementation_says_so() {
-    let run = bubblelab(&["checkpoint-demo", "--device", "cuda"]);
-    assert_bad_input(&run, "--device cuda:");
+fn cuda_demo_and_restore_name_what_is_missing_or_agree() {
+    let dir = scratch("ckpt-cuda");
+    let _ = std::fs::remove_dir_all(&dir);
+    let run = bubblelab(&[
+        "checkpoint-demo",
+        "--device",
+        "cuda",
+        "--size-mib",
+        "64",
+        "--image-dir",
+        dir.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let missing = [
+        "no CUDA driver",
+        "reports no device",
+        "NVRTC (libnvrtc) not found",
+    ];
+    if run.code == Some(0) {
+        let r: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        let rows = table(&r, "checkpoint");
+        let before = rows[0][4].as_str().unwrap().to_string();
+        assert!(rows.iter().all(|row| row[5] == before.as_str()), "{rows:?}");
+        assert_eq!(table(&r, "migrate")[0][3].as_str().unwrap(), before);
+        assert!(metric(&r, "active.returned_bytes") > 0.0);
+        return;
+    }
+    assert_bad_input(&run, "--device cuda: ");
+    assert!(
+        missing.iter().any(|m| run.stderr.contains(m)),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("--device cpu"), "{}", run.stderr);
+    // A new process asked to restore a (host) image onto a CUDA device says the same.
+    let (_, host_dir) = demo("ckpt-cuda-restore");
+    let img = host_dir.join("active-dedup.img");
+    let run = bubblelab(&[
+        "__checkpoint-restore",
+        "--image",
+        img.to_str().unwrap(),
+        "--device",
+        "cuda",
+    ]);
+    assert_bad_input(&run, "--device cuda: ");
+    assert!(
+        missing.iter().any(|m| run.stderr.contains(m)),
+        "{}",
+        run.stderr
+    );
+    // Flags that choose CUDA devices are refused on the host path.
+    assert_bad_input(
+        &bubblelab(&[
+            "__checkpoint-restore",
+            "--image",
+            img.to_str().unwrap(),
+            "--ordinal",
+            "1",
+        ]),
+        "--ordinal",
+    );
 }
 
 #[test]
@@ -161,6 +222,19 @@ fn bad_demo_flags_are_one_line_errors() {
     let run = bubblelab(&["checkpoint-demo", "--base", "xyz"]);
     assert_eq!(run.code, Some(2));
     assert!(run.stderr.contains("--base"), "{}", run.stderr);
+    assert_bad_input(
+        &bubblelab(&["checkpoint-demo", "--ordinal", "1"]),
+        "--ordinal and --migrate-ordinal choose CUDA devices",
+    );
+    // Sizes and addresses are checked before the driver is looked for.
+    assert_bad_input(
+        &bubblelab(&["checkpoint-demo", "--device", "cuda", "--chunk-kib", "3"]),
+        "--chunk-kib",
+    );
+    assert_bad_input(
+        &bubblelab(&["checkpoint-demo", "--device", "cuda", "--base", "0"]),
+        "null page",
+    );
     let missing = scratch("no-such.img");
     assert_bad_input(
         &bubblelab(&["__checkpoint-restore", "--image", missing.to_str().unwrap()]),

@@ -132,19 +132,12 @@ impl HostSpace {
         len: usize,
         need_committed: bool,
     ) -> Result<usize, CkptError> {
-        let off = usize::try_from(offset).unwrap_or(usize::MAX);
-        let end = off.saturating_add(len);
-        if !self.mapped || len == 0 || end > self.reserved {
+        if !self.mapped {
             return Err(CkptError::Invalid(format!(
                 "{len} bytes at offset {offset:#x} are outside the mapped range"
             )));
         }
-        let first = off / self.region;
-        if (end - 1) / self.region != first {
-            return Err(CkptError::Invalid(format!(
-                "{len} bytes at offset {offset:#x} cross a region boundary"
-            )));
-        }
+        let first = super::locate(offset, len, self.reserved as u64, self.region as u64)?;
         if need_committed && !self.committed[first] {
             return Err(CkptError::Invalid(format!(
                 "region {first} (offset {offset:#x}) is not committed"

@@ -9,11 +9,14 @@
 //! deduplication, into a self-checking image; restoring maps the same range at the same address
 //! (in this process or a new one) and copies the image back, or refuses before touching
 //! anything. [`host`] implements the space in host memory (runs everywhere, tested in CI);
-//! [`cuda`] reports what the CUDA path needs.
+//! [`cuda`] implements it in device memory through the CUDA driver's virtual memory
+//! management, with NVRTC kernels that link and traverse the list on the device; [`mem`] is a
+//! plain heap copy at a nominal address (host-side checks of device memory, tests).
 
 pub mod cuda;
 pub mod host;
 pub mod image;
+pub mod mem;
 pub mod workload;
 
 use std::fmt;
@@ -72,18 +75,49 @@ pub trait Space {
     /// # Errors
     /// When the bytes are outside a committed region.
     fn write(&mut self, offset: u64, data: &[u8]) -> Result<(), CkptError>;
-    /// Unmaps the whole range; its memory goes back to the system.
+    /// Unmaps the whole range; its memory goes back to the system (the CUDA space keeps the
+    /// virtual addresses reserved, the host space gives them up too).
     ///
     /// # Errors
     /// When the system refuses.
     fn release(&mut self) -> Result<(), CkptError>;
-    /// Maps the range again at the same address (nothing committed).
+    /// Maps the range again at the same address (nothing committed); where the addresses were
+    /// kept reserved there is nothing to map.
     ///
     /// # Errors
     /// [`CkptError::RangeTaken`] when something else holds the range now.
     fn remap(&mut self) -> Result<(), CkptError>;
     /// Whether the range is mapped.
     fn is_mapped(&self) -> bool;
+    /// Waits until every copy into the space has landed (host copies are synchronous).
+    ///
+    /// # Errors
+    /// When the memory's owner reports a failed copy.
+    fn synchronize(&self) -> Result<(), CkptError> {
+        Ok(())
+    }
+}
+
+/// Checks that `[offset, offset + len)` is non-empty, lies in a range of `reserved` bytes and
+/// inside one region of `region` bytes; returns the region index.
+///
+/// # Errors
+/// [`CkptError::Invalid`] naming the offset and what is wrong.
+pub fn locate(offset: u64, len: usize, reserved: u64, region: u64) -> Result<usize, CkptError> {
+    let end = offset.saturating_add(len as u64);
+    if len == 0 || end > reserved || region == 0 {
+        return Err(CkptError::Invalid(format!(
+            "{len} bytes at offset {offset:#x} are outside the mapped range"
+        )));
+    }
+    let first = offset / region;
+    if (end - 1) / region != first {
+        return Err(CkptError::Invalid(format!(
+            "{len} bytes at offset {offset:#x} cross a region boundary"
+        )));
+    }
+    usize::try_from(first)
+        .map_err(|_| CkptError::Invalid(format!("offset {offset:#x} does not fit this machine")))
 }
 
 /// What one region of the allocator holds.

@@ -183,9 +183,10 @@ pub fn migration_lab(props: &MigrationLabProps) -> Html {
                     <h3>{ "The real mechanism" }</h3>
                     <p class="muted" id="mechanism-note">
                         { "`bubblelab checkpoint-demo` runs the address-preserving pause/restore/migrate cycle for real on host \
-                           memory mapped at a fixed address (a pointer-rich list restored in a new process with the same checksum). \
-                           No device results are recorded yet (docs/GPU-RESULTS.md has none for this lab, and the CUDA space is not \
-                           built), so this page shows the cost model only." }
+                           memory mapped at a fixed address (a pointer-rich list restored in a new process with the same checksum); \
+                           `--device cuda` runs it in device memory through the CUDA driver's virtual memory management. \
+                           The CUDA path has not run on a GPU yet and no device results are recorded (docs/GPU-RESULTS.md), \
+                           so this page shows the cost model only." }
                     </p>
                 </form>
                 <div class="results">
