@@ -1,8 +1,9 @@
 //! `bubblelab validate`: predict with the (calibrated) cost model, execute for real, compare.
 //!
-//! Each case is a plan (graph, issue order, streams). The graph is scaled down to the device
-//! ([`crate::exec::choose_scale`]: compute ≈ `--target-ms`, communication keeping its share of
-//! the step on the modelled GPU); the prediction is the simulator's (`graph::sim::simulate`) on
+//! Each case is a plan (graph, issue order, streams). On the CPU the graph is scaled down to the
+//! device ([`crate::exec::choose_scale`]: compute ≈ `--target-ms`, communication keeping its
+//! share of the step on the modelled GPU); on a GPU (`--device cuda`) it runs at full size
+//! (the pipeline case's GEMM side still follows `--target-ms`). The prediction is the simulator's (`graph::sim::simulate`) on
 //! the scaled graph with the device's calibrated cost model, or the engine's for plans with
 //! several compute streams (the pipeline); the measurement is the median of `--repetitions`
 //! runs after `--warmup` runs. Errors are (measured − predicted) / measured.
@@ -21,9 +22,11 @@ use bubblelab_core::Scenario;
 use clap::Args;
 use indicatif::ProgressBar;
 
-use crate::calibrate::{calibrate_cpu, cuda_unavailable, Device};
+use crate::calibrate::{calibrate_cpu, calibrate_cuda, Device};
 use crate::error::Failure;
 use crate::exec::cpu::CpuExecutor;
+use crate::exec::cuda::executor::{CudaExecutor, FULL_SIZE};
+use crate::exec::cuda::kernels::graph_dtype;
 use crate::exec::{self, median, Executor, Plan, Scale};
 use crate::files::{self, MAX_INPUT_BYTES};
 
@@ -56,7 +59,8 @@ pub struct ValidateArgs {
     /// Unmeasured runs before the repetitions.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=100))]
     warmup: u32,
-    /// Compute time each scaled case aims at on the device, ms.
+    /// Compute time each scaled case aims at on the device, ms (on CUDA only the pipeline
+    /// case; the overlap cases run at full size).
     #[arg(long, default_value_t = 200.0)]
     target_ms: f64,
     /// Write every case's measured per-op intervals (last repetition) as JSON here.
@@ -76,6 +80,22 @@ fn cpu_cost(cal: &Calibration) -> CostModel {
     cost.gpu.peak_fp32_flops_per_s = peak;
     cost.gpu.hbm_bytes_per_s = bw;
     cost.dtype = Dtype::Fp32;
+    cost.with_calibration(cal.clone())
+}
+
+/// The cost model of the CUDA executor: the analytical profile of the GPU the calibration
+/// names (H200 unless it names an A100 or H100) with the calibrated curves, for GEMMs in
+/// `dtype`.
+fn cuda_cost(cal: &Calibration, dtype: Dtype) -> CostModel {
+    let kind = if cal.device.contains("A100") {
+        GpuKind::A100
+    } else if cal.device.contains("H100") {
+        GpuKind::H100
+    } else {
+        GpuKind::H200
+    };
+    let mut cost = CostModel::new(kind);
+    cost.dtype = dtype;
     cost.with_calibration(cal.clone())
 }
 
@@ -301,9 +321,14 @@ pub fn validate(args: &ValidateArgs) -> Result<(), Failure> {
         }
         None => None,
     };
-    if args.device == Device::Cuda {
-        return Err(cuda_unavailable("validate"));
-    }
+    // The device next, so that a missing GPU fails before any measurement.
+    let mut executor: Box<dyn Executor> = match args.device {
+        Device::Cpu => Box::new(CpuExecutor),
+        Device::Cuda => Box::new(
+            CudaExecutor::new(0)
+                .map_err(|e| Failure::Other(format!("validate --device cuda: {e}")))?,
+        ),
+    };
     if args.suite {
         cases.extend(overlap_cases(
             "gpt3-curie tp2+sp",
@@ -318,31 +343,61 @@ pub fn validate(args: &ValidateArgs) -> Result<(), Failure> {
     }
     let cal = match profile {
         Some(c) => c,
+        None if args.device == Device::Cuda => {
+            eprintln!("validate: no --profile, calibrating the CUDA executor first");
+            calibrate_cuda(3, &ProgressBar::hidden())
+                .map_err(|e| Failure::Other(format!("validate --device cuda: {e}")))?
+                .0
+        }
         None => {
             eprintln!("validate: no --profile, calibrating the CPU executor first");
             calibrate_cpu(3, &ProgressBar::hidden()).0
         }
     };
-    let device_cost = cpu_cost(&cal);
+    let device_cost = match args.device {
+        Device::Cpu => cpu_cost(&cal),
+        Device::Cuda => cuda_cost(&cal, Dtype::Fp32),
+    };
     let target_s = args.target_ms / 1e3;
     let mut scales = Vec::new();
     for (name, graph, gpu_cost) in &cases {
-        let s = exec::choose_scale(graph, gpu_cost, &device_cost, target_s);
+        // The CPU executor runs a scaled-down graph; the CUDA executor the graph as it is.
+        let s = match args.device {
+            Device::Cpu => exec::choose_scale(graph, gpu_cost, &device_cost, target_s),
+            Device::Cuda => FULL_SIZE,
+        };
         scales.push(Some(s));
         plans.push(Plan::simulator_streams(name, exec::scale(graph, s)));
     }
     if args.suite {
-        // GEMM side so that one forward takes about target / (3 · stages · micro-batches).
-        let peak = device_cost.gpu.peak_fp32_flops_per_s;
+        // GEMM side so that one forward takes about target / (3 · stages · micro-batches),
+        // at the device's best fp32 GEMM rate.
+        let peak = match args.device {
+            Device::Cpu => device_cost.gpu.peak_fp32_flops_per_s,
+            Device::Cuda => cal
+                .gemm
+                .iter()
+                .filter(|p| p.dtype == Dtype::Fp32)
+                .map(|p| p.flops_per_s)
+                .fold(1.0, f64::max),
+        };
+        let max_side = match args.device {
+            Device::Cpu => 1024,
+            Device::Cuda => 8192,
+        };
         let per_op_flops = peak * target_s / (3.0 * 4.0 * 8.0);
-        let side = ((per_op_flops / 2.0).cbrt() as u64).clamp(8, 1024);
+        let side = ((per_op_flops / 2.0).cbrt() as u64).clamp(8, max_side);
         plans.push(pipeline_plan(4, 8, side));
         scales.push(None);
     }
-    let mut executor = CpuExecutor;
     let mut rows = Vec::new();
     for (plan, scale) in plans.into_iter().zip(scales) {
         validate_graph(&plan.graph).map_err(|e| Failure::Other(format!("{}: {e}", plan.name)))?;
+        // The CUDA executor runs each graph's GEMMs in the graph's dtype.
+        let device_cost = match args.device {
+            Device::Cpu => device_cost.clone(),
+            Device::Cuda => cuda_cost(&cal, graph_dtype(&plan.graph)),
+        };
         let predicted = if scale.is_some() {
             let sim = simulate(&plan.graph, &device_cost)
                 .map_err(|e| Failure::Other(format!("{}: {e}", plan.name)))?;

@@ -1,0 +1,315 @@
+//! The CUDA executor: runs a [`Plan`] on one GPU with real kernels and streams.
+//!
+//! - Every plan stream is a CUDA stream (the simulator's plans: one compute stream and one
+//!   stream per communication group; a pipeline plan: one per stage).
+//! - GEMM and attention nodes run a cuBLAS GEMM of the node's (m, n, k)
+//!   ([`gemm_shape`]), in bf16 when the graph's tensors hold 2 bytes per element, else fp32
+//!   ([`graph_dtype`]); attention runs as a GEMM of its FLOPs, as on the CPU executor.
+//! - Memory-bound nodes run the NVRTC-compiled `stream_copy` kernel over half the node's HBM
+//!   bytes (read that much, write that much).
+//! - A collective start copies its bus volume device to device with the driver's asynchronous
+//!   memcpy on its group's stream: the copy engines run while the SMs compute, a real
+//!   DMA/SM concurrency. **This is an emulation** of the collective on one GPU, also when the
+//!   machine has several: no NCCL call is made.
+//! - A node on one stream that depends on a node of another stream waits for the event
+//!   recorded after that node (`cuStreamWaitEvent`); a wait node is such a wait of the compute
+//!   stream on its collective.
+//! - Timing: a timing event before and after every node; times are elapsed from an epoch
+//!   event every stream waits on, so they are GPU times, not host issue times.
+//! - Memory: the executor's allocator is the device's stream-ordered pool. A tensor is
+//!   allocated when its producer is issued, on the producer's stream (a wait's result when its
+//!   collective starts; graph inputs before the epoch), and freed on a release stream that
+//!   first waits for every reader's end event: the simulator's ledger rule, on the GPU's
+//!   timeline. The reported peak is that ledger evaluated at the measured event times
+//!   ([`Lifetimes::peak_bytes`]). Kernel operands live in per-stream scratch, not counted (as
+//!   on the CPU executor).
+//!
+//! Graphs run at full size ([`FULL_SIZE`]); a plan whose tensors and scratch do not fit the
+//! device's free memory is refused with the sizes.
+
+use std::sync::Arc;
+
+use bubblelab_core::cost::ComputeKind;
+use bubblelab_core::graph::NodeKind;
+use cudarc::cublas::CudaBlas;
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::{CudaEvent, CudaStream};
+
+use super::device::{driver, elapsed_ns, Device};
+use super::kernels::{
+    collective_copy_bytes, gemm_shape, graph_dtype, memory_bound_copy_bytes, plan_scratch,
+};
+use crate::exec::{
+    node_bound, predecessors, ExecError, Execution, Executor, Lifetimes, OpTiming, Plan, Scale,
+};
+
+/// The scale the CUDA executor runs graphs at: none (divisors 1). Attention nodes still become
+/// GEMMs of their FLOPs through [`crate::exec::scale`], which is what the executor runs.
+pub const FULL_SIZE: Scale = Scale {
+    flops_divisor: 1.0,
+    bytes_divisor: 1.0,
+};
+
+/// Fraction of the device's free memory a plan may use (the rest: cuBLAS workspaces, pool
+/// fragmentation, the driver).
+pub const MEMORY_HEADROOM: f64 = 0.9;
+
+/// One plan stream: a CUDA stream and its cuBLAS handle.
+struct Lane {
+    stream: Arc<CudaStream>,
+    blas: CudaBlas,
+}
+
+/// Scratch buffers of one stream for one run.
+#[derive(Default)]
+struct ScratchPtrs {
+    a: CUdeviceptr,
+    b: CUdeviceptr,
+    c: CUdeviceptr,
+    src: CUdeviceptr,
+    dst: CUdeviceptr,
+}
+
+/// Runs plans on one CUDA device.
+pub struct CudaExecutor {
+    device: Device,
+    lanes: Vec<Lane>,
+    release: Arc<CudaStream>,
+}
+
+impl CudaExecutor {
+    /// Opens device `ordinal`.
+    ///
+    /// # Errors
+    /// No driver, device, cuBLAS or NVRTC, or a driver failure, in one line.
+    pub fn new(ordinal: usize) -> Result<CudaExecutor, ExecError> {
+        let device = Device::open(ordinal)?;
+        let release = device.stream()?;
+        Ok(CudaExecutor {
+            device,
+            lanes: Vec::new(),
+            release,
+        })
+    }
+
+    fn ensure_lanes(&mut self, count: usize) -> Result<(), ExecError> {
+        while self.lanes.len() < count {
+            let stream = self.device.stream()?;
+            let blas = self.device.blas(&stream)?;
+            self.lanes.push(Lane { stream, blas });
+        }
+        Ok(())
+    }
+
+    /// Refuses a plan whose tensors (all of them, the most the pool can hold at once) and
+    /// scratch exceed [`MEMORY_HEADROOM`] of the device's free memory.
+    fn check_fits(&self, plan: &Plan, scratch_bytes: u64) -> Result<(), ExecError> {
+        let tensor_bytes: u64 = plan
+            .graph
+            .tensors
+            .iter()
+            .filter(|t| !t.persistent)
+            .map(|t| t.bytes)
+            .sum();
+        let (free, _) = self
+            .device
+            .ctx
+            .mem_get_info()
+            .map_err(driver("memory info"))?;
+        let need = tensor_bytes + scratch_bytes;
+        let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
+        if need as f64 > free as f64 * MEMORY_HEADROOM {
+            return Err(ExecError(format!(
+                "plan {}: needs {:.2} GiB of device memory (tensors {:.2} GiB + kernel scratch {:.2} GiB), more than {:.0} % of the {:.2} GiB free on {}",
+                plan.name,
+                gib(need),
+                gib(tensor_bytes),
+                gib(scratch_bytes),
+                MEMORY_HEADROOM * 100.0,
+                gib(free as u64),
+                self.device.name
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The device buffers of one run, freed (after a device synchronisation) when dropped, so that
+/// an error halfway through a run leaks nothing.
+struct RunBuffers<'d> {
+    device: &'d Device,
+    stream: Arc<CudaStream>,
+    tensors: Vec<Option<CUdeviceptr>>,
+    scratch: Vec<CUdeviceptr>,
+}
+
+impl Drop for RunBuffers<'_> {
+    fn drop(&mut self) {
+        let _ = self.device.ctx.synchronize();
+        for ptr in self.tensors.iter_mut().filter_map(Option::take) {
+            let _ = self.device.free(&self.stream, ptr);
+        }
+        for ptr in self.scratch.drain(..) {
+            let _ = self.device.free(&self.stream, ptr);
+        }
+        let _ = self.stream.synchronize();
+    }
+}
+
+impl Executor for CudaExecutor {
+    fn device(&self) -> String {
+        format!(
+            "cuda device {} ({}, {} SMs; collectives emulated by copy-engine transfers)",
+            self.device.ctx.ordinal(),
+            self.device.name,
+            self.device.sm_count
+        )
+    }
+
+    #[allow(clippy::too_many_lines)]
+    fn run(&mut self, plan: &Plan) -> Result<Execution, ExecError> {
+        let graph = &plan.graph;
+        let bound = node_bound(graph);
+        if plan.stream_of.len() < bound || plan.stream_of.iter().any(|&s| s >= plan.streams.len()) {
+            return Err(ExecError(format!(
+                "plan {}: every node needs a stream among the {} streams",
+                plan.name,
+                plan.streams.len()
+            )));
+        }
+        let lifetimes = Lifetimes::new(graph)?;
+        let preds = predecessors(graph);
+        let dtype = graph_dtype(graph);
+        let scratch = plan_scratch(plan, dtype);
+        self.check_fits(plan, scratch.iter().map(|s| s.total()).sum())?;
+        self.ensure_lanes(plan.streams.len())?;
+        let device = &self.device;
+        let lanes = &self.lanes[..plan.streams.len()];
+        let release = &self.release;
+        device.ctx.synchronize().map_err(driver("synchronize"))?;
+
+        let mut buffers = RunBuffers {
+            device,
+            stream: Arc::clone(release),
+            tensors: vec![None; graph.tensors.len()],
+            scratch: Vec::new(),
+        };
+        let mut ptrs = Vec::with_capacity(lanes.len());
+        for (lane, s) in lanes.iter().zip(&scratch) {
+            let mut alloc = |bytes: u64| -> Result<CUdeviceptr, ExecError> {
+                let p = device.alloc(&lane.stream, bytes)?;
+                buffers.scratch.push(p);
+                Ok(p)
+            };
+            ptrs.push(ScratchPtrs {
+                a: alloc(s.a_bytes)?,
+                b: alloc(s.b_bytes)?,
+                c: alloc(s.c_bytes)?,
+                src: alloc(s.copy_bytes)?,
+                dst: alloc(s.copy_bytes)?,
+            });
+        }
+        for &t in &lifetimes.inputs {
+            buffers.tensors[t] = Some(device.alloc(&lanes[0].stream, graph.tensors[t].bytes)?);
+        }
+        device.ctx.synchronize().map_err(driver("synchronize"))?;
+
+        let epoch = device.timing_event()?;
+        epoch.record(&lanes[0].stream).map_err(driver("record"))?;
+        for lane in &lanes[1..] {
+            lane.stream.wait(&epoch).map_err(driver("wait"))?;
+        }
+        release.wait(&epoch).map_err(driver("wait"))?;
+        let mut starts: Vec<Option<CudaEvent>> = (0..bound).map(|_| None).collect();
+        let mut ends: Vec<Option<CudaEvent>> = (0..bound).map(|_| None).collect();
+        let mut readers_left: Vec<usize> = lifetimes.readers.iter().map(Vec::len).collect();
+
+        for &n in &graph.order {
+            let s = plan.stream_of[n.index()];
+            let lane = &lanes[s];
+            for p in &preds[n.index()] {
+                if plan.stream_of[p.index()] != s {
+                    let Some(end) = &ends[p.index()] else {
+                        return Err(ExecError(format!(
+                            "plan {}: {} is issued before its dependency {}",
+                            plan.name, graph.dag[n].name, graph.dag[*p].name
+                        )));
+                    };
+                    lane.stream.wait(end).map_err(driver("wait"))?;
+                }
+            }
+            let start = device.timing_event()?;
+            start.record(&lane.stream).map_err(driver("record"))?;
+            for &t in &lifetimes.born_at[n.index()] {
+                if buffers.tensors[t].is_none() {
+                    buffers.tensors[t] = Some(device.alloc(&lane.stream, graph.tensors[t].bytes)?);
+                }
+            }
+            let sp = &ptrs[s];
+            match &graph.dag[n].kind {
+                NodeKind::Compute(w) if w.kind == ComputeKind::MemoryBound => {
+                    device.stream_copy(&lane.stream, sp.src, sp.dst, memory_bound_copy_bytes(w))?;
+                }
+                NodeKind::Compute(_) => {
+                    if let Some(shape) = gemm_shape(graph, n) {
+                        device.gemm(&lane.blas, dtype, shape, (sp.a, sp.b, sp.c))?;
+                    }
+                }
+                NodeKind::CollectiveStart { .. } => {
+                    device.dma_copy(
+                        &lane.stream,
+                        sp.src,
+                        sp.dst,
+                        collective_copy_bytes(graph, n),
+                    )?;
+                }
+                NodeKind::Wait { .. } => {}
+            }
+            let end = device.timing_event()?;
+            end.record(&lane.stream).map_err(driver("record"))?;
+            starts[n.index()] = Some(start);
+            ends[n.index()] = Some(end);
+            // Free every input this node was the last (issued) reader of, once all its
+            // readers have ended.
+            for &t in &graph.dag[n].inputs {
+                if graph.tensors[t].persistent {
+                    continue;
+                }
+                readers_left[t] = readers_left[t].saturating_sub(1);
+                if readers_left[t] > 0 {
+                    continue;
+                }
+                for r in &lifetimes.readers[t] {
+                    if let Some(e) = &ends[r.index()] {
+                        release.wait(e).map_err(driver("wait"))?;
+                    }
+                }
+                if let Some(ptr) = buffers.tensors[t].take() {
+                    device.free(release, ptr)?;
+                }
+            }
+        }
+        device.ctx.synchronize().map_err(driver("synchronize"))?;
+
+        let mut timings = vec![OpTiming::default(); bound];
+        for n in graph.dag.node_indices() {
+            let (Some(start), Some(end)) = (&starts[n.index()], &ends[n.index()]) else {
+                return Err(ExecError(format!(
+                    "plan {}: node {} is not in the issue order",
+                    plan.name, graph.dag[n].name
+                )));
+            };
+            timings[n.index()] = OpTiming {
+                start_ns: elapsed_ns(&epoch, start)?,
+                end_ns: elapsed_ns(&epoch, end)?,
+            };
+        }
+        drop(buffers);
+        let makespan_ns = timings.iter().map(|t| t.end_ns).max().unwrap_or(0);
+        Ok(Execution {
+            peak_bytes: lifetimes.peak_bytes(graph, &timings, makespan_ns),
+            timings,
+            makespan_ns,
+        })
+    }
+}
