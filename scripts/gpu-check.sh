@@ -3,8 +3,11 @@
 # calibrate, the validation suite and (when the command exists) the checkpoint demo, writing
 # every table to $OUT (default ./gpu-check-out). Budget: 6 minutes.
 #
-# Until the CUDA executor lands, `--device cuda` commands refuse with one line; the script then
-# records that line and also runs the CPU executor's calibration and suite on the GPU machine.
+# The CUDA steps run the CUDA executor on device 0 (collectives emulated by copy-engine
+# transfers); validate-cuda uses the profile calibrate-cuda wrote (or calibrates itself when that
+# step failed) and writes every op's measured interval. Where CUDA cannot run, each CUDA step
+# records its one-line refusal. The CPU executor's calibration and suite also run on the GPU
+# machine, for comparison.
 set -u
 OUT="${OUT:-./gpu-check-out}"
 mkdir -p "$OUT"
@@ -25,7 +28,10 @@ step build cargo build --release --locked -p bubblelab-runner
 B="$CARGO_TARGET_DIR/release/bubblelab"
 step doctor "$B" doctor
 step calibrate-cuda "$B" calibrate --device cuda --output "$OUT/calibrated-cuda.json"
-step validate-cuda "$B" validate --suite --device cuda --max-error 0.05
+cuda_profile=()
+[ -s "$OUT/calibrated-cuda.json" ] && cuda_profile=(--profile "$OUT/calibrated-cuda.json")
+step validate-cuda "$B" validate --suite --device cuda ${cuda_profile[@]+"${cuda_profile[@]}"} --max-error 0.05 \
+  --timings "$OUT/validate-cuda-timings.json"
 step calibrate-cpu "$B" calibrate --device cpu --output "$OUT/calibrated-cpu.json"
 step validate-cpu "$B" validate --suite --device cpu --profile "$OUT/calibrated-cpu.json" --max-error 0.05
 if "$B" --help 2>/dev/null | grep -q checkpoint-demo; then

@@ -258,6 +258,22 @@ fn preset_params(id: &str) -> Result<OverlapParams, Failure> {
     }
 }
 
+/// The suite's overlap cases: GPT-3 Curie TP2+SP serial vs Helix, and the memory-heavy
+/// Llama-3 8B long-context case under Helix.
+fn suite_overlap_cases() -> Result<Vec<(String, Graph, CostModel)>, Failure> {
+    let mut cases = overlap_cases(
+        "gpt3-curie tp2+sp",
+        &OverlapParams::default(),
+        &[Strategy::Serial, Strategy::Helix],
+    )?;
+    cases.extend(overlap_cases(
+        "llama3-8b 32k-token context",
+        &preset_params("overlap-llama3-8b-long-context")?,
+        &[Strategy::Helix],
+    )?);
+    Ok(cases)
+}
+
 struct Row {
     case: String,
     scale: Option<Scale>,
@@ -330,16 +346,7 @@ pub fn validate(args: &ValidateArgs) -> Result<(), Failure> {
         ),
     };
     if args.suite {
-        cases.extend(overlap_cases(
-            "gpt3-curie tp2+sp",
-            &OverlapParams::default(),
-            &[Strategy::Serial, Strategy::Helix],
-        )?);
-        cases.extend(overlap_cases(
-            "llama3-8b 32k-token context",
-            &preset_params("overlap-llama3-8b-long-context")?,
-            &[Strategy::Helix],
-        )?);
+        cases.extend(suite_overlap_cases()?);
     }
     let cal = match profile {
         Some(c) => c,
@@ -516,4 +523,69 @@ pub fn validate(args: &ValidateArgs) -> Result<(), Failure> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::cuda::kernels::plan_scratch;
+
+    /// Memory of an H200 (141 GB), bytes.
+    const H200_BYTES: f64 = 141e9;
+
+    #[test]
+    fn suite_runs_at_full_size_in_bf16_within_one_h200() {
+        let cases = suite_overlap_cases().expect("suite");
+        assert_eq!(cases.len(), 3);
+        for (name, graph, _) in cases {
+            let plan = Plan::simulator_streams(&name, exec::scale(&graph, FULL_SIZE));
+            assert_eq!(graph_dtype(&plan.graph), Dtype::Bf16, "{name}");
+            let tensors: u64 = plan
+                .graph
+                .tensors
+                .iter()
+                .filter(|t| !t.persistent)
+                .map(|t| t.bytes)
+                .sum();
+            let scratch: u64 = plan_scratch(&plan, Dtype::Bf16)
+                .iter()
+                .map(|s| s.total())
+                .sum();
+            let need = (tensors + scratch) as f64;
+            assert!(
+                need < 0.5 * H200_BYTES,
+                "{name}: {:.1} GB of tensors and scratch",
+                need / 1e9
+            );
+            // Attention became a GEMM of its FLOPs (what the executor runs).
+            assert!(plan.graph.dag.node_indices().all(|n| !matches!(
+                &plan.graph.dag[n].kind,
+                NodeKind::Compute(w) if w.kind == ComputeKind::Attention
+            )));
+        }
+    }
+
+    #[test]
+    fn cuda_cost_follows_the_calibrated_device_and_dtype() {
+        let cal = Calibration {
+            version: bubblelab_core::hw::CALIBRATION_VERSION,
+            device: "cuda NVIDIA H100 80GB HBM3 (132 SMs)".into(),
+            gemm: Vec::new(),
+            memory: Vec::new(),
+            collectives: Vec::new(),
+            launch_overhead_ns: Some(2500.0),
+        };
+        let cost = cuda_cost(&cal, Dtype::Bf16);
+        assert_eq!(cost.gpu.name, CostModel::new(GpuKind::H100).gpu.name);
+        assert_eq!(cost.dtype, Dtype::Bf16);
+        assert!((cost.gpu.launch_overhead_ns - 2500.0).abs() < 1e-9);
+        let h200 = cuda_cost(
+            &Calibration {
+                device: "cuda NVIDIA H200".into(),
+                ..cal
+            },
+            Dtype::Fp32,
+        );
+        assert_eq!(h200.gpu.name, CostModel::new(GpuKind::H200).gpu.name);
+    }
 }

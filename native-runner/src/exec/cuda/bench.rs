@@ -1,6 +1,8 @@
 //! Microbenchmarks of the CUDA executor's own operations, for `calibrate --device cuda`: each
 //! returns the median GPU time (CUDA events around the operation on one stream, after one
-//! warm-up) of `repetitions` runs, ns.
+//! warm-up) of `repetitions` runs, ns. As in the executor, a `delay` kernel holds the stream
+//! while the host issues each repetition, so that the time is the GPU's, not the host's
+//! launch latency.
 
 use std::sync::Arc;
 
@@ -14,6 +16,10 @@ use crate::exec::{median, ExecError};
 
 /// Empty kernels per launch-overhead measurement.
 pub const LAUNCHES: u32 = 1000;
+
+/// How long the stream is held before each timed repetition, ns (enough for the host to
+/// issue [`LAUNCHES`] kernels).
+pub const HEAD_START_NS: u64 = 20_000_000;
 
 /// A device with one stream and one cuBLAS handle.
 pub struct Bench {
@@ -55,6 +61,7 @@ impl Bench {
         self.stream.synchronize().map_err(driver("synchronize"))?;
         let mut times = Vec::with_capacity(repetitions as usize);
         for _ in 0..repetitions.max(1) {
+            self.device.delay(&self.stream, HEAD_START_NS)?;
             start.record(&self.stream).map_err(driver("record"))?;
             op()?;
             end.record(&self.stream).map_err(driver("record"))?;
@@ -63,12 +70,17 @@ impl Bench {
         Ok(median(&mut times))
     }
 
+    /// `bytes` bytes (at least 16) on the device, filled as the executor's operands are.
     fn buffer(&self, bytes: u64) -> Result<CudaSlice<u8>, ExecError> {
         let len = usize::try_from(bytes.max(16))
             .map_err(|_| ExecError(format!("{bytes} bytes do not fit this host's usize")))?;
-        self.stream
+        let buffer = self
+            .stream
             .alloc_zeros::<u8>(len)
-            .map_err(driver(&format!("allocation of {bytes} bytes")))
+            .map_err(driver(&format!("allocation of {bytes} bytes")))?;
+        self.device
+            .fill(&self.stream, self.ptr(&buffer), len as u64)?;
+        Ok(buffer)
     }
 
     fn ptr(&self, b: &CudaSlice<u8>) -> u64 {
@@ -194,7 +206,8 @@ impl Bench {
         Ok(Some(median(&mut times)))
     }
 
-    /// Time per launch of [`LAUNCHES`] back-to-back empty kernels.
+    /// Time per launch of [`LAUNCHES`] back-to-back empty kernels, issued ahead of the GPU:
+    /// the gap one kernel adds on a stream the host keeps fed, as in the executor.
     ///
     /// # Errors
     /// A driver failure.

@@ -35,6 +35,7 @@ pub struct Device {
     pub sm_count: u32,
     stream_copy: CudaFunction,
     empty: CudaFunction,
+    delay: CudaFunction,
 }
 
 impl Device {
@@ -89,6 +90,7 @@ impl Device {
                 .load_function("stream_copy")
                 .map_err(driver("stream_copy"))?,
             empty: module.load_function("empty").map_err(driver("empty"))?,
+            delay: module.load_function("delay").map_err(driver("delay"))?,
             ctx,
         })
     }
@@ -119,8 +121,8 @@ impl Device {
             .map_err(driver("event"))
     }
 
-    /// `bytes` bytes of device memory from the pool, stream-ordered on `stream`, filled with
-    /// the byte 0x3F (bf16 ≈ 0.75, fp32 ≈ 0.75: non-zero operands, as real data).
+    /// `bytes` bytes (at least 16) of device memory from the pool, stream-ordered on `stream`;
+    /// contents unset (no GPU work: the allocation of a tensor takes no time on the stream).
     ///
     /// # Errors
     /// The driver's error (out of memory included).
@@ -128,14 +130,38 @@ impl Device {
     pub fn alloc(&self, stream: &CudaStream, bytes: u64) -> Result<CUdeviceptr, ExecError> {
         let len = usize::try_from(bytes.max(16))
             .map_err(|_| ExecError(format!("{bytes} bytes do not fit this host's usize")))?;
+        self.ctx.bind_to_thread().map_err(driver("context"))?;
         // SAFETY: `cuMemAllocAsync` writes one pointer; the buffer is used only on streams
         // ordered after this point of `stream` and freed once through `free`.
-        let ptr = unsafe { cudarc::driver::result::malloc_async(stream.cu_stream(), len) }
-            .map_err(driver(&format!("allocation of {bytes} bytes")))?;
-        // SAFETY: `ptr` holds `len` bytes, just allocated on `stream`.
-        unsafe { cudarc::driver::result::memset_d8_async(ptr, 0x3F, len, stream.cu_stream()) }
-            .map_err(driver("memset"))?;
+        unsafe { cudarc::driver::result::malloc_async(stream.cu_stream(), len) }
+            .map_err(driver(&format!("allocation of {bytes} bytes")))
+    }
+
+    /// [`alloc`](Self::alloc), then [`fill`](Self::fill).
+    ///
+    /// # Errors
+    /// The driver's error (out of memory included).
+    pub fn alloc_filled(&self, stream: &CudaStream, bytes: u64) -> Result<CUdeviceptr, ExecError> {
+        let ptr = self.alloc(stream, bytes)?;
+        self.fill(stream, ptr, bytes.max(16))?;
         Ok(ptr)
+    }
+
+    /// Fills `bytes` bytes at `ptr` with the byte 0x3F on `stream` (bf16 ≈ 0.75, fp32 ≈ 0.75:
+    /// non-zero operands, as real data; a GPU draws less power, and may clock higher, on
+    /// zeros).
+    ///
+    /// # Errors
+    /// The driver's error.
+    #[allow(unsafe_code)]
+    pub fn fill(&self, stream: &CudaStream, ptr: CUdeviceptr, bytes: u64) -> Result<(), ExecError> {
+        let len = usize::try_from(bytes)
+            .map_err(|_| ExecError(format!("{bytes} bytes do not fit this host's usize")))?;
+        self.ctx.bind_to_thread().map_err(driver("context"))?;
+        // SAFETY: the caller's `ptr` holds at least `len` bytes, ordered before this point of
+        // `stream`.
+        unsafe { cudarc::driver::result::memset_d8_async(ptr, 0x3F, len, stream.cu_stream()) }
+            .map_err(driver("memset"))
     }
 
     /// Frees `ptr` stream-ordered on `stream`.
@@ -144,6 +170,7 @@ impl Device {
     /// The driver's error.
     #[allow(unsafe_code)]
     pub fn free(&self, stream: &CudaStream, ptr: CUdeviceptr) -> Result<(), ExecError> {
+        self.ctx.bind_to_thread().map_err(driver("context"))?;
         // SAFETY: `ptr` came from `alloc` and is freed once; the caller has made `stream` wait
         // for every use of it.
         unsafe { cudarc::driver::result::free_async(ptr, stream.cu_stream()) }
@@ -173,6 +200,7 @@ impl Device {
         };
         let (m, n, k) = (int(shape.m)?, int(shape.n)?, int(shape.k)?);
         let (alpha, beta) = (1.0f32, 0.0f32);
+        self.ctx.bind_to_thread().map_err(driver("context"))?;
         // SAFETY: a, b, c hold at least m·k, k·n, m·n elements of `dtype` (the executor sizes
         // its scratch with `plan_scratch` from the same shapes); alpha and beta are f32 as
         // `CUBLAS_COMPUTE_32F` requires and outlive the call, which only enqueues work.
@@ -250,6 +278,26 @@ impl Device {
             .map_err(driver("empty launch"))
     }
 
+    /// Holds `stream` for `ns` nanoseconds with the `delay` kernel (one thread).
+    ///
+    /// # Errors
+    /// The driver's error.
+    #[allow(unsafe_code)]
+    pub fn delay(&self, stream: &CudaStream, ns: u64) -> Result<(), ExecError> {
+        let cfg = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = stream.launch_builder(&self.delay);
+        launch.arg(&ns);
+        // SAFETY: `delay(unsigned long long)` takes exactly this one 8-byte argument and
+        // touches no memory.
+        unsafe { launch.launch(cfg) }
+            .map(|_| ())
+            .map_err(driver("delay launch"))
+    }
+
     /// Copies `bytes` bytes device to device with the driver's asynchronous memcpy on
     /// `stream` (the copy engines).
     ///
@@ -267,6 +315,7 @@ impl Device {
             return Ok(());
         }
         let len = usize::try_from(bytes).map_err(|_| ExecError("copy too large".into()))?;
+        self.ctx.bind_to_thread().map_err(driver("context"))?;
         // SAFETY: src and dst hold at least `bytes` bytes, allocated in this context and
         // ordered before this point of `stream`.
         unsafe { cudarc::driver::result::memcpy_dtod_async(dst, src, len, stream.cu_stream()) }

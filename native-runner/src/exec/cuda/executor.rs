@@ -15,7 +15,9 @@
 //!   recorded after that node (`cuStreamWaitEvent`); a wait node is such a wait of the compute
 //!   stream on its collective.
 //! - Timing: a timing event before and after every node; times are elapsed from an epoch
-//!   event every stream waits on, so they are GPU times, not host issue times.
+//!   event every stream waits on, so they are GPU times, not host issue times. Before the
+//!   epoch a one-thread `delay` kernel holds the streams back while the host issues the whole
+//!   plan ([`issue_head_start_ns`]), so host issue speed does not show in the measurement.
 //! - Memory: the executor's allocator is the device's stream-ordered pool. A tensor is
 //!   allocated when its producer is issued, on the producer's stream (a wait's result when its
 //!   collective starts; graph inputs before the epoch), and freed on a release stream that
@@ -37,7 +39,8 @@ use cudarc::driver::{CudaEvent, CudaStream};
 
 use super::device::{driver, elapsed_ns, Device};
 use super::kernels::{
-    collective_copy_bytes, gemm_shape, graph_dtype, memory_bound_copy_bytes, plan_scratch,
+    collective_copy_bytes, gemm_shape, graph_dtype, issue_head_start_ns, memory_bound_copy_bytes,
+    plan_scratch,
 };
 use crate::exec::{
     node_bound, predecessors, ExecError, Execution, Executor, Lifetimes, OpTiming, Plan, Scale,
@@ -197,7 +200,7 @@ impl Executor for CudaExecutor {
         let mut ptrs = Vec::with_capacity(lanes.len());
         for (lane, s) in lanes.iter().zip(&scratch) {
             let mut alloc = |bytes: u64| -> Result<CUdeviceptr, ExecError> {
-                let p = device.alloc(&lane.stream, bytes)?;
+                let p = device.alloc_filled(&lane.stream, bytes)?;
                 buffers.scratch.push(p);
                 Ok(p)
             };
@@ -214,6 +217,8 @@ impl Executor for CudaExecutor {
         }
         device.ctx.synchronize().map_err(driver("synchronize"))?;
 
+        // Hold the streams back while the host issues the plan; the epoch follows the delay.
+        device.delay(&lanes[0].stream, issue_head_start_ns(graph.node_count()))?;
         let epoch = device.timing_event()?;
         epoch.record(&lanes[0].stream).map_err(driver("record"))?;
         for lane in &lanes[1..] {

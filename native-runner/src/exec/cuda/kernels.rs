@@ -14,6 +14,8 @@ use crate::exec::Plan;
 /// - `stream_copy`: copies `n16` 16-byte words from `src` to `dst` with a grid-stride loop; a
 ///   memory-bound node of B HBM bytes copies B/2 bytes (half read, half written).
 /// - `empty`: does nothing; back-to-back launches of it measure the launch overhead.
+/// - `delay`: one thread spins on the global timer for `ns` nanoseconds; it holds the streams
+///   back while the host issues a whole plan ([`issue_head_start_ns`]).
 pub const KERNEL_SOURCE: &str = r#"
 extern "C" __global__ void stream_copy(const uint4* __restrict__ src, uint4* __restrict__ dst,
                                        unsigned long long n16) {
@@ -24,7 +26,28 @@ extern "C" __global__ void stream_copy(const uint4* __restrict__ src, uint4* __r
     }
 }
 extern "C" __global__ void empty() {}
+extern "C" __global__ void delay(unsigned long long ns) {
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    } while (now - start < ns);
+}
 "#;
+
+/// Host time allowed per node to issue a plan (events, waits, allocation, launch), ns.
+pub const ISSUE_NS_PER_NODE: u64 = 50_000;
+
+/// How long the streams are held back before a run's epoch so that the host has issued the
+/// whole plan before the first op starts (a host that issues slower than the GPU runs would
+/// otherwise add gaps the simulator does not model): [`ISSUE_NS_PER_NODE`] per node, between
+/// 1 ms and 200 ms.
+#[must_use]
+pub fn issue_head_start_ns(nodes: usize) -> u64 {
+    (nodes as u64)
+        .saturating_mul(ISSUE_NS_PER_NODE)
+        .clamp(1_000_000, 200_000_000)
+}
 
 /// Threads per block of `stream_copy`.
 pub const STREAM_THREADS_PER_BLOCK: u32 = 256;
@@ -233,12 +256,19 @@ mod tests {
 
     #[test]
     fn kernel_source_defines_every_named_kernel() {
-        for name in ["stream_copy", "empty"] {
+        for name in ["stream_copy", "empty", "delay"] {
             assert!(
                 KERNEL_SOURCE.contains(&format!("__global__ void {name}(")),
                 "{name}"
             );
         }
+    }
+
+    #[test]
+    fn head_start_grows_with_the_plan_within_bounds() {
+        assert_eq!(issue_head_start_ns(0), 1_000_000);
+        assert_eq!(issue_head_start_ns(99), 4_950_000);
+        assert_eq!(issue_head_start_ns(1_000_000), 200_000_000);
     }
 
     #[test]
