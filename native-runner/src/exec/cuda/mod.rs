@@ -7,12 +7,15 @@
 //! - this file: what CUDA offers here (driver version, devices, NCCL, cuBLAS);
 //! - [`kernels`]: what the executor launches for each node, as plain data (tested without a GPU);
 //! - [`device`]: an opened device and its launches (GEMM, streaming kernel, copies, events);
+//! - [`issue`]: the host's issue sequence for a plan (waits, events, allocations, frees), as
+//!   data (tested without a GPU);
 //! - [`executor`]: the [`CudaExecutor`](executor::CudaExecutor);
 //! - [`bench`]: the microbenchmarks of `calibrate --device cuda`.
 
 pub mod bench;
 pub mod device;
 pub mod executor;
+pub mod issue;
 pub mod kernels;
 
 use cudarc::driver::sys::CUdevice_attribute;
