@@ -3,8 +3,9 @@
 //! Each case is a plan (graph, issue order, streams). On the CPU the graph is scaled down to the
 //! device ([`crate::exec::choose_scale`]: compute ≈ `--target-ms`, communication keeping its
 //! share of the step on the modelled GPU); on a GPU (`--device cuda`) it runs at full size
-//! (the pipeline case's GEMM side still follows `--target-ms`). The prediction is the simulator's (`graph::sim::simulate`) on
-//! the scaled graph with the device's calibrated cost model, or the engine's for plans with
+//! (the pipeline case's GEMM side still follows `--target-ms`). The prediction is the
+//! simulator's (`graph::sim::simulate`) on the scaled graph with the device's calibrated cost
+//! model (on CUDA in the graph's GEMM dtype), or the engine's for plans with
 //! several compute streams (the pipeline); the measurement is the median of `--repetitions`
 //! runs after `--warmup` runs. Errors are (measured − predicted) / measured.
 
@@ -361,16 +362,18 @@ pub fn validate(args: &ValidateArgs) -> Result<(), Failure> {
             calibrate_cpu(3, &ProgressBar::hidden()).0
         }
     };
-    let device_cost = match args.device {
+    // The device's cost model for a graph: the CUDA executor runs its GEMMs in the graph's
+    // dtype.
+    let cost_for = |graph: &Graph| match args.device {
         Device::Cpu => cpu_cost(&cal),
-        Device::Cuda => cuda_cost(&cal, Dtype::Fp32),
+        Device::Cuda => cuda_cost(&cal, graph_dtype(graph)),
     };
     let target_s = args.target_ms / 1e3;
     let mut scales = Vec::new();
     for (name, graph, gpu_cost) in &cases {
         // The CPU executor runs a scaled-down graph; the CUDA executor the graph as it is.
         let s = match args.device {
-            Device::Cpu => exec::choose_scale(graph, gpu_cost, &device_cost, target_s),
+            Device::Cpu => exec::choose_scale(graph, gpu_cost, &cost_for(graph), target_s),
             Device::Cuda => FULL_SIZE,
         };
         scales.push(Some(s));
@@ -380,7 +383,7 @@ pub fn validate(args: &ValidateArgs) -> Result<(), Failure> {
         // GEMM side so that one forward takes about target / (3 · stages · micro-batches),
         // at the device's best fp32 GEMM rate.
         let peak = match args.device {
-            Device::Cpu => device_cost.gpu.peak_fp32_flops_per_s,
+            Device::Cpu => cpu_cost(&cal).gpu.peak_fp32_flops_per_s,
             Device::Cuda => cal
                 .gemm
                 .iter()
@@ -400,11 +403,7 @@ pub fn validate(args: &ValidateArgs) -> Result<(), Failure> {
     let mut rows = Vec::new();
     for (plan, scale) in plans.into_iter().zip(scales) {
         validate_graph(&plan.graph).map_err(|e| Failure::Other(format!("{}: {e}", plan.name)))?;
-        // The CUDA executor runs each graph's GEMMs in the graph's dtype.
-        let device_cost = match args.device {
-            Device::Cpu => device_cost.clone(),
-            Device::Cuda => cuda_cost(&cal, graph_dtype(&plan.graph)),
-        };
+        let device_cost = cost_for(&plan.graph);
         let predicted = if scale.is_some() {
             let sim = simulate(&plan.graph, &device_cost)
                 .map_err(|e| Failure::Other(format!("{}: {e}", plan.name)))?;
