@@ -12,6 +12,11 @@
 //! - launch: the time to hand an op from one stream thread to another through the executor's
 //!   `Mutex` + `Condvar` (half a ping-pong round trip), ns.
 //!
+//! On a GPU (`--device cuda`, the CUDA executor's operations, [`calibrate_cuda`]): cuBLAS GEMMs
+//! in bf16 and fp32, the streaming kernel, copy-engine transfers (D2D, which also gives the
+//! emulated collectives' curves; H2D, D2H and peer in the table only) and the launch of an empty
+//! kernel, all timed with CUDA events.
+//!
 //! Each point is the median of its repetitions. The format requires time to grow with size, so
 //! a point whose median time is below the previous (smaller) point's is raised to it; the table
 //! marks such points.
@@ -29,7 +34,9 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::error::Failure;
 use crate::exec::cpu::matmul;
-use crate::exec::median;
+use crate::exec::cuda::bench::{Bench, LAUNCHES};
+use crate::exec::cuda::kernels::GemmShape;
+use crate::exec::{median, ExecError};
 
 /// Which executor's kernels to measure.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -154,85 +161,35 @@ pub struct Row {
     pub raised: bool,
 }
 
-/// Measures the CPU executor's kernels; returns the profile and the table rows.
-#[must_use]
-pub fn calibrate_cpu(repetitions: u32, progress: &ProgressBar) -> (Calibration, Vec<Row>) {
-    let mut rows = Vec::new();
-    let mut gemm = Vec::new();
-    let mut last_ns = 0u64;
-    for &(m, n, k) in &GEMM_GRID {
-        let a = vec![0.5f32; m * k];
-        let b = vec![0.25f32; k * n];
-        let mut c = vec![0.0f32; m * n];
-        let ns = median_ns(repetitions, || {
-            matmul(&a, &b, &mut c, m, n, k);
-            std::hint::black_box(&mut c);
-        });
-        let raised = ns < last_ns;
-        let ns = ns.max(last_ns);
-        last_ns = ns;
-        let flops = 2.0 * (m * n * k) as f64;
-        let rate = flops / (ns as f64 * 1e-9);
-        gemm.push(GemmPoint {
-            dtype: Dtype::Fp32,
-            flops,
-            flops_per_s: rate,
-        });
-        rows.push(Row {
-            what: format!("gemm {m}x{n}x{k} f32"),
-            size: flops,
-            time_ns: ns,
-            rate,
-            raised,
-        });
-        progress.inc(1);
-    }
-    let mut memory = Vec::new();
-    let mut copy_points = Vec::new();
-    last_ns = 0;
-    for &bytes in &COPY_BYTES {
-        let src = vec![1u8; bytes];
-        let mut dst = vec![0u8; bytes];
-        let reps = if bytes >= 16 << 20 {
-            repetitions.min(3)
-        } else {
-            repetitions
-        };
-        let ns = median_ns(reps, || {
-            dst.copy_from_slice(&src);
-            std::hint::black_box(&mut dst);
-        });
-        let raised = ns < last_ns;
-        let ns = ns.max(last_ns);
-        last_ns = ns;
-        let moved = 2.0 * bytes as f64;
-        let rate = moved / (ns as f64 * 1e-9);
-        memory.push(MemoryPoint {
-            bytes: moved,
-            bytes_per_s: rate,
-        });
-        copy_points.push((bytes as f64, bytes as f64 / (ns as f64 * 1e-9)));
-        rows.push(Row {
-            what: "copy (memory-bound, collective emulation)".into(),
-            size: moved,
-            time_ns: ns,
-            rate,
-            raised,
-        });
-        progress.inc(1);
-    }
-    let launch_ns = {
-        let mut v: Vec<u64> = (0..repetitions).map(|_| handoff_ns(2000)).collect();
-        median(&mut v)
-    };
+/// Appends one measured point of a curve to the table: its median time is raised to the
+/// previous point's (`last_ns`, the curve's running maximum) when below it, since the profile
+/// format requires time to grow with size. Returns the (possibly raised) time, ns, and the rate
+/// size / time, per s.
+fn monotone_point(
+    rows: &mut Vec<Row>,
+    last_ns: &mut u64,
+    what: String,
+    size: f64,
+    ns: u64,
+) -> (u64, f64) {
+    let raised = ns < *last_ns;
+    let ns = ns.max(*last_ns).max(1);
+    *last_ns = ns;
+    let rate = size / (ns as f64 * 1e-9);
     rows.push(Row {
-        what: "launch (stream handoff)".into(),
-        size: 0.0,
-        time_ns: launch_ns,
-        rate: 0.0,
-        raised: false,
+        what,
+        size,
+        time_ns: ns,
+        rate,
+        raised,
     });
-    progress.inc(1);
+    (ns, rate)
+}
+
+/// The collective curves of an executor that emulates a collective by copying its bus volume:
+/// the copy curve `copy_points` ((bytes copied, bytes/s)) in the NCCL-tests convention (bus
+/// bandwidth by message size), for every kind of [`COLLECTIVES`] on [`RANKS`] ranks of one node.
+fn emulated_collectives(copy_points: &[(f64, f64)]) -> Vec<CollectiveCurve> {
     let mut collectives = Vec::new();
     for kind in COLLECTIVES {
         for ranks in RANKS {
@@ -251,6 +208,70 @@ pub fn calibrate_cpu(repetitions: u32, progress: &ProgressBar) -> (Calibration, 
             });
         }
     }
+    collectives
+}
+
+/// Measures the CPU executor's kernels; returns the profile and the table rows.
+#[must_use]
+pub fn calibrate_cpu(repetitions: u32, progress: &ProgressBar) -> (Calibration, Vec<Row>) {
+    let mut rows = Vec::new();
+    let mut gemm = Vec::new();
+    let mut last_ns = 0u64;
+    for &(m, n, k) in &GEMM_GRID {
+        let a = vec![0.5f32; m * k];
+        let b = vec![0.25f32; k * n];
+        let mut c = vec![0.0f32; m * n];
+        let ns = median_ns(repetitions, || {
+            matmul(&a, &b, &mut c, m, n, k);
+            std::hint::black_box(&mut c);
+        });
+        let flops = 2.0 * (m * n * k) as f64;
+        let what = format!("gemm {m}x{n}x{k} f32");
+        let (_, rate) = monotone_point(&mut rows, &mut last_ns, what, flops, ns);
+        gemm.push(GemmPoint {
+            dtype: Dtype::Fp32,
+            flops,
+            flops_per_s: rate,
+        });
+        progress.inc(1);
+    }
+    let mut memory = Vec::new();
+    let mut copy_points = Vec::new();
+    last_ns = 0;
+    for &bytes in &COPY_BYTES {
+        let src = vec![1u8; bytes];
+        let mut dst = vec![0u8; bytes];
+        let reps = if bytes >= 16 << 20 {
+            repetitions.min(3)
+        } else {
+            repetitions
+        };
+        let ns = median_ns(reps, || {
+            dst.copy_from_slice(&src);
+            std::hint::black_box(&mut dst);
+        });
+        let moved = 2.0 * bytes as f64;
+        let what = "copy (memory-bound, collective emulation)".to_string();
+        let (ns, rate) = monotone_point(&mut rows, &mut last_ns, what, moved, ns);
+        memory.push(MemoryPoint {
+            bytes: moved,
+            bytes_per_s: rate,
+        });
+        copy_points.push((bytes as f64, bytes as f64 / (ns as f64 * 1e-9)));
+        progress.inc(1);
+    }
+    let launch_ns = {
+        let mut v: Vec<u64> = (0..repetitions).map(|_| handoff_ns(2000)).collect();
+        median(&mut v)
+    };
+    rows.push(Row {
+        what: "launch (stream handoff)".into(),
+        size: 0.0,
+        time_ns: launch_ns,
+        rate: 0.0,
+        raised: false,
+    });
+    progress.inc(1);
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     (
         Calibration {
@@ -258,7 +279,7 @@ pub fn calibrate_cpu(repetitions: u32, progress: &ProgressBar) -> (Calibration, 
             device: format!("cpu executor ({threads} hardware threads)"),
             gemm,
             memory,
-            collectives,
+            collectives: emulated_collectives(&copy_points),
             launch_overhead_ns: Some(launch_ns as f64),
         },
         rows,
@@ -292,19 +313,154 @@ pub fn table(rows: &[Row]) -> String {
     out
 }
 
+/// GEMM shapes (m, n, k) of the CUDA grid, by growing FLOPs; each runs in bf16 and fp32.
+pub const CUDA_GEMM_GRID: [(u64, u64, u64); 10] = [
+    (256, 256, 256),
+    (512, 512, 512),
+    (1024, 1024, 1024),
+    (2048, 2048, 1024),
+    (2048, 2048, 2048),
+    (4096, 4096, 2048),
+    (4096, 4096, 4096),
+    (8192, 4096, 4096),
+    (8192, 8192, 4096),
+    (8192, 8192, 8192),
+];
+
+/// Bytes copied by the memory-bound kernel and by the device-to-device copy engines on a GPU.
+pub const CUDA_COPY_BYTES: [u64; 8] = [
+    64 << 10,
+    256 << 10,
+    1 << 20,
+    4 << 20,
+    16 << 20,
+    64 << 20,
+    256 << 20,
+    1 << 30,
+];
+
+/// Bytes of the host transfers (H2D, D2H) and the peer transfer on a GPU.
+pub const CUDA_HOST_COPY_BYTES: [u64; 3] = [1 << 20, 16 << 20, 256 << 20];
+
+/// Steps the CUDA calibration's progress bar counts: GEMMs in two dtypes, kernel and D2D
+/// copies, H2D and D2H, the peer transfer, the launch.
+pub const CUDA_STEPS: u64 =
+    (2 * CUDA_GEMM_GRID.len() + 2 * CUDA_COPY_BYTES.len() + 2 * CUDA_HOST_COPY_BYTES.len() + 2)
+        as u64;
+
+/// Measures the CUDA executor's operations on device 0 ([`crate::exec::cuda::bench`]):
+/// cuBLAS GEMMs of [`CUDA_GEMM_GRID`] in bf16 and fp32 → the GEMM curves; the streaming kernel
+/// → the memory curve; device-to-device copy-engine transfers → the emulated collectives'
+/// curves (as on the CPU: the executor copies a collective's bus volume); host-to-device,
+/// device-to-host and (with a second device) peer transfers → table rows only (the profile
+/// format has no field for them); back-to-back empty kernels → the launch overhead.
+///
+/// # Errors
+/// No driver, device, cuBLAS or NVRTC, or a device failure, in one line.
+pub fn calibrate_cuda(
+    repetitions: u32,
+    progress: &ProgressBar,
+) -> Result<(Calibration, Vec<Row>), ExecError> {
+    let bench = Bench::new(0)?;
+    let mut rows = Vec::new();
+    let mut gemm = Vec::new();
+    for dtype in [Dtype::Bf16, Dtype::Fp32] {
+        let mut last_ns = 0;
+        for &(m, n, k) in &CUDA_GEMM_GRID {
+            let ns = bench.gemm_ns(dtype, GemmShape { m, n, k }, repetitions)?;
+            let flops = 2.0 * (m * n * k) as f64;
+            let what = format!("gemm {m}x{n}x{k} {}", dtype_name(dtype));
+            let (_, rate) = monotone_point(&mut rows, &mut last_ns, what, flops, ns);
+            gemm.push(GemmPoint {
+                dtype,
+                flops,
+                flops_per_s: rate,
+            });
+            progress.inc(1);
+        }
+    }
+    let (mut memory, mut copy_points) = (Vec::new(), Vec::new());
+    let (mut last_kernel, mut last_d2d) = (0, 0);
+    for &bytes in &CUDA_COPY_BYTES {
+        let moved = 2.0 * bytes as f64;
+        let ns = bench.stream_copy_ns(bytes, repetitions)?;
+        let what = "memory-bound kernel (stream_copy)".to_string();
+        let (_, rate) = monotone_point(&mut rows, &mut last_kernel, what, moved, ns);
+        memory.push(MemoryPoint {
+            bytes: moved,
+            bytes_per_s: rate,
+        });
+        progress.inc(1);
+        let ns = bench.d2d_ns(bytes, repetitions)?;
+        let what = "copy engine D2D (collective emulation)".to_string();
+        let (_, rate) = monotone_point(&mut rows, &mut last_d2d, what, bytes as f64, ns);
+        copy_points.push((bytes as f64, rate));
+        progress.inc(1);
+    }
+    for (to_device, name) in [(true, "H2D"), (false, "D2H")] {
+        let mut last_ns = 0;
+        for &bytes in &CUDA_HOST_COPY_BYTES {
+            let ns = bench.host_copy_ns(bytes, to_device, repetitions)?;
+            let what = format!("copy engine {name} (pinned host)");
+            monotone_point(&mut rows, &mut last_ns, what, bytes as f64, ns);
+            progress.inc(1);
+        }
+    }
+    let peer_bytes = CUDA_HOST_COPY_BYTES[CUDA_HOST_COPY_BYTES.len() - 1];
+    if let Some(ns) = bench.peer_ns(1, peer_bytes, repetitions)? {
+        let what = "copy engine peer device 0 -> 1".to_string();
+        monotone_point(&mut rows, &mut 0, what, peer_bytes as f64, ns);
+    }
+    progress.inc(1);
+    let launch_ns = bench.launch_ns(repetitions)?;
+    rows.push(Row {
+        what: format!("launch (empty kernel, {LAUNCHES} back to back)"),
+        size: 0.0,
+        time_ns: launch_ns,
+        rate: 0.0,
+        raised: false,
+    });
+    progress.inc(1);
+    Ok((
+        Calibration {
+            version: CALIBRATION_VERSION,
+            device: format!("cuda {}", bench.describe()),
+            gemm,
+            memory,
+            collectives: emulated_collectives(&copy_points),
+            launch_overhead_ns: Some(launch_ns as f64),
+        },
+        rows,
+    ))
+}
+
+fn dtype_name(dtype: Dtype) -> &'static str {
+    match dtype {
+        Dtype::Bf16 => "bf16",
+        Dtype::Fp16 => "fp16",
+        Dtype::Fp32 => "f32",
+    }
+}
+
 /// Runs `bubblelab calibrate`.
 ///
 /// # Errors
-/// CUDA without a driver or device, or an output file that cannot be written.
+/// CUDA without a driver, device, cuBLAS or NVRTC, a device failure, or an output file that
+/// cannot be written.
 pub fn calibrate(args: &CalibrateArgs) -> Result<(), Failure> {
-    if args.device == Device::Cuda {
-        return Err(cuda_unavailable("calibrate"));
-    }
-    let progress = ProgressBar::with_draw_target(Some(CPU_STEPS), ProgressDrawTarget::stderr());
+    let steps = match args.device {
+        Device::Cpu => CPU_STEPS,
+        Device::Cuda => CUDA_STEPS,
+    };
+    let progress = ProgressBar::with_draw_target(Some(steps), ProgressDrawTarget::stderr());
     if let Ok(style) = ProgressStyle::with_template("calibrating {bar:30} {pos}/{len} {elapsed}") {
         progress.set_style(style);
     }
-    let (cal, rows) = calibrate_cpu(args.repetitions, &progress);
+    let (cal, rows) = match args.device {
+        Device::Cpu => calibrate_cpu(args.repetitions, &progress),
+        Device::Cuda => calibrate_cuda(args.repetitions, &progress)
+            .map_err(|e| Failure::Other(format!("calibrate --device cuda: {e}")))?,
+    };
     progress.finish_and_clear();
     cal.validate()
         .map_err(|e| Failure::Other(format!("the measured profile is invalid: {e}")))?;
@@ -319,16 +475,50 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<(), Failure> {
     crate::files::write_stdout(&text)
 }
 
-/// The error of a CUDA command: no driver/device, or (with one) that the CUDA executor of this
-/// build cannot run it yet.
-#[must_use]
-pub fn cuda_unavailable(command: &str) -> Failure {
-    match crate::exec::cuda::require_device() {
-        Err(e) => Failure::Other(format!("{command} --device cuda: {e}")),
-        Ok(p) => Failure::Other(format!(
-            "{command} --device cuda: {} device(s) found (driver {}), but this build has no CUDA executor yet; use --device cpu",
-            p.devices.len(),
-            p.driver_version
-        )),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuda_grid_grows_in_flops_and_fits_cublas_ints() {
+        let flops: Vec<u64> = CUDA_GEMM_GRID.iter().map(|&(m, n, k)| m * n * k).collect();
+        assert!(flops.windows(2).all(|w| w[0] < w[1]), "{flops:?}");
+        for &(m, n, k) in &CUDA_GEMM_GRID {
+            // The largest operand (fp32) stays far below an H200's memory and cuBLAS's int.
+            assert!(m.max(n).max(k) <= 8192);
+            assert!(4 * (m * n + m * k + k * n) <= 1 << 30);
+        }
+        assert!(CUDA_COPY_BYTES.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(
+            CUDA_COPY_BYTES.map(|b| b % 16),
+            [0; 8],
+            "whole 16-byte words"
+        );
+    }
+
+    #[test]
+    fn raised_points_keep_time_monotone_and_rates_follow() {
+        let mut rows = Vec::new();
+        let mut last = 0;
+        let (ns, rate) = monotone_point(&mut rows, &mut last, "a".into(), 1e3, 1000);
+        assert_eq!(ns, 1000);
+        assert!((rate - 1e9).abs() < 1.0, "{rate}");
+        let (ns, rate) = monotone_point(&mut rows, &mut last, "b".into(), 4e3, 500);
+        assert_eq!(ns, 1000, "raised to the previous point's time");
+        assert!((rate - 4e9).abs() < 4.0, "{rate}");
+        assert!(!rows[0].raised && rows[1].raised);
+    }
+
+    #[test]
+    fn emulated_collectives_convert_copy_volume_to_message_size() {
+        let curves = emulated_collectives(&[(1e6, 2e9)]);
+        assert_eq!(curves.len(), COLLECTIVES.len() * RANKS.len());
+        let ar8 = curves
+            .iter()
+            .find(|c| c.kind == CollectiveKind::AllReduce && c.ranks == 8)
+            .expect("allreduce 8");
+        // AllReduce on 8 ranks moves 2·7/8 of the message: 1 MB copied is a 571 kB message.
+        assert!((ar8.points[0].bytes - 1e6 / 1.75).abs() < 1e-6);
+        assert!((ar8.points[0].bus_bytes_per_s - 2e9).abs() < 1e-6);
     }
 }

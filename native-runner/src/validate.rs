@@ -1,9 +1,11 @@
 //! `bubblelab validate`: predict with the (calibrated) cost model, execute for real, compare.
 //!
-//! Each case is a plan (graph, issue order, streams). The graph is scaled down to the device
-//! ([`crate::exec::choose_scale`]: compute ≈ `--target-ms`, communication keeping its share of
-//! the step on the modelled GPU); the prediction is the simulator's (`graph::sim::simulate`) on
-//! the scaled graph with the device's calibrated cost model, or the engine's for plans with
+//! Each case is a plan (graph, issue order, streams). On the CPU the graph is scaled down to the
+//! device ([`crate::exec::choose_scale`]: compute ≈ `--target-ms`, communication keeping its
+//! share of the step on the modelled GPU); on a GPU (`--device cuda`) it runs at full size
+//! (the pipeline case's GEMM side still follows `--target-ms`). The prediction is the
+//! simulator's (`graph::sim::simulate`) on the scaled graph with the device's calibrated cost
+//! model (on CUDA in the graph's GEMM dtype), or the engine's for plans with
 //! several compute streams (the pipeline); the measurement is the median of `--repetitions`
 //! runs after `--warmup` runs. Errors are (measured − predicted) / measured.
 
@@ -21,9 +23,11 @@ use bubblelab_core::Scenario;
 use clap::Args;
 use indicatif::ProgressBar;
 
-use crate::calibrate::{calibrate_cpu, cuda_unavailable, Device};
+use crate::calibrate::{calibrate_cpu, calibrate_cuda, Device};
 use crate::error::Failure;
 use crate::exec::cpu::CpuExecutor;
+use crate::exec::cuda::executor::{CudaExecutor, FULL_SIZE};
+use crate::exec::cuda::kernels::graph_dtype;
 use crate::exec::{self, median, Executor, Plan, Scale};
 use crate::files::{self, MAX_INPUT_BYTES};
 
@@ -56,7 +60,8 @@ pub struct ValidateArgs {
     /// Unmeasured runs before the repetitions.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=100))]
     warmup: u32,
-    /// Compute time each scaled case aims at on the device, ms.
+    /// Compute time each scaled case aims at on the device, ms (on CUDA only the pipeline
+    /// case; the overlap cases run at full size).
     #[arg(long, default_value_t = 200.0)]
     target_ms: f64,
     /// Write every case's measured per-op intervals (last repetition) as JSON here.
@@ -76,6 +81,22 @@ fn cpu_cost(cal: &Calibration) -> CostModel {
     cost.gpu.peak_fp32_flops_per_s = peak;
     cost.gpu.hbm_bytes_per_s = bw;
     cost.dtype = Dtype::Fp32;
+    cost.with_calibration(cal.clone())
+}
+
+/// The cost model of the CUDA executor: the analytical profile of the GPU the calibration
+/// names (H200 unless it names an A100 or H100) with the calibrated curves, for GEMMs in
+/// `dtype`.
+fn cuda_cost(cal: &Calibration, dtype: Dtype) -> CostModel {
+    let kind = if cal.device.contains("A100") {
+        GpuKind::A100
+    } else if cal.device.contains("H100") {
+        GpuKind::H100
+    } else {
+        GpuKind::H200
+    };
+    let mut cost = CostModel::new(kind);
+    cost.dtype = dtype;
     cost.with_calibration(cal.clone())
 }
 
@@ -238,6 +259,22 @@ fn preset_params(id: &str) -> Result<OverlapParams, Failure> {
     }
 }
 
+/// The suite's overlap cases: GPT-3 Curie TP2+SP serial vs Helix, and the memory-heavy
+/// Llama-3 8B long-context case under Helix.
+fn suite_overlap_cases() -> Result<Vec<(String, Graph, CostModel)>, Failure> {
+    let mut cases = overlap_cases(
+        "gpt3-curie tp2+sp",
+        &OverlapParams::default(),
+        &[Strategy::Serial, Strategy::Helix],
+    )?;
+    cases.extend(overlap_cases(
+        "llama3-8b 32k-token context",
+        &preset_params("overlap-llama3-8b-long-context")?,
+        &[Strategy::Helix],
+    )?);
+    Ok(cases)
+}
+
 struct Row {
     case: String,
     scale: Option<Scale>,
@@ -301,48 +338,72 @@ pub fn validate(args: &ValidateArgs) -> Result<(), Failure> {
         }
         None => None,
     };
-    if args.device == Device::Cuda {
-        return Err(cuda_unavailable("validate"));
-    }
+    // The device next, so that a missing GPU fails before any measurement.
+    let mut executor: Box<dyn Executor> = match args.device {
+        Device::Cpu => Box::new(CpuExecutor),
+        Device::Cuda => Box::new(
+            CudaExecutor::new(0)
+                .map_err(|e| Failure::Other(format!("validate --device cuda: {e}")))?,
+        ),
+    };
     if args.suite {
-        cases.extend(overlap_cases(
-            "gpt3-curie tp2+sp",
-            &OverlapParams::default(),
-            &[Strategy::Serial, Strategy::Helix],
-        )?);
-        cases.extend(overlap_cases(
-            "llama3-8b 32k-token context",
-            &preset_params("overlap-llama3-8b-long-context")?,
-            &[Strategy::Helix],
-        )?);
+        cases.extend(suite_overlap_cases()?);
     }
     let cal = match profile {
         Some(c) => c,
+        None if args.device == Device::Cuda => {
+            eprintln!("validate: no --profile, calibrating the CUDA executor first");
+            calibrate_cuda(3, &ProgressBar::hidden())
+                .map_err(|e| Failure::Other(format!("validate --device cuda: {e}")))?
+                .0
+        }
         None => {
             eprintln!("validate: no --profile, calibrating the CPU executor first");
             calibrate_cpu(3, &ProgressBar::hidden()).0
         }
     };
-    let device_cost = cpu_cost(&cal);
+    // The device's cost model for a graph: the CUDA executor runs its GEMMs in the graph's
+    // dtype.
+    let cost_for = |graph: &Graph| match args.device {
+        Device::Cpu => cpu_cost(&cal),
+        Device::Cuda => cuda_cost(&cal, graph_dtype(graph)),
+    };
     let target_s = args.target_ms / 1e3;
     let mut scales = Vec::new();
     for (name, graph, gpu_cost) in &cases {
-        let s = exec::choose_scale(graph, gpu_cost, &device_cost, target_s);
+        // The CPU executor runs a scaled-down graph; the CUDA executor the graph as it is.
+        let s = match args.device {
+            Device::Cpu => exec::choose_scale(graph, gpu_cost, &cost_for(graph), target_s),
+            Device::Cuda => FULL_SIZE,
+        };
         scales.push(Some(s));
         plans.push(Plan::simulator_streams(name, exec::scale(graph, s)));
     }
     if args.suite {
-        // GEMM side so that one forward takes about target / (3 · stages · micro-batches).
-        let peak = device_cost.gpu.peak_fp32_flops_per_s;
+        // GEMM side so that one forward takes about target / (3 · stages · micro-batches),
+        // at the device's best fp32 GEMM rate.
+        let peak = match args.device {
+            Device::Cpu => cpu_cost(&cal).gpu.peak_fp32_flops_per_s,
+            Device::Cuda => cal
+                .gemm
+                .iter()
+                .filter(|p| p.dtype == Dtype::Fp32)
+                .map(|p| p.flops_per_s)
+                .fold(1.0, f64::max),
+        };
+        let max_side = match args.device {
+            Device::Cpu => 1024,
+            Device::Cuda => 8192,
+        };
         let per_op_flops = peak * target_s / (3.0 * 4.0 * 8.0);
-        let side = ((per_op_flops / 2.0).cbrt() as u64).clamp(8, 1024);
+        let side = ((per_op_flops / 2.0).cbrt() as u64).clamp(8, max_side);
         plans.push(pipeline_plan(4, 8, side));
         scales.push(None);
     }
-    let mut executor = CpuExecutor;
     let mut rows = Vec::new();
     for (plan, scale) in plans.into_iter().zip(scales) {
         validate_graph(&plan.graph).map_err(|e| Failure::Other(format!("{}: {e}", plan.name)))?;
+        let device_cost = cost_for(&plan.graph);
         let predicted = if scale.is_some() {
             let sim = simulate(&plan.graph, &device_cost)
                 .map_err(|e| Failure::Other(format!("{}: {e}", plan.name)))?;
@@ -461,4 +522,69 @@ pub fn validate(args: &ValidateArgs) -> Result<(), Failure> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::cuda::kernels::plan_scratch;
+
+    /// Memory of an H200 (141 GB), bytes.
+    const H200_BYTES: f64 = 141e9;
+
+    #[test]
+    fn suite_runs_at_full_size_in_bf16_within_one_h200() {
+        let cases = suite_overlap_cases().expect("suite");
+        assert_eq!(cases.len(), 3);
+        for (name, graph, _) in cases {
+            let plan = Plan::simulator_streams(&name, exec::scale(&graph, FULL_SIZE));
+            assert_eq!(graph_dtype(&plan.graph), Dtype::Bf16, "{name}");
+            let tensors: u64 = plan
+                .graph
+                .tensors
+                .iter()
+                .filter(|t| !t.persistent)
+                .map(|t| t.bytes)
+                .sum();
+            let scratch: u64 = plan_scratch(&plan, Dtype::Bf16)
+                .iter()
+                .map(|s| s.total())
+                .sum();
+            let need = (tensors + scratch) as f64;
+            assert!(
+                need < 0.5 * H200_BYTES,
+                "{name}: {:.1} GB of tensors and scratch",
+                need / 1e9
+            );
+            // Attention became a GEMM of its FLOPs (what the executor runs).
+            assert!(plan.graph.dag.node_indices().all(|n| !matches!(
+                &plan.graph.dag[n].kind,
+                NodeKind::Compute(w) if w.kind == ComputeKind::Attention
+            )));
+        }
+    }
+
+    #[test]
+    fn cuda_cost_follows_the_calibrated_device_and_dtype() {
+        let cal = Calibration {
+            version: bubblelab_core::hw::CALIBRATION_VERSION,
+            device: "cuda NVIDIA H100 80GB HBM3 (132 SMs)".into(),
+            gemm: Vec::new(),
+            memory: Vec::new(),
+            collectives: Vec::new(),
+            launch_overhead_ns: Some(2500.0),
+        };
+        let cost = cuda_cost(&cal, Dtype::Bf16);
+        assert_eq!(cost.gpu.name, CostModel::new(GpuKind::H100).gpu.name);
+        assert_eq!(cost.dtype, Dtype::Bf16);
+        assert!((cost.gpu.launch_overhead_ns - 2500.0).abs() < 1e-9);
+        let h200 = cuda_cost(
+            &Calibration {
+                device: "cuda NVIDIA H200".into(),
+                ..cal
+            },
+            Dtype::Fp32,
+        );
+        assert_eq!(h200.gpu.name, CostModel::new(GpuKind::H200).gpu.name);
+    }
 }

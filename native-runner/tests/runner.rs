@@ -141,6 +141,51 @@ fn doctor_exits_zero_without_cuda() {
 }
 
 #[test]
+fn cuda_commands_without_a_gpu_fail_with_one_line() {
+    if bubblelab(&["doctor"])
+        .stdout
+        .contains("run the CUDA executor")
+    {
+        return; // a usable GPU is here: the GPU script covers these commands
+    }
+    let profile = scratch("runner-cuda-profile.json");
+    let _ = std::fs::remove_file(&profile);
+    let p = profile.to_str().expect("utf-8 path").to_string();
+    for args in [
+        &["calibrate", "--device", "cuda", "--repetitions", "1"][..],
+        &["calibrate", "--device", "cuda", "--output", &p],
+        &["validate", "--suite", "--device", "cuda"],
+        &[
+            "validate",
+            "--suite",
+            "--device",
+            "cuda",
+            "--repetitions",
+            "1",
+        ],
+    ] {
+        let run = bubblelab(args);
+        assert_eq!(run.code, Some(1), "{args:?}: {}", run.stderr);
+        let command = args[0];
+        assert!(
+            run.stderr
+                .starts_with(&format!("error: {command} --device cuda: ")),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert_eq!(run.stderr.trim_end().lines().count(), 1, "{}", run.stderr);
+        assert!(!run.stderr.contains("panick"), "{}", run.stderr);
+        assert!(run.stdout.is_empty(), "{}", run.stdout);
+    }
+    assert!(!profile.exists(), "no profile is written without a GPU");
+    // Bad input is still named first (exit 2), before the device is looked at.
+    assert_bad_input(
+        &bubblelab(&["validate", "/nonexistent/y.json", "--device", "cuda"]),
+        "y.json",
+    );
+}
+
+#[test]
 fn bad_inputs_fail_with_one_line() {
     assert_bad_input(&bubblelab(&["validate", "/nonexistent/x.json"]), "x.json");
     let bad = scratch("runner-bad-profile.json");

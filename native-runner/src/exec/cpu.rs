@@ -19,7 +19,8 @@ use bubblelab_core::cost::{ComputeKind, ComputeWork};
 use bubblelab_core::graph::NodeKind;
 
 use super::{
-    node_bound, predecessors, ExecError, Execution, Executor, MemoryTracker, OpTiming, Plan,
+    node_bound, predecessors, ExecError, Execution, Executor, Lifetimes, MemoryTracker, OpTiming,
+    Plan,
 };
 
 /// Largest GEMM side the executor accepts (a guard against unscaled graphs), elements.
@@ -103,6 +104,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 struct Shared<'p> {
     plan: &'p Plan,
     preds: Vec<Vec<petgraph::stable_graph::NodeIndex>>,
+    lifetimes: Lifetimes,
     ended: Mutex<(Vec<bool>, Option<String>)>,
     cv: Condvar,
     buffers: Vec<Mutex<Option<Vec<f32>>>>,
@@ -114,9 +116,6 @@ struct Shared<'p> {
 impl Shared<'_> {
     fn alloc(&self, tensor: usize) -> Result<(), ExecError> {
         let t = &self.plan.graph.tensors[tensor];
-        if t.persistent {
-            return Ok(());
-        }
         if t.bytes > MAX_BUFFER_BYTES {
             return Err(ExecError(format!(
                 "tensor {} needs {} bytes, more than the CPU executor's {MAX_BUFFER_BYTES}-byte limit; scale the graph down",
@@ -177,19 +176,8 @@ impl Shared<'_> {
             }
             let node = &graph.dag[n];
             let start_ns = self.now_ns();
-            let mut outputs: Vec<usize> = node.outputs.clone();
-            if let NodeKind::CollectiveStart { .. } = node.kind {
-                // The collective writes its wait's result: allocate it now, as the ledger does.
-                for w in graph
-                    .dag
-                    .neighbors_directed(n, petgraph::Direction::Outgoing)
-                {
-                    if matches!(graph.dag[w].kind, NodeKind::Wait { start } if start == n) {
-                        outputs.extend(graph.dag[w].outputs.iter().copied());
-                    }
-                }
-            }
-            for &t in &outputs {
+            let outputs = &self.lifetimes.born_at[n.index()];
+            for &t in outputs {
                 if let Err(e) = self.alloc(t) {
                     self.fail(e.0);
                     return out;
@@ -212,7 +200,7 @@ impl Shared<'_> {
                 }
                 NodeKind::Wait { .. } => 0.0,
             };
-            for &t in &outputs {
+            for &t in node.outputs.iter().chain(outputs) {
                 if let Some(buf) = lock(&self.buffers[t]).as_mut() {
                     if let Some(x) = buf.first_mut() {
                         *x = first;
@@ -250,34 +238,25 @@ impl Executor for CpuExecutor {
                 plan.streams.len()
             )));
         }
-        let mut readers = vec![0usize; graph.tensors.len()];
-        for n in graph.dag.node_indices() {
-            for &t in &graph.dag[n].inputs {
-                if let Some(r) = readers.get_mut(t) {
-                    *r += 1;
-                } else {
-                    return Err(ExecError(format!(
-                        "node {} reads tensor {t}, which does not exist",
-                        graph.dag[n].name
-                    )));
-                }
-            }
-        }
+        let lifetimes = Lifetimes::new(graph)?;
         let shared = Shared {
             plan,
             preds: predecessors(graph),
             ended: Mutex::new((vec![false; bound], None)),
             cv: Condvar::new(),
             buffers: (0..graph.tensors.len()).map(|_| Mutex::new(None)).collect(),
-            readers_left: readers.iter().map(|&r| Mutex::new(r)).collect(),
+            readers_left: lifetimes
+                .readers
+                .iter()
+                .map(|r| Mutex::new(r.len()))
+                .collect(),
             memory: MemoryTracker::default(),
             epoch: Instant::now(),
+            lifetimes,
         };
         // Graph inputs live from time 0.
-        for (t, tensor) in graph.tensors.iter().enumerate() {
-            if tensor.producer.is_none() {
-                shared.alloc(t)?;
-            }
+        for &t in &shared.lifetimes.inputs {
+            shared.alloc(t)?;
         }
         let programs = plan.programs();
         let results: Vec<Vec<(usize, OpTiming)>> = std::thread::scope(|s| {

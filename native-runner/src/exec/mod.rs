@@ -18,7 +18,9 @@ pub mod cuda;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bubblelab_core::cost::{ComputeKind, ComputeWork, CostModel};
-use bubblelab_core::graph::{Graph, NodeKind};
+use bubblelab_core::engine::MemoryLedger;
+use bubblelab_core::graph::{Graph, NodeKind, TensorId};
+use bubblelab_core::units::Nanos;
 use petgraph::stable_graph::NodeIndex;
 use petgraph::Direction;
 
@@ -157,6 +159,104 @@ pub fn predecessors(graph: &Graph) -> Vec<Vec<NodeIndex>> {
     preds
 }
 
+/// The simulator's memory-ledger rule for one graph, shared by the executors: which tensors a
+/// node allocates when it starts and which nodes read each tensor.
+///
+/// A node allocates its outputs when it starts; a collective start also allocates its wait's
+/// result (the collective writes it). Graph inputs (no producer) live from time 0. A tensor is
+/// freed when its last reader ends, or lives to the end of the step when nothing reads it.
+/// Persistent tensors (weights) are never counted.
+#[derive(Clone, Debug)]
+pub struct Lifetimes {
+    /// Non-persistent tensors each node allocates when it starts (indexed by node index).
+    pub born_at: Vec<Vec<TensorId>>,
+    /// Nodes that read each tensor (indexed by tensor id).
+    pub readers: Vec<Vec<NodeIndex>>,
+    /// Non-persistent graph inputs, live from time 0.
+    pub inputs: Vec<TensorId>,
+}
+
+impl Lifetimes {
+    /// The ledger rule of `graph`.
+    ///
+    /// # Errors
+    /// A node that reads or writes a tensor that does not exist, named.
+    pub fn new(graph: &Graph) -> Result<Lifetimes, ExecError> {
+        let tensors = graph.tensors.len();
+        let mut born_at = vec![Vec::new(); node_bound(graph)];
+        let mut readers = vec![Vec::new(); tensors];
+        for n in graph.dag.node_indices() {
+            let node = &graph.dag[n];
+            for &t in node.inputs.iter().chain(&node.outputs) {
+                if t >= tensors {
+                    return Err(ExecError(format!(
+                        "node {} uses tensor {t}, which does not exist ({tensors} tensors)",
+                        node.name
+                    )));
+                }
+            }
+            for &t in &node.inputs {
+                readers[t].push(n);
+            }
+            let mut born: Vec<TensorId> = node.outputs.clone();
+            if let NodeKind::CollectiveStart { .. } = node.kind {
+                for w in graph.dag.neighbors_directed(n, Direction::Outgoing) {
+                    if matches!(graph.dag[w].kind, NodeKind::Wait { start } if start == n) {
+                        born.extend(graph.dag[w].outputs.iter().copied());
+                    }
+                }
+            }
+            born.retain(|&t| !graph.tensors[t].persistent);
+            born_at[n.index()] = born;
+        }
+        // A wait's result is born at its collective's start, not at the wait.
+        for n in graph.dag.node_indices() {
+            if let NodeKind::Wait { start } = graph.dag[n].kind {
+                if graph.dag.contains_node(start) {
+                    born_at[n.index()].clear();
+                }
+            }
+        }
+        let inputs = (0..tensors)
+            .filter(|&t| graph.tensors[t].producer.is_none() && !graph.tensors[t].persistent)
+            .collect();
+        Ok(Lifetimes {
+            born_at,
+            readers,
+            inputs,
+        })
+    }
+
+    /// Peak live bytes of `graph` when its nodes ran at `timings` (ns, indexed by node index):
+    /// every tensor counted from its birth to its last reader's end (or `makespan_ns` when
+    /// nothing reads it), frees before allocations at one instant (the core's `MemoryLedger`).
+    #[must_use]
+    pub fn peak_bytes(&self, graph: &Graph, timings: &[OpTiming], makespan_ns: u64) -> u64 {
+        let mut ledger = MemoryLedger::new(1);
+        let mut add = |t: TensorId, born_ns: u64| {
+            let bytes = graph.tensors[t].bytes;
+            let freed_ns = self.readers[t]
+                .iter()
+                .map(|r| timings.get(r.index()).map_or(0, |x| x.end_ns))
+                .max()
+                .unwrap_or(makespan_ns)
+                .max(born_ns);
+            ledger.alloc(Nanos(born_ns), 0, bytes);
+            ledger.free(Nanos(freed_ns), 0, bytes);
+        };
+        for &t in &self.inputs {
+            add(t, 0);
+        }
+        for (n, born) in self.born_at.iter().enumerate() {
+            let start_ns = timings.get(n).map_or(0, |x| x.start_ns);
+            for &t in born {
+                add(t, start_ns);
+            }
+        }
+        ledger.curves().pop().map_or(0, |c| c.peak_bytes)
+    }
+}
+
 /// How a graph was shrunk to fit the executor.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Scale {
@@ -290,4 +390,91 @@ pub fn median(values: &mut [u64]) -> u64 {
     }
     values.sort_unstable();
     values[(values.len() - 1) / 2]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bubblelab_core::cost::CollectiveKind;
+
+    fn gemm(flops: f64) -> ComputeWork {
+        ComputeWork {
+            kind: ComputeKind::Gemm,
+            flops,
+            bytes: 0.0,
+        }
+    }
+
+    /// x → a → AllReduce(tp) → wait → b, plus a DP collective of a weight-free gradient.
+    fn graph() -> (Graph, [NodeIndex; 5], [TensorId; 4]) {
+        let mut g = Graph::new();
+        let tp = g.add_group("tp", 2, 2);
+        let dp = g.add_group("dp", 4, 4);
+        let x = g.add_input("x", 100, false);
+        let w = g.add_input("w", 1000, true);
+        let (a, a_out) = g.add_node("a", NodeKind::Compute(gemm(16.0)), &[x, w], &[("a", 10)]);
+        let (start, wait, r) = g.collective("ar", CollectiveKind::AllReduce, tp, 10, a_out[0], 20);
+        let (b, _) = g.add_node("b", NodeKind::Compute(gemm(16.0)), &[r], &[("b", 30)]);
+        let (d, _, _) = g.collective("dp", CollectiveKind::AllReduce, dp, 10, a_out[0], 10);
+        (g, [a, start, wait, b, d], [x, a_out[0], r, w])
+    }
+
+    #[test]
+    fn simulator_streams_put_collectives_on_their_group_stream_in_issue_order() {
+        let (g, [a, start, wait, b, d], _) = graph();
+        let plan = Plan::simulator_streams("t", g);
+        assert_eq!(plan.streams, ["compute", "tp comm", "dp comm"]);
+        assert_eq!(plan.stream_of[start.index()], 1);
+        assert_eq!(plan.stream_of[d.index()], 2);
+        let programs = plan.programs();
+        assert_eq!(programs[1], [start]);
+        assert_eq!(programs[2], [d]);
+        // Compute and waits stay on stream 0 in issue order (the dp wait is issued last).
+        assert_eq!(&programs[0][..3], &[a, wait, b]);
+    }
+
+    #[test]
+    fn lifetimes_follow_the_simulator_ledger() {
+        let (g, [a, start, wait, b, _], [x, a_out, r, w]) = graph();
+        let l = Lifetimes::new(&g).expect("valid");
+        assert_eq!(l.inputs, [x], "weights are not counted");
+        assert_eq!(l.born_at[a.index()], [a_out]);
+        assert_eq!(
+            l.born_at[start.index()],
+            [r],
+            "a wait's result is born at its start"
+        );
+        assert!(l.born_at[wait.index()].is_empty());
+        assert_eq!(
+            l.readers[a_out].len(),
+            2,
+            "the TP and the DP collective read a"
+        );
+        assert_eq!(l.readers[w], [a]);
+        // a 0–10, start 10–30, wait 30, b 30–40; the DP collective 10–50 frees a at 50.
+        let mut t = vec![OpTiming::default(); node_bound(&g)];
+        let at = |s, e| OpTiming {
+            start_ns: s,
+            end_ns: e,
+        };
+        t[a.index()] = at(0, 10);
+        t[start.index()] = at(10, 30);
+        t[wait.index()] = at(30, 30);
+        t[b.index()] = at(30, 40);
+        let last = g.order[g.order.len() - 2];
+        t[last.index()] = at(10, 50);
+        // x (100) lives 0–10; a (10) 0–50; r (20) 10–40; b (30) 30–end; dp result (10) 10–end.
+        // At 0: 110; at 10 (x freed first): 10 + 20 + 10 = 40; at 30: 70.
+        assert_eq!(l.peak_bytes(&g, &t, 60), 110);
+        // When a ends at 0, x's free at 0 applies before the allocations at 0 (the ledger's
+        // rule for one instant): x never overlaps a's output and the peak is at 30.
+        t[a.index()] = at(0, 0);
+        assert_eq!(l.peak_bytes(&g, &t, 60), 70);
+        let mut bad = g.clone();
+        bad.dag[b].inputs.push(99);
+        assert!(Lifetimes::new(&bad)
+            .expect_err("bad tensor")
+            .0
+            .contains("node b uses tensor 99"));
+    }
 }

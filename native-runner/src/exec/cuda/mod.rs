@@ -1,7 +1,22 @@
-//! What CUDA offers on this machine, probed through cudarc with the driver, cuBLAS, NVRTC and
-//! NCCL loaded at run time (`dynamic-loading`): the binary builds and runs without CUDA, and
-//! every entry point here answers "no driver" instead of panicking (cudarc panics when a
-//! library is missing, so presence is checked first).
+//! The CUDA side of the native runner, through cudarc with the driver, cuBLAS, NVRTC and NCCL
+//! loaded at run time (`dynamic-loading`): the binary builds and runs without CUDA, and every
+//! entry point answers "no driver" (or names the missing library) instead of panicking
+//! (cudarc panics when a library is missing, so presence is checked first: [`probe`],
+//! [`require_device`], then [`device::Device::open`] for cuBLAS and NVRTC).
+//!
+//! - this file: what CUDA offers here (driver version, devices, NCCL, cuBLAS);
+//! - [`kernels`]: what the executor launches for each node, as plain data (tested without a GPU);
+//! - [`device`]: an opened device and its launches (GEMM, streaming kernel, copies, events);
+//! - [`issue`]: the host's issue sequence for a plan (waits, events, allocations, frees), as
+//!   data (tested without a GPU);
+//! - [`executor`]: the [`CudaExecutor`](executor::CudaExecutor);
+//! - [`bench`]: the microbenchmarks of `calibrate --device cuda`.
+
+pub mod bench;
+pub mod device;
+pub mod executor;
+pub mod issue;
+pub mod kernels;
 
 use cudarc::driver::sys::CUdevice_attribute;
 use cudarc::driver::CudaContext;
@@ -32,6 +47,8 @@ pub struct CudaProbe {
     pub nccl: bool,
     /// Whether libcublas can be loaded.
     pub cublas: bool,
+    /// Whether libnvrtc can be loaded.
+    pub nvrtc: bool,
 }
 
 /// Whether the CUDA driver library (`libcuda.so`) can be loaded.
@@ -54,6 +71,12 @@ fn nccl_present() -> bool {
 fn cublas_present() -> bool {
     // SAFETY: as in `driver_present`, for libcublas.
     unsafe { cudarc::cublas::sys::is_culib_present() }
+}
+
+#[allow(unsafe_code)]
+fn nvrtc_present() -> bool {
+    // SAFETY: as in `driver_present`, for libnvrtc.
+    unsafe { cudarc::nvrtc::sys::is_culib_present() }
 }
 
 #[allow(unsafe_code)]
@@ -98,6 +121,7 @@ pub fn probe() -> Result<CudaProbe, String> {
         devices,
         nccl: nccl_present(),
         cublas: cublas_present(),
+        nvrtc: nvrtc_present(),
     })
 }
 
