@@ -5,16 +5,23 @@ use clap::Args;
 use crate::error::Failure;
 use crate::exec::cuda::{probe, CudaProbe};
 
-/// Arguments of `bubblelab doctor` (none).
+/// Arguments of `bubblelab doctor`.
 #[derive(Debug, Args)]
-pub struct DoctorArgs {}
+pub struct DoctorArgs {
+    /// Under a launcher (world size > 1 in the environment): how long this rank waits for the
+    /// others at MASTER_ADDR:MASTER_PORT before it gives up, seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    rendezvous_timeout_s: f64,
+}
 
 /// Prints the CUDA driver version, devices, NCCL and cuBLAS availability and what each GPU
-/// command will do; one line and exit 0 without CUDA.
+/// command will do; one line and exit 0 without CUDA. Under a launcher, then meets the other
+/// ranks (`dist::doctor`).
 ///
 /// # Errors
-/// Only a closed stdout.
-pub fn doctor(_args: &DoctorArgs) -> Result<(), Failure> {
+/// A closed stdout; under a launcher, a bad environment or a failed rendezvous.
+pub fn doctor(args: &DoctorArgs) -> Result<(), Failure> {
+    let timeout = crate::dist::timeout_from_s(args.rendezvous_timeout_s)?;
     let text = match probe() {
         Err(e) => format!(
             "{e}: GPU commands (calibrate/validate --device cuda) will refuse to run; --device cpu works.\n"
@@ -46,7 +53,8 @@ pub fn doctor(_args: &DoctorArgs) -> Result<(), Failure> {
             t
         }
     };
-    crate::files::write_stdout(&text)
+    crate::files::write_stdout(&text)?;
+    crate::dist::doctor(timeout)
 }
 
 /// What `calibrate` and `validate --device cuda` will do on this machine.

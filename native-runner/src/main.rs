@@ -10,6 +10,7 @@ mod bubbles;
 mod calibrate;
 mod checkpoint;
 mod cost;
+mod dist;
 mod doctor;
 mod error;
 mod exec;
