@@ -99,12 +99,15 @@ fn readiness_hello(local_rank: u32) -> Vec<u8> {
 }
 
 /// Rank 0: `Ok` when every hello says NCCL can run, else each reason with the ranks that gave
-/// it.
+/// it (`no CUDA driver (libcuda not found) on ranks 0, 1`).
 fn all_ready(hellos: &[Vec<u8>]) -> Result<(), String> {
     let mut reasons: BTreeMap<String, Vec<u32>> = BTreeMap::new();
     for (rank, h) in (0u32..).zip(hellos) {
         if h.first() != Some(&1) {
-            let reason = String::from_utf8_lossy(h.get(1..).unwrap_or_default()).into_owned();
+            let mut reason = String::from_utf8_lossy(h.get(1..).unwrap_or_default()).into_owned();
+            if reason.is_empty() {
+                reason = "no reason given".into();
+            }
             reasons.entry(reason).or_default().push(rank);
         }
     }
@@ -118,10 +121,7 @@ fn all_ready(hellos: &[Vec<u8>]) -> Result<(), String> {
             format!("{reason} on rank{s} {}", list_ranks(ranks))
         })
         .collect();
-    Err(format!(
-        "NCCL cannot run on every rank: {}",
-        parts.join("; ")
-    ))
+    Err(parts.join("; "))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -219,6 +219,7 @@ pub fn doctor(timeout: Duration) -> Result<(), Failure> {
 fn all_reduce_check(comm: &Comm, rank: u32) -> Result<f64, String> {
     let stream = comm.stream();
     let drv = |e: cudarc::driver::DriverError| format!("CUDA: {e:?}");
+    comm.context().bind_to_thread().map_err(drv)?;
     let mut buf = stream.clone_htod(&[rank as f32 + 1.0]).map_err(drv)?;
     comm.all_reduce_in_place(&mut buf, &ReduceOp::Sum)
         .map_err(|e| format!("ncclAllReduce failed: {:?}", e.0))?;
@@ -258,8 +259,8 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             e,
-            "NCCL cannot run on every rank:  on rank 4; local rank 3 has no device on rank 3; \
-             no CUDA driver on ranks 0, 2"
+            "local rank 3 has no device on rank 3; no CUDA driver on ranks 0, 2; no reason given \
+             on rank 4"
         );
     }
 

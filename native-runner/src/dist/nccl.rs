@@ -122,8 +122,10 @@ pub fn nccl_communicators(
         for (c, &b) in internal.iter_mut().zip(id) {
             *c = std::ffi::c_char::from_ne_bytes([b]);
         }
+        // ncclCommInitRank takes the device that is current on this thread.
         let stream = ctx
-            .new_stream()
+            .bind_to_thread()
+            .and_then(|()| ctx.new_stream())
             .map_err(|e| format!("device {local_rank}: new stream: {e:?}"))?;
         let comm = Comm::from_rank(stream, me, g.len(), Id::uninit(internal)).map_err(|e| {
             format!(
@@ -210,6 +212,7 @@ pub fn nccl_bus_bandwidth(
     let max = |f: fn(&(usize, usize, u64)) -> usize| plans.iter().map(f).max().unwrap_or(0);
     let stream = comm.stream();
     let drv = |what: &'static str| move |e: cudarc::driver::DriverError| format!("{what}: {e:?}");
+    comm.context().bind_to_thread().map_err(drv("device"))?;
     let send = stream
         .alloc_zeros::<f32>(max(|p| p.0).max(1))
         .map_err(drv("send buffer"))?;
