@@ -5,7 +5,10 @@
 //! (torchrun inside `srun` sets both). The rendezvous address is `MASTER_ADDR:MASTER_PORT`;
 //! under Slurm `MASTER_ADDR` defaults to the first host of `SLURM_JOB_NODELIST` (what
 //! `scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1` prints, the usual sbatch recipe).
-//! Read by `bubblelab doctor` and the rendezvous in `dist`.
+//! `BUBBLELAB_RENDEZVOUS_PORT` replaces `MASTER_PORT`; under torchrun with
+//! `TORCHELASTIC_USE_AGENT_STORE=True` the agent's TCPStore already listens at `MASTER_PORT`, so
+//! the rendezvous takes `MASTER_PORT + 1`. Read by `bubblelab doctor` and the rendezvous in
+//! `dist`.
 
 /// Who launched the process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,10 +43,13 @@ pub struct RankInfo {
 pub struct Master {
     /// Host name or address of rank 0 (`MASTER_ADDR`).
     pub addr: String,
-    /// TCP port (`MASTER_PORT`).
+    /// TCP port of the rendezvous.
     pub port: u16,
     /// Where `addr` came from: `MASTER_ADDR`, or `SLURM_JOB_NODELIST` (its first host).
     pub addr_from: &'static str,
+    /// Where `port` came from: `MASTER_PORT`, `BUBBLELAB_RENDEZVOUS_PORT`, or `MASTER_PORT + 1`
+    /// (torchrun's agent store holds `MASTER_PORT`).
+    pub port_from: &'static str,
 }
 
 impl Launcher {
@@ -195,15 +201,33 @@ pub fn parse(get: &dyn Fn(&str) -> Option<String>) -> Result<RankInfo, String> {
             }
         }
     }
-    let port = match get("MASTER_PORT") {
-        None => None,
-        Some(port) => Some(
-            port.trim()
-                .parse::<u16>()
-                .ok()
-                .filter(|&p| p > 0)
-                .ok_or_else(|| format!("MASTER_PORT: expected a port 1-65535, got `{port}`"))?,
-        ),
+    let port_of = |key: &'static str| -> Result<Option<u16>, String> {
+        get(key)
+            .map(|port| {
+                port.trim()
+                    .parse::<u16>()
+                    .ok()
+                    .filter(|&p| p > 0)
+                    .ok_or_else(|| format!("{key}: expected a port 1-65535, got `{port}`"))
+            })
+            .transpose()
+    };
+    let agent_store = info.launcher == Launcher::Torchrun
+        && get("TORCHELASTIC_USE_AGENT_STORE").as_deref() == Some("True");
+    let port = match (
+        port_of("BUBBLELAB_RENDEZVOUS_PORT")?,
+        port_of("MASTER_PORT")?,
+    ) {
+        (Some(p), _) => Some((p, "BUBBLELAB_RENDEZVOUS_PORT")),
+        (None, Some(p)) if agent_store => Some((
+            p.checked_add(1).ok_or(
+                "MASTER_PORT: 65535 leaves no port above it for the rendezvous (torchrun's \
+                 agent store holds MASTER_PORT); set BUBBLELAB_RENDEZVOUS_PORT",
+            )?,
+            "MASTER_PORT + 1",
+        )),
+        (None, Some(p)) => Some((p, "MASTER_PORT")),
+        (None, None) => None,
     };
     let addr = match get("MASTER_ADDR") {
         Some(addr) => Some((addr.trim().to_string(), "MASTER_ADDR")),
@@ -219,10 +243,11 @@ pub fn parse(get: &dyn Fn(&str) -> Option<String>) -> Result<RankInfo, String> {
         None => None,
     };
     info.master = match (addr, port) {
-        (Some((addr, addr_from)), Some(port)) => Some(Master {
+        (Some((addr, addr_from)), Some((port, port_from))) => Some(Master {
             addr,
             port,
             addr_from,
+            port_from,
         }),
         (Some((_, "MASTER_ADDR")), None) => {
             return Err("MASTER_ADDR is set but MASTER_PORT is not".into())
@@ -269,7 +294,8 @@ mod tests {
             Some(Master {
                 addr: "10.0.0.1".into(),
                 port: 29500,
-                addr_from: "MASTER_ADDR"
+                addr_from: "MASTER_ADDR",
+                port_from: "MASTER_PORT"
             })
         );
     }
@@ -390,5 +416,54 @@ mod tests {
         for bad in ["", "gpu[", "gpu[]", "gpu[a-b]", ",gpu1"] {
             assert!(first_slurm_host(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn torchrun_agent_store_moves_the_port() {
+        let base = [
+            ("RANK", "1"),
+            ("WORLD_SIZE", "2"),
+            ("MASTER_ADDR", "h"),
+            ("MASTER_PORT", "29500"),
+        ];
+        let m = |extra: &[(&str, &str)]| {
+            let mut v = base.to_vec();
+            v.extend_from_slice(extra);
+            with(&v).map(|r| r.master.map(|m| (m.port, m.port_from)))
+        };
+        assert_eq!(m(&[]), Ok(Some((29500, "MASTER_PORT"))));
+        assert_eq!(
+            m(&[("TORCHELASTIC_USE_AGENT_STORE", "True")]),
+            Ok(Some((29501, "MASTER_PORT + 1")))
+        );
+        assert_eq!(
+            m(&[("TORCHELASTIC_USE_AGENT_STORE", "False")]),
+            Ok(Some((29500, "MASTER_PORT")))
+        );
+        assert_eq!(
+            m(&[
+                ("TORCHELASTIC_USE_AGENT_STORE", "True"),
+                ("BUBBLELAB_RENDEZVOUS_PORT", "31000")
+            ]),
+            Ok(Some((31000, "BUBBLELAB_RENDEZVOUS_PORT")))
+        );
+        assert!(with(&[
+            ("RANK", "0"),
+            ("WORLD_SIZE", "2"),
+            ("MASTER_ADDR", "h"),
+            ("MASTER_PORT", "65535"),
+            ("TORCHELASTIC_USE_AGENT_STORE", "True"),
+        ])
+        .unwrap_err()
+        .contains("BUBBLELAB_RENDEZVOUS_PORT"));
+        // Slurm: the rendezvous port alone is enough.
+        let r = with(&[
+            ("SLURM_PROCID", "0"),
+            ("SLURM_NTASKS", "2"),
+            ("SLURM_JOB_NODELIST", "gpu1"),
+            ("BUBBLELAB_RENDEZVOUS_PORT", "31000"),
+        ])
+        .unwrap();
+        assert_eq!(r.master().unwrap().port, 31000);
     }
 }

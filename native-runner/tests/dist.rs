@@ -13,7 +13,7 @@ use common::Run;
 
 /// Every variable the launcher parser reads: cleared so that the test's own environment (a CI
 /// job under Slurm, say) does not leak in.
-const LAUNCHER_VARS: [&str; 13] = [
+const LAUNCHER_VARS: [&str; 15] = [
     "RANK",
     "WORLD_SIZE",
     "LOCAL_RANK",
@@ -27,6 +27,8 @@ const LAUNCHER_VARS: [&str; 13] = [
     "OMPI_COMM_WORLD_RANK",
     "OMPI_COMM_WORLD_SIZE",
     "OMPI_COMM_WORLD_LOCAL_RANK",
+    "TORCHELASTIC_USE_AGENT_STORE",
+    "BUBBLELAB_RENDEZVOUS_PORT",
 ];
 
 fn free_port() -> String {
@@ -156,12 +158,51 @@ fn torchrun_ranks_meet_on_loopback() {
     for (r, run) in runs.iter().enumerate() {
         assert!(
             run.stdout.contains(&format!(
-                "local rank {r}; master 127.0.0.1:{port} (address from MASTER_ADDR)"
+                "local rank {r}; master 127.0.0.1:{port} (address from MASTER_ADDR, port from MASTER_PORT)"
             )),
             "{}",
             run.stdout
         );
     }
+}
+
+#[test]
+fn under_torchrun_agent_store_the_rendezvous_takes_the_next_port() {
+    // torchrun's agent (TORCHELASTIC_USE_AGENT_STORE=True) serves its TCPStore at MASTER_PORT:
+    // hold that port as the agent would, and find a MASTER_PORT whose next port is free.
+    let (agent, port) = loop {
+        let agent = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = agent.local_addr().expect("address").port();
+        if port < u16::MAX && TcpListener::bind(("0.0.0.0", port + 1)).is_ok() {
+            break (agent, port);
+        }
+    };
+    let world = 2;
+    let children = (0..world)
+        .map(|r| {
+            doctor(
+                &[
+                    ("RANK", r.to_string()),
+                    ("WORLD_SIZE", world.to_string()),
+                    ("MASTER_ADDR", "127.0.0.1".into()),
+                    ("MASTER_PORT", port.to_string()),
+                    ("TORCHELASTIC_USE_AGENT_STORE", "True".into()),
+                ],
+                "30",
+            )
+        })
+        .collect();
+    let runs = finish(children, Duration::from_secs(60));
+    drop(agent);
+    assert_met(&runs, world, "launcher: torchrun");
+    assert!(
+        runs[0].stdout.contains(&format!(
+            "master 127.0.0.1:{} (address from MASTER_ADDR, port from MASTER_PORT + 1)",
+            port + 1
+        )),
+        "{}",
+        runs[0].stdout
+    );
 }
 
 #[test]
@@ -186,7 +227,7 @@ fn slurm_ranks_meet_at_the_first_node() {
     assert_met(&runs, world, "launcher: Slurm");
     assert!(
         runs[1].stdout.contains(&format!(
-            "master localhost:{port} (address from SLURM_JOB_NODELIST)"
+            "master localhost:{port} (address from SLURM_JOB_NODELIST, port from MASTER_PORT)"
         )),
         "{}",
         runs[1].stdout

@@ -148,11 +148,12 @@ pub fn doctor(timeout: Duration) -> Result<(), Failure> {
     let ep = Endpoint::from_rank_info(&info, timeout)
         .map_err(|e| Failure::Input(format!("{me}: {e}")))?;
     crate::files::write_stdout(&format!(
-        "launcher: {}; {me}, local rank {}; master {} (address from {})\n",
+        "launcher: {}; {me}, local rank {}; master {} (address from {}, port from {})\n",
         info.launcher.name(),
         info.local_rank,
         ep.master(),
-        info.master.as_ref().map_or("", |m| m.addr_from)
+        info.master.as_ref().map_or("", |m| m.addr_from),
+        info.master.as_ref().map_or("", |m| m.port_from)
     ))?;
     let started = Instant::now();
     let world: Vec<u32> = (0..info.world_size).collect();
