@@ -89,7 +89,7 @@ pub fn meet(ep: &Endpoint, local_rank: u32, groups: &[Vec<u32>]) -> Result<Meeti
 /// A hello saying whether NCCL can run here: byte 0 is 1 when it can, else the reason follows.
 fn readiness_hello(local_rank: u32) -> Vec<u8> {
     match nccl_usable(local_rank) {
-        Ok(()) => vec![1],
+        Ok(_) => vec![1],
         Err(reason) => {
             let mut h = vec![0];
             h.extend_from_slice(reason.as_bytes());
@@ -182,7 +182,7 @@ pub fn doctor(timeout: Duration) -> Result<(), Failure> {
         "NCCL: communicator of ranks 0-{} on device {}; all-reduce of rank+1: {sum} (expected \
          {expected})\n",
         g.ranks.len() - 1,
-        info.local_rank
+        g.comm.ordinal()
     ))?;
     if (sum - expected).abs() > 0.5 {
         return Err(failed(format!(

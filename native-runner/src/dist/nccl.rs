@@ -18,12 +18,30 @@ fn nccl_library_present() -> bool {
     unsafe { cudarc::nccl::sys::is_culib_present() }
 }
 
-/// Whether NCCL can run on this rank: the CUDA driver and libnccl load and the driver has a
-/// device for `local_rank`.
+/// The device of the rank with this local rank among `visible` devices: device `local_rank`,
+/// or the only device when the launcher gave each rank one GPU (`srun --gpus-per-task=1`,
+/// `CUDA_VISIBLE_DEVICES` set per rank).
+///
+/// # Errors
+/// A local rank beyond the visible devices.
+pub fn device_for(local_rank: u32, visible: u32) -> Result<u32, String> {
+    match visible {
+        0 => Err("the driver reports no device".into()),
+        1 => Ok(0),
+        n if local_rank < n => Ok(local_rank),
+        n => Err(format!(
+            "local rank {local_rank} has no device: the driver reports {n} (one rank per GPU \
+             needs at most {n} ranks per node)"
+        )),
+    }
+}
+
+/// Whether NCCL can run on this rank: the CUDA driver and libnccl load and there is a device
+/// for `local_rank` ([`device_for`]); returns its ordinal.
 ///
 /// # Errors
 /// What is missing, in one phrase.
-pub fn nccl_usable(local_rank: u32) -> Result<(), String> {
+pub fn nccl_usable(local_rank: u32) -> Result<u32, String> {
     if !crate::exec::cuda::driver_present() {
         return Err("no CUDA driver (libcuda not found)".into());
     }
@@ -31,12 +49,7 @@ pub fn nccl_usable(local_rank: u32) -> Result<(), String> {
         return Err("no NCCL library (libnccl not found)".into());
     }
     let count = CudaContext::device_count().map_err(|e| format!("CUDA driver: {e:?}"))?;
-    if i64::from(local_rank) >= i64::from(count) {
-        return Err(format!(
-            "local rank {local_rank} has no device (the driver reports {count})"
-        ));
-    }
-    Ok(())
+    device_for(local_rank, u32::try_from(count).unwrap_or(0))
 }
 
 /// Checks communicator groups: each non-empty, its ranks distinct and below `world_size`.
@@ -85,7 +98,7 @@ pub struct GroupComm {
     pub comm: Comm,
 }
 
-/// Creates this rank's communicators on device `local_rank`: one for each group that contains
+/// Creates this rank's communicators on the device of `local_rank` ([`device_for`]): one for each group that contains
 /// `rank`, in list order (every rank walks the list in the same order, so the blocking
 /// `ncclCommInitRank` calls cannot wait on each other in a cycle). `ids` holds one unique id
 /// per group, as [`nccl_unique_ids`] made them on rank 0.
@@ -106,9 +119,8 @@ pub fn nccl_communicators(
             ids.len()
         ));
     }
-    nccl_usable(local_rank)?;
-    let ctx =
-        CudaContext::new(local_rank as usize).map_err(|e| format!("device {local_rank}: {e:?}"))?;
+    let device = nccl_usable(local_rank)?;
+    let ctx = CudaContext::new(device as usize).map_err(|e| format!("device {device}: {e:?}"))?;
     let mut comms = Vec::new();
     for (i, (g, id)) in groups
         .iter()
@@ -126,7 +138,7 @@ pub fn nccl_communicators(
         let stream = ctx
             .bind_to_thread()
             .and_then(|()| ctx.new_stream())
-            .map_err(|e| format!("device {local_rank}: new stream: {e:?}"))?;
+            .map_err(|e| format!("device {device}: new stream: {e:?}"))?;
         let comm = Comm::from_rank(stream, me, g.len(), Id::uninit(internal)).map_err(|e| {
             format!(
                 "groups[{i}]: ncclCommInitRank (rank {me} of {}) failed: {:?}",
@@ -358,6 +370,16 @@ mod tests {
             check_groups(&[vec![1, 2, 1]], 4).unwrap_err(),
             "groups[0][2]: rank 1 appears twice"
         );
+    }
+
+    #[test]
+    fn one_device_per_rank() {
+        assert_eq!(device_for(3, 8), Ok(3));
+        assert_eq!(device_for(3, 1), Ok(0));
+        assert!(device_for(8, 8)
+            .unwrap_err()
+            .contains("local rank 8 has no device"));
+        assert!(device_for(0, 0).is_err());
     }
 
     #[test]
