@@ -31,13 +31,23 @@ const LAUNCHER_VARS: [&str; 15] = [
     "BUBBLELAB_RENDEZVOUS_PORT",
 ];
 
+/// Ports handed to the tests of this process so far.
+static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+
+/// A port free now and never handed to another test of this process (they run in parallel).
 fn free_port() -> String {
-    TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("address")
-        .port()
-        .to_string()
+    let mut given = GIVEN.lock().expect("lock");
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .expect("bind")
+            .local_addr()
+            .expect("address")
+            .port();
+        if !given.contains(&port) {
+            given.push(port);
+            return port.to_string();
+        }
+    }
 }
 
 fn doctor(vars: &[(&str, String)], timeout_s: &str) -> Child {
@@ -171,9 +181,16 @@ fn under_torchrun_agent_store_the_rendezvous_takes_the_next_port() {
     // torchrun's agent (TORCHELASTIC_USE_AGENT_STORE=True) serves its TCPStore at MASTER_PORT:
     // hold that port as the agent would, and find a MASTER_PORT whose next port is free.
     let (agent, port) = loop {
-        let agent = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let port = agent.local_addr().expect("address").port();
-        if port < u16::MAX && TcpListener::bind(("0.0.0.0", port + 1)).is_ok() {
+        let port: u16 = free_port().parse().expect("a port");
+        let Ok(agent) = TcpListener::bind(("127.0.0.1", port)) else {
+            continue;
+        };
+        let Some(next) = port.checked_add(1) else {
+            continue;
+        };
+        let mut given = GIVEN.lock().expect("lock");
+        if !given.contains(&next) && TcpListener::bind(("0.0.0.0", next)).is_ok() {
+            given.push(next);
             break (agent, port);
         }
     };

@@ -245,7 +245,6 @@ pub fn timeout_from_s(seconds: f64) -> Result<Duration, Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::net::TcpListener;
 
     #[test]
     fn readiness_is_gathered_by_reason() {
@@ -267,11 +266,7 @@ mod tests {
 
     #[test]
     fn ranks_meet_and_share_one_payload() {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = rendezvous::tests::free_port();
         let ranks: Vec<_> = (0..3u32)
             .map(|rank| {
                 std::thread::spawn(move || {

@@ -873,7 +873,7 @@ pub fn fingerprint(bytes: &[u8]) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::thread;
 
@@ -970,12 +970,22 @@ mod tests {
         assert!(matches!(over.encode(), Err(FrameError::TooLarge { .. })));
     }
 
-    fn free_port() -> u16 {
-        TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port()
+    /// A port free now and never handed to another test of this process: tests run in
+    /// parallel, and a port released by one could otherwise be given to the next.
+    pub(crate) fn free_port() -> u16 {
+        static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+        let mut given = GIVEN.lock().unwrap();
+        loop {
+            let port = TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            if !given.contains(&port) {
+                given.push(port);
+                return port;
+            }
+        }
     }
 
     fn endpoint(rank: u32, world_size: u32, port: u16, timeout_ms: u64) -> Endpoint {
@@ -1063,7 +1073,8 @@ mod tests {
 
     #[test]
     fn no_rank_0_is_a_connect_error() {
-        let port = free_port();
+        // Port 1 (tcpmux) is closed on any machine that runs these tests.
+        let port = 1;
         let started = Instant::now();
         let e = rendezvous(&endpoint(1, 2, port, 300), b"", joined).unwrap_err();
         assert!(started.elapsed() < Duration::from_secs(3));
