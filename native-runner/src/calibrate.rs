@@ -348,7 +348,7 @@ pub const CUDA_STEPS: u64 =
     (2 * CUDA_GEMM_GRID.len() + 2 * CUDA_COPY_BYTES.len() + 2 * CUDA_HOST_COPY_BYTES.len() + 2)
         as u64;
 
-/// Measures the CUDA executor's operations on device 0 ([`crate::exec::cuda::bench`]):
+/// Measures the CUDA executor's operations on device `ordinal` ([`crate::exec::cuda::bench`]):
 /// cuBLAS GEMMs of [`CUDA_GEMM_GRID`] in bf16 and fp32 → the GEMM curves; the streaming kernel
 /// → the memory curve; device-to-device copy-engine transfers → the emulated collectives'
 /// curves (as on the CPU: the executor copies a collective's bus volume); host-to-device,
@@ -358,10 +358,11 @@ pub const CUDA_STEPS: u64 =
 /// # Errors
 /// No driver, device, cuBLAS or NVRTC, or a device failure, in one line.
 pub fn calibrate_cuda(
+    ordinal: usize,
     repetitions: u32,
     progress: &ProgressBar,
 ) -> Result<(Calibration, Vec<Row>), ExecError> {
-    let bench = Bench::new(0)?;
+    let bench = Bench::new(ordinal)?;
     let mut rows = Vec::new();
     let mut gemm = Vec::new();
     for dtype in [Dtype::Bf16, Dtype::Fp32] {
@@ -442,12 +443,33 @@ fn dtype_name(dtype: Dtype) -> &'static str {
     }
 }
 
+/// How long `calibrate --device cuda` waits for every launched rank to arrive.
+const NCCL_RENDEZVOUS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// The device to calibrate: 0, or under a launcher the local rank's
+/// ([`crate::dist::nccl::device_for`]).
+fn cuda_ordinal(launched: Option<&crate::launcher::RankInfo>) -> Result<usize, Failure> {
+    let Some(info) = launched else {
+        return Ok(0);
+    };
+    let probe = crate::exec::cuda::require_device()
+        .map_err(|e| Failure::Other(format!("calibrate --device cuda: {e}")))?;
+    let visible = u32::try_from(probe.devices.len()).unwrap_or(u32::MAX);
+    crate::dist::nccl::device_for(info.local_rank, visible)
+        .map(|d| d as usize)
+        .map_err(|e| Failure::Other(format!("calibrate --device cuda: {e}")))
+}
+
 /// Runs `bubblelab calibrate`.
 ///
 /// # Errors
 /// CUDA without a driver, device, cuBLAS or NVRTC, a device failure, or an output file that
 /// cannot be written.
 pub fn calibrate(args: &CalibrateArgs) -> Result<(), Failure> {
+    let launched = match args.device {
+        Device::Cuda => crate::dist::launched()?,
+        Device::Cpu => None,
+    };
     let steps = match args.device {
         Device::Cpu => CPU_STEPS,
         Device::Cuda => CUDA_STEPS,
@@ -456,12 +478,24 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<(), Failure> {
     if let Ok(style) = ProgressStyle::with_template("calibrating {bar:30} {pos}/{len} {elapsed}") {
         progress.set_style(style);
     }
-    let (cal, rows) = match args.device {
+    let (mut cal, rows) = match args.device {
         Device::Cpu => calibrate_cpu(args.repetitions, &progress),
-        Device::Cuda => calibrate_cuda(args.repetitions, &progress)
-            .map_err(|e| Failure::Other(format!("calibrate --device cuda: {e}")))?,
+        Device::Cuda => {
+            let ordinal = cuda_ordinal(launched.as_ref())?;
+            calibrate_cuda(ordinal, args.repetitions, &progress)
+                .map_err(|e| Failure::Other(format!("calibrate --device cuda: {e}")))?
+        }
     };
     progress.finish_and_clear();
+    if let (Device::Cuda, Some(info)) = (args.device, &launched) {
+        // Real NCCL collectives across the launched ranks replace the copy emulation's curves;
+        // only rank 0 writes the profile and the table.
+        cal.collectives = crate::dist::nccl_calibration(info, NCCL_RENDEZVOUS_TIMEOUT)?;
+        cal.device.push_str(&format!(", NCCL over {} ranks", info.world_size));
+        if info.rank != 0 {
+            return Ok(());
+        }
+    }
     cal.validate()
         .map_err(|e| Failure::Other(format!("the measured profile is invalid: {e}")))?;
     let mut text = format!("calibrated profile of {}\n", cal.device);

@@ -353,7 +353,7 @@ pub fn validate(args: &ValidateArgs) -> Result<(), Failure> {
         Some(c) => c,
         None if args.device == Device::Cuda => {
             eprintln!("validate: no --profile, calibrating the CUDA executor first");
-            calibrate_cuda(3, &ProgressBar::hidden())
+            calibrate_cuda(0, 3, &ProgressBar::hidden())
                 .map_err(|e| Failure::Other(format!("validate --device cuda: {e}")))?
                 .0
         }

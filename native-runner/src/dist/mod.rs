@@ -216,6 +216,73 @@ pub fn doctor(timeout: Duration) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Message sizes of the NCCL curves that `calibrate --device cuda` measures under a launcher,
+/// bytes (64 KiB to 1 GiB, as nccl-tests sweeps them).
+pub const CALIBRATE_NCCL_BYTES: [u64; 5] = [64 << 10, 1 << 20, 16 << 20, 256 << 20, 1 << 30];
+
+/// Ranks of this job per node, from the launcher's variables (torchrun `LOCAL_WORLD_SIZE`,
+/// Open MPI `OMPI_COMM_WORLD_LOCAL_SIZE`, Slurm `SLURM_NTASKS_PER_NODE`); the whole world
+/// when none is set (one node).
+fn ranks_per_node(world_size: u32) -> u32 {
+    ["LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok()?.trim().parse::<u32>().ok())
+        .filter(|&n| n >= 1)
+        .map_or(world_size, |n| n.min(world_size))
+}
+
+/// This process's place under a launcher with more than one rank, or `None` (one process).
+///
+/// # Errors
+/// A bad launcher environment ([`Failure::Input`]).
+pub fn launched() -> Result<Option<launcher::RankInfo>, Failure> {
+    let info = launcher::from_env().map_err(Failure::Input)?;
+    Ok((info.world_size > 1).then_some(info))
+}
+
+/// What `calibrate --device cuda` adds under a launcher: every rank meets, and the bus
+/// bandwidth of AllReduce, AllGather, ReduceScatter and AllToAll over a communicator of all
+/// ranks at [`CALIBRATE_NCCL_BYTES`] (nccl-tests' convention), as the profile's collective
+/// curves. Every rank must call it.
+///
+/// # Errors
+/// The rendezvous' error, NCCL not usable on some rank (with each rank's reason), or NCCL's
+/// error, naming this rank.
+pub fn nccl_calibration(
+    info: &launcher::RankInfo,
+    timeout: Duration,
+) -> Result<Vec<bubblelab_core::hw::CollectiveCurve>, Failure> {
+    let me = format!("rank {} of {}", info.rank, info.world_size);
+    let failed = |e: String| Failure::Other(format!("{me}: {e}"));
+    let ep = Endpoint::from_rank_info(info, timeout)
+        .map_err(|e| Failure::Input(format!("{me}: {e}")))?;
+    let world: Vec<u32> = (0..info.world_size).collect();
+    let met = meet(&ep, info.local_rank, &[world]).map_err(failed)?;
+    let comms = met
+        .nccl
+        .map_err(|reason| failed(format!("NCCL cannot run on every rank: {reason}")))?;
+    let g = comms
+        .first()
+        .ok_or_else(|| failed("no communicator was created".into()))?;
+    let mut curves = Vec::new();
+    for kind in [
+        CollectiveKind::AllReduce,
+        CollectiveKind::AllGather,
+        CollectiveKind::ReduceScatter,
+        CollectiveKind::AllToAll,
+    ] {
+        let points = nccl_bus_bandwidth(&g.comm, kind, &CALIBRATE_NCCL_BYTES, 5, 20)
+            .map_err(failed)?;
+        curves.push(bubblelab_core::hw::CollectiveCurve {
+            kind,
+            ranks: info.world_size,
+            ranks_per_node: ranks_per_node(info.world_size),
+            points,
+        });
+    }
+    Ok(curves)
+}
+
 /// Sums rank+1 over the communicator (one f32).
 fn all_reduce_check(comm: &Comm, rank: u32) -> Result<f64, String> {
     let stream = comm.stream();
