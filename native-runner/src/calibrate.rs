@@ -491,7 +491,8 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<(), Failure> {
         // Real NCCL collectives across the launched ranks replace the copy emulation's curves;
         // only rank 0 writes the profile and the table.
         cal.collectives = crate::dist::nccl_calibration(info, NCCL_RENDEZVOUS_TIMEOUT)?;
-        cal.device.push_str(&format!(", NCCL over {} ranks", info.world_size));
+        cal.device
+            .push_str(&format!(", NCCL over {} ranks", info.world_size));
         if info.rank != 0 {
             return Ok(());
         }

@@ -125,3 +125,62 @@ pub fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
         ))
     })
 }
+
+/// The wall clock as `2026-11-29 17:35 UTC` (for stamping measurements; simulations never
+/// read it).
+#[must_use]
+pub fn utc_now_text() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    utc_text(secs)
+}
+
+/// Seconds since 1970-01-01 00:00 UTC as `YYYY-MM-DD HH:MM UTC` (the proleptic Gregorian
+/// calendar, by days since the epoch).
+#[must_use]
+pub fn utc_text(secs: u64) -> String {
+    let days = i64::try_from(secs / 86_400).unwrap_or(i64::MAX / 2);
+    let (h, m) = ((secs % 86_400) / 3600, (secs % 3600) / 60);
+    // Civil date from days since 1970-01-01, in 400-year eras of 146,097 days from 0000-03-01.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02} UTC")
+}
+
+/// This host's processor as `/proc/cpuinfo` names it, with its hardware threads
+/// (`AMD EPYC 9654 96-Core Processor, 2 hardware threads`); the thread count alone elsewhere.
+#[must_use]
+pub fn host_cpu_text() -> String {
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let model = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|t| {
+        t.lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+    });
+    match model {
+        Some(m) => format!("{m}, {threads} hardware threads"),
+        None => format!("a host with {threads} hardware threads"),
+    }
+}
+
+#[cfg(test)]
+mod clock_tests {
+    use super::utc_text;
+
+    #[test]
+    fn utc_text_knows_the_calendar() {
+        assert_eq!(utc_text(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc_text(951_782_400), "2000-02-29 00:00 UTC");
+        assert_eq!(utc_text(1_795_966_200), "2026-11-29 15:30 UTC");
+        assert_eq!(utc_text(4_107_542_399), "2100-02-28 23:59 UTC");
+    }
+}

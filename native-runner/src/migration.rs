@@ -367,7 +367,15 @@ pub fn demo(args: &DemoArgs) -> Result<(), Failure> {
     if temp {
         let _ = std::fs::remove_dir_all(&dir);
     }
-    let report = result.map_err(ckpt_failure)?;
+    let mut report = result.map_err(ckpt_failure)?;
+    let machine = match args.device {
+        Device::Cpu => format!("host memory of {}", crate::files::host_cpu_text()),
+        Device::Cuda => "the CUDA device named in the title".to_string(),
+    };
+    report.findings.push(format!(
+        "Measured {} on {machine}: a real run, not a simulation; timings vary from run to run and with what else the machine runs.",
+        crate::files::utc_now_text()
+    ));
     crate::run::print_report(&report, &args.output)
 }
 

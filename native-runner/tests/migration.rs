@@ -77,6 +77,41 @@ fn cycle_keeps_addresses_and_checksum_in_this_and_a_new_process() {
 }
 
 #[test]
+fn a_run_is_stamped_with_its_date_and_machine_and_the_page_keeps_a_real_one() {
+    let (r, _) = demo("ckpt-stamp");
+    let last = r["findings"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .as_str()
+        .unwrap();
+    assert!(last.starts_with("Measured 20"), "{last}");
+    assert!(last.contains(" UTC on host memory of "), "{last}");
+    // The migration page shows this committed run: a Report of the demo, stamped the same way,
+    // whose checksums agree.
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../static/measured/checkpoint-demo-cpu.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let kept: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let stamp = kept["findings"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .as_str()
+        .unwrap();
+    assert!(
+        stamp.starts_with("Measured 20") && stamp.contains(" UTC on "),
+        "{stamp}"
+    );
+    for row in table(&kept, "checkpoint") {
+        assert_eq!(row[4], row[5], "{row}");
+        assert_eq!(row[6], "yes");
+    }
+}
+
+#[test]
 fn image_sizes_active_below_pool_and_dedup_below_both() {
     let (r, _) = demo("ckpt-sizes");
     let pool = metric(&r, "reserved_pool.image_bytes");

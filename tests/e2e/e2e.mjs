@@ -448,6 +448,8 @@ try {
     const framework = Number(await dataValue(migPage, '[data-metric="framework.migrate_s"]'));
     const flow = Number(await dataValue(migPage, '[data-metric="active-low-point-dedup.migrate_s"]'));
     assert(flow < framework, `migration with active memory + dedup (${flow} s) should beat a framework checkpoint (${framework} s)`);
+    const measured = await migPage.textContent('#measured-checkpoint');
+    assert(/Measured 20\d\d-\d\d-\d\d .* UTC on host memory/.test(measured), `expected the measured host run with its date, got ${measured.slice(0, 200)}`);
     const link = await migPage.getAttribute('#fairness-links a[data-option]', 'href');
     assert(link && link.startsWith('#/fairness?s='), `expected a fairness share link, got ${link}`);
     await migPage.click('#fairness-links a[data-option]');

@@ -224,11 +224,15 @@ pub const CALIBRATE_NCCL_BYTES: [u64; 5] = [64 << 10, 1 << 20, 16 << 20, 256 << 
 /// Open MPI `OMPI_COMM_WORLD_LOCAL_SIZE`, Slurm `SLURM_NTASKS_PER_NODE`); the whole world
 /// when none is set (one node).
 fn ranks_per_node(world_size: u32) -> u32 {
-    ["LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"]
-        .iter()
-        .find_map(|k| std::env::var(k).ok()?.trim().parse::<u32>().ok())
-        .filter(|&n| n >= 1)
-        .map_or(world_size, |n| n.min(world_size))
+    [
+        "LOCAL_WORLD_SIZE",
+        "OMPI_COMM_WORLD_LOCAL_SIZE",
+        "SLURM_NTASKS_PER_NODE",
+    ]
+    .iter()
+    .find_map(|k| std::env::var(k).ok()?.trim().parse::<u32>().ok())
+    .filter(|&n| n >= 1)
+    .map_or(world_size, |n| n.min(world_size))
 }
 
 /// This process's place under a launcher with more than one rank, or `None` (one process).
@@ -271,8 +275,8 @@ pub fn nccl_calibration(
         CollectiveKind::ReduceScatter,
         CollectiveKind::AllToAll,
     ] {
-        let points = nccl_bus_bandwidth(&g.comm, kind, &CALIBRATE_NCCL_BYTES, 5, 20)
-            .map_err(failed)?;
+        let points =
+            nccl_bus_bandwidth(&g.comm, kind, &CALIBRATE_NCCL_BYTES, 5, 20).map_err(failed)?;
         curves.push(bubblelab_core::hw::CollectiveCurve {
             kind,
             ranks: info.world_size,

@@ -60,6 +60,26 @@ const FIELDS: [(&str, &str); 21] = [
     ("framework.init_s", "Framework restart: initialisation (s)"),
 ];
 
+/// Real runs of the checkpoint cycle, as `bubblelab checkpoint-demo --format json` wrote them:
+/// (where it ran, the Report's JSON).
+const MEASURED: [(&str, &str); 1] = [(
+    "host memory",
+    include_str!("../../../static/measured/checkpoint-demo-cpu.json"),
+)];
+
+/// The measured Reports, or why one cannot be read.
+fn measured_reports() -> Vec<(&'static str, Result<Shared<Report>, String>)> {
+    MEASURED
+        .iter()
+        .map(|(name, json)| {
+            let report = serde_json::from_str::<Report>(json)
+                .map(|r| Shared(Rc::new(r)))
+                .map_err(|e| format!("the measured Report is not readable: {e}"));
+            (*name, report)
+        })
+        .collect()
+}
+
 #[derive(Clone, PartialEq)]
 struct State {
     form: Form,
@@ -132,6 +152,7 @@ pub fn migration_lab(props: &MigrationLabProps) -> Html {
         let payload = props.payload.clone();
         use_state(move || State::from_payload(payload.as_deref()))
     };
+    let measured = use_memo((), |()| measured_reports());
     let on_preset = {
         let state = state.clone();
         Callback::from(move |(_, scenario): (&'static str, Scenario)| {
@@ -185,8 +206,8 @@ pub fn migration_lab(props: &MigrationLabProps) -> Html {
                         { "`bubblelab checkpoint-demo` runs the address-preserving pause/restore/migrate cycle for real on host \
                            memory mapped at a fixed address (a pointer-rich list restored in a new process with the same checksum); \
                            `--device cuda` runs it in device memory through the CUDA driver's virtual memory management. \
-                           The CUDA path has not run on a GPU yet and no device results are recorded (docs/GPU-RESULTS.md), \
-                           so this page shows the cost model only." }
+                           The CUDA path has not run on a GPU yet (docs/GPU-RESULTS.md); the host run's measured Report is shown \
+                           below the model's, with its machine and date." }
                     </p>
                 </form>
                 <div class="results">
@@ -194,6 +215,15 @@ pub fn migration_lab(props: &MigrationLabProps) -> Html {
                     <ReportView report={state.report.clone()} chart_titles={vec![
                         ("active-memory".to_string(), "Active memory over one iteration, per GPU, with the pause points".to_string()),
                     ]} />
+                    <section id="measured-checkpoint">
+                        <h2>{ "Measured: the real checkpoint cycle" }</h2>
+                        <p class="muted">{ "Not the model above: what `bubblelab checkpoint-demo --format json` measured, kept in \
+                            static/measured/ (its last finding names the machine and the date; rerun the command to measure yours)." }</p>
+                        { for measured.iter().map(|(name, report)| match report {
+                            Ok(r) => html! { <ReportView report={r.clone()} /> },
+                            Err(e) => html! { <p class="field-error">{ format!("{name}: {e}") }</p> },
+                        }) }
+                    </section>
                 </div>
             </div>
         </section>
