@@ -92,3 +92,41 @@ async fn cost_explorer_and_trace_view_render() {
     let html = render_at("#/trace", |h| h.contains("upload-kineto")).await;
     assert!(html.contains("id=\"trace-view\""), "{html}");
 }
+
+#[wasm_bindgen_test]
+fn a_form_keeps_typed_text_and_puts_each_error_under_its_field() {
+    use bubblelab_core::labs::agentic::AgenticParams;
+    use bubblelab_core::Scenario;
+    use bubblelab_web::components::params_form::Form;
+
+    let mut form = Form::new(
+        "agentic",
+        &Scenario::Agentic(AgenticParams::default()),
+        None,
+    );
+    // A half-typed number stays on screen and is named under its own field.
+    assert!(!form.edit_number("synthetic.agents", "12x".into()));
+    assert_eq!(form.text("synthetic.agents"), "12x");
+    assert!(form.field_error("synthetic.agents").is_some());
+    assert_eq!(form.other_error(["synthetic.agents"]), None);
+    assert!(form.other_error(["engine.kv_blocks"]).is_some());
+    // A number is set, and the core's verdict on it lands under the field.
+    assert!(form.edit_number("synthetic.agents", "0".into()));
+    assert!(form.scenario().is_none());
+    let error = form.error.clone().expect("0 agents is refused");
+    assert_eq!(error.path(), Some("agentic.synthetic.agents"));
+    assert!(form.field_error("synthetic.agents").is_some());
+    // An element's error path uses brackets (`controllers[1].cap`); the form's path is dotted.
+    form.error = Some(bubblelab_core::ScenarioError::field(
+        "agentic.controllers[1].cap",
+        "expected at least 1",
+    ));
+    assert!(form.field_error("controllers.1.cap").is_some());
+    assert!(form.field_error("controllers").is_none());
+    assert_eq!(form.other_error(["controllers.1.cap"]), None);
+    form.error = Some(bubblelab_core::ScenarioError::field(
+        "agentic.controllers[1]",
+        "listed twice",
+    ));
+    assert!(form.field_error("controllers").is_some());
+}
