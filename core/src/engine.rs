@@ -445,7 +445,10 @@ impl MemoryLedger {
     #[must_use]
     pub fn curves(&self) -> Vec<MemoryCurve> {
         let mut sorted = self.changes.clone();
-        sorted.sort_by_key(|&(t, pool, delta)| (pool, t, delta > 0));
+        // Unstable is exact: changes with equal keys share pool, instant and sign, so their
+        // order changes neither the level after the instant nor the peak (a run of increases
+        // peaks at its end, a run of decreases at its start).
+        sorted.sort_unstable_by_key(|&(t, pool, delta)| (pool, t, delta > 0));
         let mut curves: Vec<MemoryCurve> = (0..self.pools)
             .map(|_| MemoryCurve {
                 peak_bytes: 0,

@@ -281,6 +281,18 @@ impl Graph {
         Graph::default()
     }
 
+    /// An empty graph with room for `nodes` nodes, `edges` edges and `tensors` tensors (a pass
+    /// that rebuilds a graph of known size saves the reallocations).
+    #[must_use]
+    pub fn with_capacity(nodes: usize, edges: usize, tensors: usize) -> Graph {
+        Graph {
+            dag: StableDiGraph::with_capacity(nodes, edges),
+            tensors: Vec::with_capacity(tensors),
+            groups: Vec::new(),
+            order: Vec::with_capacity(nodes),
+        }
+    }
+
     /// Adds a group and returns its id.
     pub fn add_group(&mut self, name: &str, ranks: u32, ranks_per_node: u32) -> GroupId {
         self.groups.push(GroupSpec {
