@@ -98,10 +98,7 @@ pub fn candidates(g: &Graph) -> Vec<Candidate> {
         let node = &g.dag[n];
         let Some(tag) = &node.tile else { continue };
         if matches!(node.kind, NodeKind::Wait { .. })
-            || matches!(
-                node.op,
-                Some(Op::Slice { .. } | Op::Concat { .. } | Op::Accumulate)
-            )
+            || matches!(node.op, Some(Op::Slice { .. } | Op::Concat { .. }))
         {
             continue;
         }
