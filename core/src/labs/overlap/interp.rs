@@ -966,3 +966,187 @@ pub fn max_difference(a: &Outputs, b: &Outputs) -> Result<f32, String> {
     }
     Ok(worst)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cost::{ComputeKind, ComputeWork};
+    use crate::graph::{Node, NodeKind};
+
+    /// `op` on one rank over the given activations (and a weight named `w`).
+    fn run(op: &Op, inputs: &[(&[f32], Shape)], so: Shape) -> Vec<f32> {
+        let mut g = Graph::new();
+        let ids: Vec<TensorId> = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, (_, s))| {
+                let t = g.add_input(&format!("x{i}"), 1, false);
+                g.tensors[t].shape = Some(*s);
+                t
+            })
+            .collect();
+        let mut node_inputs = ids.clone();
+        node_inputs.push(g.add_input("w", 1, true));
+        let node = Node {
+            name: "f".into(),
+            kind: NodeKind::Compute(ComputeWork {
+                kind: ComputeKind::MemoryBound,
+                flops: 0.0,
+                bytes: 0.0,
+            }),
+            inputs: node_inputs,
+            outputs: Vec::new(),
+            op: Some(op.clone()),
+            tile: None,
+        };
+        let mut vals = vec![vec![None; g.tensors.len()]];
+        for (&t, (x, _)) in ids.iter().zip(inputs) {
+            vals[0][t] = Some(x.to_vec());
+        }
+        let cx = Ctx {
+            g: &g,
+            world: 1,
+            layout: Vec::new(),
+            vals,
+        };
+        compute(&cx, 0, &node, op, so).unwrap()
+    }
+
+    /// The backward of `of` (`grad`) against central differences of its forward: for random
+    /// x, direction v and output gradient dy, dy · (f(x + εv) − f(x − εv)) / 2ε ≈ v · dx.
+    fn check(
+        of: &Op,
+        grad: &Op,
+        [sx, sy]: [Shape; 2],
+        fwd_extra: &[(&[f32], Shape)],
+        bwd_extra: &[(&[f32], Shape)],
+    ) {
+        let n = elements(sx) as usize;
+        let (x, v) = (values(1, n, 1.0), values(2, n, 1.0));
+        let dy = values(3, elements(sy) as usize, 1.0);
+        let eps = 1e-2f32;
+        let f = |sign: f32| {
+            let moved: Vec<f32> = x.iter().zip(&v).map(|(a, b)| a + sign * eps * b).collect();
+            let mut ins = vec![(moved.as_slice(), sx)];
+            ins.extend_from_slice(fwd_extra);
+            run(of, &ins, sy)
+        };
+        let (up, down) = (f(1.0), f(-1.0));
+        let numeric: f32 = up
+            .iter()
+            .zip(&down)
+            .zip(&dy)
+            .map(|((p, m), d)| (p - m) / (2.0 * eps) * d)
+            .sum();
+        // An input gradient reads only dy; every other backward reads x first.
+        let mut ins = Vec::new();
+        if !matches!(grad, Op::InputGrad { .. }) {
+            ins.push((x.as_slice(), sx));
+        }
+        ins.extend_from_slice(bwd_extra);
+        ins.push((dy.as_slice(), sy));
+        let dx = run(grad, &ins, sx);
+        let analytic: f32 = dx.iter().zip(&v).map(|(g, v)| g * v).sum();
+        assert!(
+            (numeric - analytic).abs() <= 1e-2 * (1.0 + analytic.abs()),
+            "{of:?}: finite differences {numeric}, backward {analytic}"
+        );
+    }
+
+    fn grad_of(of: &Op) -> Op {
+        Op::Grad {
+            of: alloc::boxed::Box::new(of.clone()),
+        }
+    }
+
+    #[test]
+    fn backward_ops_match_finite_differences() {
+        for (of, sx, sy) in [
+            (Op::Gelu, [2, 2, 3], [2, 2, 3]),
+            (Op::SwiGlu, [2, 2, 6], [2, 2, 3]),
+            (Op::LayerNorm, [2, 2, 5], [2, 2, 5]),
+            (Op::RmsNorm, [2, 2, 5], [2, 2, 5]),
+            (Op::Permute { top_k: 2 }, [2, 1, 3], [4, 1, 3]),
+            (
+                Op::Attention {
+                    heads: 2,
+                    kv_heads: 1,
+                    head_dim: 2,
+                },
+                [4, 2, 8],
+                [4, 2, 4],
+            ),
+        ] {
+            check(&of, &grad_of(&of), [sx, sy], &[], &[]);
+        }
+        let other = values(4, 12, 1.0);
+        check(
+            &Op::Add,
+            &grad_of(&Op::Add),
+            [[2, 2, 3], [2, 2, 3]],
+            &[(&other, [2, 2, 3])],
+            &[],
+        );
+        let router = values(5, 8, 1.0);
+        let unpermute = Op::Unpermute { top_k: 2 };
+        let r = [(router.as_slice(), [2, 1, 4])];
+        check(
+            &unpermute,
+            &grad_of(&unpermute),
+            [[4, 1, 3], [2, 1, 3]],
+            &r,
+            &r,
+        );
+        let input_grad = Op::InputGrad { weight: "w".into() };
+        check(&Op::Linear, &input_grad, [[2, 2, 3], [2, 2, 4]], &[], &[]);
+    }
+
+    #[test]
+    fn a_weight_gradient_sums_over_every_token_and_adds_its_partial_sum() {
+        // x = [[1, 2]] and [[3, 4]] (two tokens), dy = [[1]] and [[10]]: xᵀ·dy = [31, 42].
+        let x = [1.0, 2.0, 3.0, 4.0];
+        let dy = [1.0, 10.0];
+        let g = run(
+            &Op::WeightGrad,
+            &[(&x, [2, 1, 2]), (&dy, [2, 1, 1])],
+            [1, 1, 1],
+        );
+        assert_eq!(g, [31.0, 42.0]);
+        let h = run_with_partial(&x, &dy, &[0.5, -2.0]);
+        assert_eq!(h, [31.5, 40.0]);
+    }
+
+    fn run_with_partial(x: &[f32], dy: &[f32], partial: &[f32]) -> Vec<f32> {
+        // The partial sum has no shape: build the context by hand.
+        let mut g = Graph::new();
+        let tx = g.add_input("x", 1, false);
+        g.tensors[tx].shape = Some([2, 1, 2]);
+        let tdy = g.add_input("dy", 1, false);
+        g.tensors[tdy].shape = Some([2, 1, 1]);
+        let tp = g.add_input("partial", 1, false);
+        let node = Node {
+            name: "f#t1".into(),
+            kind: NodeKind::Compute(ComputeWork {
+                kind: ComputeKind::Gemm,
+                flops: 0.0,
+                bytes: 0.0,
+            }),
+            inputs: vec![tx, tdy, tp],
+            outputs: Vec::new(),
+            op: Some(Op::WeightGrad),
+            tile: None,
+        };
+        let vals = vec![vec![
+            Some(x.to_vec()),
+            Some(dy.to_vec()),
+            Some(partial.to_vec()),
+        ]];
+        let cx = Ctx {
+            g: &g,
+            world: 1,
+            layout: Vec::new(),
+            vals,
+        };
+        compute(&cx, 0, &node, &Op::WeightGrad, [1, 1, 1]).unwrap()
+    }
+}
