@@ -28,7 +28,7 @@ use petgraph::Direction;
 use crate::cost::{CollectiveKind, ComputeKind, ComputeWork};
 use crate::graph::validate::{validate, GraphError};
 use crate::graph::{Dim, Edge, Graph, NodeKind, Op};
-use crate::labs::overlap::passes::{add, persistent_input_bytes, split_shape};
+use crate::labs::overlap::passes::{add, persistent_input_bytes, split_shape, NO_OUTPUTS};
 use crate::labs::overlap::schedule::node_bound;
 
 /// Readers of each tensor.
@@ -179,7 +179,7 @@ pub fn async_tp(graph: &Graph) -> Result<(Graph, usize), GraphError> {
                         },
                         None,
                         &[current],
-                        &[],
+                        NO_OUTPUTS,
                     );
                     Some(s)
                 } else {
@@ -279,7 +279,7 @@ pub fn async_tp(graph: &Graph) -> Result<(Graph, usize), GraphError> {
                     },
                     None,
                     &[acc],
-                    &[],
+                    NO_OUTPUTS,
                 );
                 let (_, part) = add(
                     &mut g,

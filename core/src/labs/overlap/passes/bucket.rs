@@ -249,13 +249,13 @@ pub fn merge(g: &Graph, chosen: &[&Candidate]) -> Result<Option<Graph>, GraphErr
     }
     let mut new_node: Vec<Option<NodeIndex>> = vec![None; bound];
     let mut merged_start: Vec<Option<NodeIndex>> = vec![None; sets.len()];
-    let outs_of = |g: &Graph, n: NodeIndex| -> Vec<(String, u64, Option<[u64; 3]>)> {
+    let outs_of = |n: NodeIndex| -> Vec<(&str, u64, Option<[u64; 3]>)> {
         g.dag[n]
             .outputs
             .iter()
             .map(|&t| {
                 let tensor = &g.tensors[t];
-                (tensor.name.clone(), tensor.bytes, tensor.shape)
+                (tensor.name.as_str(), tensor.bytes, tensor.shape)
             })
             .collect()
     };
@@ -278,7 +278,7 @@ pub fn merge(g: &Graph, chosen: &[&Candidate]) -> Result<Option<Graph>, GraphErr
                     kind.clone(),
                     node.op.clone(),
                     &inputs,
-                    &outs_of(g, n),
+                    &outs_of(n),
                 );
                 out.dag[c].tile.clone_from(&node.tile);
                 if let NodeKind::Wait { start } = kind {
