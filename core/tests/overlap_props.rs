@@ -420,3 +420,23 @@ fn async_tp_ring_steps_compute_the_collectives() {
     }
     assert!(differs(&g, &broken) > 1e-2);
 }
+
+#[test]
+fn backward_ops_survive_the_graph_json() {
+    // An imported training graph (tiled, AsyncTP-chunked) keeps its op semantics: the
+    // interpreter gives the same outputs after the round trip.
+    let g = small_training_graph();
+    for graph in [
+        tile(&g, 2, Dim::Batch).unwrap().graph,
+        async_tp(&g).unwrap().0,
+    ] {
+        let text = bubblelab_core::graph::json::to_json(&graph);
+        let back = bubblelab_core::graph::json::from_json(&text).unwrap();
+        assert!(graph
+            .dag
+            .node_indices()
+            .zip(back.dag.node_indices())
+            .all(|(a, b)| graph.dag[a].op == back.dag[b].op));
+        assert!(differs(&graph, &back) == 0.0);
+    }
+}
