@@ -430,6 +430,15 @@ impl MemoryLedger {
         }
     }
 
+    /// A ledger like [`MemoryLedger::new`] with room for `changes` allocations and frees.
+    #[must_use]
+    pub fn with_capacity(pools: usize, changes: usize) -> Self {
+        MemoryLedger {
+            changes: Vec::with_capacity(changes),
+            pools,
+        }
+    }
+
     /// Records `bytes` allocated in `pool` at `time`.
     pub fn alloc(&mut self, time: Nanos, pool: usize, bytes: u64) {
         self.changes.push((time, pool, bytes as i64));

@@ -402,6 +402,47 @@ impl Graph {
         (index, out)
     }
 
+    /// Adds a copy of `node` (of another graph) with `kind`, reading `inputs` (tensors of this
+    /// graph) and writing copies (name, size, shape) of `outputs`; like [`Graph::add_node`],
+    /// data edges from the inputs' producers are added and the node is appended to `order`.
+    /// For passes that rebuild a graph node by node, without intermediate allocations.
+    pub fn add_copy<'t>(
+        &mut self,
+        node: &Node,
+        kind: NodeKind,
+        inputs: Vec<TensorId>,
+        outputs: impl ExactSizeIterator<Item = &'t Tensor>,
+    ) -> NodeIndex {
+        let first = self.tensors.len();
+        let index = self.dag.add_node(Node {
+            name: node.name.clone(),
+            kind,
+            inputs,
+            outputs: (first..first + outputs.len()).collect(),
+            op: node.op.clone(),
+            tile: node.tile.clone(),
+        });
+        for t in outputs {
+            self.tensors.push(Tensor {
+                name: t.name.clone(),
+                bytes: t.bytes,
+                producer: Some(index),
+                persistent: false,
+                shape: t.shape,
+            });
+        }
+        for i in 0..self.dag[index].inputs.len() {
+            let t = self.dag[index].inputs[i];
+            if let Some(producer) = self.tensors.get(t).and_then(|t| t.producer) {
+                if !self.dag.contains_edge(producer, index) {
+                    self.dag.add_edge(producer, index, Edge::Data);
+                }
+            }
+        }
+        self.order.push(index);
+        index
+    }
+
     /// Adds a compute node; returns its single output tensor.
     pub fn compute(
         &mut self,

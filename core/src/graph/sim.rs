@@ -288,7 +288,7 @@ pub(crate) fn simulate_valid(graph: &Graph, cost: &CostModel) -> Result<GraphSim
             last_read[t] = Some(last_read[t].map_or(end, |e| e.max(end)));
         }
     }
-    let mut ledger = MemoryLedger::new(1);
+    let mut ledger = MemoryLedger::with_capacity(1, 2 * graph.tensors.len());
     for (t, tensor) in graph.tensors.iter().enumerate() {
         if tensor.persistent {
             continue;

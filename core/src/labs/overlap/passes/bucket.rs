@@ -249,16 +249,6 @@ pub fn merge(g: &Graph, chosen: &[&Candidate]) -> Result<Option<Graph>, GraphErr
     }
     let mut new_node: Vec<Option<NodeIndex>> = vec![None; bound];
     let mut merged_start: Vec<Option<NodeIndex>> = vec![None; sets.len()];
-    let outs_of = |n: NodeIndex| -> Vec<(&str, u64, Option<[u64; 3]>)> {
-        g.dag[n]
-            .outputs
-            .iter()
-            .map(|&t| {
-                let tensor = &g.tensors[t];
-                (tensor.name.as_str(), tensor.bytes, tensor.shape)
-            })
-            .collect()
-    };
     let mapped = |map: &[Option<usize>], t: usize| map[t].unwrap_or(t);
     for &u in &unit_order {
         match u {
@@ -272,21 +262,18 @@ pub fn merge(g: &Graph, chosen: &[&Candidate]) -> Result<Option<Graph>, GraphErr
                     },
                     ref k => k.clone(),
                 };
-                let (c, o) = add(
-                    &mut out,
-                    &node.name,
-                    kind.clone(),
-                    node.op.clone(),
-                    &inputs,
-                    &outs_of(n),
-                );
-                out.dag[c].tile.clone_from(&node.tile);
-                if let NodeKind::Wait { start } = kind {
+                let wait_of = match kind {
+                    NodeKind::Wait { start } => Some(start),
+                    _ => None,
+                };
+                let outputs = node.outputs.iter().map(|&t| &g.tensors[t]);
+                let c = out.add_copy(node, kind, inputs, outputs);
+                if let Some(start) = wait_of {
                     out.control(start, c);
                 }
                 new_node[i] = Some(c);
-                for (j, &t) in node.outputs.iter().enumerate() {
-                    map[t] = Some(o[j]);
+                for (&t, &o) in node.outputs.iter().zip(&out.dag[c].outputs) {
+                    map[t] = Some(o);
                 }
             }
             u if u < bound + sets.len() => {
