@@ -39,6 +39,19 @@ fn bench_helix(c: &mut Criterion) {
         out.scored,
         out.chosen.len()
     );
+    // What a speed-up must not change: the chosen merges, the result's score and the issue
+    // order (a hash of the node indices).
+    eprintln!(
+        "fingerprint: makespan {} ns, peak {} B, base {:?}, chosen {:?}, nodes {}, order {:?}",
+        out.result.makespan_ns,
+        out.result.peak_bytes,
+        out.base,
+        out.chosen,
+        out.graph.node_count(),
+        out.graph.order.iter().fold(0u64, |h, n| h
+            .wrapping_mul(1_000_003)
+            .wrapping_add(n.index() as u64))
+    );
     let mut group = c.benchmark_group("overlap");
     group.sample_size(10);
     group.bench_function("helix_gpt3_175b_96_layers", |b| b.iter(helix));

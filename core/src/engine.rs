@@ -430,6 +430,15 @@ impl MemoryLedger {
         }
     }
 
+    /// A ledger like [`MemoryLedger::new`] with room for `changes` allocations and frees.
+    #[must_use]
+    pub fn with_capacity(pools: usize, changes: usize) -> Self {
+        MemoryLedger {
+            changes: Vec::with_capacity(changes),
+            pools,
+        }
+    }
+
     /// Records `bytes` allocated in `pool` at `time`.
     pub fn alloc(&mut self, time: Nanos, pool: usize, bytes: u64) {
         self.changes.push((time, pool, bytes as i64));
@@ -445,7 +454,13 @@ impl MemoryLedger {
     #[must_use]
     pub fn curves(&self) -> Vec<MemoryCurve> {
         let mut sorted = self.changes.clone();
-        sorted.sort_by_key(|&(t, pool, delta)| (pool, t, delta > 0));
+        // Unstable is exact: changes with equal keys share pool, instant and sign, so their
+        // order changes neither the level after the instant nor the peak (a run of increases
+        // peaks at its end, a run of decreases at its start).
+        // One u128 key (pool, time, allocation after free) compares faster than the tuple.
+        sorted.sort_unstable_by_key(|&(t, pool, delta)| {
+            ((pool as u128) << 65) | (u128::from(t.0) << 1) | u128::from(delta > 0)
+        });
         let mut curves: Vec<MemoryCurve> = (0..self.pools)
             .map(|_| MemoryCurve {
                 peak_bytes: 0,

@@ -1,14 +1,18 @@
 #![cfg(not(target_arch = "wasm32"))]
-//! The overlap lab's passes keep the math: for random small models and layouts, the numeric
-//! interpreter gives the same outputs for the graph as built, after each Helix pass and for the
-//! serial and eager baselines; every output validates; bucketing never exceeds its budget.
+//! The overlap lab's passes keep the math: for random small models and layouts (TP with or
+//! without sequence parallelism, Ulysses context parallelism, MoE expert parallelism, data
+//! parallelism), forward or forward + backward, the numeric interpreter gives the same outputs
+//! for the graph as built, after each Helix pass and for the serial, eager and AsyncTP-style
+//! baselines; every output validates; bucketing never exceeds its budget. And the oracle can
+//! fail: broken passes (a swapped tile, a dropped accumulation, a dropped dependency) are
+//! caught.
 
 use bubblelab_core::cost::CostModel;
 use bubblelab_core::graph::build::{build, Mlp, ModelSpec, Moe, Parallelism, Workload};
 use bubblelab_core::graph::validate::validate;
-use bubblelab_core::graph::{Dim, Graph};
+use bubblelab_core::graph::{Dim, Edge, Graph, NodeKind, Op};
 use bubblelab_core::hw::GpuKind;
-use bubblelab_core::labs::overlap::baselines::{eager::eager, serial::serial};
+use bubblelab_core::labs::overlap::baselines::{async_tp::async_tp, eager::eager, serial::serial};
 use bubblelab_core::labs::overlap::interp::{interpret, max_difference};
 use bubblelab_core::labs::overlap::passes::{bucket::bucket, reorder::reorder, tile::tile};
 use proptest::prelude::*;
@@ -37,19 +41,22 @@ fn case() -> impl Strategy<Value = Case> {
             prop::sample::select(vec![1u32, 2]),
             any::<bool>(),
             prop::sample::select(vec![1u32, 2]),
+            any::<bool>(),
+            prop::sample::select(vec![1u32, 2]),
         ),
         (
             prop::sample::select(vec![2u64, 4]),
             prop::sample::select(vec![4u64, 8]),
             1u32..=2,
+            any::<bool>(),
         ),
         (prop::sample::select(vec![2u32, 4]), any::<bool>()),
     )
         .prop_map(
             |(
                 (heads, head_dim, gqa, swiglu, moe),
-                (tp, sp, ep),
-                (mb, seq, layers),
+                (tp, sp, ep, ulysses, dp),
+                (mb, seq, layers, backward),
                 (k, seq_dim),
             )| {
                 let kv_heads = if gqa { heads / 2 } else { heads };
@@ -71,17 +78,26 @@ fn case() -> impl Strategy<Value = Case> {
                         expert_ffn: 4,
                     }),
                 };
+                // Ulysses over 2 ranks where every rank keeps whole query and KV heads.
+                let t = u64::from(tp);
+                let cp = if ulysses && (heads / t) % 2 == 0 && (kv_heads / t).max(1) % 2 == 0 {
+                    2
+                } else {
+                    1
+                };
                 let par = Parallelism {
                     tp,
                     sp: sp && tp > 1,
+                    cp,
                     ep: if moe { ep } else { 1 },
+                    dp,
                     ..Parallelism::default()
                 };
                 let work = Workload {
                     layers,
                     micro_batch: mb,
                     seq_len: seq,
-                    backward: false,
+                    backward,
                     dtype_bytes: 2,
                 };
                 let dim = if seq_dim { Dim::Sequence } else { Dim::Batch };
@@ -136,6 +152,10 @@ proptest! {
         }
         same(&g, &serial(&g).map_err(|e| TestCaseError::fail(e.to_string()))?, "serial")?;
         same(&g, &eager(&g).map_err(|e| TestCaseError::fail(e.to_string()))?, "eager")?;
+        let (chunked, pairs) = async_tp(&g).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        // Sequence parallelism gives the AllGather→GEMM and GEMM→ReduceScatter pairs.
+        prop_assert_eq!(pairs > 0, c.par.sp, "{} pairs", pairs);
+        same(&g, &chunked, "async_tp")?;
     }
 
     #[test]
@@ -222,4 +242,201 @@ fn sequence_tiling_refuses_attention_by_name() {
         .reason
         .contains("attention reduces over the sequence"));
     assert!(t.tiled_ops > 0);
+}
+
+/// A small training graph: one GELU layer, TP = 2 with sequence parallelism, DP = 2.
+fn small_training_graph() -> Graph {
+    let model = ModelSpec {
+        hidden: 8,
+        heads: 2,
+        kv_heads: 2,
+        head_dim: 4,
+        ffn: 8,
+        layers: 1,
+        mlp: Mlp::Gelu,
+        moe: None,
+    };
+    let par = Parallelism {
+        tp: 2,
+        sp: true,
+        dp: 2,
+        ..Parallelism::default()
+    };
+    let work = Workload {
+        layers: 1,
+        micro_batch: 2,
+        seq_len: 4,
+        backward: true,
+        dtype_bytes: 2,
+    };
+    build(&model, &par, &work).unwrap()
+}
+
+fn node(g: &Graph, name: &str) -> petgraph::stable_graph::NodeIndex {
+    g.dag
+        .node_indices()
+        .find(|&n| g.dag[n].name == name)
+        .unwrap_or_else(|| panic!("no node {name}"))
+}
+
+fn differs(a: &Graph, b: &Graph) -> f32 {
+    max_difference(&interpret(a).unwrap(), &interpret(b).unwrap()).unwrap()
+}
+
+#[test]
+fn a_swapped_tile_is_caught() {
+    // A broken tiling: the two tiles of fc1 read each other's half of the batch. The graph is
+    // still valid (the edges are there), but the outputs are not the same.
+    let g = small_training_graph();
+    let tiled = tile(&g, 2, Dim::Batch).unwrap().graph;
+    assert!(differs(&g, &tiled) <= TOLERANCE);
+    let mut broken = tiled.clone();
+    let (a, b) = (node(&broken, "L0.fc1#t0"), node(&broken, "L0.fc1#t1"));
+    let (xa, xb) = (broken.dag[a].inputs[0], broken.dag[b].inputs[0]);
+    broken.dag[a].inputs[0] = xb;
+    broken.dag[b].inputs[0] = xa;
+    for (n, t) in [(a, xb), (b, xa)] {
+        let producer = broken.tensors[t].producer.unwrap();
+        broken.dag.add_edge(producer, n, Edge::Data);
+    }
+    validate(&broken).unwrap();
+    let d = differs(&g, &broken);
+    assert!(d > 1e-2, "a swapped tile went unnoticed ({d})");
+}
+
+#[test]
+fn a_dropped_accumulation_is_caught() {
+    // A broken tiling of a weight gradient: the second tile forgets the first tile's partial
+    // sum, so the gradient holds only half of the batch.
+    let g = small_training_graph();
+    let mut broken = tile(&g, 2, Dim::Batch).unwrap().graph;
+    let last = node(&broken, "L0.fc2.wgrad#t1");
+    assert_eq!(broken.dag[last].op, Some(Op::WeightGrad));
+    assert_eq!(broken.dag[last].inputs.len(), 3);
+    broken.dag[last].inputs.pop();
+    validate(&broken).unwrap();
+    let name = "L0.fc2.wgrad".to_string();
+    let (a, b) = (interpret(&g).unwrap(), interpret(&broken).unwrap());
+    let one = |o: &bubblelab_core::labs::overlap::interp::Outputs| {
+        [(name.clone(), o[&name].clone())].into_iter().collect()
+    };
+    let d = max_difference(&one(&a), &one(&b)).unwrap();
+    assert!(d > 1e-2, "a dropped partial sum went unnoticed ({d})");
+}
+
+#[test]
+fn a_swapped_bucket_is_caught() {
+    // A broken bucketing: the merged operator's output views hand the streams each other's
+    // half.
+    let g = small_training_graph();
+    let r = reorder(&tile(&g, 2, Dim::Batch).unwrap().graph)
+        .unwrap()
+        .graph;
+    let cands = bubblelab_core::labs::overlap::passes::bucket::candidates(&r);
+    let fc1 = cands
+        .iter()
+        .find(|c| c.role == "fc1")
+        .expect("fc1 is a candidate");
+    let mut broken = bubblelab_core::labs::overlap::passes::bucket::merge(&r, &[fc1])
+        .unwrap()
+        .unwrap();
+    assert!(differs(&g, &broken) <= TOLERANCE);
+    for n in broken.order.clone() {
+        let view = &mut broken.dag[n];
+        if let (true, Some(Op::Slice { index, .. })) =
+            (view.name.starts_with("L0.fc1.out0.slice"), &mut view.op)
+        {
+            *index = 1 - *index;
+        }
+    }
+    validate(&broken).unwrap();
+    let d = differs(&g, &broken);
+    assert!(d > 1e-2, "swapped merged halves went unnoticed ({d})");
+}
+
+#[test]
+fn a_dropped_dependency_is_caught() {
+    // A broken reordering that dropped the dependency of a collective on its input: the start
+    // is issued before the GEMM whose output it reduces. The interpreter, which does not
+    // validate, refuses to read a tensor before it is written (and so does the validator).
+    let g = small_training_graph();
+    let mut broken = reorder(&tile(&g, 2, Dim::Batch).unwrap().graph)
+        .unwrap()
+        .graph;
+    let start = node(&broken, "L0.sp_reducescatter1#t0");
+    assert!(matches!(
+        broken.dag[start].kind,
+        NodeKind::CollectiveStart { .. }
+    ));
+    let producer = broken.tensors[broken.dag[start].inputs[0]]
+        .producer
+        .unwrap();
+    let edge = broken.dag.find_edge(producer, start).unwrap();
+    broken.dag.remove_edge(edge);
+    broken.order.retain(|&n| n != start);
+    let at = broken.order.iter().position(|&n| n == producer).unwrap();
+    broken.order.insert(at, start);
+    let e = interpret(&broken).unwrap_err();
+    assert!(e.message.contains("before it was written"), "{e}");
+    assert!(validate(&broken).is_err());
+}
+
+#[test]
+fn async_tp_ring_steps_compute_the_collectives() {
+    // The decomposed AllGather→GEMM and GEMM→ReduceScatter of a TP = 4 layer give what the
+    // collectives gave, on every rank (a wrong ring direction or chunk would not).
+    let model = ModelSpec {
+        hidden: 16,
+        heads: 4,
+        kv_heads: 4,
+        head_dim: 4,
+        ffn: 16,
+        layers: 1,
+        mlp: Mlp::SwiGlu,
+        moe: None,
+    };
+    let par = Parallelism {
+        tp: 4,
+        sp: true,
+        ..Parallelism::default()
+    };
+    let work = Workload {
+        layers: 1,
+        micro_batch: 1,
+        seq_len: 8,
+        backward: false,
+        dtype_bytes: 2,
+    };
+    let g = build(&model, &par, &work).unwrap();
+    let (chunked, pairs) = async_tp(&g).unwrap();
+    assert_eq!(pairs, 4);
+    assert!(differs(&g, &chunked) <= TOLERANCE);
+    // Reversing the ring (receive from the next member) breaks it.
+    let mut broken = chunked.clone();
+    for n in broken.order.clone() {
+        if let Some(Op::RingChunk { step, .. }) = &mut broken.dag[n].op {
+            *step += 2;
+        }
+    }
+    assert!(differs(&g, &broken) > 1e-2);
+}
+
+#[test]
+fn backward_ops_survive_the_graph_json() {
+    // An imported training graph (tiled, AsyncTP-chunked) keeps its op semantics: the
+    // interpreter gives the same outputs after the round trip.
+    let g = small_training_graph();
+    for graph in [
+        tile(&g, 2, Dim::Batch).unwrap().graph,
+        async_tp(&g).unwrap().0,
+    ] {
+        let text = bubblelab_core::graph::json::to_json(&graph);
+        let back = bubblelab_core::graph::json::from_json(&text).unwrap();
+        assert!(graph
+            .dag
+            .node_indices()
+            .zip(back.dag.node_indices())
+            .all(|(a, b)| graph.dag[a].op == back.dag[b].op));
+        assert!(differs(&graph, &back) == 0.0);
+    }
 }

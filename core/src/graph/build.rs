@@ -385,22 +385,27 @@ enum Tape {
         name: String,
         flops: f64,
         x: TensorId,
+        w: TensorId,
         x_bytes: u64,
         w_bytes: u64,
     },
-    /// A memory-bound op over `bytes`.
+    /// A memory-bound op over `bytes` writing `out`; its backward reads `x` (and `also`, a
+    /// second forward tensor the gradient needs, e.g. the router of an MoE combine).
     Pointwise {
         name: String,
         bytes: u64,
         x: TensorId,
+        also: Option<TensorId>,
+        out: TensorId,
         x_bytes: u64,
     },
-    /// Attention core.
+    /// Attention core writing `out`.
     Attention {
         name: String,
         flops: f64,
         bytes: u64,
         qkv: TensorId,
+        out: TensorId,
         x_bytes: u64,
     },
     /// A collective whose backward is `back` on the same group.
@@ -453,6 +458,15 @@ impl Builder<'_> {
         self.g.tensors.get(t).and_then(|t| t.shape)
     }
 
+    /// The backward op of the forward op that wrote `t` (`None` where it has no semantics).
+    fn forward_op(&self, t: TensorId) -> Option<Op> {
+        let producer = self.g.tensors.get(t)?.producer?;
+        let of = self.g.dag[producer].op.clone()?;
+        Some(Op::Grad {
+            of: alloc::boxed::Box::new(of),
+        })
+    }
+
     fn gemm(&mut self, name: &str, x: TensorId, rows: u64, k: u64, n: u64) -> TensorId {
         let flops = gemm_flops(rows as f64, n as f64, k as f64);
         let (x_bytes, w_bytes, out_bytes) = (
@@ -478,6 +492,7 @@ impl Builder<'_> {
             name: name.into(),
             flops,
             x,
+            w,
             x_bytes,
             w_bytes,
         });
@@ -502,6 +517,8 @@ impl Builder<'_> {
             name: name.into(),
             bytes,
             x: inputs[0],
+            also: None,
+            out,
             x_bytes: in_bytes,
         });
         out
@@ -752,7 +769,15 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
                 );
                 let c = u64::from(cp);
                 let shape = b.shape(tokens * c, out_cols / c);
-                b.annotate(o, None, Some(shape));
+                // The QKV GEMM's columns are laid out head group by head group
+                // ([q_j | k_j | v_j] for each CP rank j), so the AllToAll's feature chunk j is
+                // rank j's heads; without whole KV heads per rank there are no op semantics.
+                let op = kv.is_multiple_of(c).then_some(Op::Attention {
+                    heads: heads / c,
+                    kv_heads: kv / c,
+                    head_dim: d,
+                });
+                b.annotate(o, op, Some(shape));
                 let back = b.collective(
                     &p("cp_alltoall_out"),
                     (CollectiveKind::AllToAll, CollectiveKind::AllToAll),
@@ -904,6 +929,10 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
                 );
                 let shape = b.shape(tokens, h);
                 b.annotate(out, Some(Op::Unpermute { top_k: moe.top_k }), Some(shape));
+                // Its backward scales each copy's gradient by the router's gate.
+                if let Some(Tape::Pointwise { also, .. }) = b.tape.last_mut() {
+                    *also = Some(router);
+                }
                 out
             }
         };
@@ -937,6 +966,7 @@ fn attention(
         flops,
         bytes: qkv_bytes + out_bytes,
         qkv,
+        out,
         x_bytes: qkv_bytes,
     });
     out
@@ -959,7 +989,7 @@ fn backward(b: &mut Builder<'_>, out: TensorId) {
         &[out],
         out_bytes,
     );
-    b.g.tensors[grad].shape = b.shape_of(out);
+    b.annotate(grad, Some(Op::LossGrad), b.shape_of(out));
     let tape = core::mem::take(&mut b.tape);
     for op in tape.iter().rev() {
         match op {
@@ -967,6 +997,7 @@ fn backward(b: &mut Builder<'_>, out: TensorId) {
                 name,
                 flops,
                 x,
+                w,
                 x_bytes,
                 w_bytes,
             } => {
@@ -975,7 +1006,9 @@ fn backward(b: &mut Builder<'_>, out: TensorId) {
                     flops: *flops,
                     bytes: (*x_bytes + *w_bytes) as f64,
                 };
-                b.g.compute(&format!("{name}.wgrad"), wgrad_work, &[*x, grad], *w_bytes);
+                let wgrad =
+                    b.g.compute(&format!("{name}.wgrad"), wgrad_work, &[*x, grad], *w_bytes);
+                b.annotate(wgrad, Some(Op::WeightGrad), None);
                 let dgrad_work = ComputeWork {
                     kind: ComputeKind::Gemm,
                     flops: *flops,
@@ -983,13 +1016,18 @@ fn backward(b: &mut Builder<'_>, out: TensorId) {
                 };
                 grad =
                     b.g.compute(&format!("{name}.dgrad"), dgrad_work, &[grad], *x_bytes);
-                b.g.tensors[grad].shape = b.shape_of(*x);
+                let op = Op::InputGrad {
+                    weight: b.g.tensors[*w].name.clone(),
+                };
+                b.annotate(grad, Some(op), b.shape_of(*x));
                 b.grad(name, *w_bytes, false);
             }
             Tape::Pointwise {
                 name,
                 bytes,
                 x,
+                also,
+                out,
                 x_bytes,
             } => {
                 let work = ComputeWork {
@@ -997,15 +1035,20 @@ fn backward(b: &mut Builder<'_>, out: TensorId) {
                     flops: (*x_bytes / e) as f64 * 8.0,
                     bytes: *bytes as f64,
                 };
-                grad =
-                    b.g.compute(&format!("{name}.bwd"), work, &[*x, grad], *x_bytes);
-                b.g.tensors[grad].shape = b.shape_of(*x);
+                let inputs: Vec<TensorId> = [Some(*x), *also, Some(grad)]
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                grad = b.g.compute(&format!("{name}.bwd"), work, &inputs, *x_bytes);
+                let op = b.forward_op(*out);
+                b.annotate(grad, op, b.shape_of(*x));
             }
             Tape::Attention {
                 name,
                 flops,
                 bytes,
                 qkv,
+                out,
                 x_bytes,
             } => {
                 let work = ComputeWork {
@@ -1015,7 +1058,8 @@ fn backward(b: &mut Builder<'_>, out: TensorId) {
                 };
                 grad =
                     b.g.compute(&format!("{name}.bwd"), work, &[*qkv, grad], *x_bytes);
-                b.g.tensors[grad].shape = b.shape_of(*qkv);
+                let op = b.forward_op(*out);
+                b.annotate(grad, op, b.shape_of(*qkv));
             }
             Tape::Collective {
                 name,

@@ -159,9 +159,47 @@ pub enum Op {
         /// Concatenated dimension.
         dim: Dim,
     },
-    /// `out = a + b` where `b` is a partial result accumulated across tiles (a reduction over
-    /// the split dimension, e.g. a weight gradient). Timing only: not interpreted.
-    Accumulate,
+    /// Gradient of the training loss ½‖y‖² with respect to the last layer's output y: y itself
+    /// (the backward pass's seed).
+    LossGrad,
+    /// Weight gradient of a linear: `dW = Σ_tokens xᵀ · dy` over every sequence position and
+    /// batch index, inputs `[x, dy]`; a third input is a partial sum to add (the accumulating
+    /// tiles of a batch-tiled weight gradient). The output has no `[sequence, batch, features]`
+    /// shape: it is features_in × features_out.
+    WeightGrad,
+    /// Input gradient of a linear: `dx = dy · Wᵀ` per token, `W` the graph input named `weight`
+    /// (features_in × features_out, as [`Op::Linear`] reads it).
+    InputGrad {
+        /// Name of the forward linear's weight tensor.
+        weight: String,
+    },
+    /// Backward of the forward op `of`: the vector-Jacobian product `dx = dy · ∂of/∂x`, inputs
+    /// `[x, dy]` (`[y, router, dy]` for [`Op::Unpermute`]; for [`Op::Add`] the gradient of its
+    /// first input, which is `dy`). The router's own gradient is not propagated (the builder's
+    /// backward carries one gradient per op).
+    Grad {
+        /// The forward op.
+        of: alloc::boxed::Box<Op>,
+    },
+    /// Concatenation along the sequence of the `p` parts a ring of `group` produced (AsyncTP's
+    /// AllGather→GEMM): part i was computed from the shard of the member i hops behind on the
+    /// ring, so it lands at position (c − i) mod p, c this rank's coordinate in the group.
+    RingConcat {
+        /// The ring's group.
+        group: GroupId,
+    },
+    /// `of` ([`Op::Linear`] or [`Op::InputGrad`]) on chunk (c − step − 1) mod p of p equal
+    /// sequence chunks of the input, p the size of `group` and c this rank's coordinate in it:
+    /// the rows a ring reduce-scatter step adds before passing them on (AsyncTP's
+    /// GEMM→ReduceScatter).
+    RingChunk {
+        /// The ring's group.
+        group: GroupId,
+        /// The ring step, 0-based.
+        step: u64,
+        /// The op computed on the chunk.
+        of: alloc::boxed::Box<Op>,
+    },
 }
 
 impl Op {
@@ -174,6 +212,7 @@ impl Op {
         match (self, dim) {
             (_, Dim::Features) => Err("features are split by tensor parallelism, not by tiling"),
             (_, Dim::Batch) => Ok(()),
+            (Op::Grad { of }, _) => of.splittable(dim),
             (
                 Op::Linear
                 | Op::Add
@@ -181,11 +220,18 @@ impl Op {
                 | Op::SwiGlu
                 | Op::LayerNorm
                 | Op::RmsNorm
+                | Op::LossGrad
+                | Op::InputGrad { .. }
                 | Op::Slice { .. }
-                | Op::Concat { .. }
-                | Op::Accumulate,
+                | Op::Concat { .. },
                 Dim::Sequence,
             ) => Ok(()),
+            (Op::WeightGrad, Dim::Sequence) => {
+                Err("a weight gradient sums over every position of the sequence")
+            }
+            (Op::RingConcat { .. } | Op::RingChunk { .. }, Dim::Sequence) => {
+                Err("a ring step's rows depend on the rank's place on the ring")
+            }
             (Op::Attention { .. }, Dim::Sequence) => {
                 Err("attention reduces over the sequence (each query reads every earlier key)")
             }
@@ -281,6 +327,18 @@ impl Graph {
         Graph::default()
     }
 
+    /// An empty graph with room for `nodes` nodes, `edges` edges and `tensors` tensors (a pass
+    /// that rebuilds a graph of known size saves the reallocations).
+    #[must_use]
+    pub fn with_capacity(nodes: usize, edges: usize, tensors: usize) -> Graph {
+        Graph {
+            dag: StableDiGraph::with_capacity(nodes, edges),
+            tensors: Vec::with_capacity(tensors),
+            groups: Vec::new(),
+            order: Vec::with_capacity(nodes),
+        }
+    }
+
     /// Adds a group and returns its id.
     pub fn add_group(&mut self, name: &str, ranks: u32, ranks_per_node: u32) -> GroupId {
         self.groups.push(GroupSpec {
@@ -342,6 +400,47 @@ impl Graph {
         }
         self.order.push(index);
         (index, out)
+    }
+
+    /// Adds a copy of `node` (of another graph) with `kind`, reading `inputs` (tensors of this
+    /// graph) and writing copies (name, size, shape) of `outputs`; like [`Graph::add_node`],
+    /// data edges from the inputs' producers are added and the node is appended to `order`.
+    /// For passes that rebuild a graph node by node, without intermediate allocations.
+    pub fn add_copy<'t>(
+        &mut self,
+        node: &Node,
+        kind: NodeKind,
+        inputs: Vec<TensorId>,
+        outputs: impl ExactSizeIterator<Item = &'t Tensor>,
+    ) -> NodeIndex {
+        let first = self.tensors.len();
+        let index = self.dag.add_node(Node {
+            name: node.name.clone(),
+            kind,
+            inputs,
+            outputs: (first..first + outputs.len()).collect(),
+            op: node.op.clone(),
+            tile: node.tile.clone(),
+        });
+        for t in outputs {
+            self.tensors.push(Tensor {
+                name: t.name.clone(),
+                bytes: t.bytes,
+                producer: Some(index),
+                persistent: false,
+                shape: t.shape,
+            });
+        }
+        for i in 0..self.dag[index].inputs.len() {
+            let t = self.dag[index].inputs[i];
+            if let Some(producer) = self.tensors.get(t).and_then(|t| t.producer) {
+                if !self.dag.contains_edge(producer, index) {
+                    self.dag.add_edge(producer, index, Edge::Data);
+                }
+            }
+        }
+        self.order.push(index);
+        index
     }
 
     /// Adds a compute node; returns its single output tensor.

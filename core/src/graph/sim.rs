@@ -99,6 +99,15 @@ struct Running {
 /// The validator's error for a malformed graph, or a stuck schedule naming the node.
 pub fn simulate(graph: &Graph, cost: &CostModel) -> Result<GraphSim, GraphError> {
     validate(graph)?;
+    simulate_valid(graph, cost)
+}
+
+/// [`simulate`] for a graph the caller has just validated (a pass's own output): the same
+/// result without validating twice.
+///
+/// # Errors
+/// A stuck schedule naming the node. Call it only on a graph that passed [`validate`].
+pub(crate) fn simulate_valid(graph: &Graph, cost: &CostModel) -> Result<GraphSim, GraphError> {
     let bound = graph
         .dag
         .node_indices()
@@ -279,7 +288,7 @@ pub fn simulate(graph: &Graph, cost: &CostModel) -> Result<GraphSim, GraphError>
             last_read[t] = Some(last_read[t].map_or(end, |e| e.max(end)));
         }
     }
-    let mut ledger = MemoryLedger::new(1);
+    let mut ledger = MemoryLedger::with_capacity(1, 2 * graph.tensors.len());
     for (t, tensor) in graph.tensors.iter().enumerate() {
         if tensor.persistent {
             continue;

@@ -10,8 +10,13 @@
 //!
 //! Only these two patterns change (a GEMM that is the AllGather's only consumer; a GEMM whose
 //! only consumer is the ReduceScatter); every other collective stays serial. p is the TP group's
-//! size. This baseline is a timing model: its ring steps carry no op semantics, so the numeric
-//! interpreter does not run it.
+//! size.
+//!
+//! The steps keep the math (the interpreter checks it): a ring hop receives the block of the
+//! member before on the ring; step i of AllGather→GEMM computes on the shard of the member i
+//! hops behind and its output lands at that member's place in the sequence
+//! ([`Op::RingConcat`]); step i of GEMM→ReduceScatter computes the rows of sequence chunk
+//! (c − i − 1) mod p ([`Op::RingChunk`]), so after p − 1 hops rank c holds the sum of chunk c.
 
 use alloc::format;
 use alloc::vec;
@@ -22,8 +27,8 @@ use petgraph::Direction;
 
 use crate::cost::{CollectiveKind, ComputeKind, ComputeWork};
 use crate::graph::validate::{validate, GraphError};
-use crate::graph::{Edge, Graph, NodeKind};
-use crate::labs::overlap::passes::{add, concat_view, persistent_input_bytes};
+use crate::graph::{Dim, Edge, Graph, NodeKind, Op};
+use crate::labs::overlap::passes::{add, persistent_input_bytes, split_shape, NO_OUTPUTS};
 use crate::labs::overlap::schedule::node_bound;
 
 /// Readers of each tensor.
@@ -145,6 +150,15 @@ pub fn async_tp(graph: &Graph) -> Result<(Graph, usize), GraphError> {
             let step_work = chunk(work, f64::from(p), fixed);
             let out_t = gnode.outputs[0];
             let out_bytes = graph.tensors[out_t].bytes / u64::from(p);
+            let p64 = u64::from(p);
+            let out_shape = graph.tensors[out_t]
+                .shape
+                .map(|s| split_shape(s, Dim::Sequence, p64));
+            let shard_shape = g.tensors[shard].shape;
+            let step_op = gnode
+                .op
+                .clone()
+                .filter(|op| matches!(op, Op::Linear | Op::InputGrad { .. }));
             let others: Vec<usize> = gnode
                 .inputs
                 .iter()
@@ -165,7 +179,7 @@ pub fn async_tp(graph: &Graph) -> Result<(Graph, usize), GraphError> {
                         },
                         None,
                         &[current],
-                        &[],
+                        NO_OUTPUTS,
                     );
                     Some(s)
                 } else {
@@ -177,9 +191,9 @@ pub fn async_tp(graph: &Graph) -> Result<(Graph, usize), GraphError> {
                     &mut g,
                     &format!("{}.step{i}", gnode.name),
                     NodeKind::Compute(step_work),
-                    None,
+                    step_op.clone(),
                     &inputs,
-                    &[(format!("{}.step{i}", gnode.name), out_bytes, None)],
+                    &[(format!("{}.step{i}", gnode.name), out_bytes, out_shape)],
                 );
                 outs.push(o[0]);
                 if let Some(s) = next {
@@ -189,19 +203,27 @@ pub fn async_tp(graph: &Graph) -> Result<(Graph, usize), GraphError> {
                         NodeKind::Wait { start: s },
                         None,
                         &[],
-                        &[(format!("{}.shard{}", node.name, i + 1), shard_bytes, None)],
+                        &[(
+                            format!("{}.shard{}", node.name, i + 1),
+                            shard_bytes,
+                            shard_shape,
+                        )],
                     );
                     g.control(s, w);
                     current = o[0];
                 }
             }
-            let full = concat_view(
+            // A view: each step's output is written at its member's place in the sequence.
+            let out_tensor = &graph.tensors[out_t];
+            let (_, full) = add(
                 &mut g,
+                &format!("{}.concat", out_tensor.name),
+                NodeKind::Compute(crate::labs::overlap::passes::view_work()),
+                Some(Op::RingConcat { group }),
                 &outs,
-                crate::graph::Dim::Sequence,
-                &graph.tensors[out_t].name,
+                &[(out_tensor.name.clone(), out_tensor.bytes, out_tensor.shape)],
             );
-            map[out_t] = Some(full);
+            map[out_t] = Some(full[0]);
             continue;
         }
         if let Some(rs) = gemm_rs[n.index()] {
@@ -216,6 +238,18 @@ pub fn async_tp(graph: &Graph) -> Result<(Graph, usize), GraphError> {
             let step_work = chunk(work, f64::from(p), fixed);
             let inputs: Vec<usize> = node.inputs.iter().map(|&t| m(&map, t)).collect();
             let part_bytes = graph.tensors[node.outputs[0]].bytes / u64::from(p);
+            let part_shape = graph.tensors[node.outputs[0]]
+                .shape
+                .map(|s| split_shape(s, Dim::Sequence, u64::from(p)));
+            let linear = matches!(node.op, Some(Op::Linear | Op::InputGrad { .. }));
+            let step_op = |step: u32| {
+                let of = node.op.clone().filter(|_| linear)?;
+                Some(Op::RingChunk {
+                    group,
+                    step: u64::from(step),
+                    of: alloc::boxed::Box::new(of),
+                })
+            };
             let add_work = ComputeWork {
                 kind: ComputeKind::MemoryBound,
                 flops: (part_bytes / 2) as f64,
@@ -229,9 +263,9 @@ pub fn async_tp(graph: &Graph) -> Result<(Graph, usize), GraphError> {
                 &mut g,
                 &format!("{}.step0", node.name),
                 NodeKind::Compute(step_work),
-                None,
+                step_op(0),
                 &inputs,
-                &[(format!("{}.step0", node.name), part_bytes, None)],
+                &[(format!("{}.step0", node.name), part_bytes, part_shape)],
             );
             let mut acc = o[0];
             for i in 1..p {
@@ -245,15 +279,15 @@ pub fn async_tp(graph: &Graph) -> Result<(Graph, usize), GraphError> {
                     },
                     None,
                     &[acc],
-                    &[],
+                    NO_OUTPUTS,
                 );
                 let (_, part) = add(
                     &mut g,
                     &format!("{}.step{i}", node.name),
                     NodeKind::Compute(step_work),
-                    None,
+                    step_op(i),
                     &inputs,
-                    &[(format!("{}.step{i}", node.name), part_bytes, None)],
+                    &[(format!("{}.step{i}", node.name), part_bytes, part_shape)],
                 );
                 let (wt, recv) = add(
                     &mut g,
@@ -261,16 +295,16 @@ pub fn async_tp(graph: &Graph) -> Result<(Graph, usize), GraphError> {
                     NodeKind::Wait { start: s },
                     None,
                     &[],
-                    &[(format!("{rs_name}.partial{i}"), part_bytes, None)],
+                    &[(format!("{rs_name}.partial{i}"), part_bytes, part_shape)],
                 );
                 g.control(s, wt);
                 let (_, sum) = add(
                     &mut g,
                     &format!("{rs_name}.add{i}"),
                     NodeKind::Compute(add_work),
-                    None,
+                    linear.then_some(Op::Add),
                     &[recv[0], part[0]],
-                    &[(format!("{rs_name}.sum{i}"), part_bytes, None)],
+                    &[(format!("{rs_name}.sum{i}"), part_bytes, part_shape)],
                 );
                 acc = sum[0];
             }

@@ -40,7 +40,7 @@ use petgraph::Direction;
 
 use super::{add, concat_view, persistent_input_bytes, role, slice_views};
 use crate::cost::{ComputeWork, CostModel};
-use crate::graph::sim::simulate;
+use crate::graph::sim::simulate_valid;
 use crate::graph::validate::{validate, GraphError};
 use crate::graph::{Dim, Edge, Graph, NodeKind, Op};
 
@@ -98,10 +98,7 @@ pub fn candidates(g: &Graph) -> Vec<Candidate> {
         let node = &g.dag[n];
         let Some(tag) = &node.tile else { continue };
         if matches!(node.kind, NodeKind::Wait { .. })
-            || matches!(
-                node.op,
-                Some(Op::Slice { .. } | Op::Concat { .. } | Op::Accumulate)
-            )
+            || matches!(node.op, Some(Op::Slice { .. } | Op::Concat { .. }))
         {
             continue;
         }
@@ -150,27 +147,23 @@ pub fn candidates(g: &Graph) -> Vec<Candidate> {
     out
 }
 
-/// The unit a node belongs to in a merge: itself, or its sibling set (a merged collective's
-/// waits form their own unit).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Unit {
-    Single(usize),
-    Set(usize),
-    Waits(usize),
-}
-
 /// `g` with the sibling sets of `chosen` merged; `None` when a merge would create a cycle.
+///
+/// The merged graph is built from *units*: every node not in a chosen set is a unit of its own
+/// (index = its node index), every chosen sibling set is one unit (index `bound + set`) and so
+/// are the waits of a merged collective (index `bound + sets + set`). Units are issued by a
+/// list schedule over their dependencies, each at its priority: a set where its last sibling
+/// was, merged waits where the first wait was, every other node where it was.
 ///
 /// # Errors
 /// The validator's error (a bug).
 #[allow(clippy::too_many_lines)]
 pub fn merge(g: &Graph, chosen: &[&Candidate]) -> Result<Option<Graph>, GraphError> {
     let bound = super::super::schedule::node_bound(g);
-    let mut unit_of: Vec<Unit> = (0..bound).map(Unit::Single).collect();
+    let mut unit_of: Vec<usize> = (0..bound).collect();
     let mut sets: Vec<(Vec<NodeIndex>, Vec<NodeIndex>, Dim)> = Vec::new();
     for c in chosen {
         for set in &c.sets {
-            let id = sets.len();
             let waits: Vec<NodeIndex> = set
                 .iter()
                 .filter_map(|&s| {
@@ -179,66 +172,72 @@ pub fn merge(g: &Graph, chosen: &[&Candidate]) -> Result<Option<Graph>, GraphErr
                         .find(|&w| matches!(g.dag[w].kind, NodeKind::Wait { start } if start == s))
                 })
                 .collect();
-            for &n in set {
-                unit_of[n.index()] = Unit::Set(id);
-            }
-            for &w in &waits {
-                unit_of[w.index()] = Unit::Waits(id);
-            }
             sets.push((set.clone(), waits, c.dim));
         }
     }
-    let mut position = vec![0usize; bound];
-    for (i, n) in g.order.iter().enumerate() {
-        position[n.index()] = i;
+    let set_unit = |id: usize| bound + id;
+    let waits_unit = |id: usize| bound + sets.len() + id;
+    for (id, (set, waits, _)) in sets.iter().enumerate() {
+        for &n in set {
+            unit_of[n.index()] = set_unit(id);
+        }
+        for &w in waits {
+            unit_of[w.index()] = waits_unit(id);
+        }
     }
-    // Unit priority and dependencies.
-    let mut prio: BTreeMap<Unit, usize> = BTreeMap::new();
-    for &n in &g.order {
+    let unit_count = bound + 2 * sets.len();
+    // Unit priority (`None`: no node belongs to the unit) and dependencies.
+    let mut prio: Vec<Option<usize>> = vec![None; unit_count];
+    for (p, &n) in g.order.iter().enumerate() {
         let u = unit_of[n.index()];
-        let p = position[n.index()];
-        let e = prio.entry(u).or_insert(p);
-        *e = match u {
-            Unit::Waits(_) => (*e).min(p),
-            _ => (*e).max(p),
-        };
+        let waits = u >= bound + sets.len();
+        prio[u] = Some(match prio[u] {
+            None => p,
+            Some(e) if waits => e.min(p),
+            Some(e) => e.max(p),
+        });
     }
-    let units: Vec<Unit> = prio.keys().copied().collect();
-    let index_of: BTreeMap<Unit, usize> = units.iter().enumerate().map(|(i, u)| (*u, i)).collect();
-    let mut succ: Vec<Vec<usize>> = vec![Vec::new(); units.len()];
-    let mut indeg = vec![0usize; units.len()];
+    let mut succ: Vec<Vec<usize>> = vec![Vec::new(); unit_count];
+    let mut indeg = vec![0usize; unit_count];
     for e in (&g.dag).edge_references() {
         let (a, b) = (unit_of[e.source().index()], unit_of[e.target().index()]);
-        if a != b {
-            let (ia, ib) = (index_of[&a], index_of[&b]);
-            if !succ[ia].contains(&ib) {
-                succ[ia].push(ib);
-                indeg[ib] += 1;
-            }
+        if a != b && !succ[a].contains(&b) {
+            succ[a].push(b);
+            indeg[b] += 1;
         }
     }
     let mut heap = alloc::collections::BinaryHeap::new();
-    for (i, u) in units.iter().enumerate() {
-        if indeg[i] == 0 {
-            heap.push(Reverse((prio[u], i)));
+    for (u, p) in prio.iter().enumerate() {
+        if let (Some(p), 0) = (p, indeg[u]) {
+            heap.push(Reverse((*p, u)));
         }
     }
-    let mut unit_order = Vec::with_capacity(units.len());
-    while let Some(Reverse((_, i))) = heap.pop() {
-        unit_order.push(i);
-        for &s in &succ[i] {
+    let units = prio.iter().filter(|p| p.is_some()).count();
+    let mut unit_order = Vec::with_capacity(units);
+    while let Some(Reverse((_, u))) = heap.pop() {
+        unit_order.push(u);
+        for &s in &succ[u] {
             indeg[s] -= 1;
             if indeg[s] == 0 {
-                heap.push(Reverse((prio[&units[s]], s)));
+                if let Some(p) = prio[s] {
+                    heap.push(Reverse((p, s)));
+                }
             }
         }
     }
-    if unit_order.len() != units.len() {
+    if unit_order.len() != units {
         return Ok(None);
     }
 
     // Emit.
-    let mut out = Graph::new();
+    // Each merged set adds at most a few views per sibling: room for the input's size and a
+    // margin.
+    let extra = 4 * sets.iter().map(|s| s.0.len()).sum::<usize>();
+    let mut out = Graph::with_capacity(
+        g.dag.node_count() + extra,
+        g.dag.edge_count() + 2 * extra,
+        g.tensors.len() + extra,
+    );
     out.groups.clone_from(&g.groups);
     let mut map: Vec<Option<usize>> = vec![None; g.tensors.len()];
     for (t, tensor) in g.tensors.iter().enumerate() {
@@ -250,20 +249,10 @@ pub fn merge(g: &Graph, chosen: &[&Candidate]) -> Result<Option<Graph>, GraphErr
     }
     let mut new_node: Vec<Option<NodeIndex>> = vec![None; bound];
     let mut merged_start: Vec<Option<NodeIndex>> = vec![None; sets.len()];
-    let outs_of = |g: &Graph, n: NodeIndex| -> Vec<(String, u64, Option<[u64; 3]>)> {
-        g.dag[n]
-            .outputs
-            .iter()
-            .map(|&t| {
-                let tensor = &g.tensors[t];
-                (tensor.name.clone(), tensor.bytes, tensor.shape)
-            })
-            .collect()
-    };
     let mapped = |map: &[Option<usize>], t: usize| map[t].unwrap_or(t);
-    for &ui in &unit_order {
-        match units[ui] {
-            Unit::Single(i) => {
+    for &u in &unit_order {
+        match u {
+            i if i < bound => {
                 let n = NodeIndex::new(i);
                 let node = &g.dag[n];
                 let inputs: Vec<usize> = node.inputs.iter().map(|&t| mapped(&map, t)).collect();
@@ -273,24 +262,22 @@ pub fn merge(g: &Graph, chosen: &[&Candidate]) -> Result<Option<Graph>, GraphErr
                     },
                     ref k => k.clone(),
                 };
-                let (c, o) = add(
-                    &mut out,
-                    &node.name,
-                    kind.clone(),
-                    node.op.clone(),
-                    &inputs,
-                    &outs_of(g, n),
-                );
-                out.dag[c].tile.clone_from(&node.tile);
-                if let NodeKind::Wait { start } = kind {
+                let wait_of = match kind {
+                    NodeKind::Wait { start } => Some(start),
+                    _ => None,
+                };
+                let outputs = node.outputs.iter().map(|&t| &g.tensors[t]);
+                let c = out.add_copy(node, kind, inputs, outputs);
+                if let Some(start) = wait_of {
                     out.control(start, c);
                 }
                 new_node[i] = Some(c);
-                for (j, &t) in node.outputs.iter().enumerate() {
-                    map[t] = Some(o[j]);
+                for (&t, &o) in node.outputs.iter().zip(&out.dag[c].outputs) {
+                    map[t] = Some(o);
                 }
             }
-            Unit::Set(id) => {
+            u if u < bound + sets.len() => {
+                let id = u - bound;
                 let (members, _, dim) = &sets[id];
                 let first = &g.dag[members[0]];
                 let origin = first
@@ -376,8 +363,9 @@ pub fn merge(g: &Graph, chosen: &[&Candidate]) -> Result<Option<Graph>, GraphErr
                     }
                 }
             }
-            Unit::Waits(id) => {
-                let (members, waits, dim) = &sets[id];
+            u => {
+                let id = u - bound - sets.len();
+                let (_, waits, dim) = &sets[id];
                 let Some(start) = merged_start[id] else {
                     return Ok(None);
                 };
@@ -411,7 +399,6 @@ pub fn merge(g: &Graph, chosen: &[&Candidate]) -> Result<Option<Graph>, GraphErr
                 for &w in waits {
                     new_node[w.index()] = Some(c);
                 }
-                let _ = members;
                 for (j, &full) in o.iter().enumerate() {
                     let parts = slice_views(&mut out, full, *dim, k as u32);
                     for (i, &w) in waits.iter().enumerate() {
@@ -439,8 +426,9 @@ pub fn merge(g: &Graph, chosen: &[&Candidate]) -> Result<Option<Graph>, GraphErr
     Ok(Some(out))
 }
 
+/// The score of `g`, which `merge` has validated.
 fn score(g: &Graph, cost: &CostModel) -> Result<Score, GraphError> {
-    let sim = simulate(g, cost)?;
+    let sim = simulate_valid(g, cost)?;
     Ok(Score {
         makespan_ns: sim.makespan_ns,
         peak_bytes: sim.peak_bytes,
@@ -458,6 +446,7 @@ pub fn bucket(
     cost: &CostModel,
     budget_bytes: Option<u64>,
 ) -> Result<Bucketed, GraphError> {
+    validate(graph)?;
     let base = score(graph, cost)?;
     let cands = candidates(graph);
     let mut scored = 1usize;

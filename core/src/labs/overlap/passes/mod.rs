@@ -12,7 +12,6 @@ pub mod reorder;
 pub mod tile;
 
 use alloc::format;
-use alloc::string::String;
 use alloc::vec::Vec;
 
 use petgraph::stable_graph::NodeIndex;
@@ -47,16 +46,19 @@ pub fn joined_shape(shape: Shape, dim: Dim, parts: u64) -> Shape {
     s
 }
 
+/// No outputs, for [`add`] (a collective start).
+pub const NO_OUTPUTS: &[(&str, u64, Option<Shape>)] = &[];
+
 /// Adds a node with named, sized and shaped outputs; returns it and its outputs.
-pub fn add(
+pub fn add<S: AsRef<str>>(
     g: &mut Graph,
     name: &str,
     kind: NodeKind,
     op: Option<Op>,
     inputs: &[TensorId],
-    outputs: &[(String, u64, Option<Shape>)],
+    outputs: &[(S, u64, Option<Shape>)],
 ) -> (NodeIndex, Vec<TensorId>) {
-    let named: Vec<(&str, u64)> = outputs.iter().map(|(n, b, _)| (n.as_str(), *b)).collect();
+    let named: Vec<(&str, u64)> = outputs.iter().map(|(n, b, _)| (n.as_ref(), *b)).collect();
     let (n, out) = g.add_node(name, kind, inputs, &named);
     for (t, (_, _, shape)) in out.iter().zip(outputs) {
         g.tensors[*t].shape = *shape;
@@ -107,7 +109,7 @@ pub fn concat_view(g: &mut Graph, parts: &[TensorId], dim: Dim, name: &str) -> T
         NodeKind::Compute(view_work()),
         Some(Op::Concat { dim }),
         parts,
-        &[(name.into(), bytes, shape)],
+        &[(name, bytes, shape)],
     );
     out[0]
 }

@@ -4,7 +4,8 @@
 //! sequence, so every activation whose shape is known is split into K parts and every operator
 //! reading them runs K times on 1/K of the work (weights are shared and read by every tile). An
 //! operator whose inputs are split but whose output is not (a weight gradient: a sum over the
-//! batch) becomes a chain of K accumulating tiles. A collective is split with its tiles: K
+//! batch) becomes a chain of K accumulating tiles, each adding its part to the partial sum of the
+//! tile before. A collective is split with its tiles: K
 //! collectives of 1/K of the bytes on the same group, each with its own wait.
 //!
 //! Along the **sequence** dimension only position-wise operators may be split (GEMMs, norms
@@ -230,8 +231,12 @@ pub fn tile(graph: &Graph, k: u32, dim: Dim) -> Result<Tiled, GraphError> {
         };
         let outputs_split = wait_outputs.iter().all(|&t| splittable(t));
         let why = refusal(graph, n, dim);
-        let accumulate =
-            matches!(node.kind, NodeKind::Compute(_)) && !outputs_split && dim == Dim::Batch;
+        // A sum over the batch (a weight gradient) runs as a chain of tiles each adding its
+        // part to the previous tile's partial sum.
+        let accumulate = matches!(node.kind, NodeKind::Compute(_))
+            && matches!(node.op, None | Some(Op::WeightGrad))
+            && !outputs_split
+            && dim == Dim::Batch;
         let tiled = inputs_ok && why.is_none() && (outputs_split || accumulate);
         if !tiled {
             if reads_split {
@@ -311,11 +316,13 @@ pub fn tile(graph: &Graph, k: u32, dim: Dim) -> Result<Tiled, GraphError> {
                         .map(|&t| {
                             let tensor = &graph.tensors[t];
                             if accumulate {
-                                (
-                                    format!("{}#acc{i}", tensor.name),
-                                    tensor.bytes,
-                                    tensor.shape,
-                                )
+                                // The last partial sum is the whole result: it keeps the name.
+                                let name = if i + 1 == k as usize {
+                                    tensor.name.clone()
+                                } else {
+                                    format!("{}#acc{i}", tensor.name)
+                                };
+                                (name, tensor.bytes, tensor.shape)
                             } else {
                                 (
                                     format!("{}#t{i}", tensor.name),
@@ -325,11 +332,7 @@ pub fn tile(graph: &Graph, k: u32, dim: Dim) -> Result<Tiled, GraphError> {
                             }
                         })
                         .collect();
-                    let op = if accumulate && i > 0 {
-                        Some(Op::Accumulate)
-                    } else {
-                        node.op.clone()
-                    };
+                    let op = node.op.clone();
                     if let Some(prev) = previous.filter(|_| accumulate) {
                         inputs.push(prev);
                     }
