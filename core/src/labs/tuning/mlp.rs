@@ -537,7 +537,7 @@ pub fn train(task: &Task, spec: &RunSpec) -> RunResult {
 /// Binder, HFTA-style): trial f uses `learning_rates[f]` (every other field of `spec`, its own
 /// `learning_rate` aside, is shared). The trials see the same batches and start from the same
 /// weights as [`train`] does for each rate alone, and give the same bits: fusion shares the
-/// data, the loop and the memory passes, not the arithmetic.
+/// data, the initial weights and the loop, not the arithmetic.
 #[must_use]
 pub fn train_fused(task: &Task, spec: &RunSpec, learning_rates: &[f64]) -> Vec<TrialRun> {
     let teacher = Teacher::new(*task);
