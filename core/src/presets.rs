@@ -156,6 +156,11 @@ pub const PRESETS: &[Preset] = &[
         "The same GPT job with small GPT-like trials (more memory per trial)"
     ),
     preset!(
+        "bubbles-gpt-32gpus-gpt2-surrogate",
+        "bubbles",
+        "The same GPT job with μP surrogate trials (GPT-2 small ÷8) timed by the tuning lab's fusion model"
+    ),
+    preset!(
         "bubbles-zb-h1-resnet18",
         "bubbles",
         "ZB-H1 main job: fewer, shorter bubbles to squeeze"

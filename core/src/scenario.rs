@@ -231,7 +231,15 @@ impl Scenario {
             "agentic" => Scenario::Agentic(params_from_value(&lab, params)?),
             "overlap" => Scenario::Overlap(params_from_value(&lab, params)?),
             "resilience" => Scenario::Resilience(params_from_value(&lab, params)?),
-            "bubbles" => Scenario::Bubbles(params_from_value(&lab, params)?),
+            "bubbles" => {
+                // A trial preset without explicit numbers brings its profile.
+                let explicit_trial = params.get("trial").is_some();
+                let mut p: BubblesParams = params_from_value(&lab, params)?;
+                if !explicit_trial {
+                    p.trial = p.trial_preset.profile();
+                }
+                Scenario::Bubbles(p)
+            }
             "tuning" => Scenario::Tuning(params_from_value(&lab, params)?),
             "migration" => Scenario::Migration(params_from_value(&lab, params)?),
             other => {

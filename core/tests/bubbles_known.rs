@@ -27,6 +27,7 @@ fn variants() -> Vec<BubblesParams> {
     for id in [
         "bubbles-gpt-32gpus-resnet18",
         "bubbles-gpt-32gpus-small-gpt",
+        "bubbles-gpt-32gpus-gpt2-surrogate",
         "bubbles-zb-h1-resnet18",
     ] {
         out.push(preset(id));
@@ -249,6 +250,7 @@ fn same_params_give_byte_identical_reports() {
     for id in [
         "bubbles-gpt-32gpus-resnet18",
         "bubbles-gpt-32gpus-small-gpt",
+        "bubbles-gpt-32gpus-gpt2-surrogate",
         "bubbles-zb-h1-resnet18",
         "bubbles-pipemorph-a10",
     ] {
@@ -295,4 +297,63 @@ fn bad_params_name_their_field() {
         Scenario::from_json(r#"{"version":1,"lab":"bubbles","params":{"bogus":1}}"#).unwrap_err();
     assert!(e.to_string().contains("bogus"), "{e}");
     assert_eq!(PolicyKind::from_id("squeezer"), Some(PolicyKind::Squeezer));
+}
+
+/// The `gpt2-surrogate` trial preset is the tuning lab's fusion model of its default surrogate
+/// on the bubbles lab's A100, not assumed numbers; a scenario that names a preset without
+/// giving `trial` gets that preset's profile.
+#[test]
+fn surrogate_trials_come_from_the_tuning_fusion_model() {
+    use bubblelab_core::hw::GpuKind;
+    use bubblelab_core::labs::bubbles::TrialPreset;
+    use bubblelab_core::labs::tuning::{self, TuningParams};
+    let mut tp = TuningParams::default();
+    tp.fusion.gpu = GpuKind::A100;
+    let from_model = tuning::fused_trial_profile(&tp).unwrap();
+    let p = preset("bubbles-gpt-32gpus-gpt2-surrogate");
+    assert_eq!(p.trial_preset, TrialPreset::Gpt2Surrogate);
+    assert_eq!(p.trial, from_model);
+    assert_eq!(TrialPreset::Gpt2Surrogate.profile(), from_model);
+    // Step time and memory vs F are the fusion model's: memory to the byte, step time within
+    // the rounding of its fixed and per-trial parts to whole ns (½ ns each, F times the latter).
+    let layers = tuning::mup::shrink(&tp.shrinker).unwrap();
+    let model = tuning::FusionModel::new(&tp.fusion, &tuning::surrogate_shape(&layers));
+    for f in [1, 4, 16] {
+        assert_eq!(p.trial.memory_bytes(f), model.memory_bytes(f));
+        let exact = (model.step_s(f) * 1e9).round() as u64;
+        assert!(
+            p.trial.step_ns(f).abs_diff(exact) <= 1 + u64::from(f),
+            "F = {f}"
+        );
+    }
+    // Changing the fusion model's inputs changes the profile: nothing is hard-coded.
+    let mut slower = tp.clone();
+    slower.fusion.launch_overhead_us *= 2.0;
+    assert!(tuning::fused_trial_profile(&slower).unwrap().step_fixed_ns > p.trial.step_fixed_ns);
+    let r = bubbles::run(&p).unwrap();
+    assert!(metric(&r, "squeezer.trial_steps_per_iteration") > 0.0);
+    // The small-GPT preset names its preset only; its numbers are the preset's.
+    assert_eq!(
+        preset("bubbles-gpt-32gpus-small-gpt").trial,
+        TrialPreset::SmallGpt.profile()
+    );
+    for id in TrialPreset::ALL {
+        assert_eq!(TrialPreset::from_id(id.id()), Some(id));
+        let json = format!(
+            r#"{{"version":1,"lab":"bubbles","params":{{"trial_preset":"{}"}}}}"#,
+            id.id()
+        );
+        let Scenario::Bubbles(q) = Scenario::from_json(&json).unwrap() else {
+            panic!("bubbles")
+        };
+        assert_eq!(q.trial, id.profile());
+    }
+    // Explicit numbers win over the preset's.
+    let Scenario::Bubbles(q) = Scenario::from_json(
+        r#"{"version":1,"lab":"bubbles","params":{"trial_preset":"gpt2-surrogate","trial":{"step_per_trial_ns":7}}}"#,
+    )
+    .unwrap() else {
+        panic!("bubbles")
+    };
+    assert_eq!(q.trial.step_per_trial_ns, 7);
 }

@@ -31,7 +31,8 @@ pub struct BubblesArgs {
     /// bubbles instead of the simulated main job.
     #[arg(long, value_name = "DIR")]
     log: Option<PathBuf>,
-    /// Trial preset (`resnet18`, `small-gpt`), overriding the scenario's trial profile.
+    /// Trial preset (`resnet18`, `small-gpt`, `gpt2-surrogate`: the tuning lab's fusion model),
+    /// overriding the scenario's trial profile.
     #[arg(long, value_name = "ID")]
     trial: Option<String>,
     /// Largest fusion count F, overriding the scenario's.
@@ -75,15 +76,11 @@ pub fn bubbles(args: &BubblesArgs) -> Result<(), Failure> {
         )));
     };
     if let Some(t) = &args.trial {
-        let preset = match t.as_str() {
-            "resnet18" => TrialPreset::Resnet18,
-            "small-gpt" => TrialPreset::SmallGpt,
-            other => {
-                return Err(Failure::Input(format!(
-                    "--trial: unknown trial preset `{other}`; expected resnet18 or small-gpt"
-                )))
-            }
-        };
+        let preset = TrialPreset::from_id(t).ok_or_else(|| {
+            Failure::Input(format!(
+                "--trial: unknown trial preset `{t}`; expected resnet18, small-gpt or gpt2-surrogate"
+            ))
+        })?;
         params.trial_preset = preset;
         params.trial = preset.profile();
     }

@@ -33,6 +33,10 @@ pub struct TuningArgs {
     /// Override the seed.
     #[arg(long)]
     seed: Option<u64>,
+    /// Override the training runs per width and rate (each its own initial weights and
+    /// batches); the curves show the mean held-out loss.
+    #[arg(long)]
+    seeds: Option<u32>,
     /// How to print the Report, and where to write its trace.
     #[command(flatten)]
     output: ReportOutput,
@@ -70,8 +74,14 @@ pub fn tuning(args: &TuningArgs) -> Result<(), Failure> {
     if let Some(s) = args.seed {
         params.experiment.seed = s;
     }
+    if let Some(s) = args.seeds {
+        params.experiment.seeds = s;
+    }
     params.validate().map_err(|e| failure(&e))?;
-    let runs = 2 * params.experiment.widths.len() * params.experiment.learning_rates.len();
+    let runs = 2
+        * params.experiment.widths.len()
+        * params.experiment.learning_rates.len()
+        * params.experiment.seeds as usize;
     let bar = ProgressBar::with_draw_target(Some(runs as u64), ProgressDrawTarget::stderr());
     if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} training runs {elapsed}")
     {

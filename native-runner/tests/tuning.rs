@@ -6,7 +6,9 @@ use common::{assert_bad_input, bubblelab, ok, scratch};
 
 #[test]
 fn preset_runs_and_prints_the_tables() {
-    let out = ok(&["tuning", "--widths", "16,32", "--steps", "5"]);
+    let out = ok(&[
+        "tuning", "--widths", "16,32", "--steps", "5", "--seeds", "2",
+    ]);
     assert!(out.contains("μP shrinker"), "{out}");
     assert!(out.contains("Best learning rate per width"), "{out}");
     assert!(out.contains("Trial fusion"), "{out}");
@@ -29,6 +31,10 @@ fn bad_input_is_named() {
     assert_bad_input(
         &bubblelab(&["tuning", "--widths", "64,32"]),
         "tuning.experiment.widths[1]: widths must ascend, got 32 after 64",
+    );
+    assert_bad_input(
+        &bubblelab(&["tuning", "--seeds", "0"]),
+        "tuning.experiment.seeds: must be between 1 and 64, got 0",
     );
     assert_bad_input(
         &bubblelab(&["tuning", "--preset", "agentic-qwen3-32b-h100"]),

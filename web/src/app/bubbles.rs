@@ -193,11 +193,7 @@ pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
         let state = state.clone();
         Callback::from(move |e: Event| {
             let id = e.target_unchecked_into::<HtmlSelectElement>().value();
-            let preset = if id == "small-gpt" {
-                TrialPreset::SmallGpt
-            } else {
-                TrialPreset::Resnet18
-            };
+            let preset = TrialPreset::from_id(&id).unwrap_or(TrialPreset::Resnet18);
             let mut next = (*state).clone();
             let v = params_value(&Scenario::Bubbles(BubblesParams {
                 trial: preset.profile(),
@@ -298,6 +294,7 @@ pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
                         <select id="field-trial" onchange={on_trial}>
                             <option value="resnet18" selected={trial == "resnet18"}>{ "ResNet-18-like" }</option>
                             <option value="small-gpt" selected={trial == "small-gpt"}>{ "small GPT-like" }</option>
+                            <option value="gpt2-surrogate" selected={trial == "gpt2-surrogate"}>{ "GPT-2 ÷8 μP surrogate (fusion model)" }</option>
                         </select>
                     </div>
                     <NumberField path="bubbles.policies" label="Policies (none, blind, squeezer)" input_type="text"

@@ -173,24 +173,53 @@ impl Default for TrialProfile {
     }
 }
 
-/// Which trial profile preset to start from (the page's menu; `trial` holds the numbers).
+/// Which trial profile preset to start from (the page's menu). `trial` holds the numbers; a
+/// scenario that names a preset and gives no `trial` gets the preset's profile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TrialPreset {
-    /// [`TrialProfile::resnet18`].
+    /// [`TrialProfile::resnet18`] (assumed numbers).
     #[serde(rename = "resnet18")]
     Resnet18,
-    /// [`TrialProfile::small_gpt`].
+    /// [`TrialProfile::small_gpt`] (assumed numbers).
     #[serde(rename = "small-gpt")]
     SmallGpt,
+    /// The tuning lab's GPT-2 small ÷8 μP surrogate, its step time and memory vs F from the
+    /// tuning lab's fusion model on an A100 ([`crate::labs::tuning::gpt2_surrogate_trial_profile`]).
+    #[serde(rename = "gpt2-surrogate")]
+    Gpt2Surrogate,
 }
 
 impl TrialPreset {
+    /// Every preset, menu order.
+    pub const ALL: [TrialPreset; 3] = [
+        TrialPreset::Resnet18,
+        TrialPreset::SmallGpt,
+        TrialPreset::Gpt2Surrogate,
+    ];
+
+    /// Id as in JSON.
+    #[must_use]
+    pub fn id(self) -> &'static str {
+        match self {
+            TrialPreset::Resnet18 => "resnet18",
+            TrialPreset::SmallGpt => "small-gpt",
+            TrialPreset::Gpt2Surrogate => "gpt2-surrogate",
+        }
+    }
+
+    /// Parses an id.
+    #[must_use]
+    pub fn from_id(id: &str) -> Option<TrialPreset> {
+        TrialPreset::ALL.into_iter().find(|p| p.id() == id)
+    }
+
     /// The profile.
     #[must_use]
     pub fn profile(self) -> TrialProfile {
         match self {
             TrialPreset::Resnet18 => TrialProfile::resnet18(),
             TrialPreset::SmallGpt => TrialProfile::small_gpt(),
+            TrialPreset::Gpt2Surrogate => crate::labs::tuning::gpt2_surrogate_trial_profile(),
         }
     }
 }

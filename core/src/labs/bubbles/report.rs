@@ -353,7 +353,7 @@ fn log_tables(report: &mut Report, params: &BubblesParams, main: &MainTimeline) 
         rows: Vec::new(),
     };
     let mut per_iter = Vec::new();
-    for preset in [TrialPreset::Resnet18, TrialPreset::SmallGpt] {
+    for preset in TrialPreset::ALL {
         let mut p = params.clone();
         p.trial = preset.profile();
         let run = policies::squeezer::run(main, &p, p.max_fusion);

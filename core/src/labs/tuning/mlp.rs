@@ -13,7 +13,7 @@ use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 
-use super::mup::LayerClass;
+use super::mup::{LayerClass, MupRule};
 
 /// A reported loss above this is treated as a diverged run (the loss of predicting zero on the
 /// default task is about 0.3).
@@ -74,6 +74,9 @@ pub struct RunSpec {
     pub batch: u32,
     /// Held-out samples the final loss is measured on.
     pub eval_samples: u32,
+    /// Which replica: replica r draws its own initial weights and training batches (the
+    /// teacher and the held-out set stay the task's); replica 0 is the task seed's own draw.
+    pub replica: u32,
 }
 
 /// The outcome of one run.
@@ -122,16 +125,23 @@ fn axpy(y: &mut [f32], a: f32, x: &[f32]) {
     }
 }
 
-/// A dense layer `out = mult · W · in + b`, W stored row-major `[fan_out][fan_in]`.
+/// One dense layer of F stacked trials (a batched matmul): trial f computes
+/// `out_f = mult · W_f · in_f + b_f`, with `W_f` row-major `[fan_out][fan_in]` and the trials'
+/// weights, biases, gradients and Adam moments stacked trial-major. Every output element of a
+/// trial is computed by the same operations in the same order whatever F is, so a trial fused
+/// with others gives the same bits as the trial alone.
 #[derive(Clone, Debug)]
 struct Dense {
     fan_in: usize,
     fan_out: usize,
+    trials: usize,
     w: Vec<f32>,
     b: Vec<f32>,
     mult: f32,
-    lr_w: f32,
-    lr_b: f32,
+    /// Per trial.
+    lr_w: Vec<f32>,
+    /// Per trial.
+    lr_b: Vec<f32>,
     gw: Vec<f32>,
     gb: Vec<f32>,
     mw: Vec<f32>,
@@ -140,68 +150,126 @@ struct Dense {
     vb: Vec<f32>,
 }
 
-impl Dense {
-    fn forward(&self, input: &[f32], batch: usize, out: &mut Vec<f32>) {
-        out.clear();
-        out.resize(batch * self.fan_out, 0.0);
-        for r in 0..batch {
-            let x = &input[r * self.fan_in..(r + 1) * self.fan_in];
-            let o = &mut out[r * self.fan_out..(r + 1) * self.fan_out];
-            for (j, oj) in o.iter_mut().enumerate() {
-                *oj =
-                    self.mult * dot(&self.w[j * self.fan_in..(j + 1) * self.fan_in], x) + self.b[j];
-            }
+/// A layer's input: one `[batch][fan_in]` block shared by every trial (the data batch), or one
+/// block per trial (`[trial][batch][fan_in]`, the trials' own activations).
+#[derive(Clone, Copy)]
+enum Input<'a> {
+    Shared(&'a [f32]),
+    PerTrial(&'a [f32]),
+}
+
+impl Input<'_> {
+    fn trial(&self, f: usize, len: usize) -> &[f32] {
+        match *self {
+            Input::Shared(x) => x,
+            Input::PerTrial(x) => &x[f * len..(f + 1) * len],
         }
     }
+}
 
-    /// Accumulates gradients from `dout` and writes the input gradient (if asked).
-    fn backward(&mut self, input: &[f32], dout: &[f32], batch: usize, din: Option<&mut Vec<f32>>) {
-        self.gw.iter_mut().for_each(|g| *g = 0.0);
-        self.gb.iter_mut().for_each(|g| *g = 0.0);
-        for r in 0..batch {
-            let x = &input[r * self.fan_in..(r + 1) * self.fan_in];
-            for j in 0..self.fan_out {
-                let g = dout[r * self.fan_out + j];
-                self.gb[j] += g;
-                axpy(
-                    &mut self.gw[j * self.fan_in..(j + 1) * self.fan_in],
-                    self.mult * g,
-                    x,
-                );
-            }
-        }
-        if let Some(din) = din {
-            din.clear();
-            din.resize(batch * self.fan_in, 0.0);
+impl Dense {
+    fn w_len(&self) -> usize {
+        self.fan_in * self.fan_out
+    }
+
+    /// `out` becomes `[trial][batch][fan_out]`; dead trials' blocks are left at zero.
+    fn forward(&self, input: Input<'_>, batch: usize, alive: &[bool], out: &mut Vec<f32>) {
+        let (fi, fo, wl) = (self.fan_in, self.fan_out, self.w_len());
+        out.clear();
+        out.resize(self.trials * batch * fo, 0.0);
+        for (f, _) in alive.iter().enumerate().filter(|(_, a)| **a) {
+            let x = input.trial(f, batch * fi);
+            let w = &self.w[f * wl..(f + 1) * wl];
+            let b = &self.b[f * fo..(f + 1) * fo];
+            let o = &mut out[f * batch * fo..(f + 1) * batch * fo];
             for r in 0..batch {
-                let d = &mut din[r * self.fan_in..(r + 1) * self.fan_in];
-                for j in 0..self.fan_out {
-                    let g = self.mult * dout[r * self.fan_out + j];
-                    axpy(d, g, &self.w[j * self.fan_in..(j + 1) * self.fan_in]);
+                let xr = &x[r * fi..(r + 1) * fi];
+                for (j, oj) in o[r * fo..(r + 1) * fo].iter_mut().enumerate() {
+                    *oj = self.mult * dot(&w[j * fi..(j + 1) * fi], xr) + b[j];
                 }
             }
         }
     }
 
-    fn step(&mut self, opt: Optimizer, t: u32) {
-        match opt {
-            Optimizer::Sgd => {
-                axpy(&mut self.w, -self.lr_w, &self.gw);
-                axpy(&mut self.b, -self.lr_b, &self.gb);
+    /// Sets the gradients from `dout` (`[trial][batch][fan_out]`) and writes the input gradient
+    /// (`[trial][batch][fan_in]`) if asked.
+    fn backward(
+        &mut self,
+        input: Input<'_>,
+        dout: &[f32],
+        batch: usize,
+        alive: &[bool],
+        din: Option<&mut Vec<f32>>,
+    ) {
+        let (fi, fo, wl) = (self.fan_in, self.fan_out, self.w_len());
+        self.gw.iter_mut().for_each(|g| *g = 0.0);
+        self.gb.iter_mut().for_each(|g| *g = 0.0);
+        for (f, _) in alive.iter().enumerate().filter(|(_, a)| **a) {
+            let x = input.trial(f, batch * fi);
+            let d = &dout[f * batch * fo..(f + 1) * batch * fo];
+            let gw = &mut self.gw[f * wl..(f + 1) * wl];
+            let gb = &mut self.gb[f * fo..(f + 1) * fo];
+            for r in 0..batch {
+                let xr = &x[r * fi..(r + 1) * fi];
+                for j in 0..fo {
+                    let g = d[r * fo + j];
+                    gb[j] += g;
+                    axpy(&mut gw[j * fi..(j + 1) * fi], self.mult * g, xr);
+                }
             }
-            Optimizer::Adam => {
-                let (b1, b2, eps) = (0.9f32, 0.999f32, 1e-8f32);
-                let c1 = 1.0 - libm::powf(b1, t as f32);
-                let c2 = 1.0 - libm::powf(b2, t as f32);
-                let upd = |p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], lr: f32| {
-                    for i in 0..p.len() {
-                        m[i] = b1 * m[i] + (1.0 - b1) * g[i];
-                        v[i] = b2 * v[i] + (1.0 - b2) * g[i] * g[i];
-                        p[i] -= lr * (m[i] / c1) / (libm::sqrtf(v[i] / c2) + eps);
+        }
+        if let Some(din) = din {
+            din.clear();
+            din.resize(self.trials * batch * fi, 0.0);
+            for (f, _) in alive.iter().enumerate().filter(|(_, a)| **a) {
+                let w = &self.w[f * wl..(f + 1) * wl];
+                let d = &dout[f * batch * fo..(f + 1) * batch * fo];
+                let di = &mut din[f * batch * fi..(f + 1) * batch * fi];
+                for r in 0..batch {
+                    let dr = &mut di[r * fi..(r + 1) * fi];
+                    for j in 0..fo {
+                        axpy(dr, self.mult * d[r * fo + j], &w[j * fi..(j + 1) * fi]);
                     }
-                };
-                upd(&mut self.w, &self.gw, &mut self.mw, &mut self.vw, self.lr_w);
-                upd(&mut self.b, &self.gb, &mut self.mb, &mut self.vb, self.lr_b);
+                }
+            }
+        }
+    }
+
+    fn step(&mut self, opt: Optimizer, t: u32, alive: &[bool]) {
+        let (fo, wl) = (self.fan_out, self.w_len());
+        let (b1, b2, eps) = (0.9f32, 0.999f32, 1e-8f32);
+        let c1 = 1.0 - libm::powf(b1, t as f32);
+        let c2 = 1.0 - libm::powf(b2, t as f32);
+        let adam = |p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32], lr: f32| {
+            for i in 0..p.len() {
+                m[i] = b1 * m[i] + (1.0 - b1) * g[i];
+                v[i] = b2 * v[i] + (1.0 - b2) * g[i] * g[i];
+                p[i] -= lr * (m[i] / c1) / (libm::sqrtf(v[i] / c2) + eps);
+            }
+        };
+        for (f, _) in alive.iter().enumerate().filter(|(_, a)| **a) {
+            let (ws, bs) = (f * wl..(f + 1) * wl, f * fo..(f + 1) * fo);
+            match opt {
+                Optimizer::Sgd => {
+                    axpy(&mut self.w[ws.clone()], -self.lr_w[f], &self.gw[ws]);
+                    axpy(&mut self.b[bs.clone()], -self.lr_b[f], &self.gb[bs]);
+                }
+                Optimizer::Adam => {
+                    adam(
+                        &mut self.w[ws.clone()],
+                        &self.gw[ws.clone()],
+                        &mut self.mw[ws.clone()],
+                        &mut self.vw[ws],
+                        self.lr_w[f],
+                    );
+                    adam(
+                        &mut self.b[bs.clone()],
+                        &self.gb[bs.clone()],
+                        &mut self.mb[bs.clone()],
+                        &mut self.vb[bs],
+                        self.lr_b[f],
+                    );
+                }
             }
         }
     }
@@ -250,11 +318,6 @@ impl Teacher {
     }
 }
 
-/// The student MLP.
-struct Student {
-    layers: Vec<Dense>,
-}
-
 fn layer_class(i: usize, count: usize) -> LayerClass {
     if i == 0 {
         LayerClass::Embedding
@@ -265,67 +328,108 @@ fn layer_class(i: usize, count: usize) -> LayerClass {
     }
 }
 
-impl Student {
-    fn new(task: &Task, spec: &RunSpec) -> Student {
+/// F students of one architecture and width, one learning rate each, stacked layer by layer.
+struct Students {
+    layers: Vec<Dense>,
+    optimizer: Optimizer,
+}
+
+impl Students {
+    fn new(task: &Task, spec: &RunSpec, learning_rates: &[f64]) -> Students {
         let n = spec.width as usize;
+        let trials = learning_rates.len();
         let mut dims = vec![task.input_dim as usize];
         dims.extend(core::iter::repeat_n(n, spec.hidden_layers as usize + 1));
         dims.push(task.output_dim as usize);
         let count = dims.len() - 1;
-        // Each width gets its own initial weights; every learning rate of one width starts
-        // from the same ones.
+        // Each width gets its own initial weights; every learning rate (every trial) of one
+        // width starts from the same ones.
         let mut rng = Pcg64Mcg::seed_from_u64(
             task.seed
                 .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-                .wrapping_add(u64::from(spec.width)),
+                .wrapping_add(u64::from(spec.width))
+                .wrapping_add(u64::from(spec.replica) << 32),
         );
         let m = f64::from(spec.width) / f64::from(spec.base_width.max(1));
-        let eta = spec.learning_rate;
         let layers = (0..count)
             .map(|i| {
                 let (fi, fo) = (dims[i], dims[i + 1]);
                 let class = layer_class(i, count);
+                // (init variance × 1/fan_in, forward multiplier, weight LR ×, bias LR ×)
                 let (init_var, mult, lr_w, lr_b) = match spec.parametrization {
-                    Parametrization::Sp => (1.0, 1.0, eta, eta),
+                    Parametrization::Sp => (1.0, 1.0, 1.0, 1.0),
                     Parametrization::Mup => {
                         let r = class.mup_rule(m);
-                        let b = LayerClass::Bias.mup_rule(m);
+                        // A bias has fan_out entries: width-sized (μP's "bias" class) except
+                        // the readout's, whose size is the output dimension and so finite:
+                        // its rates do not scale (mup's MuSGD/MuAdam `fixed_p` group).
+                        let b = if class == LayerClass::Readout {
+                            MupRule::FIXED
+                        } else {
+                            LayerClass::Bias.mup_rule(m)
+                        };
                         let (lw, lb) = match spec.optimizer {
                             Optimizer::Sgd => (r.sgd_lr_mult, b.sgd_lr_mult),
                             Optimizer::Adam => (r.adam_lr_mult, b.adam_lr_mult),
                         };
-                        (r.init_var_mult, r.output_mult, eta * lw, eta * lb)
+                        (r.init_var_mult, r.output_mult, lw, lb)
                     }
                 };
                 let std = libm::sqrt(init_var / fi as f64) as f32;
+                let w0 = gaussians(&mut rng, fi * fo, std);
+                let mut w = Vec::with_capacity(trials * fi * fo);
+                for _ in 0..trials {
+                    w.extend_from_slice(&w0);
+                }
                 Dense {
                     fan_in: fi,
                     fan_out: fo,
-                    w: gaussians(&mut rng, fi * fo, std),
-                    b: vec![0.0; fo],
+                    trials,
+                    w,
+                    b: vec![0.0; trials * fo],
                     mult: mult as f32,
-                    lr_w: lr_w as f32,
-                    lr_b: lr_b as f32,
-                    gw: vec![0.0; fi * fo],
-                    gb: vec![0.0; fo],
-                    mw: vec![0.0; fi * fo],
-                    vw: vec![0.0; fi * fo],
-                    mb: vec![0.0; fo],
-                    vb: vec![0.0; fo],
+                    lr_w: learning_rates
+                        .iter()
+                        .map(|&eta| (eta * lr_w) as f32)
+                        .collect(),
+                    lr_b: learning_rates
+                        .iter()
+                        .map(|&eta| (eta * lr_b) as f32)
+                        .collect(),
+                    gw: vec![0.0; trials * fi * fo],
+                    gb: vec![0.0; trials * fo],
+                    mw: vec![0.0; trials * fi * fo],
+                    vw: vec![0.0; trials * fi * fo],
+                    mb: vec![0.0; trials * fo],
+                    vb: vec![0.0; trials * fo],
                 }
             })
             .collect();
-        Student { layers }
+        Students {
+            layers,
+            optimizer: spec.optimizer,
+        }
     }
 
-    /// Forward pass keeping every layer's input (post-ReLU activations); returns ŷ.
-    fn forward(&self, x: &[f32], batch: usize, acts: &mut Vec<Vec<f32>>) -> Vec<f32> {
+    /// Forward pass keeping every layer's per-trial input after layer 0 (post-ReLU activations,
+    /// `acts[i - 1]` is layer i's input); returns ŷ as `[trial][batch][output_dim]`.
+    fn forward(
+        &self,
+        x: &[f32],
+        batch: usize,
+        alive: &[bool],
+        acts: &mut Vec<Vec<f32>>,
+    ) -> Vec<f32> {
         acts.clear();
-        acts.push(x.to_vec());
         let last = self.layers.len() - 1;
         let mut out = Vec::new();
         for (i, l) in self.layers.iter().enumerate() {
-            l.forward(&acts[i], batch, &mut out);
+            let input = if i == 0 {
+                Input::Shared(x)
+            } else {
+                Input::PerTrial(&acts[i - 1])
+            };
+            l.forward(input, batch, alive, &mut out);
             if i < last {
                 out.iter_mut().for_each(|v| *v = v.max(0.0));
                 acts.push(core::mem::take(&mut out));
@@ -334,84 +438,156 @@ impl Student {
         out
     }
 
-    fn mse(pred: &[f32], y: &[f32]) -> f64 {
-        let s: f64 = pred
-            .iter()
-            .zip(y)
-            .map(|(p, t)| {
-                let e = f64::from(p - t);
-                e * e
+    /// One optimizer step on the batch `(x, y)`; returns each trial's loss before the step.
+    fn step(
+        &mut self,
+        x: &[f32],
+        y: &[f32],
+        batch: usize,
+        t: u32,
+        alive: &mut [bool],
+        scratch: &mut Scratch,
+    ) -> Vec<f64> {
+        let pred = self.forward(x, batch, alive, &mut scratch.acts);
+        let per_trial = y.len();
+        let losses: Vec<f64> = (0..alive.len())
+            .map(|f| {
+                if alive[f] {
+                    mse(&pred[f * per_trial..(f + 1) * per_trial], y)
+                } else {
+                    DIVERGED_LOSS
+                }
             })
-            .sum();
-        s / y.len().max(1) as f64
+            .collect();
+        for (a, l) in alive.iter_mut().zip(&losses) {
+            if !l.is_finite() || *l > DIVERGED_LOSS {
+                *a = false;
+            }
+        }
+        let scale = 2.0 / per_trial as f32;
+        let grad = &mut scratch.grad;
+        grad.clear();
+        grad.extend(
+            pred.iter()
+                .zip(y.iter().cycle())
+                .map(|(p, t)| scale * (p - t)),
+        );
+        for i in (0..self.layers.len()).rev() {
+            if i == 0 {
+                self.layers[0].backward(Input::Shared(x), grad, batch, alive, None);
+            } else {
+                let input = Input::PerTrial(&scratch.acts[i - 1]);
+                self.layers[i].backward(input, grad, batch, alive, Some(&mut scratch.next));
+                // ReLU derivative: the layer's input is a post-ReLU activation.
+                for (g, a) in scratch.next.iter_mut().zip(&scratch.acts[i - 1]) {
+                    if *a <= 0.0 {
+                        *g = 0.0;
+                    }
+                }
+                core::mem::swap(grad, &mut scratch.next);
+            }
+        }
+        for l in &mut self.layers {
+            l.step(self.optimizer, t, alive);
+        }
+        losses
     }
+}
+
+/// Buffers reused across steps.
+#[derive(Default)]
+struct Scratch {
+    acts: Vec<Vec<f32>>,
+    grad: Vec<f32>,
+    next: Vec<f32>,
+}
+
+fn mse(pred: &[f32], y: &[f32]) -> f64 {
+    let s: f64 = pred
+        .iter()
+        .zip(y)
+        .map(|(p, t)| {
+            let e = f64::from(p - t);
+            e * e
+        })
+        .sum();
+    s / y.len().max(1) as f64
+}
+
+/// One trial of a fused run: its outcome and its training-loss curve.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrialRun {
+    /// The held-out outcome.
+    pub result: RunResult,
+    /// Training MSE of each step's batch before that step's update, one per step run (a
+    /// diverged trial's curve ends at the step that diverged).
+    pub train_loss: Vec<f64>,
 }
 
 /// Trains one student on the task and returns its held-out loss.
 #[must_use]
 pub fn train(task: &Task, spec: &RunSpec) -> RunResult {
+    // One rate in, one trial out.
+    train_fused(task, spec, &[spec.learning_rate])
+        .swap_remove(0)
+        .result
+}
+
+/// Trains F students of `spec`'s architecture as one fused, batched model (Hydro's Trial
+/// Binder, HFTA-style): trial f uses `learning_rates[f]` (every other field of `spec`, its own
+/// `learning_rate` aside, is shared). The trials see the same batches and start from the same
+/// weights as [`train`] does for each rate alone, and give the same bits: fusion shares the
+/// data, the initial weights and the loop, not the arithmetic.
+#[must_use]
+pub fn train_fused(task: &Task, spec: &RunSpec, learning_rates: &[f64]) -> Vec<TrialRun> {
     let teacher = Teacher::new(*task);
     let mut eval_rng = Pcg64Mcg::seed_from_u64(task.seed ^ 0xE7A1_5E75);
     let (ex, ey) = teacher.sample(&mut eval_rng, spec.eval_samples as usize);
-    let zero_loss = Student::mse(&vec![0.0; ey.len()], &ey);
-    let mut data_rng = Pcg64Mcg::seed_from_u64(task.seed ^ 0xDA7A_0001);
-    let mut student = Student::new(task, spec);
+    let zero_loss = mse(&vec![0.0; ey.len()], &ey);
+    let mut data_rng =
+        Pcg64Mcg::seed_from_u64(task.seed ^ 0xDA7A_0001 ^ (u64::from(spec.replica) << 40));
+    let mut students = Students::new(task, spec, learning_rates);
+    let trials = learning_rates.len();
     let batch = spec.batch as usize;
-    let o = task.output_dim as usize;
-    let mut acts = Vec::new();
-    let mut grad = Vec::new();
-    let mut next = Vec::new();
+    let mut alive = vec![true; trials];
+    let mut curves = vec![Vec::with_capacity(spec.steps as usize); trials];
+    let mut scratch = Scratch::default();
     for t in 1..=spec.steps {
-        let (x, y) = teacher.sample(&mut data_rng, batch);
-        let pred = student.forward(&x, batch, &mut acts);
-        let loss = Student::mse(&pred, &y);
-        if !loss.is_finite() || loss > DIVERGED_LOSS {
-            return RunResult {
-                eval_loss: DIVERGED_LOSS,
-                diverged: true,
-                zero_loss,
-            };
+        if !alive.iter().any(|a| *a) {
+            break;
         }
-        let scale = 2.0 / (batch * o) as f32;
-        grad.clear();
-        grad.extend(pred.iter().zip(&y).map(|(p, t)| scale * (p - t)));
-        for i in (0..student.layers.len()).rev() {
-            let want_din = i > 0;
-            student.layers[i].backward(
-                &acts[i],
-                &grad,
-                batch,
-                if want_din { Some(&mut next) } else { None },
-            );
-            if want_din {
-                // ReLU derivative: the layer's input is a post-ReLU activation.
-                for (g, a) in next.iter_mut().zip(&acts[i]) {
-                    if *a <= 0.0 {
-                        *g = 0.0;
-                    }
-                }
-                core::mem::swap(&mut grad, &mut next);
+        let (x, y) = teacher.sample(&mut data_rng, batch);
+        let was_alive = alive.clone();
+        let losses = students.step(&x, &y, batch, t, &mut alive, &mut scratch);
+        for (f, l) in losses.into_iter().enumerate() {
+            if was_alive[f] {
+                curves[f].push(l);
             }
         }
-        for l in &mut student.layers {
-            l.step(spec.optimizer, t);
-        }
     }
-    let pred = student.forward(&ex, spec.eval_samples as usize, &mut acts);
-    let loss = Student::mse(&pred, &ey);
-    if loss.is_finite() && loss <= DIVERGED_LOSS {
-        RunResult {
-            eval_loss: loss,
-            diverged: false,
-            zero_loss,
-        }
-    } else {
-        RunResult {
-            eval_loss: DIVERGED_LOSS,
-            diverged: true,
-            zero_loss,
-        }
-    }
+    let n = spec.eval_samples as usize;
+    let pred = students.forward(&ex, n, &alive, &mut scratch.acts);
+    let per_trial = ey.len();
+    curves
+        .into_iter()
+        .enumerate()
+        .map(|(f, train_loss)| {
+            let loss = if alive[f] {
+                mse(&pred[f * per_trial..(f + 1) * per_trial], &ey)
+            } else {
+                f64::NAN
+            };
+            let ok = loss.is_finite() && loss <= DIVERGED_LOSS;
+            TrialRun {
+                result: RunResult {
+                    eval_loss: if ok { loss } else { DIVERGED_LOSS },
+                    diverged: !ok,
+                    zero_loss,
+                },
+                train_loss,
+            }
+        })
+        .collect()
 }
 
 /// Floating-point operations of one training step (forward + backward ≈ 3 × 2 × batch × weights).

@@ -75,8 +75,8 @@ pub fn surrogate_shape(layers: &[mup::ShrunkLayer]) -> SurrogateShape {
     s
 }
 
-/// The bubbles-lab trial profile of the default tuning scenario's surrogate under the fusion
-/// model: memory(F) and step time(F) come from [`FusionModel`] instead of assumed numbers.
+/// The bubbles-lab trial profile of a tuning scenario's surrogate under the fusion model:
+/// memory(F) and step time(F) come from [`FusionModel`] instead of assumed numbers.
 ///
 /// # Errors
 /// [`ScenarioError::Field`] for invalid parameters.
@@ -84,13 +84,34 @@ pub fn fused_trial_profile(
     params: &TuningParams,
 ) -> Result<crate::labs::bubbles::TrialProfile, ScenarioError> {
     params.validate()?;
-    let layers = mup::shrink(&params.shrinker)?;
-    let shape = surrogate_shape(&layers);
-    let model = FusionModel::new(&params.fusion, &shape);
+    Ok(profile_of(&params.shrinker, &params.fusion))
+}
+
+/// The bubbles lab's `gpt2-surrogate` trial preset: the tuning lab's default surrogate (GPT-2
+/// small ÷8, [`ShrinkerParams::default`]) under the default fusion model on an A100 80GB, the
+/// bubbles lab's GPU — [`fused_trial_profile`] of those parameters.
+#[must_use]
+pub fn gpt2_surrogate_trial_profile() -> crate::labs::bubbles::TrialProfile {
+    profile_of(
+        &ShrinkerParams::default(),
+        &FusionParams {
+            gpu: crate::hw::GpuKind::A100,
+            ..FusionParams::default()
+        },
+    )
+}
+
+fn profile_of(
+    shrinker: &ShrinkerParams,
+    fusion: &FusionParams,
+) -> crate::labs::bubbles::TrialProfile {
+    let shape = surrogate_shape(&mup::shrink_valid(shrinker));
+    let model = FusionModel::new(fusion, &shape);
     let name = alloc::format!(
-        "{} ÷{} surrogate (fusion model)",
-        params.shrinker.model,
-        params.shrinker.ratio
+        "{} ÷{} surrogate (fusion model, {})",
+        shrinker.model,
+        shrinker.ratio,
+        fusion.gpu.label()
     );
-    Ok(model.trial_profile(&name, shape.matrix_layers.clamp(1, 64)))
+    model.trial_profile(&name, shape.matrix_layers.clamp(1, 64))
 }

@@ -95,11 +95,13 @@ impl LayerClass {
                 adam_lr_mult: 1.0 / m,
                 output_mult: 1.0,
             },
-            // Readout in multiplier form: forward multiplier 1/m with init variance 1/fan_in
-            // (effective 1/fan_in²), Adam LR constant (effective 1/fan_in), SGD LR × m
-            // (effective 1/fan_in).
+            // Readout in multiplier form (Tensor Programs V, Table 8; the `mup` package's
+            // `MuReadout`): forward multiplier 1/m on a weight whose init variance stays the
+            // surrogate's 1/fan_in (m/fan_in at the target), so the effective variance is
+            // 1/(m·fan_in_surrogate·m) ∝ 1/fan_in²; Adam LR constant (effective step 1/m ∝
+            // 1/fan_in), SGD LR × m (effective 1/fan_in, the gradient being 1/m too).
             LayerClass::Readout => MupRule {
-                init_var_mult: 1.0,
+                init_var_mult: m,
                 sgd_lr_mult: m,
                 adam_lr_mult: 1.0,
                 output_mult: 1.0 / m,
@@ -119,6 +121,17 @@ pub struct MupRule {
     pub adam_lr_mult: f64,
     /// Multiplier on the layer's output in the forward pass.
     pub output_mult: f64,
+}
+
+impl MupRule {
+    /// The rule of a parameter with no width-sized dimension (e.g. the readout's bias, whose
+    /// length is the output dimension): nothing scales (the `mup` package's `fixed_p` group).
+    pub const FIXED: MupRule = MupRule {
+        init_var_mult: 1.0,
+        sgd_lr_mult: 1.0,
+        adam_lr_mult: 1.0,
+        output_mult: 1.0,
+    };
 }
 
 /// One layer (or a group of identical layers) of the target model.
@@ -281,29 +294,37 @@ pub struct ShrunkLayer {
 /// As [`ShrinkerParams::validate`].
 pub fn shrink(p: &ShrinkerParams) -> Result<Vec<ShrunkLayer>, ScenarioError> {
     p.validate()?;
-    let m = f64::from(p.ratio);
-    Ok(p.layers
+    Ok(shrink_valid(p))
+}
+
+/// [`shrink`] of a description known to be valid (a built-in one).
+pub(crate) fn shrink_valid(p: &ShrinkerParams) -> Vec<ShrunkLayer> {
+    let ratio = p.ratio.max(1);
+    let m = f64::from(ratio);
+    p.layers
         .iter()
         .map(|l| {
             let mut s = l.clone();
             if l.class.fan_in_scales() {
-                s.fan_in /= p.ratio;
+                s.fan_in /= ratio;
             }
             if l.class.fan_out_scales() {
-                s.fan_out /= p.ratio;
+                s.fan_out /= ratio;
             }
             let rule = l.class.mup_rule(m);
-            let std = |fan_in: u32| match l.class {
+            // The surrogate is its own base (m = 1): variance 1/fan_in; the target's is the
+            // rule's multiple of its own 1/fan_in.
+            let std = |var_mult: f64, fan_in: u32| match l.class {
                 LayerClass::Norm | LayerClass::Bias => 0.0,
-                _ => libm::sqrt(rule.init_var_mult / f64::from(fan_in)),
+                _ => libm::sqrt(var_mult / f64::from(fan_in)),
             };
             ShrunkLayer {
-                target_init_std: std(l.fan_in),
-                surrogate_init_std: std(s.fan_in),
+                target_init_std: std(rule.init_var_mult, l.fan_in),
+                surrogate_init_std: std(1.0, s.fan_in),
                 target: l.clone(),
                 surrogate: s,
                 rule,
             }
         })
-        .collect())
+        .collect()
 }

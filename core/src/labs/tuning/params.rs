@@ -44,6 +44,9 @@ pub struct ExperimentParams {
     pub batch: u32,
     /// Held-out samples.
     pub eval_samples: u32,
+    /// Training runs per width and rate, each with its own initial weights and batches (same
+    /// teacher and held-out set); the curves show the mean held-out loss over them.
+    pub seeds: u32,
     /// Input dimension of the task.
     pub input_dim: u32,
     /// Output dimension of the task.
@@ -65,6 +68,7 @@ impl Default for ExperimentParams {
             steps: 60,
             batch: 16,
             eval_samples: 256,
+            seeds: 1,
             input_dim: 16,
             output_dim: 4,
             teacher_width: 32,
@@ -98,6 +102,18 @@ impl ExperimentParams {
     /// The run at one width, parametrization and learning rate.
     #[must_use]
     pub fn run_spec(&self, width: u32, p: Parametrization, learning_rate: f64) -> RunSpec {
+        self.replica_spec(width, p, learning_rate, 0)
+    }
+
+    /// [`ExperimentParams::run_spec`] of replica `replica` (< `seeds`).
+    #[must_use]
+    pub fn replica_spec(
+        &self,
+        width: u32,
+        p: Parametrization,
+        learning_rate: f64,
+        replica: u32,
+    ) -> RunSpec {
         RunSpec {
             width,
             base_width: self.base(),
@@ -108,6 +124,7 @@ impl ExperimentParams {
             steps: self.steps,
             batch: self.batch,
             eval_samples: self.eval_samples,
+            replica,
         }
     }
 
@@ -123,7 +140,7 @@ impl ExperimentParams {
                 super::mlp::step_flops(&task, &s) * f64::from(self.steps)
             })
             .sum();
-        2.0 * per_width * self.learning_rates.len() as f64
+        2.0 * per_width * self.learning_rates.len() as f64 * f64::from(self.seeds)
     }
 
     /// Checks every field.
@@ -197,6 +214,7 @@ impl ExperimentParams {
             ("steps", self.steps, 1, 100_000),
             ("batch", self.batch, 1, 4096),
             ("eval_samples", self.eval_samples, 1, 65_536),
+            ("seeds", self.seeds, 1, 64),
             ("input_dim", self.input_dim, 1, 1024),
             ("output_dim", self.output_dim, 1, 1024),
             ("teacher_width", self.teacher_width, 1, 4096),

@@ -5,7 +5,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::experiment::{spread_steps, Outcome, WidthSweep};
+use super::experiment::{spread_steps, stable_edge_spread_steps, Outcome, WidthSweep};
 use super::fusion::{FusionModel, SurrogateShape};
 use super::mlp::Optimizer;
 use super::mup::ShrunkLayer;
@@ -83,6 +83,20 @@ pub fn build(
     };
     let sp_spread = spread_steps(&outcome.sp);
     let mup_spread = spread_steps(&outcome.mup);
+    let sp_edge = stable_edge_spread_steps(&outcome.sp);
+    let mup_edge = stable_edge_spread_steps(&outcome.mup);
+    report.push_metric(
+        "tuning.sp.stable_edge_spread_steps",
+        "SP: largest-stable-LR drift across widths",
+        sp_edge as f64,
+        "grid steps",
+    );
+    report.push_metric(
+        "tuning.mup.stable_edge_spread_steps",
+        "μP: largest-stable-LR drift across widths",
+        mup_edge as f64,
+        "grid steps",
+    );
     let target_params: u64 = layers.iter().map(|l| l.target.params()).sum();
     report.push_metric(
         "tuning.sp.best_lr_spread_steps",
@@ -303,6 +317,9 @@ pub fn build(
     report.findings.push(format!(
         "μP: it moves by {mup_spread} grid steps ({}).",
         best(&outcome.mup)
+    ));
+    report.findings.push(format!(
+        "Largest rate that trains without diverging: moves by {sp_edge} grid steps across widths under SP, {mup_edge} under μP."
     ));
     report.findings.push(format!(
         "Fusing {fmax} surrogate trials: {:.2}× the throughput of running them one at a time, {:.1} GiB ({}).",
