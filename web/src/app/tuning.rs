@@ -32,11 +32,15 @@ pub struct TuningLabProps {
 }
 
 /// Number fields: (path inside `params`, label).
-const FIELDS: [(&str, &str); 7] = [
+const FIELDS: [(&str, &str); 8] = [
     ("experiment.steps", "Training steps per run"),
     ("experiment.batch", "Batch (samples)"),
     ("experiment.hidden_layers", "Hidden layers"),
     ("experiment.seed", "Seed"),
+    (
+        "experiment.seeds",
+        "Replicas averaged (own weights and batches each)",
+    ),
     (
         "shrinker.ratio",
         "Shrink ratio (target width ÷ surrogate width)",
