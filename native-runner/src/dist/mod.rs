@@ -128,6 +128,14 @@ fn all_ready(hellos: &[Vec<u8>]) -> Result<(), String> {
 // bubblelab doctor under a launcher
 // ---------------------------------------------------------------------------------------------
 
+/// The collectives whose NCCL bus bandwidth doctor and calibrate measure.
+const COLLECTIVES: [CollectiveKind; 4] = [
+    CollectiveKind::AllReduce,
+    CollectiveKind::AllGather,
+    CollectiveKind::ReduceScatter,
+    CollectiveKind::AllToAll,
+];
+
 /// Message sizes of the doctor's bus-bandwidth check, bytes (nccl-tests' convention).
 const DOCTOR_BENCH_BYTES: [u64; 2] = [1 << 20, 64 << 20];
 
@@ -189,12 +197,7 @@ pub fn doctor(timeout: Duration) -> Result<(), Failure> {
             "NCCL all-reduce gave {sum}, expected {expected}"
         )));
     }
-    for kind in [
-        CollectiveKind::AllReduce,
-        CollectiveKind::AllGather,
-        CollectiveKind::ReduceScatter,
-        CollectiveKind::AllToAll,
-    ] {
+    for kind in COLLECTIVES {
         let points =
             nccl_bus_bandwidth(&g.comm, kind, &DOCTOR_BENCH_BYTES, 5, 20).map_err(failed)?;
         let shown: Vec<String> = points
@@ -269,12 +272,7 @@ pub fn nccl_calibration(
         .first()
         .ok_or_else(|| failed("no communicator was created".into()))?;
     let mut curves = Vec::new();
-    for kind in [
-        CollectiveKind::AllReduce,
-        CollectiveKind::AllGather,
-        CollectiveKind::ReduceScatter,
-        CollectiveKind::AllToAll,
-    ] {
+    for kind in COLLECTIVES {
         let points =
             nccl_bus_bandwidth(&g.comm, kind, &CALIBRATE_NCCL_BYTES, 5, 20).map_err(failed)?;
         curves.push(bubblelab_core::hw::CollectiveCurve {

@@ -22,7 +22,7 @@ use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
 use crate::components::params_form::{
-    decode_payload, get, number_callback, params_value, Form, FormPage,
+    from_payload, get, number_callback, params_value, preset_callback, Form, FormPage,
 };
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
@@ -160,13 +160,6 @@ impl State {
         s
     }
 
-    fn from_payload(payload: Option<&str>) -> State {
-        match decode_payload("agentic", payload) {
-            (Some(Scenario::Agentic(p)), _) => State::new(&p, None),
-            (_, link_error) => State::new(&default_params(), link_error),
-        }
-    }
-
     /// Every field's text from the params (after a preset, an engine or the controllers
     /// changed).
     fn refresh_texts(&mut self) {
@@ -177,6 +170,19 @@ impl State {
 }
 
 impl FormPage for State {
+    const LAB: &'static str = "agentic";
+
+    fn open(scenario: Scenario, link_error: Option<String>) -> Option<State> {
+        match scenario {
+            Scenario::Agentic(p) => Some(State::new(&p, link_error)),
+            _ => None,
+        }
+    }
+
+    fn opening(link_error: Option<String>) -> State {
+        State::new(&default_params(), link_error)
+    }
+
     fn form(&mut self) -> &mut Form {
         &mut self.form
     }
@@ -204,7 +210,7 @@ impl FormPage for State {
 pub fn agentic_lab(props: &AgenticLabProps) -> Html {
     let state = {
         let payload = props.payload.clone();
-        use_state(move || State::from_payload(payload.as_deref()))
+        use_state(move || from_payload::<State>(payload.as_deref()))
     };
     let upload_error = use_state(|| None::<String>);
     let on_controllers = {
@@ -269,16 +275,6 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
             next.form.set("sweep_caps", Value::from(caps));
             next.rerun(true);
             state.set(next);
-        })
-    };
-    let on_preset = {
-        let state = state.clone();
-        Callback::from(move |(_, scenario): (&'static str, Scenario)| {
-            if let Scenario::Agentic(p) = scenario {
-                let mut next = State::new(&p, None);
-                next.rerun(true);
-                state.set(next);
-            }
         })
     };
     let on_trace = {
@@ -357,7 +353,7 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
                 <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
-                    <PresetSelect lab="agentic" selected={None} on_pick={on_preset} />
+                    <PresetSelect lab="agentic" selected={None} on_pick={preset_callback(&state)} />
                     <div class="field">
                         <label for="field-engine">{ "Model and GPUs" }</label>
                         <select id="field-engine" onchange={on_engine}>

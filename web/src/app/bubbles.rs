@@ -19,7 +19,7 @@ use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
 use crate::components::params_form::{
-    decode_payload, get, number_callback, params_value, Form, FormPage,
+    from_payload, get, number_callback, params_value, preset_callback, Form, FormPage,
 };
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
@@ -104,16 +104,22 @@ impl State {
         s.rerun(false);
         s
     }
-
-    fn from_payload(payload: Option<&str>) -> State {
-        match decode_payload("bubbles", payload) {
-            (Some(Scenario::Bubbles(p)), _) => State::new(&p, None),
-            (_, link_error) => State::new(&default_params(), link_error),
-        }
-    }
 }
 
 impl FormPage for State {
+    const LAB: &'static str = "bubbles";
+
+    fn open(scenario: Scenario, link_error: Option<String>) -> Option<State> {
+        match scenario {
+            Scenario::Bubbles(p) => Some(State::new(&p, link_error)),
+            _ => None,
+        }
+    }
+
+    fn opening(link_error: Option<String>) -> State {
+        State::new(&default_params(), link_error)
+    }
+
     fn form(&mut self) -> &mut Form {
         &mut self.form
     }
@@ -140,7 +146,7 @@ impl FormPage for State {
 pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
     let state = {
         let payload = props.payload.clone();
-        use_state(move || State::from_payload(payload.as_deref()))
+        use_state(move || from_payload::<State>(payload.as_deref()))
     };
     let upload_error = use_state(|| None::<String>);
     // One static-memory value for every stage; the other fields set their own path.
@@ -209,16 +215,6 @@ pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
             state.set(next);
         })
     };
-    let on_preset = {
-        let state = state.clone();
-        Callback::from(move |(_, scenario): (&'static str, Scenario)| {
-            if let Scenario::Bubbles(p) = scenario {
-                let mut next = State::new(&p, None);
-                next.rerun(true);
-                state.set(next);
-            }
-        })
-    };
     let on_log = {
         let state = state.clone();
         let upload_error = upload_error.clone();
@@ -280,7 +276,7 @@ pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
                 <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
-                    <PresetSelect lab="bubbles" selected={None} on_pick={on_preset} />
+                    <PresetSelect lab="bubbles" selected={None} on_pick={preset_callback(&state)} />
                     <div class="field">
                         <label for="field-schedule">{ "Main job's schedule" }</label>
                         <select id="field-schedule" onchange={on_schedule}>

@@ -16,7 +16,7 @@ use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
 use crate::components::params_form::{
-    decode_payload, number_callback, scenario_of, Form, FormPage,
+    from_payload, number_callback, preset_callback, scenario_of, Form, FormPage,
 };
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
@@ -95,6 +95,19 @@ fn default_params() -> MigrationParams {
 }
 
 impl FormPage for State {
+    const LAB: &'static str = "migration";
+
+    fn open(scenario: Scenario, link_error: Option<String>) -> Option<State> {
+        match scenario {
+            Scenario::Migration(p) => Some(State::new(&p, link_error)),
+            _ => None,
+        }
+    }
+
+    fn opening(link_error: Option<String>) -> State {
+        State::new(&default_params(), link_error)
+    }
+
     fn form(&mut self) -> &mut Form {
         &mut self.form
     }
@@ -122,13 +135,6 @@ impl State {
         s
     }
 
-    fn from_payload(payload: Option<&str>) -> State {
-        match decode_payload("migration", payload) {
-            (Some(Scenario::Migration(p)), _) => State::new(&p, None),
-            (_, link_error) => State::new(&default_params(), link_error),
-        }
-    }
-
     /// The fairness lab's link with preemption costs from this job under `option`.
     fn fairness_link(&self, option: CheckpointOption) -> Option<String> {
         let Ok(Scenario::Migration(p)) = scenario_of("migration", &self.form.params) else {
@@ -150,19 +156,9 @@ impl State {
 pub fn migration_lab(props: &MigrationLabProps) -> Html {
     let state = {
         let payload = props.payload.clone();
-        use_state(move || State::from_payload(payload.as_deref()))
+        use_state(move || from_payload::<State>(payload.as_deref()))
     };
     let measured = use_memo((), |()| measured_reports());
-    let on_preset = {
-        let state = state.clone();
-        Callback::from(move |(_, scenario): (&'static str, Scenario)| {
-            if let Scenario::Migration(p) = scenario {
-                let mut next = State::new(&p, None);
-                next.rerun(true);
-                state.set(next);
-            }
-        })
-    };
     let form = &state.form;
     let other_error = form.other_error(FIELDS.iter().map(|(p, _)| *p));
     let links: Vec<(CheckpointOption, String)> = [
@@ -186,7 +182,7 @@ pub fn migration_lab(props: &MigrationLabProps) -> Html {
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
                 <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
-                    <PresetSelect lab="migration" selected={None} on_pick={on_preset} />
+                    <PresetSelect lab="migration" selected={None} on_pick={preset_callback(&state)} />
                     { for FIELDS.iter().map(|(path, label)| html! {
                         <NumberField path={format!("migration.{path}")} label={*label} value={form.text(path)}
                             error={form.field_error(path)} on_change={number_callback(&state, path)} />

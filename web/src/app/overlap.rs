@@ -23,7 +23,7 @@ use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
 use crate::components::params_form::{
-    decode_payload, get, number_callback, number_value, text_at, Form, FormPage,
+    from_payload, get, number_callback, number_value, preset_callback, text_at, Form, FormPage,
 };
 use crate::components::report_view::ReportView;
 use crate::components::timeline::{Shared, TimelineView};
@@ -185,16 +185,22 @@ impl State {
         s.step = s.steps.0.len().saturating_sub(1);
         s
     }
-
-    fn from_payload(payload: Option<&str>) -> State {
-        match decode_payload("overlap", payload) {
-            (Some(Scenario::Overlap(p)), _) => State::new(&p, None),
-            (_, link_error) => State::new(&default_params(), link_error),
-        }
-    }
 }
 
 impl FormPage for State {
+    const LAB: &'static str = "overlap";
+
+    fn open(scenario: Scenario, link_error: Option<String>) -> Option<State> {
+        match scenario {
+            Scenario::Overlap(p) => Some(State::new(&p, link_error)),
+            _ => None,
+        }
+    }
+
+    fn opening(link_error: Option<String>) -> State {
+        State::new(&default_params(), link_error)
+    }
+
     fn form(&mut self) -> &mut Form {
         &mut self.form
     }
@@ -223,7 +229,7 @@ impl FormPage for State {
 pub fn overlap_lab(props: &OverlapLabProps) -> Html {
     let state = {
         let payload = props.payload.clone();
-        use_state(move || State::from_payload(payload.as_deref()))
+        use_state(move || from_payload::<State>(payload.as_deref()))
     };
     let upload_error = use_state(|| None::<String>);
     let on_select = |path: &'static str| {
@@ -286,16 +292,6 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
             let mut next = (*state).clone();
             next.step = i;
             state.set(next);
-        })
-    };
-    let on_preset = {
-        let state = state.clone();
-        Callback::from(move |(_, scenario): (&'static str, Scenario)| {
-            if let Scenario::Overlap(p) = scenario {
-                let mut next = State::new(&p, None);
-                next.rerun(true);
-                state.set(next);
-            }
         })
     };
     let on_graph = {
@@ -391,7 +387,7 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
                 <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
-                    <PresetSelect lab="overlap" selected={None} on_pick={on_preset} />
+                    <PresetSelect lab="overlap" selected={None} on_pick={preset_callback(&state)} />
                     <div class="field">
                         <label for="field-model">{ "Model" }</label>
                         <select id="field-model" onchange={on_select("model")} disabled={state.imported.is_some()}>

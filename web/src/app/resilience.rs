@@ -22,7 +22,7 @@ use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
 use crate::components::params_form::{
-    decode_payload, get, number_callback, number_value, scenario_of, Form, FormPage,
+    from_payload, get, number_callback, number_value, preset_callback, scenario_of, Form, FormPage,
 };
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
@@ -133,16 +133,22 @@ impl State {
         s.rerun(false);
         s
     }
-
-    fn from_payload(payload: Option<&str>) -> State {
-        match decode_payload("resilience", payload) {
-            (Some(Scenario::Resilience(p)), _) => State::new(&p, None),
-            (_, link_error) => State::new(&default_params(), link_error),
-        }
-    }
 }
 
 impl FormPage for State {
+    const LAB: &'static str = "resilience";
+
+    fn open(scenario: Scenario, link_error: Option<String>) -> Option<State> {
+        match scenario {
+            Scenario::Resilience(p) => Some(State::new(&p, link_error)),
+            _ => None,
+        }
+    }
+
+    fn opening(link_error: Option<String>) -> State {
+        State::new(&default_params(), link_error)
+    }
+
     fn form(&mut self) -> &mut Form {
         &mut self.form
     }
@@ -203,7 +209,7 @@ fn plan_stages(r: &bubblelab_core::labs::resilience::job::ReplicaPlan) -> Vec<(u
 pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
     let state = {
         let payload = props.payload.clone();
-        use_state(move || State::from_payload(payload.as_deref()))
+        use_state(move || from_payload::<State>(payload.as_deref()))
     };
     let colour_by = use_state(|| "stage".to_string());
     let fault = use_state(|| 1usize);
@@ -259,16 +265,6 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
             next.form.set("events", Value::from(events));
             next.rerun(true);
             state.set(next);
-        })
-    };
-    let on_preset = {
-        let state = state.clone();
-        Callback::from(move |(_, scenario): (&'static str, Scenario)| {
-            if let Scenario::Resilience(p) = scenario {
-                let mut next = State::new(&p, None);
-                next.rerun(true);
-                state.set(next);
-            }
         })
     };
     let on_pai = {
@@ -459,7 +455,7 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
                 <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
-                    <PresetSelect lab="resilience" selected={None} on_pick={on_preset} />
+                    <PresetSelect lab="resilience" selected={None} on_pick={preset_callback(&state)} />
                     { for FIELDS.iter().map(|(path, label)| html! {
                         <NumberField path={format!("resilience.{path}")} label={*label} value={form.text(path)}
                             error={form.field_error(path)} on_change={number_callback(&state, path)} />

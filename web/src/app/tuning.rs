@@ -18,7 +18,7 @@ use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
 use crate::components::params_form::{
-    decode_payload, get, number_callback, text_at, Form, FormPage,
+    from_payload, get, number_callback, preset_callback, text_at, Form, FormPage,
 };
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
@@ -90,16 +90,22 @@ impl State {
         s.rerun(false);
         s
     }
-
-    fn from_payload(payload: Option<&str>) -> State {
-        match decode_payload("tuning", payload) {
-            (Some(Scenario::Tuning(p)), _) => State::new(&p, None),
-            (_, link_error) => State::new(&default_params(), link_error),
-        }
-    }
 }
 
 impl FormPage for State {
+    const LAB: &'static str = "tuning";
+
+    fn open(scenario: Scenario, link_error: Option<String>) -> Option<State> {
+        match scenario {
+            Scenario::Tuning(p) => Some(State::new(&p, link_error)),
+            _ => None,
+        }
+    }
+
+    fn opening(link_error: Option<String>) -> State {
+        State::new(&default_params(), link_error)
+    }
+
     fn form(&mut self) -> &mut Form {
         &mut self.form
     }
@@ -120,7 +126,7 @@ impl FormPage for State {
 pub fn tuning_lab(props: &TuningLabProps) -> Html {
     let state = {
         let payload = props.payload.clone();
-        use_state(move || State::from_payload(payload.as_deref()))
+        use_state(move || from_payload::<State>(payload.as_deref()))
     };
     let on_widths = {
         let state = state.clone();
@@ -158,16 +164,6 @@ pub fn tuning_lab(props: &TuningLabProps) -> Html {
             state.set(next);
         })
     };
-    let on_preset = {
-        let state = state.clone();
-        Callback::from(move |(_, scenario): (&'static str, Scenario)| {
-            if let Scenario::Tuning(p) = scenario {
-                let mut next = State::new(&p, None);
-                next.rerun(true);
-                state.set(next);
-            }
-        })
-    };
     let form = &state.form;
     let other_error = form.other_error(FIELDS.iter().map(|(p, _)| *p).chain(["experiment.widths"]));
     let optimizer = text_at(&form.params, "experiment.optimizer");
@@ -183,7 +179,7 @@ pub fn tuning_lab(props: &TuningLabProps) -> Html {
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
                 <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
-                    <PresetSelect lab="tuning" selected={None} on_pick={on_preset} />
+                    <PresetSelect lab="tuning" selected={None} on_pick={preset_callback(&state)} />
                     <NumberField path="tuning.experiment.widths" label="Widths (comma-separated)" input_type="text"
                         value={form.text("experiment.widths")} error={form.field_error("experiment.widths")} on_change={on_widths} />
                     <div class="field">

@@ -269,11 +269,44 @@ pub fn decode_payload(lab: &str, payload: Option<&str>) -> (Option<Scenario>, Op
 
 /// A lab page's state that holds a [`Form`] and can run its model again.
 pub trait FormPage: Clone + 'static {
+    /// The lab's id (`tuning`), as in share links.
+    const LAB: &'static str;
     /// The page's form.
     fn form(&mut self) -> &mut Form;
     /// Runs the page's model on the form's scenario; `link` puts the share link in the
     /// address bar on success.
     fn rerun(&mut self, link: bool);
+    /// The page showing `scenario`, already run; `None` when it is another lab's.
+    fn open(scenario: Scenario, link_error: Option<String>) -> Option<Self>;
+    /// The page without a usable link: the lab's default scenario, already run.
+    fn opening(link_error: Option<String>) -> Self;
+}
+
+/// The page a share-link payload opens: its scenario, or the default with the link's error.
+#[must_use]
+pub fn from_payload<S: FormPage>(payload: Option<&str>) -> S {
+    match decode_payload(S::LAB, payload) {
+        (Some(scenario), _) => S::open(scenario, None).unwrap_or_else(|| S::opening(None)),
+        (None, link_error) => S::opening(link_error),
+    }
+}
+
+/// The preset picker's callback: the page on the preset (run once), its share link in the
+/// address bar.
+#[must_use]
+pub fn preset_callback<S: FormPage>(
+    state: &UseStateHandle<S>,
+) -> Callback<(&'static str, Scenario)> {
+    let state = state.clone();
+    Callback::from(move |(_, scenario): (&'static str, Scenario)| {
+        let fragment = share::fragment(&scenario);
+        if let Some(mut next) = S::open(scenario, None) {
+            if next.form().error.is_none() {
+                crate::browser::replace_hash(&fragment);
+            }
+            state.set(next);
+        }
+    })
 }
 
 /// The callback of number field `path`: keep the text, and run again when it is a number.

@@ -27,7 +27,9 @@ use self::survey::SurveyMap;
 use crate::components::export::ExportBar;
 use crate::components::fields::{CheckboxGroup, NumberField};
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
-use crate::components::params_form::{decode_payload, get, number_callback, Form, FormPage};
+use crate::components::params_form::{
+    from_payload, get, number_callback, preset_callback, Form, FormPage,
+};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::{texts, FileUpload};
@@ -97,16 +99,22 @@ impl State {
         s.rerun(false);
         s
     }
-
-    fn from_payload(payload: Option<&str>) -> State {
-        match decode_payload("fairness", payload) {
-            (Some(Scenario::Fairness(p)), _) => State::new(&p, None),
-            (_, link_error) => State::new(&default_params(), link_error),
-        }
-    }
 }
 
 impl FormPage for State {
+    const LAB: &'static str = "fairness";
+
+    fn open(scenario: Scenario, link_error: Option<String>) -> Option<State> {
+        match scenario {
+            Scenario::Fairness(p) => Some(State::new(&p, link_error)),
+            _ => None,
+        }
+    }
+
+    fn opening(link_error: Option<String>) -> State {
+        State::new(&default_params(), link_error)
+    }
+
     fn form(&mut self) -> &mut Form {
         &mut self.form
     }
@@ -144,7 +152,7 @@ impl FormPage for State {
 pub fn fairness_lab(props: &FairnessLabProps) -> Html {
     let state = {
         let payload = props.payload.clone();
-        use_state(move || State::from_payload(payload.as_deref()))
+        use_state(move || from_payload::<State>(payload.as_deref()))
     };
     let upload_error = use_state(|| None::<String>);
     let policies: Vec<String> = get(&state.form.params, "policies")
@@ -194,16 +202,6 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
             next.form.set(path, Value::from(value));
             next.rerun(true);
             state.set(next);
-        })
-    };
-    let on_preset = {
-        let state = state.clone();
-        Callback::from(move |(_, scenario): (&'static str, Scenario)| {
-            if let Scenario::Fairness(p) = scenario {
-                let mut next = State::new(&p, None);
-                next.rerun(true);
-                state.set(next);
-            }
         })
     };
     let on_trace = {
@@ -294,7 +292,7 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
                 <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
-                    <PresetSelect lab="fairness" selected={None} on_pick={on_preset} />
+                    <PresetSelect lab="fairness" selected={None} on_pick={preset_callback(&state)} />
                     <CheckboxGroup path="fairness.policies" label="Policies" {options}
                         error={form.field_error("policies")} {on_toggle} />
                     <div class="field">
