@@ -197,13 +197,14 @@ fn training_really_learns() {
     assert!(trained.eval_loss < 0.5 * barely.eval_loss);
 }
 
-/// The pinned μTransfer result on the default preset (seed 2022, widths 32–256, Adam, 60 steps,
-/// η = 2⁻¹² … 2⁻³), with the μP of Tensor Programs V (readout init variance constant in width
-/// under its 1/m multiplier). What this implementation shows, not what the issue hoped for: the
-/// argmin moves by two grid steps under both SP and μP (docs/CLAIMS.md explains why: flat
-/// optima, small widths, short training); μP's held-out loss improves with every doubling of
-/// width and it never diverges on the grid, while SP's barely improves past width 64 and
-/// diverges at width 256.
+/// The pinned μTransfer result on the page's quick preset (seed 2022, widths 32–256, Adam, 60
+/// steps, one replica, η = 2⁻¹² … 2⁻³), with the μP of Tensor Programs V (readout init variance
+/// constant in width under its 1/m multiplier). At this training length the argmin moves by two
+/// grid steps under both SP and μP; with 200 steps and 8 replicas μP's does not move at all
+/// while SP's moves by two (`tuning_claim.rs`; docs/CLAIMS.md lists every configuration tried).
+/// What separates them already here: μP's held-out loss improves with every doubling of width
+/// and it never diverges on the grid, while SP's barely improves past width 64 and diverges at
+/// width 256.
 #[test]
 fn mutransfer_on_the_fixed_seed() {
     let p = presets::find("tuning-mutransfer-mlp")

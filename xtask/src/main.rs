@@ -101,6 +101,15 @@ fn test(root: &Path) -> Result<()> {
                 &[],
             )
         })?;
+        steps.run(
+            "claims that need an optimised build (μTransfer at CLI scale)",
+            || {
+                cargo(
+                    "test --locked --profile bench -p bubblelab-core --test tuning_claim",
+                    &[],
+                )
+            },
+        )?;
         steps.run("wasm tests of bubblelab-core (Node)", || {
             cargo(
                 "test --locked --target wasm32-unknown-unknown -p bubblelab-core",
