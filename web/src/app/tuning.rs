@@ -175,7 +175,7 @@ pub fn tuning_lab(props: &TuningLabProps) -> Html {
                    hyperparameters carry over, and fuses many small trials into one batched model. Here the shrinker's \
                    rules are a table, the transfer is a real experiment — every curve below comes from MLPs trained in this \
                    page — and fusion is a model of throughput and memory. This quick run (60 steps, one replica) is too \
-                   short for the best rate to settle: with 200 steps and 8 replicas (`bubblelab run \
+                   short for the best rate to settle: with 200 steps and 8 replicas (`bubblelab tuning --scenario \
                    tests/claims/tuning-mutransfer-long.json`, about three minutes) μP keeps it on one grid point from width \
                    32 to 512 while SP's falls fourfold (docs/CLAIMS.md)." }
             </p>
