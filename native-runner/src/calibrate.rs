@@ -89,13 +89,15 @@ pub const COPY_BYTES: [usize; 9] = [
     64 << 20,
 ];
 
-/// Collective kinds and group sizes written to the profile.
-const COLLECTIVES: [CollectiveKind; 4] = [
+/// Collective kinds written to the profile (and measured with NCCL by doctor and calibrate under
+/// a launcher).
+pub const COLLECTIVES: [CollectiveKind; 4] = [
     CollectiveKind::AllReduce,
     CollectiveKind::AllGather,
     CollectiveKind::ReduceScatter,
     CollectiveKind::AllToAll,
 ];
+/// Group sizes of the emulated collective curves.
 const RANKS: [u32; 3] = [2, 4, 8];
 
 fn time_ns(f: &mut impl FnMut()) -> u64 {

@@ -9,9 +9,9 @@ pub mod rendezvous;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use bubblelab_core::cost::CollectiveKind;
 use cudarc::nccl::{Comm, ReduceOp};
 
+use crate::calibrate::COLLECTIVES;
 use crate::error::Failure;
 use crate::launcher;
 use nccl::{
@@ -127,14 +127,6 @@ fn all_ready(hellos: &[Vec<u8>]) -> Result<(), String> {
 // ---------------------------------------------------------------------------------------------
 // bubblelab doctor under a launcher
 // ---------------------------------------------------------------------------------------------
-
-/// The collectives whose NCCL bus bandwidth doctor and calibrate measure.
-const COLLECTIVES: [CollectiveKind; 4] = [
-    CollectiveKind::AllReduce,
-    CollectiveKind::AllGather,
-    CollectiveKind::ReduceScatter,
-    CollectiveKind::AllToAll,
-];
 
 /// Message sizes of the doctor's bus-bandwidth check, bytes (nccl-tests' convention).
 const DOCTOR_BENCH_BYTES: [u64; 2] = [1 << 20, 64 << 20];
