@@ -130,29 +130,12 @@ pub fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
 /// read it).
 #[must_use]
 pub fn utc_now_text() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    utc_text(secs)
-}
-
-/// Seconds since 1970-01-01 00:00 UTC as `YYYY-MM-DD HH:MM UTC` (the proleptic Gregorian
-/// calendar, by days since the epoch).
-#[must_use]
-pub fn utc_text(secs: u64) -> String {
-    let days = i64::try_from(secs / 86_400).unwrap_or(i64::MAX / 2);
-    let (h, m) = ((secs % 86_400) / 3600, (secs % 3600) / 60);
-    // Civil date from days since 1970-01-01, in 400-year eras of 146,097 days from 0000-03-01.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02} UTC")
+    let rfc3339 = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    // `2026-11-29T17:35:08Z` → date and minute.
+    match (rfc3339.get(..10), rfc3339.get(11..16)) {
+        (Some(date), Some(time)) => format!("{date} {time} UTC"),
+        _ => rfc3339,
+    }
 }
 
 /// This host's processor as `/proc/cpuinfo` names it, with its hardware threads
@@ -169,18 +152,5 @@ pub fn host_cpu_text() -> String {
     match model {
         Some(m) => format!("{m}, {threads} hardware threads"),
         None => format!("a host with {threads} hardware threads"),
-    }
-}
-
-#[cfg(test)]
-mod clock_tests {
-    use super::utc_text;
-
-    #[test]
-    fn utc_text_knows_the_calendar() {
-        assert_eq!(utc_text(0), "1970-01-01 00:00 UTC");
-        assert_eq!(utc_text(951_782_400), "2000-02-29 00:00 UTC");
-        assert_eq!(utc_text(1_795_966_200), "2026-11-29 15:30 UTC");
-        assert_eq!(utc_text(4_107_542_399), "2100-02-28 23:59 UTC");
     }
 }

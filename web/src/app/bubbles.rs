@@ -19,7 +19,7 @@ use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
 use crate::components::params_form::{
-    from_payload, get, number_callback, params_value, preset_callback, Form, FormPage,
+    from_payload, get, list_text, number_callback, params_value, preset_callback, Form, FormPage,
 };
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
@@ -77,23 +77,10 @@ fn default_params() -> BubblesParams {
     }
 }
 
-/// Policies as the CLI writes them: `none, blind, squeezer`.
-fn policies_text(params: &Value) -> String {
-    get(params, "policies")
-        .and_then(Value::as_array)
-        .map(|l| {
-            l.iter()
-                .filter_map(Value::as_str)
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
-        .unwrap_or_default()
-}
-
 impl State {
     fn new(p: &BubblesParams, link_error: Option<String>) -> State {
         let mut form = Form::new("bubbles", &Scenario::Bubbles(p.clone()), link_error);
-        let policies = policies_text(&form.params);
+        let policies = list_text(&form.params, "policies");
         form.set_text("policies", policies);
         let mut s = State {
             form,

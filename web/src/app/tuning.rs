@@ -18,7 +18,7 @@ use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
 use crate::components::params_form::{
-    from_payload, get, number_callback, preset_callback, text_at, Form, FormPage,
+    from_payload, list_text, number_callback, preset_callback, text_at, Form, FormPage,
 };
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
@@ -65,23 +65,10 @@ fn default_params() -> TuningParams {
     }
 }
 
-/// The widths as a list: `32, 64, 128`.
-fn widths_text(params: &Value) -> String {
-    get(params, "experiment.widths")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
-        .unwrap_or_default()
-}
-
 impl State {
     fn new(p: &TuningParams, link_error: Option<String>) -> State {
         let mut form = Form::new("tuning", &Scenario::Tuning(p.clone()), link_error);
-        let widths = widths_text(&form.params);
+        let widths = list_text(&form.params, "experiment.widths");
         form.set_text("experiment.widths", widths);
         let mut s = State {
             form,

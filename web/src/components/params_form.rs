@@ -30,6 +30,23 @@ pub fn text_at(v: &Value, path: &str) -> String {
     }
 }
 
+/// The list at a dotted path as a field shows it: `32, 64, 128` or `none, blind, squeezer`.
+#[must_use]
+pub fn list_text(v: &Value, path: &str) -> String {
+    get(v, path)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|x| match x {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default()
+}
+
 /// Sets the value at a dotted path (an object key, or an existing array element); parents must
 /// exist (the scenario's JSON has every field).
 pub fn set(v: &mut Value, path: &str, new: Value) {
