@@ -61,6 +61,21 @@ pub const PRESETS: &[Preset] = &[
         "ASTRAEA vs the field: 15 tenants, 3,000 Philly-shaped jobs, 128 GPUs"
     ),
     preset!(
+        "agentic-concur-qwen3-32b-tp8-256-agents",
+        "agentic",
+        "CONCUR's headline (Table 1): 256 agents, Qwen3-32B TP=8 on 8×H100, SGLang"
+    ),
+    preset!(
+        "agentic-concur-qwen3-32b-tp2-fixed-levels",
+        "agentic",
+        "CONCUR vs fixed agent levels 30/32/64/128 (Fig. 6): Qwen3-32B TP=2 on 2×H100, SGLang"
+    ),
+    preset!(
+        "agentic-concur-deepseek-v3-tp16-40-agents",
+        "agentic",
+        "CONCUR's 1.9× row (Table 1): 40 agents, DeepSeek-V3 TP=16 on 16×H100, SGLang"
+    ),
+    preset!(
         "agentic-qwen3-32b-h100",
         "agentic",
         "Mid-phase thrashing: unbounded vs CONCUR, 128 agents, Qwen3-32B on 2×H100"

@@ -1,15 +1,28 @@
-//! Known answers of the agentic lab: unlimited cache → no recompute and unbounded admission
-//! finishes first; capacity for one agent → static cap 1 never recomputes; token accounting
-//! balances; the same scenario gives byte-identical Reports; bad fields are named.
+//! Known answers of the agentic lab, for both engine modes (vLLM V1, SGLang): unlimited cache →
+//! no recompute and unbounded admission finishes first; capacity for one agent → static cap 1
+//! never recomputes; token accounting balances; CONCUR's Eq. 1 branch by branch; SGLang's
+//! future-token reservation and retraction order; the prefill attention term; the same
+//! scenario gives byte-identical Reports; bad fields are named.
 #![cfg(not(target_arch = "wasm32"))]
 
+use bubblelab_core::labs::agentic::controllers::{Concur, Move, Signals};
+use bubblelab_core::labs::agentic::engine::Engine;
 use bubblelab_core::labs::agentic::{
-    self, prepare, run_controller, AgenticParams, ConcurParams, ControllerSpec, SyntheticSpec,
+    self, prepare, run_controller, AgenticParams, AimdHistoryParams, ConcurParams, ControllerSpec,
+    EngineMode, EngineSpec, SyntheticSpec,
 };
 use bubblelab_core::{presets, Scenario};
 
-fn small() -> AgenticParams {
+const MODES: [EngineMode; 2] = [EngineMode::VllmV1, EngineMode::Sglang];
+
+fn small_in(mode: EngineMode) -> AgenticParams {
+    let engine = EngineSpec {
+        mode,
+        block_tokens: if mode == EngineMode::Sglang { 1 } else { 16 },
+        ..EngineSpec::default()
+    };
     AgenticParams {
+        engine,
         synthetic: SyntheticSpec {
             agents: 12,
             min_turns: 3,
@@ -21,9 +34,15 @@ fn small() -> AgenticParams {
             ControllerSpec::StaticCap { cap: 1 },
             ControllerSpec::StaticCap { cap: 4 },
             ControllerSpec::Concur(ConcurParams::default()),
+            ControllerSpec::RequestCap { cap: 3 },
+            ControllerSpec::AimdHistory(AimdHistoryParams::default()),
         ],
         ..AgenticParams::default()
     }
+}
+
+fn small() -> AgenticParams {
+    small_in(EngineMode::VllmV1)
 }
 
 fn runs(p: &AgenticParams) -> Vec<agentic::ControllerRun> {
@@ -39,10 +58,16 @@ fn runs(p: &AgenticParams) -> Vec<agentic::ControllerRun> {
 
 #[test]
 fn unlimited_cache_never_recomputes_and_unbounded_finishes_first() {
+    for mode in MODES {
+        unlimited_cache_case(mode);
+    }
+}
+
+fn unlimited_cache_case(mode: EngineMode) {
     // Identical agents: with heterogeneous ones a window may finish the longest agent sooner
     // (its steps are not shared with other agents' prefills), so the makespan is not ordered in
     // general; for equal agents admitting all at once is fastest when nothing is evicted.
-    let mut p = small();
+    let mut p = small_in(mode);
     p.synthetic.min_turns = 6;
     p.synthetic.max_turns = 6;
     p.synthetic.observation_tokens.sigma = 0.0;
@@ -59,7 +84,7 @@ fn unlimited_cache_never_recomputes_and_unbounded_finishes_first() {
     for r in &rs[1..] {
         assert!(
             unbounded <= r.makespan_ns,
-            "{} finished first: {} < {unbounded}",
+            "{mode:?}: {} finished first: {} < {unbounded}",
             r.spec.id(),
             r.makespan_ns
         );
@@ -70,29 +95,37 @@ fn unlimited_cache_never_recomputes_and_unbounded_finishes_first() {
 
 #[test]
 fn capacity_for_one_agent_static_cap_one_never_recomputes() {
-    let mut p = small();
-    let work = agentic::workload::generate(&p.synthetic);
-    let longest = work
-        .agents
-        .iter()
-        .map(agentic::Agent::max_sequence_tokens)
-        .max()
-        .unwrap();
-    p.engine.kv_capacity_tokens = longest.div_ceil(16) * 16;
-    let rs = runs(&p);
-    let cap1 = &rs[1];
-    assert_eq!(cap1.spec, ControllerSpec::StaticCap { cap: 1 });
-    assert_eq!(cap1.counters.recompute_tokens, 0);
-    assert_eq!(cap1.counters.preemptions, 0);
-    // The same capacity thrashes under unbounded admission (the test can fail).
-    assert!(rs[0].counters.recompute_tokens > 0);
-    assert!(rs[0].counters.preemptions > 0);
+    for mode in MODES {
+        let mut p = small_in(mode);
+        let work = agentic::workload::generate(&p.synthetic);
+        let longest = work
+            .agents
+            .iter()
+            .map(agentic::Agent::max_sequence_tokens)
+            .max()
+            .unwrap();
+        p.engine.kv_capacity_tokens = longest.div_ceil(16) * 16;
+        let rs = runs(&p);
+        let cap1 = &rs[1];
+        assert_eq!(cap1.spec, ControllerSpec::StaticCap { cap: 1 });
+        assert_eq!(cap1.counters.recompute_tokens, 0, "{mode:?}");
+        assert_eq!(cap1.counters.preemptions, 0, "{mode:?}");
+        // The same capacity thrashes under unbounded admission (the test can fail).
+        assert!(rs[0].counters.recompute_tokens > 0, "{mode:?}");
+        assert!(rs[0].counters.evicted_blocks > 0, "{mode:?}");
+        if mode == EngineMode::VllmV1 {
+            assert!(rs[0].counters.preemptions > 0);
+        }
+    }
 }
 
 #[test]
 fn token_accounting_balances() {
-    for capacity in [0u64, 40_000, 1_000_000_000] {
-        let mut p = small();
+    for (mode, capacity) in MODES
+        .into_iter()
+        .flat_map(|m| [0u64, 40_000, 1_000_000_000].map(|c| (m, c)))
+    {
+        let mut p = small_in(mode);
         p.engine.kv_capacity_tokens = capacity;
         let work = agentic::workload::generate(&p.synthetic);
         let unique: u64 = work.agents.iter().map(agentic::Agent::unique_tokens).sum();
@@ -108,9 +141,16 @@ fn token_accounting_balances() {
             assert_eq!(
                 c.prefill_new_tokens + c.decode_tokens,
                 unique,
-                "{} at {capacity}: {c:?}",
+                "{mode:?} {} at {capacity}: {c:?}",
                 r.spec.id()
             );
+            // Every request finished once, and its latencies are ordered.
+            assert_eq!(r.requests.len() as u64, work.total_turns());
+            assert_eq!(
+                r.requests.iter().map(|q| q.output_tokens).sum::<u64>(),
+                outputs
+            );
+            assert!(c.attention_ns <= c.busy_ns);
             assert_eq!(c.decode_tokens, outputs);
             // A scheduled prompt is either found in the cache or prefilled (a preemption in the
             // middle of a prefill leaves the rest of that lookup unprefilled).
@@ -139,8 +179,7 @@ fn token_accounting_balances() {
 
 #[test]
 fn timeline_lanes_never_overlap() {
-    let p = small();
-    for r in runs(&p) {
+    for r in MODES.into_iter().flat_map(|m| runs(&small_in(m))) {
         for w in r.spans.windows(2) {
             if w[0].agent == w[1].agent {
                 assert!(
@@ -187,8 +226,8 @@ fn report_has_stable_keys_and_stacked_charts() {
     for chart in agentic::report::CHARTS {
         assert!(r.series.iter().any(|s| s.chart == chart), "{chart}");
     }
-    assert_eq!(r.timelines.len(), 4);
-    assert_eq!(r.tables[0].rows.len(), 4);
+    assert_eq!(r.timelines.len(), 6);
+    assert_eq!(r.tables[0].rows.len(), 6);
 }
 
 #[test]
@@ -206,6 +245,16 @@ fn bad_fields_are_named() {
             r#"{"controllers":[{"kind":"concur","decrease_factor":1.5}]}"#,
             "agentic.controllers[0].decrease_factor",
         ),
+        (
+            r#"{"controllers":[{"kind":"concur","usage_low":0.6,"usage_high":0.5}]}"#,
+            "agentic.controllers[0].usage_high: must be at least usage_low",
+        ),
+        (
+            r#"{"controllers":[{"kind":"request-cap","cap":0}]}"#,
+            "agentic.controllers[0].cap",
+        ),
+        (r#"{"engine":{"mode":"tgi"}}"#, "agentic"),
+        (r#"{"slo":{"ttft_s":0}}"#, "agentic.slo.ttft_s"),
         (r#"{"synthetic":{"agents":0}}"#, "agentic.synthetic.agents"),
         (r#"{"synthetic":{"bogus":1}}"#, "agentic.synthetic"),
         (r#"{"controllers":[]}"#, "agentic.controllers"),
@@ -232,6 +281,18 @@ fn presets_carry_the_roofline_coefficients() {
             "agentic-deepseek-v3-8xh200",
             agentic::EngineSpec::deepseek_v3_h200(),
         ),
+        (
+            "agentic-concur-qwen3-32b-tp8-256-agents",
+            EngineSpec::sglang_h100(agentic::ModelSpec::qwen3_32b(), 8, 8),
+        ),
+        (
+            "agentic-concur-qwen3-32b-tp2-fixed-levels",
+            EngineSpec::sglang_h100(agentic::ModelSpec::qwen3_32b(), 2, 2),
+        ),
+        (
+            "agentic-concur-deepseek-v3-tp16-40-agents",
+            EngineSpec::sglang_h100(agentic::ModelSpec::deepseek_v3(), 16, 1),
+        ),
     ] {
         let Scenario::Agentic(p) = presets::find(id).unwrap().scenario().unwrap() else {
             panic!("{id}")
@@ -247,4 +308,277 @@ fn presets_carry_the_roofline_coefficients() {
         agentic::EngineSpec::deepseek_v3_h200().kv_bytes_per_token_per_gpu(),
         70_272
     );
+}
+
+fn signals(usage: f64, hit: Option<(u64, u64)>, unfinished: u32) -> Signals {
+    let (hit_tokens, query_tokens) = hit.unwrap_or((0, 0));
+    Signals {
+        kv_usage: usage,
+        prefix_query_tokens: query_tokens,
+        prefix_hit_tokens: hit_tokens,
+        unfinished_agents: unfinished,
+        ..Signals::default()
+    }
+}
+
+#[test]
+fn concur_eq1_branch_by_branch() {
+    // §5.1: α = 2, β = 0.5, U_low = 0.2, U_high = 0.5, H_thresh = 0.2.
+    let p = ConcurParams::default();
+    assert_eq!(
+        (
+            p.additive_increase,
+            p.decrease_factor,
+            p.usage_low,
+            p.usage_high,
+            p.hit_rate_threshold
+        ),
+        (2, 0.5, 0.2, 0.5, 0.2)
+    );
+    let mut c = Concur::new(&p);
+    assert_eq!(c.window(), 2);
+    // U < U_low: W + α, whatever H says.
+    assert_eq!(
+        c.on_interval(&signals(0.1, Some((0, 100)), 100)),
+        Move::Increase
+    );
+    assert_eq!(c.window(), 4);
+    assert_eq!(c.on_interval(&signals(0.19, None, 100)), Move::Increase);
+    assert_eq!(c.window(), 6);
+    // U = U_low is the dead band, not growth.
+    assert_eq!(
+        c.on_interval(&signals(0.2, Some((0, 100)), 100)),
+        Move::Hold
+    );
+    // Dead band: U_low ≤ U ≤ U_high holds even when H is low.
+    assert_eq!(
+        c.on_interval(&signals(0.35, Some((1, 100)), 100)),
+        Move::Hold
+    );
+    assert_eq!(
+        c.on_interval(&signals(0.5, Some((1, 100)), 100)),
+        Move::Hold
+    );
+    assert_eq!(c.window(), 6);
+    // High usage with a healthy hit rate holds (the cut needs both).
+    assert_eq!(
+        c.on_interval(&signals(0.9, Some((50, 100)), 100)),
+        Move::Hold
+    );
+    // H = H_thresh is not below it.
+    assert_eq!(
+        c.on_interval(&signals(0.9, Some((20, 100)), 100)),
+        Move::Hold
+    );
+    // No lookup in the interval: no H, no cut.
+    assert_eq!(c.on_interval(&signals(0.9, None, 100)), Move::Hold);
+    assert_eq!(c.window(), 6);
+    // U > U_high and H < H_thresh: ⌈β·W⌉.
+    assert_eq!(
+        c.on_interval(&signals(0.51, Some((19, 100)), 100)),
+        Move::Decrease
+    );
+    assert_eq!(c.window(), 3);
+    assert_eq!(
+        c.on_interval(&signals(0.8, Some((0, 100)), 100)),
+        Move::Decrease
+    );
+    assert_eq!(c.window(), 2); // ⌈1.5⌉
+    c.on_interval(&signals(0.8, Some((0, 100)), 100));
+    assert_eq!(c.window(), 1);
+    c.on_interval(&signals(0.8, Some((0, 100)), 100));
+    assert_eq!(c.window(), 1, "never below one agent");
+    // W is the number of active agents: never above the agents not finished.
+    for _ in 0..10 {
+        c.on_interval(&signals(0.0, None, 5));
+    }
+    assert_eq!(c.window(), 5);
+    // Other constants are honoured.
+    let q = ConcurParams {
+        initial_window: 10,
+        additive_increase: 3,
+        decrease_factor: 0.7,
+        usage_low: 0.1,
+        usage_high: 0.3,
+        hit_rate_threshold: 0.5,
+    };
+    let mut c = Concur::new(&q);
+    assert_eq!(
+        c.on_interval(&signals(0.15, Some((0, 10)), 100)),
+        Move::Hold
+    );
+    assert_eq!(c.on_interval(&signals(0.05, None, 100)), Move::Increase);
+    assert_eq!(c.window(), 13);
+    assert_eq!(
+        c.on_interval(&signals(0.31, Some((4, 10)), 100)),
+        Move::Decrease
+    );
+    assert_eq!(c.window(), 10); // ⌈9.1⌉
+}
+
+fn engine(mode: EngineMode, capacity_tokens: u64, max_new: u32) -> EngineSpec {
+    EngineSpec {
+        mode,
+        block_tokens: 1,
+        kv_capacity_tokens: capacity_tokens,
+        max_new_tokens: max_new,
+        ..EngineSpec::default()
+    }
+}
+
+#[test]
+fn sglang_reserves_future_decode_tokens_at_admission() {
+    // 10,000 tokens of KV, prompts of 1,000 tokens: the budget holds one request that may
+    // generate 4,096 tokens (1,000 + 4,096 + 1 of 10,000, then 5,097 more do not fit in the
+    // 4,903 left), but eight that may generate 100 (1,101 each; the ninth gets the 192 tokens
+    // left of the 8,192-token chunk).
+    for (max_new, admitted) in [(4_096, 1), (100, 9)] {
+        let spec = engine(EngineMode::Sglang, 10_000, max_new);
+        let mut e = Engine::new(&spec, 12, 0);
+        for a in 0..12 {
+            e.submit(a, 1_000, 0, 50, 0);
+        }
+        e.step(0).unwrap();
+        assert_eq!(e.running_requests(), admitted, "max_new_tokens {max_new}");
+        assert!(e.ledger_balances());
+    }
+    // vLLM reserves nothing: the token budget alone admits eight whole prompts and a chunk.
+    let mut e = Engine::new(&engine(EngineMode::VllmV1, 10_000, 4_096), 12, 0);
+    for a in 0..12 {
+        e.submit(a, 1_000, 0, 50, 0);
+    }
+    e.step(0).unwrap();
+    assert_eq!(e.running_requests(), 9);
+}
+
+#[test]
+fn sglang_retracts_the_fewest_generated_longest_prompt_first_to_the_back() {
+    // Three requests fill 3,000 tokens of KV while decoding; the first decode step that does
+    // not fit retracts one. All have generated the same number of tokens, so the longest prompt
+    // (agent 1) goes, to the back of the queue, and the others keep decoding.
+    let spec = engine(EngineMode::Sglang, 3_000, 1);
+    let mut e = Engine::new(&spec, 4, 0);
+    for (a, prompt) in [(0u32, 900u64), (1, 950), (2, 850)] {
+        e.submit(a, prompt, 0, 400, 0);
+    }
+    let mut now = e.step(0).unwrap().end_ns;
+    let mut steps = 0;
+    while [0, 1, 2].iter().all(|&a| e.is_running(a)) {
+        now = e.step(now).unwrap().end_ns;
+        steps += 1;
+        assert!(steps < 1_000);
+    }
+    assert!(!e.is_running(1));
+    assert!(e.is_running(0) && e.is_running(2));
+    assert_eq!(e.waiting(), vec![1]);
+    assert_eq!(e.counters.preemptions, 1);
+    assert!(e.ledger_balances());
+    // A later submission queues behind the retracted request.
+    e.submit(3, 100, 0, 1, now);
+    assert_eq!(e.waiting(), vec![1, 3]);
+    // vLLM puts its preempted request at the front instead.
+    let mut v = Engine::new(&engine(EngineMode::VllmV1, 3_000, 1), 4, 0);
+    for (a, prompt) in [(0u32, 900u64), (1, 950), (2, 850)] {
+        v.submit(a, prompt, 0, 400, 0);
+    }
+    let mut now = 0;
+    while v.counters.preemptions == 0 {
+        now = v.step(now).unwrap().end_ns;
+    }
+    v.submit(3, 100, 0, 1, now);
+    assert_eq!(v.waiting().last(), Some(&3));
+    assert_ne!(v.waiting().first(), Some(&3));
+}
+
+#[test]
+fn prefill_attention_is_quadratic_in_the_chunk_and_linear_in_the_cached_context() {
+    // Qwen3-32B on 2 × H100: 64 layers · 2 · 64 heads · (128 + 128) = 2,097,152 FLOPs per
+    // (query, key) pair over 2 GPUs at 989 TFLOP/s · 0.5 = 2.1205 ns per pair.
+    let spec = EngineSpec::qwen3_32b_h100();
+    assert!((spec.step_time.per_attention_pair_ns - 2.1205).abs() < 1e-9);
+    let f = spec.step_time;
+    let mut e = Engine::new(&spec, 1, 0);
+    e.submit(0, 4_096, 0, 1, 0);
+    e.step(0).unwrap();
+    let pairs = 4_096.0 * 2_048.0;
+    let expected = f.fixed_ms * 1e6
+        + f.per_prefill_token_us * 1e3 * 4_096.0
+        + f.per_context_token_ns * 4_096.0
+        + f.per_attention_pair_ns * pairs;
+    assert_eq!(e.counters.busy_ns, expected.round() as u64);
+    assert_eq!(
+        e.counters.attention_ns,
+        (f.per_attention_pair_ns * pairs).round() as u64
+    );
+    // A chunk after cached context attends to it too: 8,192 new tokens after 4,096 computed
+    // (two chunks of one 12,288-token prompt): the second chunk attends 8,192 · (4,096 + 4,096).
+    let mut e = Engine::new(&spec, 1, 0);
+    e.submit(0, 4_096 + 8_192 + 8_192, 0, 1, 0);
+    let t = e.step(0).unwrap().end_ns;
+    let first = e.counters.attention_ns;
+    e.step(t).unwrap();
+    let second = e.counters.attention_ns - first;
+    assert_eq!(
+        first,
+        (f.per_attention_pair_ns * 8_192.0 * 4_096.0).round() as u64
+    );
+    assert_eq!(
+        second,
+        (f.per_attention_pair_ns * 8_192.0 * (8_192.0 + 4_096.0)).round() as u64
+    );
+}
+
+#[test]
+fn controller_ids_parse_back() {
+    let list = ControllerSpec::parse_list(
+        "unbounded, cap-16, req-cap-64, concur, aimd-history, cap-16",
+        &[],
+    )
+    .unwrap();
+    let ids: Vec<String> = list.iter().map(ControllerSpec::id).collect();
+    assert_eq!(
+        ids,
+        [
+            "unbounded",
+            "cap-16",
+            "req-cap-64",
+            "concur",
+            "aimd-history"
+        ]
+    );
+    let custom = ConcurParams {
+        usage_high: 0.6,
+        ..ConcurParams::default()
+    };
+    let list = ControllerSpec::parse_list("concur", &[ControllerSpec::Concur(custom)]).unwrap();
+    assert_eq!(list, vec![ControllerSpec::Concur(custom)]);
+    for bad in ["cap-0", "req-cap-x", "fifo", ""] {
+        assert!(ControllerSpec::parse_list(bad, &[]).is_err(), "{bad}");
+    }
+}
+
+/// Prints the engines of the presets (`cargo test --test agentic_known -- --ignored
+/// print_preset_engines --nocapture`), to write static/presets from the constructors.
+#[test]
+#[ignore = "a generator, not a check"]
+fn print_preset_engines() {
+    use bubblelab_core::labs::agentic::ModelSpec;
+    for (name, e) in [
+        ("qwen3_32b_h100", EngineSpec::qwen3_32b_h100()),
+        ("deepseek_v3_h200", EngineSpec::deepseek_v3_h200()),
+        (
+            "sglang qwen tp8",
+            EngineSpec::sglang_h100(ModelSpec::qwen3_32b(), 8, 8),
+        ),
+        (
+            "sglang qwen tp2",
+            EngineSpec::sglang_h100(ModelSpec::qwen3_32b(), 2, 2),
+        ),
+        (
+            "sglang deepseek tp16",
+            EngineSpec::sglang_h100(ModelSpec::deepseek_v3(), 16, 1),
+        ),
+    ] {
+        println!("{name}\n{}", serde_json::to_string_pretty(&e).unwrap());
+    }
 }

@@ -27,6 +27,10 @@ const CASES: &[(&str, &str)] = &[
         include_str!("../../tests/golden/agentic-small.report.json"),
     ),
     (
+        include_str!("../../tests/scenarios/agentic-sglang-small.json"),
+        include_str!("../../tests/golden/agentic-sglang-small.report.json"),
+    ),
+    (
         include_str!("../../tests/scenarios/overlap-small.json"),
         include_str!("../../tests/golden/overlap-small.report.json"),
     ),

@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use bubblelab_core::labs::agentic::traces::{self, TraceFormat};
-use bubblelab_core::labs::agentic::{self, AgenticParams, Arrivals, ControllerSpec};
+use bubblelab_core::labs::agentic::{self, AgenticParams, Arrivals, ControllerSpec, EngineMode};
 use bubblelab_core::{Scenario, ScenarioError};
 use clap::{Args, ValueEnum};
 
@@ -43,6 +43,15 @@ pub enum ArrivalsArg {
     Trace,
 }
 
+/// Serving engines on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EngineArg {
+    /// vLLM V1 (16-token blocks).
+    VllmV1,
+    /// SGLang (radix cache, page size 1).
+    Sglang,
+}
+
 /// Arguments of `bubblelab agentic`.
 #[derive(Debug, Args)]
 pub struct AgenticArgs {
@@ -59,11 +68,16 @@ pub struct AgenticArgs {
     /// Format of `--trace-file`.
     #[arg(long, value_enum, default_value_t = TraceFormatArg::Auto)]
     trace_format: TraceFormatArg,
+    /// Serving engine's scheduler and cache (overrides the scenario's `engine.mode`, and sets
+    /// `engine.block_tokens` to that engine's default page: 16 for vLLM, 1 for SGLang).
+    #[arg(long, value_enum)]
+    engine: Option<EngineArg>,
     /// When agents start (overrides the scenario's `arrivals`).
     #[arg(long, value_enum)]
     arrivals: Option<ArrivalsArg>,
-    /// Controllers to compare, comma-separated: `unbounded`, `concur`, `cap-N` (overrides the
-    /// scenario's list; CONCUR keeps the scenario's knobs).
+    /// Controllers to compare, comma-separated: `unbounded`, `concur`, `aimd-history`, `cap-N`
+    /// (N agents), `req-cap-N` (N running requests) (overrides the scenario's list; CONCUR keeps
+    /// the scenario's knobs).
     #[arg(long, value_name = "IDS")]
     controllers: Option<String>,
     /// Also sweep static caps (1, 2, 4, … and the agent count) and report the best in hindsight.
@@ -82,36 +96,8 @@ fn failure(e: &ScenarioError) -> Failure {
 }
 
 fn parse_controllers(s: &str, base: &AgenticParams) -> Result<Vec<ControllerSpec>, Failure> {
-    let concur = base
-        .controllers
-        .iter()
-        .find(|c| matches!(c, ControllerSpec::Concur(_)))
-        .cloned()
-        .unwrap_or_else(|| ControllerSpec::Concur(agentic::ConcurParams::default()));
-    let mut out: Vec<ControllerSpec> = Vec::new();
-    for id in s.split(',').map(str::trim).filter(|x| !x.is_empty()) {
-        let c = match id {
-            "unbounded" => ControllerSpec::Unbounded,
-            "concur" => concur.clone(),
-            _ => match id.strip_prefix("cap-").map(str::parse::<u32>) {
-                Some(Ok(cap)) if cap >= 1 => ControllerSpec::StaticCap { cap },
-                _ => {
-                    return Err(Failure::Input(format!(
-                        "--controllers: unknown controller `{id}`; expected unbounded, concur or cap-N (N ≥ 1)"
-                    )))
-                }
-            },
-        };
-        if !out.contains(&c) {
-            out.push(c);
-        }
-    }
-    if out.is_empty() {
-        return Err(Failure::Input(
-            "--controllers: name at least one controller".into(),
-        ));
-    }
-    Ok(out)
+    ControllerSpec::parse_list(s, &base.controllers)
+        .map_err(|e| Failure::Input(format!("--controllers: {e}")))
 }
 
 /// `bubblelab agentic`.
@@ -132,6 +118,12 @@ pub fn agentic(args: &AgenticArgs) -> Result<(), Failure> {
     };
     if let Some(ids) = &args.controllers {
         params.controllers = parse_controllers(ids, &params)?;
+    }
+    if let Some(e) = args.engine {
+        (params.engine.mode, params.engine.block_tokens) = match e {
+            EngineArg::VllmV1 => (EngineMode::VllmV1, 16),
+            EngineArg::Sglang => (EngineMode::Sglang, 1),
+        };
     }
     if let Some(a) = args.arrivals {
         params.arrivals = match a {

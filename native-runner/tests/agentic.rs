@@ -67,6 +67,66 @@ fn sweep_cap_and_controllers_flags() {
 }
 
 #[test]
+fn paper_presets_engine_flag_and_every_controller_id() {
+    let json: serde_json::Value = serde_json::from_str(&ok(&[
+        "agentic",
+        "--preset",
+        "agentic-concur-qwen3-32b-tp2-fixed-levels",
+        "--controllers",
+        "unbounded,req-cap-32,concur,aimd-history,cap-32",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    for id in [
+        "unbounded",
+        "req-cap-32",
+        "concur",
+        "aimd-history",
+        "cap-32",
+    ] {
+        assert!(
+            metric(&json, &format!("{id}.batch_completion_s")) > 0.0,
+            "{id}"
+        );
+    }
+    assert!(metric(&json, "concur.speedup_vs_unbounded") > 2.0);
+    assert!(metric(&json, "unbounded.prefill_attention_share") > 0.0);
+    assert!(metric(&json, "concur.slo_goodput_tokens_per_s") > 0.0);
+    // The same agents on the vLLM engine give another run.
+    let file = scratch("agentic-engine.json");
+    std::fs::write(
+        &file,
+        r#"{"version":1,"lab":"agentic","params":{"synthetic":{"agents":8,"min_turns":2,"max_turns":4},"engine":{"kv_capacity_tokens":20000}}}"#,
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let sglang = ok(&[
+        "agentic",
+        "--scenario",
+        f,
+        "--engine",
+        "sglang",
+        "--format",
+        "csv",
+    ]);
+    let vllm = ok(&[
+        "agentic",
+        "--scenario",
+        f,
+        "--engine",
+        "vllm-v1",
+        "--format",
+        "csv",
+    ]);
+    assert_ne!(sglang, vllm);
+    assert_bad_input(
+        &bubblelab(&["agentic", "--controllers", "unbounded,req-cap-0"]),
+        "--controllers: unknown controller `req-cap-0`",
+    );
+}
+
+#[test]
 fn trace_files_in_both_formats() {
     let moon = scratch("moon.jsonl");
     std::fs::write(

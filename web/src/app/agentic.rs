@@ -1,5 +1,6 @@
-//! The agentic lab page: many tool-calling agents on one serving engine, admitted all at once,
-//! under a static cap, or by CONCUR's AIMD window; the window, KV usage, prefix hit rate,
+//! The agentic lab page: many tool-calling agents on one serving engine (vLLM V1 or SGLang),
+//! admitted all at once, under a request or agent cap, or by CONCUR's Eq. 1 window; the window,
+//! KV usage, prefix hit rate,
 //! recompute and useful throughput of each controller stacked on one time axis, the per-agent
 //! timelines and the comparison table. The workload is the scenario's seeded synthetic agents
 //! (shareable as a link) or a Mooncake / Azure trace file the user opens (not carried in links).
@@ -11,7 +12,8 @@ use std::rc::Rc;
 
 use bubblelab_core::labs::agentic::traces;
 use bubblelab_core::labs::agentic::{
-    default_sweep_caps, run_workload, AgenticParams, EngineSpec, Workload,
+    default_sweep_caps, run_workload, AgenticParams, ControllerSpec, EngineSpec, ModelSpec,
+    Workload,
 };
 use bubblelab_core::{presets, Report, Scenario, ScenarioError};
 use serde_json::Value;
@@ -37,7 +39,7 @@ pub struct AgenticLabProps {
 }
 
 /// Number fields: (path inside `params`, label).
-const FIELDS: [(&str, &str); 9] = [
+const FIELDS: [(&str, &str); 12] = [
     ("synthetic.agents", "Agents"),
     ("synthetic.min_turns", "Fewest turns per agent"),
     ("synthetic.max_turns", "Most turns per agent"),
@@ -48,30 +50,58 @@ const FIELDS: [(&str, &str); 9] = [
         "engine.kv_capacity_tokens",
         "KV capacity (tokens; 0 = what memory allows)",
     ),
-    ("engine.block_tokens", "KV block (tokens)"),
+    ("engine.block_tokens", "KV block / page (tokens; SGLang 1)"),
+    (
+        "engine.max_new_tokens",
+        "SGLang max_new_tokens (future tokens reserved, ≤ 4,096 counted)",
+    ),
     ("control_interval_s", "Control interval (s)"),
+    ("slo.ttft_s", "SLO: time to first token (s)"),
+    ("slo.tpot_ms", "SLO: time per output token (ms)"),
 ];
 
-/// CONCUR's knobs, edited on the scenario's CONCUR controller: (field, label).
-const CONCUR_FIELDS: [(&str, &str); 5] = [
-    ("initial_window", "CONCUR initial window (agents)"),
-    ("additive_increase", "CONCUR additive increase (agents)"),
-    ("decrease_factor", "CONCUR decrease factor"),
-    ("usage_threshold", "CONCUR KV-usage threshold"),
-    ("hit_rate_threshold", "CONCUR hit-rate threshold"),
+/// CONCUR's Eq. 1 constants, edited on the scenario's CONCUR controller: (field, label).
+const CONCUR_FIELDS: [(&str, &str); 6] = [
+    ("initial_window", "CONCUR W₀: initial window (agents)"),
+    (
+        "additive_increase",
+        "CONCUR α: added when U < U_low (agents)",
+    ),
+    (
+        "decrease_factor",
+        "CONCUR β: W ← ⌈β·W⌉ when U > U_high and H < H_thresh",
+    ),
+    ("usage_low", "CONCUR U_low (KV usage)"),
+    ("usage_high", "CONCUR U_high (KV usage)"),
+    ("hit_rate_threshold", "CONCUR H_thresh (cache hit rate)"),
 ];
 
 /// Engines the page offers: (id, label, spec).
-fn engines() -> [(&'static str, &'static str, EngineSpec); 2] {
+fn engines() -> [(&'static str, &'static str, EngineSpec); 5] {
     [
         (
+            "sglang-qwen3-32b-tp8",
+            "SGLang: Qwen3-32B TP=8 on 8 × H100 (CONCUR Table 1)",
+            EngineSpec::sglang_h100(ModelSpec::qwen3_32b(), 8, 8),
+        ),
+        (
+            "sglang-qwen3-32b-tp2",
+            "SGLang: Qwen3-32B TP=2 on 2 × H100 (CONCUR Fig. 6)",
+            EngineSpec::sglang_h100(ModelSpec::qwen3_32b(), 2, 2),
+        ),
+        (
+            "sglang-deepseek-v3-tp16",
+            "SGLang: DeepSeek-V3 TP=16 on 16 × H100 (CONCUR Table 1)",
+            EngineSpec::sglang_h100(ModelSpec::deepseek_v3(), 16, 1),
+        ),
+        (
             "qwen3-32b-h100",
-            "Qwen3-32B on 2 × H100",
+            "vLLM V1: Qwen3-32B on 2 × H100",
             EngineSpec::qwen3_32b_h100(),
         ),
         (
             "deepseek-v3-8xh200",
-            "DeepSeek-V3 on 8 × H200",
+            "vLLM V1: DeepSeek-V3 on 8 × H200",
             EngineSpec::deepseek_v3_h200(),
         ),
     ]
@@ -105,46 +135,30 @@ fn concur_index(params: &Value) -> Option<usize> {
         .position(|c| c.get("kind").and_then(Value::as_str) == Some("concur"))
 }
 
-/// The controllers as the CLI writes them: `unbounded, cap-16, concur`.
-fn controllers_text(params: &Value) -> String {
+/// The scenario's controllers, if they parse.
+fn controllers(params: &Value) -> Vec<ControllerSpec> {
     get(params, "controllers")
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter_map(|c| match c.get("kind").and_then(Value::as_str)? {
-                    "static-cap" => Some(format!("cap-{}", c.get("cap")?)),
-                    kind => Some(kind.to_string()),
-                })
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
+        .cloned()
+        .and_then(|v| serde_json::from_value(v).ok())
         .unwrap_or_default()
 }
 
-/// Parses `unbounded, cap-16, concur` into the controllers' JSON, keeping the current CONCUR
-/// knobs.
+/// The controllers as the CLI writes them: `unbounded, cap-16, concur`.
+fn controllers_text(params: &Value) -> String {
+    controllers(params)
+        .iter()
+        .map(ControllerSpec::id)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Parses `unbounded, cap-16, req-cap-64, concur` (the CLI's ids) into the controllers' JSON,
+/// keeping the current CONCUR knobs.
 fn parse_controllers(text: &str, params: &Value) -> Result<Value, ScenarioError> {
-    let concur = concur_index(params)
-        .and_then(|i| get(params, &format!("controllers.{i}")).cloned())
-        .unwrap_or_else(|| serde_json::json!({"kind": "concur"}));
-    let mut out = Vec::new();
-    for id in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let item = match id {
-            "unbounded" => serde_json::json!({"kind": "unbounded"}),
-            "concur" => concur.clone(),
-            other => match other.strip_prefix("cap-").map(str::parse::<u32>) {
-                Some(Ok(cap)) => serde_json::json!({"kind": "static-cap", "cap": cap}),
-                _ => {
-                    return Err(ScenarioError::field(
-                        "agentic.controllers",
-                        format!("unknown controller `{other}`; expected unbounded, cap-N (N agents) or concur"),
-                    ))
-                }
-            },
-        };
-        out.push(item);
-    }
-    Ok(Value::from(out))
+    let list = ControllerSpec::parse_list(text, &controllers(params))
+        .map_err(|e| ScenarioError::field("agentic.controllers", e))?;
+    serde_json::to_value(list)
+        .map_err(|e| ScenarioError::field("agentic.controllers", e.to_string()))
 }
 
 impl State {
@@ -250,6 +264,24 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
             state.set(next);
         })
     };
+    let on_mode = {
+        let state = state.clone();
+        Callback::from(move |e: Event| {
+            let mode = e.target_unchecked_into::<HtmlSelectElement>().value();
+            // Each engine's own default page size: vLLM's 16-token blocks, SGLang's 1.
+            let page = if mode == "sglang" { 1 } else { 16 };
+            let mut next = (*state).clone();
+            next.form.set("engine.mode", Value::from(mode));
+            next.form.set("engine.block_tokens", Value::from(page));
+            next.refresh_texts();
+            next.rerun(true);
+            state.set(next);
+        })
+    };
+    let mode = get(&state.form.params, "engine.mode")
+        .and_then(Value::as_str)
+        .unwrap_or("vllm-v1")
+        .to_string();
     let sweeping = get(&state.form.params, "sweep_caps")
         .and_then(Value::as_array)
         .is_some_and(|a| !a.is_empty());
@@ -319,10 +351,13 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
     let engine_id = engines()
         .into_iter()
         .find(|(_, _, spec)| {
-            get(&state.form.params, "engine.model.name").and_then(Value::as_str)
-                == Some(spec.model.name.as_str())
-                && get(&state.form.params, "engine.gpu")
-                    == serde_json::to_value(spec.gpu).ok().as_ref()
+            get(&state.form.params, "engine").cloned()
+                == params_value(&Scenario::Agentic(AgenticParams {
+                    engine: spec.clone(),
+                    ..AgenticParams::default()
+                }))
+                .get("engine")
+                .cloned()
         })
         .map_or("custom", |(id, _, _)| id);
     let concur_fields: Vec<(String, &str)> = concur_index(&state.form.params)
@@ -347,8 +382,9 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
             <p class="lede">
                 { "Each agent plans, generates, calls a tool and comes back with a longer history. Admit them all at once and, \
                    mid-batch, the engine evicts histories that live agents need again, recomputes them, and throughput \
-                   collapses before memory is formally full. A static cap helps if you guess it right; CONCUR steers the \
-                   number of active agents with AIMD on the cache signals a real engine exposes." }
+                   collapses before memory is formally full. A static cap helps if you guess it right; CONCUR (Eq. 1) steers \
+                   the number of active agents W from two engine signals: it adds α agents while KV usage U is below U_low, \
+                   cuts W to ⌈β·W⌉ when U is above U_high and the cache hit rate H is below H_thresh, and holds otherwise." }
             </p>
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
@@ -365,7 +401,14 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
                             }) }
                         </select>
                     </div>
-                    <NumberField path="agentic.controllers" label="Controllers (unbounded, cap-N, concur)" input_type="text"
+                    <div class="field">
+                        <label for="field-engine-mode">{ "Engine scheduler and cache" }</label>
+                        <select id="field-engine-mode" onchange={on_mode}>
+                            <option value="vllm-v1" selected={mode == "vllm-v1"}>{ "vLLM V1: hashed 16-token blocks, mixed batches, preempt newest" }</option>
+                            <option value="sglang" selected={mode == "sglang"}>{ "SGLang: radix cache (page 1), future-token reservation, retraction" }</option>
+                        </select>
+                    </div>
+                    <NumberField path="agentic.controllers" label="Controllers (unbounded, req-cap-N, cap-N, concur, aimd-history)" input_type="text"
                         value={form.text("controllers")} error={form.field_error("controllers")} on_change={on_controllers} />
                     <div class="field">
                         <label><input type="checkbox" id="field-sweep" checked={sweeping} onchange={on_sweep} />
@@ -398,7 +441,7 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
                     <ReportView report={state.report.clone()} chart_titles={vec![
                         ("agentic.active_agents".to_string(), "Active agents (the admission window)".to_string()),
                         ("agentic.kv_usage".to_string(), "KV-cache usage".to_string()),
-                        ("agentic.hit_rate".to_string(), "Prefix-cache hit rate on agents' histories".to_string()),
+                        ("agentic.hit_rate".to_string(), "Cache hit rate: engine-wide H (CONCUR's signal) and on agents' histories".to_string()),
                         ("agentic.recompute".to_string(), "Recomputed tokens per second".to_string()),
                         ("agentic.throughput".to_string(), "Useful throughput (generated tokens per second)".to_string()),
                     ]} />

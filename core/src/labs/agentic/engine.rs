@@ -23,7 +23,7 @@
 use alloc::collections::{BTreeSet, VecDeque};
 use alloc::vec::Vec;
 
-use super::params::EngineSpec;
+use super::params::{attention_pairs, EngineMode, EngineSpec};
 use crate::units::nanos_from_f64;
 
 /// Cumulative counters of an engine.
@@ -56,6 +56,20 @@ pub struct Counters {
     pub steps: u64,
     /// Time the engine spent in steps, ns.
     pub busy_ns: u64,
+    /// Of that, time charged to prefill attention (the quadratic term), ns.
+    pub attention_ns: u64,
+}
+
+/// One finished request's latencies, as a serving user measures them at the engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestRecord {
+    /// Submission to the end of its first decode step (first token out), ns; a request that
+    /// generates nothing counts submission to finish.
+    pub ttft_ns: u64,
+    /// (finish − first token) / (generated − 1), ns per token; 0 for one generated token.
+    pub tpot_ns: u64,
+    /// Tokens it generated.
+    pub output_tokens: u64,
 }
 
 /// What a tracked agent's request was doing (for the per-agent timeline).
@@ -114,6 +128,10 @@ struct Seq {
     phase: Option<Phase>,
     phase_start_ns: u64,
     phase_recompute: bool,
+    /// Submission of the current request, ns.
+    submit_ns: u64,
+    /// End of the current request's first decode step, ns.
+    first_token_ns: Option<u64>,
 }
 
 /// The engine.
@@ -136,7 +154,44 @@ pub struct Engine {
     pub counters: Counters,
     /// Finished phases of tracked agents, in end order.
     pub spans: Vec<PhaseSpan>,
+    /// Latencies of every finished request, in finish order.
+    pub requests: Vec<RequestRecord>,
     scheduled: Vec<(u32, u64, bool)>,
+    sglang: SglangState,
+}
+
+/// SGLang's `SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION`: most future tokens reserved per request.
+pub const SGLANG_CLIP_MAX_NEW_TOKENS: u64 = 4_096;
+/// SGLang's initial `new_token_ratio` (0.7 × `schedule_conservativeness` 1.0).
+pub const SGLANG_INIT_NEW_TOKEN_RATIO: f64 = 0.7;
+/// SGLang's floor of `new_token_ratio`: the initial ratio × 0.14.
+pub const SGLANG_MIN_NEW_TOKEN_RATIO: f64 = SGLANG_INIT_NEW_TOKEN_RATIO * 0.14;
+/// Decode steps over which `new_token_ratio` decays from its initial value to its floor.
+pub const SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS: f64 = 600.0;
+/// SGLang's `SGLANG_RETRACT_DECODE_STEPS`: decode steps the ratio re-estimate assumes after a
+/// retraction.
+pub const SGLANG_RETRACT_DECODE_STEPS: u64 = 20;
+
+/// The SGLang scheduler's own state.
+#[derive(Clone, Copy, Debug)]
+struct SglangState {
+    /// Share of each running request's remaining `max_new_tokens` reserved at admission.
+    new_token_ratio: f64,
+    /// A waiting request did not fit the token budget: admission stops until a running
+    /// request finishes or is retracted.
+    batch_is_full: bool,
+    /// The one request whose prompt is being prefilled in chunks.
+    chunked: Option<u32>,
+}
+
+impl Default for SglangState {
+    fn default() -> Self {
+        SglangState {
+            new_token_ratio: SGLANG_INIT_NEW_TOKEN_RATIO,
+            batch_is_full: false,
+            chunked: None,
+        }
+    }
 }
 
 /// What one step did.
@@ -170,7 +225,9 @@ impl Engine {
             tracked,
             counters: Counters::default(),
             spans: Vec::new(),
+            requests: Vec::new(),
             scheduled: Vec::new(),
+            sglang: SglangState::default(),
         }
     }
 
@@ -212,6 +269,18 @@ impl Engine {
     #[must_use]
     pub fn running_requests(&self) -> usize {
         self.running.len()
+    }
+
+    /// Whether the agent's request is running (admitted, not finished, preempted or retracted).
+    #[must_use]
+    pub fn is_running(&self, agent: u32) -> bool {
+        self.seqs[agent as usize].running
+    }
+
+    /// The agents whose requests wait to be scheduled, in queue order.
+    #[must_use]
+    pub fn waiting(&self) -> Vec<u32> {
+        self.waiting.iter().copied().collect()
     }
 
     /// True (and cleared) if blocks of this agent were evicted since the last call.
@@ -316,6 +385,8 @@ impl Engine {
         s.output = output;
         s.generated = 0;
         s.computed = 0;
+        s.submit_ns = now;
+        s.first_token_ns = None;
         if excess > 0 {
             self.drop_cached(agent, excess);
         }
@@ -351,8 +422,59 @@ impl Engine {
         self.set_phase(agent, Phase::Preempted, now);
     }
 
-    /// Runs one step starting at `now`; `None` when nothing could be scheduled.
+    /// Runs one step starting at `now` under the engine's scheduler; `None` when nothing could
+    /// be scheduled.
     pub fn step(&mut self, now: u64) -> Option<StepOutcome> {
+        match self.spec.mode {
+            EngineMode::VllmV1 => self.step_vllm(now),
+            EngineMode::Sglang => self.step_sglang(now),
+        }
+    }
+
+    /// Admits waiting request `a` with `hit_blocks` of its cached blocks as its prefix and `n`
+    /// tokens to prefill now: locks the hit, allocates the chunk's blocks, counts the lookup.
+    fn admit(&mut self, a: u32, hit_blocks: u64, n: u64, now: u64) {
+        let bs = self.block_tokens;
+        let s = &self.seqs[a as usize];
+        let hit = hit_blocks * bs;
+        let need = (hit + n).div_ceil(bs) - hit_blocks;
+        let excess = s.cached_blocks - hit_blocks;
+        self.drop_cached(a, excess);
+        self.lru_remove(a);
+        self.cached_total -= hit_blocks;
+        self.held_total += hit_blocks;
+        {
+            let s = &mut self.seqs[a as usize];
+            s.cached_blocks = 0;
+            s.held_blocks = hit_blocks;
+            s.computed = hit;
+            s.running = true;
+        }
+        let ok = self.allocate(need);
+        debug_assert!(ok, "capacity was checked");
+        self.seqs[a as usize].held_blocks += need;
+        self.counters.prefix_query_tokens += self.seqs[a as usize].prompt;
+        self.counters.prefix_hit_tokens += hit;
+        let s = &self.seqs[a as usize];
+        let reusable = s.known.min(s.prompt.saturating_sub(1)) / bs * bs;
+        self.counters.history_query_tokens += reusable;
+        self.counters.history_hit_tokens += hit.min(reusable);
+        self.running.push(a);
+        self.set_phase(a, Phase::Prefill, now);
+    }
+
+    /// The prefix-cache hit of waiting request `a`: whole cached blocks, leaving at least one
+    /// prompt token to compute.
+    fn hit_blocks(&self, a: u32) -> u64 {
+        let s = &self.seqs[a as usize];
+        s.cached_blocks
+            .min(s.prompt.saturating_sub(1) / self.block_tokens)
+    }
+
+    /// vLLM V1: running requests first (decodes and prefill chunks share one token budget),
+    /// preemption of the newest running request when a block is missing, then waiting requests
+    /// first come first served.
+    fn step_vllm(&mut self, now: u64) -> Option<StepOutcome> {
         let bs = self.block_tokens;
         let mut budget = self.max_batched_tokens;
         let mut scheduled = core::mem::take(&mut self.scheduled);
@@ -396,45 +518,236 @@ impl Engine {
                 let Some(&a) = self.waiting.front() else {
                     break;
                 };
+                let hit_blocks = self.hit_blocks(a);
                 let s = &self.seqs[a as usize];
-                let hit_blocks = s.cached_blocks.min(s.prompt.saturating_sub(1) / bs);
                 let hit = hit_blocks * bs;
                 let n = (s.prompt - hit).min(budget);
                 let need = (hit + n).div_ceil(bs) - hit_blocks;
-                let excess = s.cached_blocks - hit_blocks;
-                let own_cached = s.cached_blocks;
                 // Its own cached blocks cannot serve its allocation: they are about to be
-                // referenced.
-                if self.free_blocks + self.cached_total - own_cached + excess < need {
+                // referenced (the excess beyond the hit is freed first).
+                if self.available_for(a) < need {
                     break;
                 }
                 self.waiting.pop_front();
-                self.drop_cached(a, excess);
-                self.lru_remove(a);
-                self.cached_total -= hit_blocks;
-                self.held_total += hit_blocks;
-                {
-                    let s = &mut self.seqs[a as usize];
-                    s.cached_blocks = 0;
-                    s.held_blocks = hit_blocks;
-                    s.computed = hit;
-                    s.running = true;
-                }
-                let ok = self.allocate(need);
-                debug_assert!(ok, "capacity was checked");
-                self.seqs[a as usize].held_blocks += need;
-                self.counters.prefix_query_tokens += self.seqs[a as usize].prompt;
-                self.counters.prefix_hit_tokens += hit;
-                let s = &self.seqs[a as usize];
-                let reusable = s.known.min(s.prompt.saturating_sub(1)) / bs * bs;
-                self.counters.history_query_tokens += reusable;
-                self.counters.history_hit_tokens += hit.min(reusable);
-                self.running.push(a);
-                self.set_phase(a, Phase::Prefill, now);
+                self.admit(a, hit_blocks, n, now);
                 scheduled.push((a, n, true));
                 budget -= n;
             }
         }
+        self.execute(now, scheduled)
+    }
+
+    /// Future tokens SGLang reserves for request `a` (of `max_new_tokens`, clipped; never more
+    /// than the pool leaves after its prompt, as SGLang clips `max_new_tokens` to the pool).
+    fn sglang_future_tokens(&self, a: u32) -> u64 {
+        let s = &self.seqs[a as usize];
+        let pool = self.total_blocks * self.block_tokens;
+        u64::from(self.spec.max_new_tokens)
+            .saturating_sub(s.generated)
+            .min(SGLANG_CLIP_MAX_NEW_TOKENS)
+            .min(pool.saturating_sub(s.prompt + 2 * self.block_tokens))
+    }
+
+    /// SGLang: a step is either a prefill (extend) batch or a decode batch, never both
+    /// (`enable_mixed_chunk` off). A prefill batch forms first if it can: the chunked request,
+    /// then waiting requests first come first served while each one's new tokens, its reserved
+    /// future tokens and a page fit the pool (free + evictable) less what the batch already took
+    /// and less the future tokens reserved for the running requests (× `new_token_ratio`); the
+    /// first that does not fit marks the batch full. Otherwise every running request decodes one
+    /// token; if the pool cannot hold their new tokens, requests are *retracted*, fewest
+    /// generated tokens first (ties: longest prompt), until it can.
+    fn step_sglang(&mut self, now: u64) -> Option<StepOutcome> {
+        let bs = self.block_tokens;
+        if self.running.is_empty() && self.sglang.chunked.is_none() {
+            // The scheduler idles: the ratio starts over.
+            self.sglang.new_token_ratio = SGLANG_INIT_NEW_TOKEN_RATIO;
+            self.sglang.batch_is_full = false;
+        }
+        let mut scheduled = core::mem::take(&mut self.scheduled);
+        scheduled.clear();
+        let mut rem_chunk = self.max_batched_tokens;
+        let ratio = self.sglang.new_token_ratio;
+        // The pool as the scheduling pass starts (free + evictable); what this batch takes is
+        // charged to `offset`, as SGLang's PrefillAdder does.
+        let pool_start = ((self.free_blocks + self.cached_total) * bs) as f64;
+        let mut offset: f64 = self
+            .running
+            .iter()
+            .filter(|&&a| Some(a) != self.sglang.chunked)
+            .map(|&a| self.sglang_future_tokens(a) as f64 * ratio)
+            .sum();
+        if let Some(a) = self.sglang.chunked {
+            let s = &self.seqs[a as usize];
+            let n = (s.prompt - s.computed).min(rem_chunk);
+            let need = (s.computed + n).div_ceil(bs).saturating_sub(s.held_blocks);
+            if self.allocate(need) {
+                self.seqs[a as usize].held_blocks += need;
+                scheduled.push((a, n, true));
+                rem_chunk -= n;
+                offset += (n.div_ceil(bs) * bs + bs) as f64;
+                let s = &self.seqs[a as usize];
+                if s.computed + n == s.prompt {
+                    self.sglang.chunked = None;
+                    offset += self.sglang_future_tokens(a) as f64;
+                }
+            }
+        }
+        while !self.sglang.batch_is_full
+            && rem_chunk > 0
+            && self.running.len() < self.max_running
+            && self.sglang.chunked.is_none()
+        {
+            let Some(&a) = self.waiting.front() else {
+                break;
+            };
+            let hit_blocks = self.hit_blocks(a);
+            let s = &self.seqs[a as usize];
+            let hit = hit_blocks * bs;
+            let extend = s.prompt - hit;
+            let future = self.sglang_future_tokens(a);
+            // Its own prefix hit is locked while it is checked: not evictable for it.
+            let fits = ((extend + future + bs) as f64) < pool_start - hit as f64 - offset;
+            // Progress guard: with nothing running, the head request is admitted if its prompt
+            // fits at all (the budget's future-token reservation could otherwise stall it).
+            let alone = self.running.is_empty()
+                && scheduled.is_empty()
+                && extend <= self.available_for(a) * bs;
+            if !(fits || alone) {
+                self.sglang.batch_is_full = true;
+                break;
+            }
+            let n = if extend > rem_chunk {
+                rem_chunk / bs * bs
+            } else {
+                extend
+            };
+            if n == 0 {
+                break;
+            }
+            let need = (hit + n).div_ceil(bs) - hit_blocks;
+            if self.available_for(a) < need {
+                self.sglang.batch_is_full = true;
+                break;
+            }
+            self.waiting.pop_front();
+            self.admit(a, hit_blocks, n, now);
+            scheduled.push((a, n, true));
+            rem_chunk -= n;
+            offset += (n.div_ceil(bs) * bs + bs) as f64;
+            if n < extend {
+                self.sglang.chunked = Some(a);
+            } else {
+                offset += future as f64;
+            }
+        }
+        if !scheduled.is_empty() {
+            return self.execute(now, scheduled);
+        }
+        // A decode batch of every running request but the one mid-prefill.
+        let chunked = self.sglang.chunked;
+        let mut decoding: Vec<u32> = self
+            .running
+            .iter()
+            .copied()
+            .filter(|&a| Some(a) != chunked)
+            .collect();
+        if decoding.is_empty() {
+            self.scheduled = scheduled;
+            return None;
+        }
+        let need_of = |e: &Engine, list: &[u32]| -> u64 {
+            list.iter()
+                .filter(|&&a| {
+                    let s = &e.seqs[a as usize];
+                    (s.computed + 1).div_ceil(bs) > s.held_blocks
+                })
+                .count() as u64
+        };
+        let mut retracted = false;
+        if self.free_blocks + self.cached_total < need_of(self, &decoding) {
+            // Retraction order: sorted by (generated, −prompt) descending, popped from the end.
+            decoding.sort_by(|&x, &y| {
+                let (sx, sy) = (&self.seqs[x as usize], &self.seqs[y as usize]);
+                sy.generated
+                    .cmp(&sx.generated)
+                    .then(sx.base_prompt.cmp(&sy.base_prompt))
+                    .then(y.cmp(&x))
+            });
+            while decoding.len() > 1
+                && self.free_blocks + self.cached_total < need_of(self, &decoding)
+            {
+                let Some(victim) = decoding.pop() else {
+                    break;
+                };
+                self.retract(victim, now);
+                retracted = true;
+            }
+            let (out, max_new): (u64, u64) = decoding.iter().fold((0, 0), |(o, m), &a| {
+                (
+                    o + self.seqs[a as usize].generated,
+                    m + u64::from(self.spec.max_new_tokens),
+                )
+            });
+            let n = decoding.len() as u64;
+            self.sglang.new_token_ratio =
+                ((out + SGLANG_RETRACT_DECODE_STEPS * n) as f64 / (max_new + 1) as f64).min(1.0);
+            self.sglang.batch_is_full = false;
+            // Keep admission order for the batch.
+            decoding = self
+                .running
+                .iter()
+                .copied()
+                .filter(|a| decoding.contains(a))
+                .collect();
+        }
+        if !retracted {
+            let decay = (SGLANG_INIT_NEW_TOKEN_RATIO - SGLANG_MIN_NEW_TOKEN_RATIO)
+                / SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS;
+            self.sglang.new_token_ratio =
+                (self.sglang.new_token_ratio - decay).max(SGLANG_MIN_NEW_TOKEN_RATIO);
+        }
+        for &a in &decoding {
+            let s = &self.seqs[a as usize];
+            let need = (s.computed + 1).div_ceil(bs).saturating_sub(s.held_blocks);
+            if !self.allocate(need) {
+                // Cannot happen after the check above (the last request always fits a page).
+                continue;
+            }
+            self.seqs[a as usize].held_blocks += need;
+            scheduled.push((a, 1, false));
+        }
+        self.execute(now, scheduled)
+    }
+
+    /// SGLang's retraction of a decoding request: its prompt stays in the radix cache,
+    /// unreferenced (the prompt was inserted when its prefill finished); its generated tokens'
+    /// KV is freed; it goes to the back of the queue and re-prefills prompt + generated tokens.
+    fn retract(&mut self, agent: u32, now: u64) {
+        {
+            let s = &mut self.seqs[agent as usize];
+            s.computed = s.computed.min(s.prompt);
+        }
+        self.release(agent, now);
+        let s = &mut self.seqs[agent as usize];
+        s.prompt = s.base_prompt + s.generated;
+        s.computed = 0;
+        self.counters.preemptions += 1;
+        self.running.retain(|&a| a != agent);
+        self.waiting.push_back(agent);
+        self.set_phase(agent, Phase::Preempted, now);
+    }
+
+    /// Blocks an allocation for waiting request `a` may use: free + evictable, less `a`'s own
+    /// cached blocks that its prefix hit will reference.
+    fn available_for(&self, a: u32) -> u64 {
+        let s = &self.seqs[a as usize];
+        let hit_blocks = self.hit_blocks(a);
+        self.free_blocks + self.cached_total - s.cached_blocks + (s.cached_blocks - hit_blocks)
+    }
+
+    /// Runs the scheduled batch from `now`: its time from the step-time fit, then each request's
+    /// progress, finishes and their latencies.
+    fn execute(&mut self, now: u64, scheduled: Vec<(u32, u64, bool)>) -> Option<StepOutcome> {
         if scheduled.is_empty() {
             self.scheduled = scheduled;
             return None;
@@ -442,25 +755,26 @@ impl Engine {
         let mut prefill_tokens = 0u64;
         let mut decode_seqs = 0u64;
         let mut context = 0u64;
+        let mut pairs = 0.0_f64;
         for &(a, n, prefill) in &scheduled {
             let s = &self.seqs[a as usize];
             context += s.computed + n;
             if prefill {
                 prefill_tokens += n;
+                pairs += attention_pairs(s.computed, n);
             } else {
                 decode_seqs += 1;
             }
         }
-        let dur = nanos_from_f64(
-            self.spec
-                .step_time
-                .step_ns(prefill_tokens, decode_seqs, context),
-        )
-        .0
-        .max(1);
+        let fit = &self.spec.step_time;
+        let attention = fit.attention_ns(pairs);
+        let dur = nanos_from_f64(fit.linear_ns(prefill_tokens, decode_seqs, context) + attention)
+            .0
+            .max(1);
         let end = now + dur;
         self.counters.steps += 1;
         self.counters.busy_ns += dur;
+        self.counters.attention_ns += nanos_from_f64(attention).0.min(dur);
         let mut finished = Vec::new();
         for &(a, n, prefill) in &scheduled {
             let s = &mut self.seqs[a as usize];
@@ -485,17 +799,31 @@ impl Engine {
                 s.generated += 1;
                 s.computed += 1;
                 s.known = s.known.max(s.computed);
+                s.first_token_ns.get_or_insert(end);
                 self.counters.decode_tokens += 1;
             }
             let s = &self.seqs[a as usize];
             if s.computed >= s.prompt && s.generated >= s.output {
                 finished.push(a);
+                let first = s.first_token_ns.unwrap_or(end);
+                self.requests.push(RequestRecord {
+                    ttft_ns: first - s.submit_ns,
+                    tpot_ns: if s.generated > 1 {
+                        (end - first) / (s.generated - 1)
+                    } else {
+                        0
+                    },
+                    output_tokens: s.generated,
+                });
             }
         }
         for &a in &finished {
             self.running.retain(|&x| x != a);
             self.release(a, end);
             self.set_phase(a, Phase::Idle, end);
+        }
+        if !finished.is_empty() {
+            self.sglang.batch_is_full = false;
         }
         self.scheduled = scheduled;
         Some(StepOutcome {

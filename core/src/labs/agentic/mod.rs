@@ -18,8 +18,10 @@ pub mod workload;
 use alloc::format;
 use alloc::vec::Vec;
 
-pub use controllers::{ConcurParams, ControllerSpec};
-pub use params::{AgenticParams, Arrivals, EngineSpec, ModelSpec, StepTimeFit};
+pub use controllers::{AimdHistoryParams, ConcurParams, ControllerSpec};
+pub use params::{
+    AgenticParams, Arrivals, EngineMode, EngineSpec, LatencySlo, ModelSpec, StepTimeFit,
+};
 pub use sim::{run_controller, ControllerRun};
 pub use workload::{Agent, SyntheticSpec, Turn, Workload};
 

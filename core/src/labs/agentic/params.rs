@@ -46,6 +46,13 @@ pub struct ModelSpec {
     pub kv_tensors: u32,
     /// Bytes per KV element (2 = BF16).
     pub kv_dtype_bytes: u32,
+    /// Query heads per layer (the heads prefill attention computes).
+    pub q_heads: u32,
+    /// Dimension of a query/key head in prefill attention (MLA computes prefill in its
+    /// decompressed form: 128 no-RoPE + 64 RoPE dims = 192 for DeepSeek-V3).
+    pub attn_qk_head_dim: u32,
+    /// Dimension of a value head in prefill attention.
+    pub attn_v_head_dim: u32,
 }
 
 impl ModelSpec {
@@ -63,12 +70,17 @@ impl ModelSpec {
             head_dim: 128,
             kv_tensors: 2,
             kv_dtype_bytes: 2,
+            q_heads: 64,
+            attn_qk_head_dim: 128,
+            attn_v_head_dim: 128,
         }
     }
 
     /// DeepSeek-V3 (DeepSeek-AI, technical report arXiv:2412.19437, 2024): 671 B parameters,
     /// 37 B activated per token, FP8 weights, 61 layers of multi-head latent attention whose
-    /// cache is one 512-dim latent plus a 64-dim decoupled RoPE key per token and layer (BF16).
+    /// cache is one 512-dim latent plus a 64-dim decoupled RoPE key per token and layer (BF16);
+    /// 128 query heads, query/key head dim 128 + 64 (RoPE), value head dim 128 (`config.json`:
+    /// `num_attention_heads`, `qk_nope_head_dim`, `qk_rope_head_dim`, `v_head_dim`).
     #[must_use]
     pub fn deepseek_v3() -> ModelSpec {
         ModelSpec {
@@ -81,6 +93,9 @@ impl ModelSpec {
             head_dim: 576,
             kv_tensors: 1,
             kv_dtype_bytes: 2,
+            q_heads: 128,
+            attn_qk_head_dim: 192,
+            attn_v_head_dim: 128,
         }
     }
 
@@ -99,6 +114,15 @@ impl ModelSpec {
             * u64::from(self.kv_tensors)
             * u64::from(self.kv_dtype_bytes)
     }
+
+    /// FLOPs of prefill attention for one (query token, key token) pair over all layers:
+    /// layers · 2 · query heads · (qk head dim + v head dim) (Q·Kᵀ and P·V, a multiply-add each).
+    #[must_use]
+    pub fn attention_flops_per_pair(&self) -> f64 {
+        2.0 * f64::from(self.layers)
+            * f64::from(self.q_heads)
+            * f64::from(self.attn_qk_head_dim + self.attn_v_head_dim)
+    }
 }
 
 impl Default for ModelSpec {
@@ -107,7 +131,9 @@ impl Default for ModelSpec {
     }
 }
 
-/// Engine step time, a linear fit: `a + b·prefill_tokens + c·decode_seqs + d·context_tokens`.
+/// Engine step time: `a + b·prefill_tokens + c·decode_seqs + d·context_tokens + e·attention
+/// pairs`, where a prefill chunk of n tokens after c tokens already in its KV attends
+/// n·(c + n/2) (query, key) pairs (causal).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StepTimeFit {
@@ -119,6 +145,8 @@ pub struct StepTimeFit {
     pub per_decode_seq_us: f64,
     /// d: time per context token whose KV a scheduled request reads this step, ns.
     pub per_context_token_ns: f64,
+    /// e: time per (query, key) pair of prefill attention, ns (0 = attention not charged).
+    pub per_attention_pair_ns: f64,
 }
 
 /// Share of peak dense BF16 FLOP/s a linear layer reaches in the roofline presets.
@@ -129,7 +157,8 @@ pub const ROOFLINE_HBM_EFFICIENCY: f64 = 0.8;
 impl StepTimeFit {
     /// The coefficients a roofline on datasheet figures gives (docs/MODEL.md, "Agentic lab"):
     /// a = weights / (G · HBM B/s · 0.8); b = c = 2 · active params / (G · peak BF16 · 0.5);
-    /// d = KV bytes per token per GPU / (HBM B/s · 0.8).
+    /// d = KV bytes per token per GPU / (HBM B/s · 0.8); e = attention FLOPs per pair /
+    /// (G · peak BF16 · 0.5) (heads split across the G tensor-parallel GPUs).
     #[must_use]
     pub fn roofline(model: &ModelSpec, gpu: GpuKind, gpus: u32, kv_shards: u32) -> StepTimeFit {
         let p = gpu.profile();
@@ -138,26 +167,46 @@ impl StepTimeFit {
         let per_token_s =
             2.0 * model.active_params_billion * 1e9 / (g * p.peak_bf16_flops_per_s * ROOFLINE_MFU);
         let kv_per_gpu = model.kv_bytes_per_token() as f64 / f64::from(kv_shards.max(1));
+        let attention_s =
+            model.attention_flops_per_pair() / (g * p.peak_bf16_flops_per_s * ROOFLINE_MFU);
         StepTimeFit {
             fixed_ms: round3(model.weight_bytes() / (g * hbm) * 1e3),
             per_prefill_token_us: round3(per_token_s * 1e6),
             per_decode_seq_us: round3(per_token_s * 1e6),
             per_context_token_ns: round3(kv_per_gpu / hbm * 1e9),
+            per_attention_pair_ns: round4(attention_s * 1e9),
         }
     }
 
-    /// Step time, ns (before rounding).
+    /// Step time without prefill attention, ns (before rounding).
     #[must_use]
-    pub fn step_ns(&self, prefill_tokens: u64, decode_seqs: u64, context_tokens: u64) -> f64 {
+    pub fn linear_ns(&self, prefill_tokens: u64, decode_seqs: u64, context_tokens: u64) -> f64 {
         self.fixed_ms * 1e6
             + self.per_prefill_token_us * 1e3 * prefill_tokens as f64
             + self.per_decode_seq_us * 1e3 * decode_seqs as f64
             + self.per_context_token_ns * context_tokens as f64
     }
+
+    /// Prefill attention time of `pairs` (query, key) pairs, ns (before rounding).
+    #[must_use]
+    pub fn attention_ns(&self, pairs: f64) -> f64 {
+        self.per_attention_pair_ns * pairs
+    }
 }
 
 fn round3(v: f64) -> f64 {
     libm::round(v * 1e3) / 1e3
+}
+
+fn round4(v: f64) -> f64 {
+    libm::round(v * 1e4) / 1e4
+}
+
+/// The (query, key) pairs a causal prefill chunk of `chunk` tokens attends after `cached`
+/// tokens already in its KV: chunk · (cached + chunk / 2).
+#[must_use]
+pub fn attention_pairs(cached: u64, chunk: u64) -> f64 {
+    chunk as f64 * (cached as f64 + chunk as f64 / 2.0)
 }
 
 impl Default for StepTimeFit {
@@ -166,10 +215,26 @@ impl Default for StepTimeFit {
     }
 }
 
+/// Which serving engine's scheduler and cache the engine follows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EngineMode {
+    /// vLLM V1: paged blocks with a hashed prefix cache, decodes and prefill chunks in one
+    /// token budget, preemption of the newest request by recompute.
+    #[default]
+    VllmV1,
+    /// SGLang: a radix-tree prefix cache (page size = `block_tokens`, SGLang's default 1), future
+    /// decode tokens reserved at admission, prefill and decode batches apart, retraction of
+    /// decoding requests under memory pressure. CONCUR's experiments ran on SGLang (§5.1).
+    Sglang,
+}
+
 /// The serving engine: model on GPUs, paged KV blocks with a prefix cache, continuous batching.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct EngineSpec {
+    /// The engine's scheduler and cache.
+    pub mode: EngineMode,
     /// The model.
     pub model: ModelSpec,
     /// GPU profile (`a100`, `h100`, `h200`): its HBM size sets the KV capacity.
@@ -189,8 +254,12 @@ pub struct EngineSpec {
     /// Most tokens one step may schedule (vLLM V1's `max_num_batched_tokens`, 8,192 for the
     /// OpenAI server on ≥ 70 GiB GPUs): decodes first, then prefill chunks.
     pub max_batched_tokens: u32,
-    /// Most requests running at once (vLLM's `max_num_seqs`, 256).
+    /// Most requests running at once (vLLM's `max_num_seqs`, 256; SGLang's
+    /// `max_running_requests`).
     pub max_running_requests: u32,
+    /// SGLang: the requests' `max_new_tokens` (the client's `max_tokens`) from which the
+    /// scheduler reserves future decode tokens (at most 4,096 per request); unused by vLLM.
+    pub max_new_tokens: u32,
     /// The step-time fit.
     pub step_time: StepTimeFit,
 }
@@ -202,6 +271,7 @@ impl EngineSpec {
         let model = ModelSpec::qwen3_32b();
         let step_time = StepTimeFit::roofline(&model, GpuKind::H100, 2, 2);
         EngineSpec {
+            mode: EngineMode::VllmV1,
             model,
             gpu: GpuKind::H100,
             gpus: 2,
@@ -211,6 +281,7 @@ impl EngineSpec {
             kv_capacity_tokens: 0,
             max_batched_tokens: 8_192,
             max_running_requests: 256,
+            max_new_tokens: 4_096,
             step_time,
         }
     }
@@ -222,6 +293,7 @@ impl EngineSpec {
         let model = ModelSpec::deepseek_v3();
         let step_time = StepTimeFit::roofline(&model, GpuKind::H200, 8, 1);
         EngineSpec {
+            mode: EngineMode::VllmV1,
             model,
             gpu: GpuKind::H200,
             gpus: 8,
@@ -231,6 +303,32 @@ impl EngineSpec {
             kv_capacity_tokens: 0,
             max_batched_tokens: 8_192,
             max_running_requests: 256,
+            max_new_tokens: 4_096,
+            step_time,
+        }
+    }
+
+    /// `model` served by SGLang with tensor parallelism over `tp` H100 SXM GPUs (CONCUR's testbed,
+    /// §5.1), roofline step time. KV pool: SGLang 0.4's default `mem_fraction_static` on an
+    /// 80 GB GPU keeps (9.5 + tp/2) GB out of the pool (`server_args.py`), so `reserve_fraction`
+    /// = (9.5 + tp/2) / 80; radix cache with page size 1; `max_running_requests` 4,096 (what
+    /// SGLang's default resolves to for these pools); `max_new_tokens` 4,096 (the clip of its
+    /// future-token estimate, what an OpenAI client that sets no `max_tokens` reserves).
+    #[must_use]
+    pub fn sglang_h100(model: ModelSpec, tp: u32, kv_shards: u32) -> EngineSpec {
+        let step_time = StepTimeFit::roofline(&model, GpuKind::H100, tp, kv_shards);
+        EngineSpec {
+            mode: EngineMode::Sglang,
+            model,
+            gpu: GpuKind::H100,
+            gpus: tp,
+            kv_shards,
+            reserve_fraction: round4((9.5 + f64::from(tp) / 2.0) / 80.0),
+            block_tokens: 1,
+            kv_capacity_tokens: 0,
+            max_batched_tokens: 8_192,
+            max_running_requests: 4_096,
+            max_new_tokens: 4_096,
             step_time,
         }
     }
@@ -286,6 +384,27 @@ pub enum Arrivals {
     Trace,
 }
 
+/// The latency objectives of the goodput metric: a request meets its SLO when its
+/// time to first token and its time per output token are both within them. The paper states no
+/// SLO (it measures batch completion); these defaults are ours, for an interactive agent loop.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LatencySlo {
+    /// Longest time to first token (submission → first generated token), s.
+    pub ttft_s: f64,
+    /// Longest mean time per output token after the first, ms.
+    pub tpot_ms: f64,
+}
+
+impl Default for LatencySlo {
+    fn default() -> Self {
+        LatencySlo {
+            ttft_s: 10.0,
+            tpot_ms: 200.0,
+        }
+    }
+}
+
 /// An agentic batch on one serving engine and the admission controllers to compare.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -304,6 +423,8 @@ pub struct AgenticParams {
     pub control_interval_s: f64,
     /// Agents (lowest ids) drawn in the per-agent timeline of each controller.
     pub timeline_agents: u32,
+    /// Latency objectives of the goodput metric.
+    pub slo: LatencySlo,
 }
 
 impl Default for AgenticParams {
@@ -319,6 +440,7 @@ impl Default for AgenticParams {
             sweep_caps: Vec::new(),
             control_interval_s: 2.0,
             timeline_agents: 16,
+            slo: LatencySlo::default(),
         }
     }
 }
@@ -383,6 +505,14 @@ impl EngineSpec {
         check_u32("engine.model.head_dim", m.head_dim, 1, 4_096)?;
         check_u32("engine.model.kv_tensors", m.kv_tensors, 1, 2)?;
         check_u32("engine.model.kv_dtype_bytes", m.kv_dtype_bytes, 1, 8)?;
+        check_u32("engine.model.q_heads", m.q_heads, 1, 4_096)?;
+        check_u32(
+            "engine.model.attn_qk_head_dim",
+            m.attn_qk_head_dim,
+            1,
+            4_096,
+        )?;
+        check_u32("engine.model.attn_v_head_dim", m.attn_v_head_dim, 1, 4_096)?;
         check_u32("engine.gpus", self.gpus, 1, MAX_GPUS)?;
         check_u32("engine.kv_shards", self.kv_shards, 1, self.gpus)?;
         check_f64("engine.reserve_fraction", self.reserve_fraction, 0.0, 0.99)?;
@@ -408,6 +538,7 @@ impl EngineSpec {
             1,
             65_536,
         )?;
+        check_u32("engine.max_new_tokens", self.max_new_tokens, 1, 10_000_000)?;
         let s = &self.step_time;
         check_f64(
             "engine.step_time.fixed_ms",
@@ -433,7 +564,13 @@ impl EngineSpec {
             0.0,
             MAX_COEFF_S * 1e9,
         )?;
-        if s.step_ns(1, 0, 0) < 1.0 && s.step_ns(0, 1, 0) < 1.0 {
+        check_f64(
+            "engine.step_time.per_attention_pair_ns",
+            s.per_attention_pair_ns,
+            0.0,
+            MAX_COEFF_S * 1e9,
+        )?;
+        if s.linear_ns(1, 0, 0) < 1.0 && s.linear_ns(0, 1, 0) < 1.0 {
             return Err(field(
                 "engine.step_time",
                 "a step must take time: give fixed_ms, per_prefill_token_us or per_decode_seq_us > 0"
@@ -474,7 +611,7 @@ impl AgenticParams {
         if self.controllers.is_empty() && self.sweep_caps.is_empty() {
             return Err(field(
                 "controllers",
-                "must name at least one controller (unbounded, static-cap, concur) or give sweep_caps"
+                "must name at least one controller (unbounded, static-cap, request-cap, concur, aimd-history) or give sweep_caps"
                     .into(),
             ));
         }
@@ -513,6 +650,8 @@ impl AgenticParams {
             0,
             MAX_TIMELINE_AGENTS,
         )?;
+        check_f64("slo.ttft_s", self.slo.ttft_s, 0.001, 86_400.0)?;
+        check_f64("slo.tpot_ms", self.slo.tpot_ms, 0.001, 3_600_000.0)?;
         Ok(())
     }
 

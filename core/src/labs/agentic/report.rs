@@ -7,7 +7,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::engine::Counters;
-use super::params::AgenticParams;
+use super::params::{AgenticParams, LatencySlo};
 use super::sim::{ControllerRun, Sample};
 use super::workload::Workload;
 use crate::report::{Cell, CounterTrack, Lane, Report, Series, Span, Table, Timeline};
@@ -47,6 +47,20 @@ pub struct RunSummary {
     pub thirds_tokens_per_s: [f64; 3],
     /// Recomputed share of the tokens computed in each third.
     pub thirds_recompute_share: [f64; 3],
+    /// Generated tokens of requests that met both latency SLOs / completion time, tokens/s.
+    pub goodput_tokens_per_s: f64,
+    /// Requests that met both SLOs / requests.
+    pub slo_attainment: f64,
+    /// Time to first token, p50 and p99, s.
+    pub ttft_p50_s: f64,
+    /// p99, s.
+    pub ttft_p99_s: f64,
+    /// Time per output token, p50 and p99, ms.
+    pub tpot_p50_ms: f64,
+    /// p99, ms.
+    pub tpot_p99_ms: f64,
+    /// Prefill attention's share of the engine's busy time.
+    pub attention_share: f64,
     /// Counters of the whole run.
     pub counters: Counters,
 }
@@ -71,11 +85,23 @@ fn share(a: u64, b: u64) -> f64 {
     }
 }
 
-/// Summarises one run.
+/// Summarises one run; `slo` decides which requests count towards goodput.
 #[must_use]
-pub fn summarize(run: &ControllerRun, interval_ns: u64) -> RunSummary {
+pub fn summarize(run: &ControllerRun, interval_ns: u64, slo: &LatencySlo) -> RunSummary {
     let c = &run.counters;
     let completion_s = run.makespan_ns as f64 / 1e9;
+    let ttft_max = crate::units::nanos_from_f64(slo.ttft_s * 1e9).0;
+    let tpot_max = crate::units::nanos_from_f64(slo.tpot_ms * 1e6).0;
+    let good = run
+        .requests
+        .iter()
+        .filter(|r| r.ttft_ns <= ttft_max && r.tpot_ns <= tpot_max);
+    let good_requests = good.clone().count();
+    let good_tokens: u64 = good.map(|r| r.output_tokens).sum();
+    let mut ttft: Vec<u64> = run.requests.iter().map(|r| r.ttft_ns).collect();
+    ttft.sort_unstable();
+    let mut tpot: Vec<u64> = run.requests.iter().map(|r| r.tpot_ns).collect();
+    tpot.sort_unstable();
     let mut lat = run.agent_latency_ns.clone();
     lat.sort_unstable();
     let mut thirds = [Counters::default(); 3];
@@ -120,6 +146,17 @@ pub fn summarize(run: &ControllerRun, interval_ns: u64) -> RunSummary {
             share(thirds[1].recompute_tokens, computed(&thirds[1])),
             share(thirds[2].recompute_tokens, computed(&thirds[2])),
         ],
+        goodput_tokens_per_s: if completion_s > 0.0 {
+            good_tokens as f64 / completion_s
+        } else {
+            0.0
+        },
+        slo_attainment: share(good_requests as u64, run.requests.len() as u64),
+        ttft_p50_s: percentile(&ttft, 0.5),
+        ttft_p99_s: percentile(&ttft, 0.99),
+        tpot_p50_ms: percentile(&tpot, 0.5) * 1e3,
+        tpot_p99_ms: percentile(&tpot, 0.99) * 1e3,
+        attention_share: share(c.attention_ns, c.busy_ns),
         counters: *c,
     }
 }
@@ -193,8 +230,15 @@ pub fn build(
         e.kv_bytes_per_token_per_gpu() as f64,
         "bytes",
     );
-    let sums: Vec<RunSummary> = runs.iter().map(|r| summarize(r, interval_ns)).collect();
-    let sweep_sums: Vec<RunSummary> = sweep.iter().map(|r| summarize(r, interval_ns)).collect();
+    let slo = &params.slo;
+    let sums: Vec<RunSummary> = runs
+        .iter()
+        .map(|r| summarize(r, interval_ns, slo))
+        .collect();
+    let sweep_sums: Vec<RunSummary> = sweep
+        .iter()
+        .map(|r| summarize(r, interval_ns, slo))
+        .collect();
     for s in &sums {
         let id = &s.id;
         let l = &s.label;
@@ -258,6 +302,39 @@ pub fn build(
             s.counters.evicted_blocks as f64,
             "count",
         );
+        report.push_metric(
+            &format!("{id}.slo_goodput_tokens_per_s"),
+            &format!(
+                "{l}: goodput under the SLO (TTFT ≤ {} s, TPOT ≤ {} ms)",
+                slo.ttft_s, slo.tpot_ms
+            ),
+            s.goodput_tokens_per_s,
+            "tokens/s",
+        );
+        report.push_metric(
+            &format!("{id}.slo_attainment"),
+            &format!("{l}: requests meeting the SLO"),
+            s.slo_attainment,
+            "ratio",
+        );
+        report.push_metric(
+            &format!("{id}.ttft_p99_s"),
+            &format!("{l}: time to first token p99"),
+            s.ttft_p99_s,
+            "s",
+        );
+        report.push_metric(
+            &format!("{id}.tpot_p99_ms"),
+            &format!("{l}: time per output token p99"),
+            s.tpot_p99_ms,
+            "ms",
+        );
+        report.push_metric(
+            &format!("{id}.prefill_attention_share"),
+            &format!("{l}: prefill attention's share of step time"),
+            s.attention_share,
+            "ratio",
+        );
     }
     let find = |id: &str| sums.iter().find(|s| s.id == id);
     let best = sweep_sums.iter().min_by(|a, b| {
@@ -310,8 +387,11 @@ pub fn build(
         "controller",
         "batch completion (s)",
         "useful throughput (tokens/s)",
+        "goodput under SLO (tokens/s)",
+        "requests meeting SLO",
         "recompute ratio",
         "history hit rate",
+        "prefill attention share of step time",
         "preemptions",
         "agent latency p50 (s)",
         "agent latency p99 (s)",
@@ -327,8 +407,11 @@ pub fn build(
             Cell::Text(label),
             Cell::Num(round(s.completion_s, 1)),
             Cell::Num(round(s.useful_tokens_per_s, 1)),
+            Cell::Num(round(s.goodput_tokens_per_s, 1)),
+            Cell::Num(round(s.slo_attainment, 4)),
             Cell::Num(round(s.recompute_ratio, 4)),
             Cell::Num(round(s.history_hit_rate, 4)),
+            Cell::Num(round(s.attention_share, 4)),
             Cell::Num(s.counters.preemptions as f64),
             Cell::Num(round(s.latency_p50_s, 1)),
             Cell::Num(round(s.latency_p99_s, 1)),
@@ -396,6 +479,8 @@ fn merged(samples: &[Sample]) -> Vec<(u64, u64, Sample)> {
             d.prefill_new_tokens += s.delta.prefill_new_tokens;
             d.history_query_tokens += s.delta.history_query_tokens;
             d.history_hit_tokens += s.delta.history_hit_tokens;
+            d.prefix_query_tokens += s.delta.prefix_query_tokens;
+            d.prefix_hit_tokens += s.delta.prefix_hit_tokens;
             d.evicted_blocks += s.delta.evicted_blocks;
         }
         acc.delta = d;
@@ -414,6 +499,7 @@ fn push_series(report: &mut Report, run: &ControllerRun, _interval_ns: u64) {
     let mut usage = Vec::new();
     let mut cached = Vec::new();
     let mut hit = Vec::new();
+    let mut engine_hit = Vec::new();
     let mut recompute = Vec::new();
     let mut useful = Vec::new();
     for (start, end, s) in &pts {
@@ -425,6 +511,12 @@ fn push_series(report: &mut Report, run: &ControllerRun, _interval_ns: u64) {
         }
         usage.push((t, s.kv_usage));
         cached.push((t, s.kv_cached));
+        if s.delta.prefix_query_tokens > 0 {
+            engine_hit.push((
+                t,
+                share(s.delta.prefix_hit_tokens, s.delta.prefix_query_tokens),
+            ));
+        }
         if s.delta.history_query_tokens > 0 {
             hit.push((
                 t,
@@ -459,7 +551,7 @@ fn push_series(report: &mut Report, run: &ControllerRun, _interval_ns: u64) {
         push(format!("{label}: window"), CHARTS[0], "agents", window);
     }
     push(
-        format!("{label}: referenced KV"),
+        format!("{label}: referenced KV (usage U)"),
         CHARTS[1],
         "fraction of KV blocks",
         usage,
@@ -471,9 +563,15 @@ fn push_series(report: &mut Report, run: &ControllerRun, _interval_ns: u64) {
         cached,
     );
     push(
+        format!("{label}: cache hit rate H"),
+        CHARTS[2],
+        "hit rate",
+        engine_hit,
+    );
+    push(
         format!("{label}: history hit rate"),
         CHARTS[2],
-        "cached / reusable history tokens",
+        "hit rate",
         hit,
     );
     push(

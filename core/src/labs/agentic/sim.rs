@@ -7,7 +7,7 @@ use alloc::collections::BTreeSet;
 use alloc::vec::Vec;
 
 use super::controllers::{ControllerSpec, Signals};
-use super::engine::{Counters, Engine, Phase};
+use super::engine::{Counters, Engine, Phase, RequestRecord};
 use super::params::EngineSpec;
 use super::workload::Workload;
 use crate::engine::EventQueue;
@@ -102,6 +102,8 @@ pub struct ControllerRun {
     pub spans: Vec<AgentSpan>,
     /// KV blocks of the engine.
     pub total_blocks: u64,
+    /// Latencies of every finished request, in finish order.
+    pub requests: Vec<RequestRecord>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -239,9 +241,11 @@ pub fn run_controller(
     tracked: u32,
 ) -> Result<ControllerRun, ScenarioError> {
     let n = work.agents.len();
+    let mut engine_spec = engine_spec.clone();
+    engine_spec.max_running_requests = spec.running_limit(engine_spec.max_running_requests);
     let mut sim = Sim {
         work,
-        engine: Engine::new(engine_spec, n, tracked),
+        engine: Engine::new(&engine_spec, n, tracked),
         controller: spec.build(),
         agents: alloc::vec![AgentState::default(); n],
         pending: BTreeSet::new(),
@@ -355,6 +359,7 @@ pub fn run_controller(
         }
     }
     spans.sort_by_key(|s| (s.agent, s.start_ns, s.end_ns));
+    let requests = core::mem::take(&mut sim.engine.requests);
     Ok(ControllerRun {
         spec: spec.clone(),
         makespan_ns: sim.makespan,
@@ -363,6 +368,7 @@ pub fn run_controller(
         samples,
         spans,
         total_blocks: sim.engine.total_blocks(),
+        requests,
     })
 }
 
@@ -380,5 +386,6 @@ fn diff(a: &Counters, b: &Counters) -> Counters {
         preemptions: a.preemptions - b.preemptions,
         steps: a.steps - b.steps,
         busy_ns: a.busy_ns - b.busy_ns,
+        attention_ns: a.attention_ns - b.attention_ns,
     }
 }

@@ -1,61 +1,61 @@
 //! CONCUR's agent-level admission control (Chen et al., "CONCUR: High-Throughput Agentic Batch
-//! Inference of LLM via Congestion-Based Concurrency Control", ICML 2026, arXiv:2601.22705): an
-//! active-agent window adjusted by AIMD from the engine's cache signals, like TCP's congestion
-//! window.
+//! Inference of LLM via Congestion-Based Concurrency Control", ICML 2026, arXiv:2601.22705,
+//! §4.3, Eq. 1): the number of active agents W is steered by two engine signals read at every
+//! control interval, the KV-cache usage U (blocks referenced by running requests / all blocks,
+//! the "proactive" signal) and the engine's cache hit rate H over the interval (prompt tokens
+//! served from the prefix cache / prompt tokens looked up, i.e. hit / (hit + prefilled); the
+//! "reactive" signal):
 //!
-//! At the end of each control interval:
-//! - **congested** if the history hit rate over the interval (tokens served from the prefix
-//!   cache / reusable history tokens of the requests scheduled; a first turn has none) is below
-//!   `hit_rate_threshold`, or any request was preempted: window ← max(`min_window`,
-//!   ⌊window · `decrease_factor`⌋);
-//! - else, **room to grow** if KV usage < `usage_threshold` and the window is in use (active
-//!   agents ≥ window, or agents still waiting): window ← window + `additive_increase`;
-//! - else the window holds.
+//! - W ← W + α        if U < U_low;
+//! - W ← ⌈β · W⌉      if U > U_high and H < H_thresh;
+//! - W ← W            otherwise (the dead band between U_low and U_high).
 //!
-//! The history hit rate rather than the engine-wide hits / queries: a first turn has nothing to
-//! reuse, so admitting new agents would read as thrashing. A layer that builds the prompts knows
-//! the reusable part, and OpenAI-compatible servers (vLLM included) return each request's
-//! `cached_tokens`, so the signal is available on a real engine.
+//! Constants of §5.1, the same for every model, workload and engine in the paper: α = 2,
+//! β = 0.5, U_low = 0.2, U_high = 0.5, H_thresh = 0.2.
 //!
-//! The window never exceeds the agents not yet finished. The rule and its thresholds are ours
-//! (the paper's exact constants are not reproduced); the defaults are chosen once, a priori, and
-//! not tuned to the claims (docs/MODEL.md).
+//! What the paper leaves open and this file decides (docs/MODEL.md): the product β·W is
+//! rounded up and kept ≥ 1 (a window of 0 would admit nobody and never observe the cache
+//! again); W is the number of active agents, so it never exceeds the agents not yet finished;
+//! an interval without any prompt lookup has no H and cannot trigger the cut; the initial
+//! window and the control interval are fields (defaults: W₀ = α, the interval of the scenario).
+//! Agents are paused and resumed only at turn boundaries by the simulator, never mid-generation;
+//! a paused agent keeps its state and its KV is not pinned.
 
 use alloc::format;
 
 use serde::{Deserialize, Serialize};
 
 use super::Signals;
-use crate::labs::agentic::params::{check_f64, check_u32};
+use crate::labs::agentic::params::{check_f64, check_u32, field};
 use crate::scenario::ScenarioError;
 
-/// CONCUR's knobs.
+/// CONCUR's constants (Eq. 1, §5.1).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ConcurParams {
-    /// Window at the start, agents.
+    /// W₀: active agents at the start (the paper does not state it; default α).
     pub initial_window: u32,
-    /// Smallest window, agents.
-    pub min_window: u32,
-    /// Agents added per healthy interval.
+    /// α: agents added when U < U_low.
     pub additive_increase: u32,
-    /// Factor applied to the window on congestion (TCP: 0.5).
+    /// β: factor applied to W when U > U_high and H < H_thresh.
     pub decrease_factor: f64,
-    /// KV usage below which the cache has room, fraction.
-    pub usage_threshold: f64,
-    /// Prefix hit rate below which the cache is thrashing, fraction.
+    /// U_low: KV usage below which the window grows, fraction.
+    pub usage_low: f64,
+    /// U_high: KV usage above which a low hit rate cuts the window, fraction.
+    pub usage_high: f64,
+    /// H_thresh: cache hit rate below which high usage counts as thrashing, fraction.
     pub hit_rate_threshold: f64,
 }
 
 impl Default for ConcurParams {
     fn default() -> Self {
         ConcurParams {
-            initial_window: 8,
-            min_window: 1,
-            additive_increase: 1,
+            initial_window: 2,
+            additive_increase: 2,
             decrease_factor: 0.5,
-            usage_threshold: 0.9,
-            hit_rate_threshold: 0.5,
+            usage_low: 0.2,
+            usage_high: 0.5,
+            hit_rate_threshold: 0.2,
         }
     }
 }
@@ -66,11 +66,10 @@ impl ConcurParams {
     /// # Errors
     /// [`ScenarioError::Field`] at `agentic.<path>.<field>`.
     pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-        check_u32(&format!("{path}.min_window"), self.min_window, 1, 1_000_000)?;
         check_u32(
             &format!("{path}.initial_window"),
             self.initial_window,
-            self.min_window,
+            1,
             1_000_000,
         )?;
         check_u32(
@@ -85,12 +84,17 @@ impl ConcurParams {
             0.01,
             0.99,
         )?;
-        check_f64(
-            &format!("{path}.usage_threshold"),
-            self.usage_threshold,
-            0.01,
-            1.0,
-        )?;
+        check_f64(&format!("{path}.usage_low"), self.usage_low, 0.0, 1.0)?;
+        check_f64(&format!("{path}.usage_high"), self.usage_high, 0.0, 1.0)?;
+        if self.usage_high < self.usage_low {
+            return Err(field(
+                &format!("{path}.usage_high"),
+                format!(
+                    "must be at least usage_low ({}), got {}",
+                    self.usage_low, self.usage_high
+                ),
+            ));
+        }
         check_f64(
             &format!("{path}.hit_rate_threshold"),
             self.hit_rate_threshold,
@@ -101,7 +105,18 @@ impl ConcurParams {
     }
 }
 
-/// The AIMD state.
+/// What Eq. 1 did at one interval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Move {
+    /// U < U_low: W + α.
+    Increase,
+    /// U > U_high and H < H_thresh: ⌈β·W⌉.
+    Decrease,
+    /// Otherwise.
+    Hold,
+}
+
+/// The controller's state: the window.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Concur {
     params: ConcurParams,
@@ -109,38 +124,44 @@ pub struct Concur {
 }
 
 impl Concur {
-    /// Starts at the initial window.
+    /// Starts at W₀.
     #[must_use]
     pub fn new(params: &ConcurParams) -> Concur {
         Concur {
             params: *params,
-            window: params.initial_window.max(params.min_window),
+            window: params.initial_window.max(1),
         }
     }
 
-    /// The current window.
+    /// The current window W.
     #[must_use]
     pub fn window(&self) -> u32 {
         self.window
     }
 
-    /// One AIMD update.
-    pub fn on_interval(&mut self, s: &Signals) {
+    /// Eq. 1 on one interval's U and H (`None`: no prompt was looked up in the interval).
+    #[must_use]
+    pub fn decide(&self, usage: f64, hit_rate: Option<f64>) -> Move {
         let p = &self.params;
-        let thrashing = s
-            .history_hit_rate()
-            .is_some_and(|h| h < p.hit_rate_threshold);
-        if thrashing || s.preemptions > 0 {
-            let w = libm::floor(f64::from(self.window) * p.decrease_factor) as u32;
-            self.window = w.max(p.min_window);
-        } else if s.kv_usage < p.usage_threshold
-            && (s.active_agents >= self.window || s.unfinished_agents > s.active_agents)
-        {
-            self.window = self.window.saturating_add(p.additive_increase);
+        if usage < p.usage_low {
+            Move::Increase
+        } else if usage > p.usage_high && hit_rate.is_some_and(|h| h < p.hit_rate_threshold) {
+            Move::Decrease
+        } else {
+            Move::Hold
         }
-        self.window = self
-            .window
-            .min(s.unfinished_agents.max(p.min_window))
-            .max(p.min_window);
+    }
+
+    /// One control interval: Eq. 1, then W ≤ the agents not finished (and ≥ 1).
+    pub fn on_interval(&mut self, s: &Signals) -> Move {
+        let p = &self.params;
+        let step = self.decide(s.kv_usage, s.hit_rate());
+        self.window = match step {
+            Move::Increase => self.window.saturating_add(p.additive_increase),
+            Move::Decrease => libm::ceil(f64::from(self.window) * p.decrease_factor) as u32,
+            Move::Hold => self.window,
+        };
+        self.window = self.window.min(s.unfinished_agents).max(1);
+        step
     }
 }

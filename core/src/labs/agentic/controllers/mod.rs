@@ -1,24 +1,34 @@
 //! Admission controllers: above the engine, they decide how many agents may be active. An active
 //! agent submits its turns; a paused one holds no KV reference and waits. One file per
 //! controller; [`ControllerSpec`] lists them and [`Controller`] runs one.
+//!
+//! The baselines are CONCUR's (§5.1): the engine alone (`unbounded`), the engine with a
+//! request-level concurrency cap (`req-cap-N`, SGLang's `--max-running-requests`), and fixed
+//! agent-concurrency levels (`cap-N`, §5.3).
 
+mod aimd_history;
 mod concur;
+mod request_cap;
 mod static_cap;
 mod unbounded;
 
 use alloc::format;
 use alloc::string::String;
+use alloc::vec::Vec;
 
 use serde::{Deserialize, Serialize};
 
-pub use concur::{Concur, ConcurParams};
+pub use aimd_history::{AimdHistory, AimdHistoryParams};
+pub use concur::{Concur, ConcurParams, Move};
+pub use request_cap::RequestCap;
 pub use static_cap::StaticCap;
 pub use unbounded::Unbounded;
 
 use crate::scenario::ScenarioError;
 
 /// The runtime signals a controller reads at each control interval: the ones real engines expose
-/// (vLLM's `kv_cache_usage_perc`, prefix-cache hits and queries, preemptions).
+/// (KV usage — vLLM's `kv_cache_usage_perc`, SGLang's token usage —, prefix-cache hits and
+/// queries, preemptions or retractions).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Signals {
     /// Referenced KV blocks / all blocks, now.
@@ -32,7 +42,7 @@ pub struct Signals {
     pub history_query_tokens: u64,
     /// Of those, tokens the engine served from its cache (each response's `cached_tokens`).
     pub history_hit_tokens: u64,
-    /// Requests preempted during the interval.
+    /// Requests preempted (vLLM) or retracted (SGLang) during the interval.
     pub preemptions: u64,
     /// Agents active now.
     pub active_agents: u32,
@@ -74,18 +84,28 @@ pub enum ControllerSpec {
         /// Most active agents.
         cap: u32,
     },
-    /// CONCUR's AIMD window on cache signals.
+    /// Every agent admitted; the engine runs at most `cap` requests at once.
+    RequestCap {
+        /// Most running requests in the engine.
+        cap: u32,
+    },
+    /// CONCUR's Eq. 1 on KV usage and cache hit rate.
     Concur(ConcurParams),
+    /// This lab's earlier AIMD on the history hit rate and preemptions (a named variant).
+    AimdHistory(AimdHistoryParams),
 }
 
 impl ControllerSpec {
-    /// Stable id used in metric keys: `unbounded`, `cap-8`, `concur`.
+    /// Stable id used in metric keys and on the command line: `unbounded`, `cap-8`,
+    /// `req-cap-64`, `concur`, `aimd-history`.
     #[must_use]
     pub fn id(&self) -> String {
         match self {
             ControllerSpec::Unbounded => "unbounded".into(),
             ControllerSpec::StaticCap { cap } => format!("cap-{cap}"),
+            ControllerSpec::RequestCap { cap } => format!("req-cap-{cap}"),
             ControllerSpec::Concur(_) => "concur".into(),
+            ControllerSpec::AimdHistory(_) => "aimd-history".into(),
         }
     }
 
@@ -95,8 +115,73 @@ impl ControllerSpec {
         match self {
             ControllerSpec::Unbounded => "unbounded".into(),
             ControllerSpec::StaticCap { cap } => format!("static cap {cap}"),
+            ControllerSpec::RequestCap { cap } => format!("request cap {cap}"),
             ControllerSpec::Concur(_) => "CONCUR".into(),
+            ControllerSpec::AimdHistory(_) => "AIMD on history hits".into(),
         }
+    }
+
+    /// Most requests the engine may run under this controller (`engine_limit` otherwise).
+    #[must_use]
+    pub fn running_limit(&self, engine_limit: u32) -> u32 {
+        match self {
+            ControllerSpec::RequestCap { cap } => (*cap).min(engine_limit),
+            _ => engine_limit,
+        }
+    }
+
+    /// Parses a comma-separated list of ids (`unbounded, cap-16, req-cap-64, concur,
+    /// aimd-history`); `concur` and `aimd-history` take their knobs from the first controller
+    /// of that kind in `template`, or the defaults. Repeats are kept once.
+    ///
+    /// # Errors
+    /// A message naming the unknown id.
+    pub fn parse_list(
+        text: &str,
+        template: &[ControllerSpec],
+    ) -> Result<Vec<ControllerSpec>, String> {
+        let concur = template
+            .iter()
+            .find(|c| matches!(c, ControllerSpec::Concur(_)))
+            .cloned()
+            .unwrap_or(ControllerSpec::Concur(ConcurParams::default()));
+        let aimd = template
+            .iter()
+            .find(|c| matches!(c, ControllerSpec::AimdHistory(_)))
+            .cloned()
+            .unwrap_or(ControllerSpec::AimdHistory(AimdHistoryParams::default()));
+        let cap = |prefix: &str, id: &str| -> Option<u32> {
+            id.strip_prefix(prefix)?
+                .parse::<u32>()
+                .ok()
+                .filter(|&n| n >= 1)
+        };
+        let mut out: Vec<ControllerSpec> = Vec::new();
+        for id in text.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+            let c = match id {
+                "unbounded" => ControllerSpec::Unbounded,
+                "concur" => concur.clone(),
+                "aimd-history" => aimd.clone(),
+                _ => {
+                    if let Some(n) = cap("req-cap-", id) {
+                        ControllerSpec::RequestCap { cap: n }
+                    } else if let Some(n) = cap("cap-", id) {
+                        ControllerSpec::StaticCap { cap: n }
+                    } else {
+                        return Err(format!(
+                            "unknown controller `{id}`; expected unbounded, concur, aimd-history, cap-N (N agents) or req-cap-N (N requests), N ≥ 1"
+                        ));
+                    }
+                }
+            };
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        }
+        if out.is_empty() {
+            return Err("name at least one controller".into());
+        }
+        Ok(out)
     }
 
     /// Checks the controller's own parameters.
@@ -106,10 +191,11 @@ impl ControllerSpec {
     pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         match self {
             ControllerSpec::Unbounded => Ok(()),
-            ControllerSpec::StaticCap { cap } => {
+            ControllerSpec::StaticCap { cap } | ControllerSpec::RequestCap { cap } => {
                 super::params::check_u32(&format!("{path}.cap"), *cap, 1, 1_000_000)
             }
             ControllerSpec::Concur(p) => p.validate(path),
+            ControllerSpec::AimdHistory(p) => p.validate(path),
         }
     }
 
@@ -119,7 +205,9 @@ impl ControllerSpec {
         match self {
             ControllerSpec::Unbounded => Controller::Unbounded(Unbounded),
             ControllerSpec::StaticCap { cap } => Controller::StaticCap(StaticCap { cap: *cap }),
+            ControllerSpec::RequestCap { cap } => Controller::RequestCap(RequestCap { cap: *cap }),
             ControllerSpec::Concur(p) => Controller::Concur(Concur::new(p)),
+            ControllerSpec::AimdHistory(p) => Controller::AimdHistory(AimdHistory::new(p)),
         }
     }
 }
@@ -131,8 +219,12 @@ pub enum Controller {
     Unbounded(Unbounded),
     /// See [`StaticCap`].
     StaticCap(StaticCap),
+    /// See [`RequestCap`].
+    RequestCap(RequestCap),
     /// See [`Concur`].
     Concur(Concur),
+    /// See [`AimdHistory`].
+    AimdHistory(AimdHistory),
 }
 
 impl Controller {
@@ -142,15 +234,20 @@ impl Controller {
         match self {
             Controller::Unbounded(c) => c.window(),
             Controller::StaticCap(c) => c.window(),
+            Controller::RequestCap(c) => c.window(),
             Controller::Concur(c) => c.window(),
+            Controller::AimdHistory(c) => c.window(),
         }
     }
 
     /// Reads the signals of the interval that just ended and updates the window.
     pub fn on_interval(&mut self, signals: &Signals) {
         match self {
-            Controller::Unbounded(_) | Controller::StaticCap(_) => {}
-            Controller::Concur(c) => c.on_interval(signals),
+            Controller::Unbounded(_) | Controller::StaticCap(_) | Controller::RequestCap(_) => {}
+            Controller::Concur(c) => {
+                c.on_interval(signals);
+            }
+            Controller::AimdHistory(c) => c.on_interval(signals),
         }
     }
 }
