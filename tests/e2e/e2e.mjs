@@ -347,6 +347,16 @@ try {
     await agentPage.waitForSelector('.field-error[data-field="agentic.controllers"]', { timeout: TIMEOUT_MS });
     const message = await visibleText(agentPage, '.field-error[data-field="agentic.controllers"]');
     assert(message.includes('cap-x'), `the error should name the bad controller: ${message}`);
+    // The SGLang engine mode and one of Eq. 1's constants: both rerun the page.
+    await agentPage.selectOption('#field-engine-mode', 'sglang');
+    await agentPage.waitForFunction(() => document.body.innerText.includes('× H100 SXM, SGLang'), null, { timeout: TIMEOUT_MS });
+    await agentPage.fill('#field-usage_high', '0.6');
+    await agentPage.waitForSelector('[data-metric="concur.batch_completion_s"]', { timeout: TIMEOUT_MS });
+    assert(await agentPage.locator('.field-error[data-field$="usage_high"]').count() === 0, 'U_high 0.6 is a valid constant');
+    await agentPage.fill('#field-usage_high', '0.1');
+    await agentPage.waitForSelector('.field-error[data-field$="usage_high"]', { timeout: TIMEOUT_MS });
+    await agentPage.fill('#field-usage_high', '0.5');
+    await agentPage.waitForFunction(() => !document.querySelector('.field-error[data-field$="usage_high"]'), null, { timeout: TIMEOUT_MS });
     // Two sessions: the second request extends the first one's prefix blocks (a second turn).
     const jsonl = '{"timestamp":0,"input_length":1024,"output_length":100,"hash_ids":[1,2]}\n'
       + '{"timestamp":5000,"input_length":1500,"output_length":80,"hash_ids":[1,2,3]}\n'

@@ -229,6 +229,17 @@ pub enum EngineMode {
     Sglang,
 }
 
+impl EngineMode {
+    /// Display label.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            EngineMode::VllmV1 => "vLLM V1",
+            EngineMode::Sglang => "SGLang",
+        }
+    }
+}
+
 /// The serving engine: model on GPUs, paged KV blocks with a prefix cache, continuous batching.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

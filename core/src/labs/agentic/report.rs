@@ -178,12 +178,13 @@ pub fn build(
     let mut report = Report {
         lab: "agentic".into(),
         title: format!(
-            "Agentic batch: {} agents, {} turns; {} on {} × {} ({} KV tokens); {}",
+            "Agentic batch: {} agents, {} turns; {} on {} × {}, {} ({} KV tokens); {}",
             work.agents.len(),
             work.total_turns(),
             e.model.name,
             e.gpus,
             e.gpu.label(),
+            e.mode.label(),
             capacity_tokens,
             work.source
         ),
