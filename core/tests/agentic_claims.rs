@@ -13,6 +13,7 @@
 //!   (the paper's turn counts are unknown) it thrashes and CONCUR wins by more than 3×;
 //! - DeepSeek-V3 TP=16, 40 agents (Table 1, 1.9×): the engine alone thrashes, CONCUR recomputes
 //!   far less but finishes later (a divergence from the paper, explained in CLAIMS.md).
+//!
 //! On the lab's vLLM presets CONCUR beats unbounded admission on both models.
 #![cfg(not(target_arch = "wasm32"))]
 
