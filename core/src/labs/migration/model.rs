@@ -6,7 +6,10 @@
 //! fall linearly over the backward pass, plus gradients that grow over the backward pass, stay
 //! through the optimizer step and are freed at the iteration boundary. Its low point is the
 //! iteration boundary. Copies are pipelined: the slowest stage (device→host link, storage,
-//! CPU-state dump) sets the time.
+//! CPU-state dump) sets the time. An in-place pause keeps the process alive (no CPU state, no
+//! fixed restore costs); a restore on other GPUs pays its system's process, context and replay
+//! terms. Dedup shrinks only the bytes on storage: each GPU copies its own state. Each
+//! destination (local, storage, migration) chooses its own pause point.
 
 use serde::{Deserialize, Serialize};
 
