@@ -1,10 +1,10 @@
 //! `bubblelab bubbles`: run the bubbles lab (main job alone, blind colocation, Hydro's Bubble
-//! Squeezer, and the successive-halving tuning job) on a preset or scenario, or squeeze the real
+//! Squeezer, and the tuning job under ASHA or synchronous successive halving) on a preset or scenario, or squeeze the real
 //! bubbles of a PipeMorph run (`--log <folder>`), and print the Report.
 
 use std::path::PathBuf;
 
-use bubblelab_core::labs::bubbles::{self, PolicyKind, TrialPreset};
+use bubblelab_core::labs::bubbles::{self, PolicyKind, TrialPreset, TunerKind};
 use bubblelab_core::labs::pipeline::pipemorph::load_run;
 use bubblelab_core::{Scenario, ScenarioError};
 use clap::Args;
@@ -41,6 +41,12 @@ pub struct BubblesArgs {
     /// Policies to compare, comma-separated: `none`, `blind`, `squeezer`.
     #[arg(long, value_name = "IDS")]
     policies: Option<String>,
+    /// The tuner of the tuning job, overriding the scenario's: `asha` (Hydro's) or `sync-sh`.
+    #[arg(long, value_name = "ID")]
+    tuner: Option<String>,
+    /// Trials of the tuning job, overriding the scenario's.
+    #[arg(long, value_name = "N")]
+    trials: Option<u32>,
     /// How to print the Report, and where to write its trace.
     #[command(flatten)]
     output: ReportOutput,
@@ -100,6 +106,20 @@ pub fn bubbles(args: &BubblesArgs) -> Result<(), Failure> {
             }
         }
         params.policies = out;
+    }
+    if let Some(t) = &args.tuner {
+        params.hpo.tuner = match t.as_str() {
+            "asha" => TunerKind::Asha,
+            "sync-sh" => TunerKind::SyncSh,
+            _ => {
+                return Err(Failure::Input(format!(
+                    "--tuner: unknown tuner `{t}`; expected asha or sync-sh"
+                )))
+            }
+        };
+    }
+    if let Some(n) = args.trials {
+        params.hpo.trials = n;
     }
     let report = match &args.log {
         None => bubbles::run(&params).map_err(|e| failure(&e))?,

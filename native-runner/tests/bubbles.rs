@@ -28,6 +28,24 @@ fn preset_runs_and_prints_the_comparison() {
     ]))
     .unwrap();
     assert!(metric(&small, "squeezer.trial_steps_per_iteration") > 0.0);
+    // The tuner and the trial count from the command line: synchronous SH's ceiling is 1.86×.
+    let sh = serde_json::from_str::<serde_json::Value>(&ok(&[
+        "bubbles",
+        "--tuner",
+        "sync-sh",
+        "--policies",
+        "none,squeezer",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    assert!((metric(&sh, "hpo.ceiling") - 262.4 / 140.8).abs() < 1e-9);
+    let few = serde_json::from_str::<serde_json::Value>(&ok(&[
+        "bubbles", "--trials", "16", "--format", "json",
+    ]))
+    .unwrap();
+    assert!(metric(&few, "hpo.exclusive_s") < metric(&json, "hpo.exclusive_s"));
+    assert_bad_input(&bubblelab(&["bubbles", "--tuner", "hyperband"]), "--tuner");
 }
 
 #[test]

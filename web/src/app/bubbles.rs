@@ -34,7 +34,7 @@ pub struct BubblesLabProps {
 }
 
 /// Number fields: (path inside `params`, label).
-const FIELDS: [(&str, &str); 11] = [
+const FIELDS: [(&str, &str); 13] = [
     ("main.stages", "Pipeline stages"),
     ("main.micro_batches", "Micro-batches per iteration"),
     ("main.forward_ns", "Forward per micro-batch and stage (ns)"),
@@ -49,10 +49,12 @@ const FIELDS: [(&str, &str); 11] = [
     ),
     ("max_fusion", "Largest fusion count F"),
     (
-        "interference",
-        "Blind-colocation interference (0.12 = 12 %)",
+        "trial.kernel_hbm_activity",
+        "Trial kernels' HBM-bandwidth share (0–1)",
     ),
     ("hpo.trials", "Tuning trials N"),
+    ("hpo.reduction_factor", "ASHA reduction factor η"),
+    ("hpo.max_t_steps", "ASHA max_t (steps)"),
     ("hpo.stages", "Stages whose bubbles the tuner uses S"),
     ("hpo.gpus_per_stage", "GPUs per stage"),
 ];

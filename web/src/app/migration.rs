@@ -30,7 +30,7 @@ pub struct MigrationLabProps {
 }
 
 /// Number fields: (path inside `params`, label with unit).
-const FIELDS: [(&str, &str); 21] = [
+const FIELDS: [(&str, &str); 22] = [
     ("job.gpus", "GPUs of the job"),
     ("job.gpus_per_node", "GPUs per node"),
     ("job.model_parallel", "Model-parallel degree (TP × PP)"),
@@ -51,7 +51,11 @@ const FIELDS: [(&str, &str); 21] = [
     ("links.storage_write_gbps", "Storage write (GB/s per node)"),
     ("links.storage_read_gbps", "Storage read (GB/s per node)"),
     ("links.cpu_state_gbps", "CPU-state dump (GB/s per process)"),
-    ("links.replay_s", "Handle replay on restore (s)"),
+    (
+        "systems.flowgpu.replay_s",
+        "FlowGPU: handle replay on restore (s)",
+    ),
+    ("systems.pos.replay_s", "POS: handle replay on restore (s)"),
     (
         "options.request_at_fraction",
         "Pause request (share of the iteration)",

@@ -15,7 +15,7 @@ pub mod windows;
 use alloc::format;
 use alloc::vec::Vec;
 
-pub use params::{BubblesParams, HpoParams, PolicyKind, TrialPreset, TrialProfile};
+pub use params::{BubblesParams, HpoParams, PolicyKind, TrialPreset, TrialProfile, TunerKind};
 pub use policies::{Outcome, PolicyRun};
 pub use windows::{MainTimeline, Window};
 
@@ -40,18 +40,24 @@ pub fn run(params: &BubblesParams) -> Result<Report, ScenarioError> {
         runs.push(match p {
             PolicyKind::None => policies::none::run(&alone, params),
             PolicyKind::Blind => {
+                let fusion = policies::blind::fusion_per_stage(&alone, params);
+                let factors = policies::blind::stage_factors(&fusion, params);
                 let mut slowed = params.main.clone();
-                let factor = 1.0 + params.interference;
-                slowed.stage_slowdown = (0..params.main.stages as usize)
-                    .map(|d| params.main.stage_slowdown.get(d).copied().unwrap_or(1.0) * factor)
+                slowed.stage_slowdown = factors
+                    .iter()
+                    .enumerate()
+                    .map(|(d, f)| params.main.stage_slowdown.get(d).copied().unwrap_or(1.0) * f)
                     .collect();
                 let slowed_run = run_schedule(&slowed, kind)?;
-                policies::blind::run(&MainTimeline::from_schedule(&slowed_run, params), params)
+                let slowed_main = MainTimeline::from_schedule(&slowed_run, params);
+                policies::blind::run(&slowed_main, params, &fusion)
             }
             PolicyKind::Squeezer => policies::squeezer::run(&alone, params, params.max_fusion),
         });
     }
-    let hpo = hpo::run(params, &bubble_rates(&alone, params, params.hpo.stages));
+    let rates = bubble_rates(&alone, params, params.hpo.stages);
+    let hpo = hpo::run(params, &rates);
+    let sweep = hpo::sweep(params, &rates);
     let title = format!(
         "Bubble Squeezer: {} p={} m={}, {} trials (F ≤ {})",
         kind.label(params.main.virtual_stages),
@@ -60,7 +66,9 @@ pub fn run(params: &BubblesParams) -> Result<Report, ScenarioError> {
         params.trial.name,
         params.max_fusion
     );
-    Ok(report::build(params, &alone, &runs, &hpo, title, None))
+    Ok(report::build(
+        params, &alone, &runs, &hpo, &sweep, title, None,
+    ))
 }
 
 /// Runs the squeezer (and the main job alone) on the real bubbles of a PipeMorph run; the main
@@ -89,7 +97,9 @@ pub fn run_log(
         policies::none::run(&main, &params),
         policies::squeezer::run(&main, &params, params.max_fusion),
     ];
-    let hpo = hpo::run(&params, &bubble_rates(&main, &params, params.hpo.stages));
+    let rates = bubble_rates(&main, &params, params.hpo.stages);
+    let hpo = hpo::run(&params, &rates);
+    let sweep = hpo::sweep(&params, &rates);
     let title = format!(
         "Bubble Squeezer on PipeMorph log {name}: {} stages, {} complete iterations, {} trials (F ≤ {})",
         main.stages,
@@ -97,7 +107,15 @@ pub fn run_log(
         params.trial.name,
         params.max_fusion
     );
-    Ok(report::build(&params, &main, &runs, &hpo, title, Some(log)))
+    Ok(report::build(
+        &params,
+        &main,
+        &runs,
+        &hpo,
+        &sweep,
+        title,
+        Some(log),
+    ))
 }
 
 /// The main job alone must fit its GPUs: static bytes + peak activations + reserve ≤ capacity.

@@ -90,6 +90,10 @@ pub struct TrialProfile {
     /// SM activity while the bundle's per-trial kernels run (0–1); the fixed part of a step is
     /// counted as idle SMs, so a bundle's SM activity is this × F·per / step(F).
     pub kernel_sm_activity: f64,
+    /// Share of the GPU's HBM bandwidth the per-trial kernels use while they run (0–1); a
+    /// bundle's bandwidth share is this × F·per / step(F), as for SMs. This lab's assumption for
+    /// every preset (0.5), not a measurement.
+    pub kernel_hbm_activity: f64,
 }
 
 impl TrialProfile {
@@ -106,6 +110,7 @@ impl TrialProfile {
             step_per_trial_ns: 3_000_000,
             modules_per_step: 10,
             kernel_sm_activity: 0.8,
+            kernel_hbm_activity: 0.5,
         }
     }
 
@@ -122,6 +127,7 @@ impl TrialProfile {
             step_per_trial_ns: 9_000_000,
             modules_per_step: 14,
             kernel_sm_activity: 0.85,
+            kernel_hbm_activity: 0.5,
         }
     }
 
@@ -159,11 +165,31 @@ impl TrialProfile {
     /// SM activity of a running bundle of `f` trials (0–1).
     #[must_use]
     pub fn sm_activity(&self, f: u32) -> f64 {
+        self.kernel_sm_activity * self.busy_share(f)
+    }
+
+    /// HBM-bandwidth share of a running bundle of `f` trials (0–1).
+    #[must_use]
+    pub fn hbm_activity(&self, f: u32) -> f64 {
+        self.kernel_hbm_activity * self.busy_share(f)
+    }
+
+    /// Share of a step of `f` trials spent in the per-trial kernels: F·per / step(F).
+    fn busy_share(&self, f: u32) -> f64 {
         let step = self.step_ns(f);
         if step == 0 {
             return 0.0;
         }
-        self.kernel_sm_activity * (self.step_per_trial_ns as f64 * f64::from(f)) / step as f64
+        (self.step_per_trial_ns as f64 * f64::from(f)) / step as f64
+    }
+
+    /// The bundle's share s of the GPU when it runs beside other work: the larger of its SM and
+    /// HBM-bandwidth shares (the binding resource), the same single share the kernel's contention
+    /// model charges a co-running kernel ([`crate::cost::CostModel::compute_slowdown`],
+    /// Calculon's `processor_usage`).
+    #[must_use]
+    pub fn contention_share(&self, f: u32) -> f64 {
+        self.sm_activity(f).max(self.hbm_activity(f))
     }
 }
 
@@ -224,17 +250,67 @@ impl TrialPreset {
     }
 }
 
-/// A hyperparameter-tuning job run with successive halving (Jamieson & Talwalkar 2016; the
-/// multi-fidelity schedule Hydro's tuner uses through ASHA/Hyperband-style rungs).
+/// The tuner that decides which trials train on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TunerKind {
+    /// Asynchronous successive halving as Hydro's `ASHAHydroScheduler` runs it (Ray Tune's
+    /// `AsyncHyperBandScheduler` with one bracket; Li et al., "A System for Massively Parallel
+    /// Hyperparameter Tuning", MLSys 2020): a trial that reaches a rung is stopped if it is below
+    /// the rung's (1 − 1/η) quantile of the results recorded there so far, else it trains on at
+    /// once; nothing waits for a rung to fill.
+    #[serde(rename = "asha")]
+    Asha,
+    /// Synchronous successive halving (Jamieson & Talwalkar 2016): every rung ends with its
+    /// slowest trial before the best 1/η are promoted.
+    #[serde(rename = "sync-sh")]
+    SyncSh,
+}
+
+impl TunerKind {
+    /// Id as in JSON.
+    #[must_use]
+    pub fn id(self) -> &'static str {
+        match self {
+            TunerKind::Asha => "asha",
+            TunerKind::SyncSh => "sync-sh",
+        }
+    }
+
+    /// Display name.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            TunerKind::Asha => "ASHA (asynchronous successive halving)",
+            TunerKind::SyncSh => "synchronous successive halving",
+        }
+    }
+}
+
+/// A hyperparameter-tuning job at cluster level: N trials under ASHA (Hydro's tuner, the
+/// default) or synchronous successive halving, on 1 exclusive GPU with or without the bubbles of
+/// the main job.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct HpoParams {
-    /// Trials in the first rung, N.
+    /// Which tuner.
+    pub tuner: TunerKind,
+    /// Trials, N.
     pub trials: u32,
-    /// Reduction factor η: each rung keeps 1/η of the trials and trains them η× longer.
+    /// Synchronous SH: reduction factor η (each rung keeps 1/η of the trials and trains them η×
+    /// longer).
     pub eta: u32,
-    /// Steps each trial trains in the first rung.
+    /// Synchronous SH: steps each trial trains in the first rung.
     pub min_steps: u64,
+    /// ASHA: reduction factor (`reduction_factor`, 4 in Hydro's `ASHAHydroScheduler`); integer
+    /// here.
+    pub reduction_factor: u32,
+    /// ASHA: steps before the first rung (`grace_period`): rungs sit at grace · η^k steps.
+    pub grace_period_steps: u64,
+    /// ASHA: steps after which every trial stops (`max_t`).
+    pub max_t_steps: u64,
+    /// Seed of the trials' qualities (ASHA's decisions depend on them; synchronous SH's
+    /// makespan does not).
+    pub seed: u64,
     /// Pipeline stages of the main job whose bubbles the tuner may use, S (≤ its stages).
     pub stages: u32,
     /// GPUs in each stage (tensor/data parallel within a stage): each sees that stage's bubbles.
@@ -242,11 +318,19 @@ pub struct HpoParams {
 }
 
 impl Default for HpoParams {
+    /// 64 trials; ASHA with Hydro's reduction factor 4, a grace period of 200 steps and max_t =
+    /// 12,800 steps (the longest training of the synchronous SH this lab ran before: 200 · 2⁶);
+    /// the step counts are this lab's choice, not Hydro's.
     fn default() -> Self {
         HpoParams {
+            tuner: TunerKind::Asha,
             trials: 64,
             eta: 2,
             min_steps: 200,
+            reduction_factor: 4,
+            grace_period_steps: 200,
+            max_t_steps: 12_800,
+            seed: 1,
             stages: 4,
             gpus_per_stage: 8,
         }
@@ -281,9 +365,6 @@ pub struct BubblesParams {
     /// Delay before the squeezer learns that a window opened (progress report + NCCL stream
     /// poll), ns.
     pub detect_ns: u64,
-    /// Slowdown of the main job's compute under blind colocation (0.12 = 12 %, the seed's figure
-    /// for direct colocation).
-    pub interference: f64,
     /// Policies to compare, in display order.
     pub policies: Vec<PolicyKind>,
     /// The tuning job at cluster level.
@@ -328,7 +409,6 @@ impl BubblesParams {
             max_fusion: 16,
             resume_ns: 2_000_000,
             detect_ns: 1_000_000,
-            interference: 0.12,
             policies: PolicyKind::ALL.to_vec(),
             hpo: HpoParams::default(),
         }
@@ -443,19 +523,11 @@ impl BubblesParams {
             ("compute_sm_activity", self.compute_sm_activity),
             ("nccl_sm_activity", self.nccl_sm_activity),
             ("trial.kernel_sm_activity", self.trial.kernel_sm_activity),
+            ("trial.kernel_hbm_activity", self.trial.kernel_hbm_activity),
         ] {
             if !(0.0..=1.0).contains(&v) {
                 return Err(field(name, format!("must be between 0 and 1, got {v}")));
             }
-        }
-        if !(0.0..=10.0).contains(&self.interference) {
-            return Err(field(
-                "interference",
-                format!(
-                    "must be between 0 and 10 (a fraction: 0.12 = 12 %), got {}",
-                    self.interference
-                ),
-            ));
         }
         if !(1..=MAX_FUSION).contains(&self.max_fusion) {
             return Err(field(
@@ -530,6 +602,30 @@ impl BubblesParams {
             return Err(field(
                 "hpo.min_steps",
                 format!("must be between 1 and 1000000, got {}", h.min_steps),
+            ));
+        }
+        if !(2..=16).contains(&h.reduction_factor) {
+            return Err(field(
+                "hpo.reduction_factor",
+                format!("must be between 2 and 16, got {}", h.reduction_factor),
+            ));
+        }
+        if !(1..=1_000_000).contains(&h.grace_period_steps) {
+            return Err(field(
+                "hpo.grace_period_steps",
+                format!(
+                    "must be between 1 and 1000000, got {}",
+                    h.grace_period_steps
+                ),
+            ));
+        }
+        if !(h.grace_period_steps..=100_000_000).contains(&h.max_t_steps) {
+            return Err(field(
+                "hpo.max_t_steps",
+                format!(
+                    "must be between grace_period_steps ({}) and 100000000, got {}",
+                    h.grace_period_steps, h.max_t_steps
+                ),
             ));
         }
         if !(1..=256).contains(&h.gpus_per_stage) {

@@ -7,6 +7,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::hpo::HpoResult;
+use super::params::TunerKind;
 use super::params::{BubblesParams, PolicyKind, TrialPreset};
 use super::policies::{self, GuestKind, Outcome, PolicyRun};
 use super::windows::MainTimeline;
@@ -54,6 +55,7 @@ pub fn build(
     alone: &MainTimeline,
     runs: &[PolicyRun],
     hpo: &HpoResult,
+    sweep: &[(u32, HpoResult)],
     title: String,
     log: Option<&PipelineRun>,
 ) -> Report {
@@ -237,50 +239,7 @@ pub fn build(
     }
 
     // Tuning job.
-    let mut ht = Table {
-        key: "hpo".into(),
-        title: format!(
-            "Successive halving: {} trials, η = {}, on 1 exclusive GPU vs 1 GPU + the bubbles of {} stages × {} GPUs",
-            params.hpo.trials, params.hpo.eta, params.hpo.stages, params.hpo.gpus_per_stage
-        ),
-        columns: cols(&["rung", "trials", "steps each", "1 GPU (s)", "1 GPU + bubbles (s)"]),
-        rows: Vec::new(),
-    };
-    for (k, r) in hpo.rungs.iter().enumerate() {
-        ht.rows.push(row([
-            Cell::Num(k as f64),
-            Cell::Num(f64::from(r.trials)),
-            Cell::Num(r.steps_each as f64),
-            Cell::Num(r.exclusive_ns as f64 / 1e9),
-            Cell::Num(r.with_bubbles_ns as f64 / 1e9),
-        ]));
-    }
-    ht.rows.push(row([
-        Cell::Text("total".into()),
-        Cell::Missing,
-        Cell::Missing,
-        Cell::Num(hpo.exclusive_ns() as f64 / 1e9),
-        Cell::Num(hpo.with_bubbles_ns() as f64 / 1e9),
-    ]));
-    report.tables.push(ht);
-    report.push_metric(
-        "hpo.exclusive_s",
-        "tuning makespan, 1 exclusive GPU",
-        hpo.exclusive_ns() as f64 / 1e9,
-        "s",
-    );
-    report.push_metric(
-        "hpo.with_bubbles_s",
-        "tuning makespan, 1 GPU + bubbles",
-        hpo.with_bubbles_ns() as f64 / 1e9,
-        "s",
-    );
-    report.push_metric(
-        "hpo.speedup",
-        "tuning makespan ratio (1 GPU ÷ 1 GPU + bubbles)",
-        hpo.speedup(),
-        "ratio",
-    );
+    hpo_tables(&mut report, params, hpo, sweep);
 
     // Claims, next to the seed's numbers.
     let get = |k: PolicyKind| runs.iter().find(|r| r.kind == k);
@@ -318,9 +277,18 @@ pub fn build(
             }),
         ]));
         ct.rows.push(row([
-            Cell::Text("HPO makespan, 1 GPU ÷ (1 GPU + bubbles)".into()),
+            Cell::Text(format!(
+                "HPO makespan, 1 GPU ÷ (1 GPU + bubbles), {} trials, {}",
+                params.hpo.trials,
+                params.hpo.tuner.id()
+            )),
             Cell::Text("~2.7×".into()),
-            Cell::Text(format!("{:.2}×", hpo.speedup())),
+            Cell::Text(format!(
+                "{:.2}× (ceiling {:.2}×: exclusive makespan ÷ the winner's {} steps alone)",
+                hpo.speedup(),
+                hpo.ceiling(),
+                hpo.winner_steps
+            )),
         ]));
         report.tables.push(ct);
     }
@@ -337,6 +305,151 @@ pub fn build(
     }
     report.findings = findings(params, runs, hpo, alone_ns, log.is_some());
     report
+}
+
+/// The tuning job's rung table, its metrics, and the ceiling over a range of trial counts.
+fn hpo_tables(
+    report: &mut Report,
+    params: &BubblesParams,
+    hpo: &HpoResult,
+    sweep: &[(u32, HpoResult)],
+) {
+    let h = &params.hpo;
+    let (title, columns) = match h.tuner {
+        TunerKind::Asha => (
+            format!(
+                "ASHA (Hydro's ASHAHydroScheduler): {} trials, η = {}, grace period {} steps, max_t {} steps, on 1 exclusive GPU (best F = {}) vs 1 GPU + the bubbles of {} stages × {} GPUs (best F = {})",
+                h.trials,
+                h.reduction_factor,
+                h.grace_period_steps,
+                h.max_t_steps,
+                hpo.fusion_exclusive,
+                h.stages,
+                h.gpus_per_stage,
+                hpo.fusion_with_bubbles
+            ),
+            cols(&[
+                "rung",
+                "milestone (steps)",
+                "trials reaching it, 1 GPU",
+                "trials reaching it, 1 GPU + bubbles",
+                "last reached, 1 GPU (s)",
+                "last reached, 1 GPU + bubbles (s)",
+            ]),
+        ),
+        TunerKind::SyncSh => (
+            format!(
+                "Synchronous successive halving: {} trials, η = {}, on 1 exclusive GPU vs 1 GPU + the bubbles of {} stages × {} GPUs",
+                h.trials, h.eta, h.stages, h.gpus_per_stage
+            ),
+            cols(&[
+                "rung",
+                "steps each",
+                "trials, 1 GPU",
+                "trials, 1 GPU + bubbles",
+                "1 GPU (s)",
+                "1 GPU + bubbles (s)",
+            ]),
+        ),
+    };
+    let mut ht = Table {
+        key: "hpo".into(),
+        title,
+        columns,
+        rows: Vec::new(),
+    };
+    for (k, r) in hpo.rungs.iter().enumerate() {
+        ht.rows.push(row([
+            Cell::Num(k as f64),
+            Cell::Num(r.steps as f64),
+            Cell::Num(f64::from(r.trials_exclusive)),
+            Cell::Num(f64::from(r.trials_with_bubbles)),
+            Cell::Num(r.exclusive_ns as f64 / 1e9),
+            Cell::Num(r.with_bubbles_ns as f64 / 1e9),
+        ]));
+    }
+    ht.rows.push(row([
+        Cell::Text("makespan".into()),
+        Cell::Missing,
+        Cell::Missing,
+        Cell::Missing,
+        Cell::Num(hpo.exclusive_ns as f64 / 1e9),
+        Cell::Num(hpo.with_bubbles_ns as f64 / 1e9),
+    ]));
+    report.tables.push(ht);
+    report.push_metric(
+        "hpo.exclusive_s",
+        "tuning makespan, 1 exclusive GPU",
+        hpo.exclusive_ns as f64 / 1e9,
+        "s",
+    );
+    report.push_metric(
+        "hpo.with_bubbles_s",
+        "tuning makespan, 1 GPU + bubbles",
+        hpo.with_bubbles_ns as f64 / 1e9,
+        "s",
+    );
+    report.push_metric(
+        "hpo.speedup",
+        "tuning makespan ratio (1 GPU ÷ 1 GPU + bubbles)",
+        hpo.speedup(),
+        "ratio",
+    );
+    report.push_metric(
+        "hpo.winner_alone_s",
+        "the winner's training time alone (F = 1, exclusive GPU)",
+        hpo.winner_alone_ns as f64 / 1e9,
+        "s",
+    );
+    report.push_metric(
+        "hpo.ceiling",
+        "critical-path ceiling (1 GPU makespan ÷ the winner alone)",
+        hpo.ceiling(),
+        "ratio",
+    );
+    let mut st = Table {
+        key: "hpo_sweep".into(),
+        title: format!(
+            "{} over a range of trial counts (the size of Hydro's tuning job in its bubble experiment is not stated in the sources read): speed-up and its ceiling",
+            h.tuner.label()
+        ),
+        columns: cols(&[
+            "trials N",
+            "1 GPU (s)",
+            "1 GPU + bubbles (s)",
+            "speed-up (×)",
+            "winner alone (s)",
+            "ceiling (×)",
+        ]),
+        rows: Vec::new(),
+    };
+    let mut speedups = Vec::new();
+    let mut ceilings = Vec::new();
+    for (n, r) in sweep {
+        st.rows.push(row([
+            Cell::Num(f64::from(*n)),
+            Cell::Num(r.exclusive_ns as f64 / 1e9),
+            Cell::Num(r.with_bubbles_ns as f64 / 1e9),
+            Cell::Num(r.speedup()),
+            Cell::Num(r.winner_alone_ns as f64 / 1e9),
+            Cell::Num(r.ceiling()),
+        ]));
+        speedups.push((f64::from(*n), r.speedup()));
+        ceilings.push((f64::from(*n), r.ceiling()));
+    }
+    report.tables.push(st);
+    for (name, points) in [
+        ("speed-up with bubbles", speedups),
+        ("critical-path ceiling", ceilings),
+    ] {
+        report.series.push(Series {
+            name: name.into(),
+            chart: "bubbles.hpo_ceiling".into(),
+            x_label: "trials N".into(),
+            y_label: "1 GPU makespan ÷ … (×)".into(),
+            points,
+        });
+    }
 }
 
 fn log_tables(report: &mut Report, params: &BubblesParams, main: &MainTimeline) {
@@ -612,21 +725,28 @@ fn findings(
         ));
     }
     if let Some(b) = get(PolicyKind::Blind) {
+        let f = b.fusion.max(1);
         out.push(format!(
-            "Blind colocation slows the main job by {:.1} % (interference {:.0} %) for {:.1} % of exclusive guest throughput.",
+            "Blind colocation slows the main job by {:.1} % for {:.1} % of exclusive guest throughput: its bundle (F = {f}) keeps {:.1} % of the SMs and {:.1} % of the HBM bandwidth busy, so with s = {:.3} the main job's compute runs 1 + s times slower (the kernel's contention rule) and the guest runs at 1/(1 + s) of its exclusive speed while the main job computes.",
             (b.iteration_ns() / alone_ns - 1.0) * 100.0,
-            params.interference * 100.0,
-            b.guest_fraction(params, params.max_fusion) * 100.0
+            b.guest_fraction(params, params.max_fusion) * 100.0,
+            params.trial.sm_activity(f) * 100.0,
+            params.trial.hbm_activity(f) * 100.0,
+            params.trial.contention_share(f),
         ));
     }
-    if hpo.with_bubbles_ns() > 0 {
+    if hpo.with_bubbles_ns > 0 {
         out.push(format!(
-            "Successive halving over {} trials takes {:.0} s on 1 exclusive GPU and {:.0} s with the bubbles of {} GPUs added ({:.2}× faster); the last rungs hold few trials, so the many bubble GPUs only help the early rungs.",
+            "{} over {} trials takes {:.0} s on 1 exclusive GPU and {:.0} s with the bubbles of {} GPUs added ({:.2}× faster). The winner trains {} steps, {:.0} s alone at F = 1, so no number of bubble GPUs can make the job more than {:.2}× faster (the critical-path ceiling); a bundle on a bubble GPU runs at a fraction of its exclusive speed.",
+            params.hpo.tuner.label(),
             params.hpo.trials,
-            hpo.exclusive_ns() as f64 / 1e9,
-            hpo.with_bubbles_ns() as f64 / 1e9,
+            hpo.exclusive_ns as f64 / 1e9,
+            hpo.with_bubbles_ns as f64 / 1e9,
             hpo.bubble_gpus,
-            hpo.speedup()
+            hpo.speedup(),
+            hpo.winner_steps,
+            hpo.winner_alone_ns as f64 / 1e9,
+            hpo.ceiling()
         ));
     }
     if real {

@@ -12,7 +12,9 @@ pub mod params;
 pub mod report;
 
 pub use model::{evaluate, preemption_cost_s, CheckpointOption, OptionCost, Phases};
-pub use params::{FrameworkCheckpoint, JobState, Links, MigrationParams, PauseOptions};
+pub use params::{
+    FrameworkCheckpoint, JobState, Links, MigrationParams, PauseOptions, RestoreCosts, Systems,
+};
 
 use crate::report::Report;
 use crate::scenario::ScenarioError;

@@ -6,11 +6,14 @@
 //! fall linearly over the backward pass, plus gradients that grow over the backward pass, stay
 //! through the optimizer step and are freed at the iteration boundary. Its low point is the
 //! iteration boundary. Copies are pipelined: the slowest stage (device→host link, storage,
-//! CPU-state dump) sets the time.
+//! CPU-state dump) sets the time. An in-place pause keeps the process alive (no CPU state, no
+//! fixed restore costs); a restore on other GPUs pays its system's process, context and replay
+//! terms. Dedup shrinks only the bytes on storage: each GPU copies its own state. Each
+//! destination (local, storage, migration) chooses its own pause point.
 
 use serde::{Deserialize, Serialize};
 
-use super::params::{JobState, MigrationParams};
+use super::params::{JobState, MigrationParams, RestoreCosts};
 
 /// Bytes in a GiB.
 pub const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
@@ -150,7 +153,7 @@ pub fn job_image_bytes(j: &JobState, per_gpu: GpuBytes, dedup: bool, identical: 
     all - per_gpu.replicated * identical * (r - 1.0) * f64::from(j.model_parallel.max(1))
 }
 
-/// Times of one pause, restore or migration, s.
+/// Times of one pause, restore or migration, s, term by term.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Phases {
     /// Waiting for the chosen pause point (or the iteration boundary), s.
@@ -159,49 +162,70 @@ pub struct Phases {
     pub drain_s: f64,
     /// Copying GPU state (device↔host, and storage when the image goes there), s.
     pub gpu_copy_s: f64,
-    /// Dumping or restoring CPU state (in parallel with the GPU copy), s.
+    /// Dumping or restoring the CPU state's bytes (in parallel with the GPU copy), s; 0 for an
+    /// in-place pause, whose process stays alive.
     pub cpu_state_s: f64,
-    /// Re-creating handles (transparent restore) or process initialisation (restart), s.
-    pub setup_s: f64,
+    /// Re-creating the process from its CPU image (restore on other GPUs only), s.
+    pub process_s: f64,
+    /// Creating the CUDA context on the destination GPU, s.
+    pub context_s: f64,
+    /// Re-creating the opaque handles by replay, s.
+    pub replay_s: f64,
+    /// A framework restart's initialisation (import, context, communicators, data loader), s.
+    pub init_s: f64,
 }
 
 impl Phases {
-    /// End-to-end time: wait, drain, then the slower of GPU copy and CPU state, then set-up.
+    /// End to end: wait, drain, the slower of GPU copy and CPU state, then the fixed terms one
+    /// after another.
     #[must_use]
     pub fn total_s(&self) -> f64 {
-        self.wait_s + self.drain_s + self.gpu_copy_s.max(self.cpu_state_s) + self.setup_s
+        self.wait_s + self.drain_s + self.gpu_copy_s.max(self.cpu_state_s) + self.fixed_s()
+    }
+
+    /// The fixed terms: process, context, replay, initialisation, s.
+    #[must_use]
+    pub fn fixed_s(&self) -> f64 {
+        self.process_s + self.context_s + self.replay_s + self.init_s
     }
 }
 
-/// One option's cost.
+/// One option's cost. Each destination has its own pause point: a local pause, a checkpoint
+/// to storage and a migration weigh the wait against different copies.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OptionCost {
     /// The option.
     pub option: CheckpointOption,
-    /// Where in the iteration the state is saved, s from the iteration start (modulo T).
+    /// Where in the iteration a local pause saves, s from the iteration start (modulo T).
     pub pause_point_s: f64,
-    /// GPU state saved by the whole job, bytes.
+    /// Where a checkpoint to storage saves, s (modulo T).
+    pub storage_point_s: f64,
+    /// Where a migration saves, s (modulo T).
+    pub migrate_point_s: f64,
+    /// GPU state the whole job writes to storage at `storage_point_s` (after dedup), bytes.
     pub gpu_image_bytes: f64,
-    /// CPU state saved by the whole job, bytes.
+    /// CPU state saved by the whole job with an image to storage, bytes.
     pub cpu_image_bytes: f64,
-    /// Pause into host memory (local preemption).
+    /// In-place pause into host memory (local preemption; the process stays alive).
     pub pause: Phases,
-    /// Restore from host memory on the same GPUs.
+    /// Resume of the in-place pause on the same GPUs.
     pub restore: Phases,
-    /// Pause with the image written to storage (first half of a migration).
+    /// Checkpoint to storage (the process is dumped too).
     pub pause_to_storage: Phases,
-    /// Restore from storage on other GPUs (second half of a migration).
-    pub restore_from_storage: Phases,
+    /// A migration's pause: to storage, at the migration's point.
+    pub migrate_pause: Phases,
+    /// A migration's restore: from storage on other GPUs, in a new process.
+    pub migrate_restore: Phases,
 }
 
 impl OptionCost {
-    /// Migration end to end: pause to storage, then restore from storage, s.
+    /// Migration end to end: pause to storage, then restore from storage elsewhere, s.
     #[must_use]
     pub fn migrate_s(&self) -> f64 {
-        self.pause_to_storage.total_s() + self.restore_from_storage.total_s()
+        self.migrate_pause.total_s() + self.migrate_restore.total_s()
     }
 
-    /// The whole image, bytes.
+    /// The image written to storage, bytes.
     #[must_use]
     pub fn image_bytes(&self) -> f64 {
         self.gpu_image_bytes + self.cpu_image_bytes
@@ -212,61 +236,115 @@ fn gpus_on_a_node(j: &JobState) -> f64 {
     f64::from(j.gpus.min(j.gpus_per_node))
 }
 
-/// Transparent (whole-process) pause and restore of a job whose GPUs hold `gpu_bytes` in all.
-fn transparent(p: &MigrationParams, gpu_bytes: f64, wait_s: f64) -> [Phases; 4] {
+/// Where a pause's image goes, which decides what the pause point minimises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Destination {
+    /// Host memory of the same node; the process stays alive: minimise wait + pause.
+    Local,
+    /// Storage (checkpoint): minimise wait + pause to storage.
+    Storage,
+    /// Storage, then a restore on other GPUs: minimise wait + pause + restore.
+    Migration,
+}
+
+/// The state to move at one instant: each GPU's own bytes (what its link copies: dedup never
+/// shrinks it, every GPU still sends and receives its own state) and the job's bytes on storage
+/// (deduplicated when asked).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Image {
+    /// Bytes of one GPU.
+    pub per_gpu: f64,
+    /// Bytes the whole job writes to storage.
+    pub job_storage: f64,
+}
+
+impl Image {
+    fn at(p: &MigrationParams, g: GpuBytes, dedup: bool) -> Image {
+        Image {
+            per_gpu: g.total(),
+            job_storage: job_image_bytes(&p.job, g, dedup, p.options.dedup_identical_fraction),
+        }
+    }
+}
+
+/// In-place pause and resume (host memory, the process alive: no CPU state, no fixed costs).
+fn local(p: &MigrationParams, img: Image, wait_s: f64) -> [Phases; 2] {
+    let l = &p.links;
+    [
+        Phases {
+            wait_s,
+            drain_s: l.drain_s,
+            gpu_copy_s: img.per_gpu / (l.d2h_gbps * GB),
+            ..Phases::default()
+        },
+        Phases {
+            gpu_copy_s: img.per_gpu / (l.h2d_gbps * GB),
+            ..Phases::default()
+        },
+    ]
+}
+
+/// Pause to storage and restore from storage on other GPUs under `sys`'s fixed costs. The
+/// node's GPU and CPU images share its storage link, and each copy is a pipeline whose slowest
+/// stage sets the time: GPU copy = max(own bytes over the GPU's link, node's storage bytes over
+/// the node's storage link); the CPU state's bytes go at `cpu_state_gbps` in parallel.
+fn via_storage(p: &MigrationParams, sys: &RestoreCosts, img: Image, wait_s: f64) -> [Phases; 2] {
     let (j, l) = (&p.job, &p.links);
-    let per_gpu = gpu_bytes / f64::from(j.gpus);
-    let per_node = per_gpu * gpus_on_a_node(j);
+    let on_node = gpus_on_a_node(j);
+    let node_gpu = img.job_storage / f64::from(j.gpus) * on_node;
     let cpu = j.cpu_state_gib * GIB;
-    let cpu_node = cpu * gpus_on_a_node(j);
+    let node_bytes = node_gpu + cpu * on_node;
     let pause = Phases {
         wait_s,
         drain_s: l.drain_s,
-        gpu_copy_s: per_gpu / (l.d2h_gbps * GB),
+        gpu_copy_s: (img.per_gpu / (l.d2h_gbps * GB)).max(node_bytes / (l.storage_write_gbps * GB)),
         cpu_state_s: cpu / (l.cpu_state_gbps * GB),
-        setup_s: 0.0,
+        ..Phases::default()
     };
     let restore = Phases {
-        wait_s: 0.0,
-        drain_s: 0.0,
-        gpu_copy_s: per_gpu / (l.h2d_gbps * GB),
+        gpu_copy_s: (img.per_gpu / (l.h2d_gbps * GB)).max(node_bytes / (l.storage_read_gbps * GB)),
         cpu_state_s: cpu / (l.cpu_state_gbps * GB),
-        setup_s: l.replay_s,
+        process_s: sys.process_restore_s,
+        context_s: sys.context_s,
+        replay_s: sys.replay_s,
+        ..Phases::default()
     };
-    // GPU and CPU images share the node's storage link; the pipeline runs at its slowest stage.
-    let storage_w = (per_node + cpu_node) / (l.storage_write_gbps * GB);
-    let storage_r = (per_node + cpu_node) / (l.storage_read_gbps * GB);
-    let pause_s = Phases {
-        gpu_copy_s: pause.gpu_copy_s.max(storage_w),
-        ..pause
-    };
-    let restore_s = Phases {
-        gpu_copy_s: restore.gpu_copy_s.max(storage_r),
-        ..restore
-    };
-    [pause, restore, pause_s, restore_s]
+    [pause, restore]
 }
 
-/// Time of a pause to storage (wait + drain + copy) of per-GPU state `per_gpu`: the pause a
-/// migration or a preemption whose image leaves the node pays, where bytes cost the most.
-fn pause_cost_at(p: &MigrationParams, dedup: bool, wait_s: f64, per_gpu: GpuBytes) -> f64 {
-    let bytes = job_image_bytes(&p.job, per_gpu, dedup, p.options.dedup_identical_fraction);
-    transparent(p, bytes, wait_s)[2].total_s()
+/// What a destination's pause point minimises, at waiting `wait_s` for state `img`.
+fn destination_cost(
+    p: &MigrationParams,
+    sys: &RestoreCosts,
+    to: Destination,
+    img: Image,
+    wait_s: f64,
+) -> f64 {
+    match to {
+        Destination::Local => local(p, img, wait_s)[0].total_s(),
+        Destination::Storage => via_storage(p, sys, img, wait_s)[0].total_s(),
+        Destination::Migration => {
+            let [a, b] = via_storage(p, sys, img, wait_s);
+            a.total_s() + b.total_s()
+        }
+    }
 }
 
-/// The pause point within `[request, request + max_wait]` that minimises wait + pause-to-storage
-/// time,
-/// as (point in s from the request's iteration start, wait s). Active memory is piecewise linear
-/// in time, so the minimum lies on a breakpoint or an end of the window; waiting past one full
-/// iteration never helps (the pattern repeats).
+/// The pause point within `[request, request + max_wait]` that minimises `to`'s cost, as (point
+/// in s from the request's iteration start, wait s). Active memory is piecewise linear in time,
+/// so the minimum lies on a breakpoint or an end of the window; waiting past one full iteration
+/// never helps (the pattern repeats).
 #[must_use]
-pub fn choose_pause_point(p: &MigrationParams, dedup: bool) -> (f64, f64) {
+pub fn choose_pause_point(p: &MigrationParams, dedup: bool, to: Destination) -> (f64, f64) {
     let j = &p.job;
+    let sys = &p.systems.flowgpu;
     let it = j.iteration_s;
     let start = p.options.request_at_fraction * it;
     let end = start + p.options.max_wait_s.min(it);
+    let cost =
+        |t: f64| destination_cost(p, sys, to, Image::at(p, active_at(j, t), dedup), t - start);
     let mut best = (start, 0.0);
-    let mut best_cost = pause_cost_at(p, dedup, 0.0, active_at(j, start));
+    let mut best_cost = cost(start);
     let marks = [
         0.0,
         j.forward_fraction * it,
@@ -282,9 +360,9 @@ pub fn choose_pause_point(p: &MigrationParams, dedup: bool) -> (f64, f64) {
         if t < start || t > end {
             continue;
         }
-        let cost = pause_cost_at(p, dedup, t - start, active_at(j, t));
-        if cost < best_cost - 1e-12 {
-            best_cost = cost;
+        let c = cost(t);
+        if c < best_cost - 1e-12 {
+            best_cost = c;
             best = (t, t - start);
         }
     }
@@ -297,49 +375,56 @@ pub fn evaluate(p: &MigrationParams, option: CheckpointOption) -> OptionCost {
     let j = &p.job;
     let it = j.iteration_s;
     let request = p.options.request_at_fraction * it;
-    let cpu_image = j.cpu_state_gib * GIB * f64::from(j.gpus);
-    let identical = p.options.dedup_identical_fraction;
-    let build = |point: f64, wait: f64, gpu_bytes: f64| {
-        let [pause, restore, pause_to_storage, restore_from_storage] =
-            transparent(p, gpu_bytes, wait);
-        OptionCost {
-            option,
-            pause_point_s: point - libm::floor(point / it) * it,
-            gpu_image_bytes: gpu_bytes,
-            cpu_image_bytes: cpu_image,
-            pause,
-            restore,
-            pause_to_storage,
-            restore_from_storage,
-        }
-    };
-    match option {
-        CheckpointOption::ReservedPool => build(
-            request,
-            0.0,
-            (j.reserved_gib * GIB).max(peak_active_bytes(j)) * f64::from(j.gpus),
-        ),
-        CheckpointOption::Active => build(
-            request,
-            0.0,
-            job_image_bytes(j, active_at(j, request), false, identical),
-        ),
+    let modulo = |t: f64| t - libm::floor(t / it) * it;
+    let pick = |dedup: bool, to: Destination| match option {
         CheckpointOption::ActiveLowPoint | CheckpointOption::ActiveLowPointDedup => {
-            let dedup = option == CheckpointOption::ActiveLowPointDedup;
-            let (point, wait) = choose_pause_point(p, dedup);
-            build(
-                point,
-                wait,
-                job_image_bytes(j, active_at(j, point), dedup, identical),
-            )
+            choose_pause_point(p, dedup, to)
         }
-        CheckpointOption::Framework => framework(p, request),
+        _ => (request, 0.0),
+    };
+    let state = |t: f64, dedup: bool| match option {
+        CheckpointOption::ReservedPool => {
+            let pool = (j.reserved_gib * GIB).max(peak_active_bytes(j));
+            Image {
+                per_gpu: pool,
+                job_storage: pool * f64::from(j.gpus),
+            }
+        }
+        _ => Image::at(p, active_at(j, t), dedup),
+    };
+    let sys = match option {
+        CheckpointOption::ReservedPool => &p.systems.pos,
+        _ => &p.systems.flowgpu,
+    };
+    if option == CheckpointOption::Framework {
+        return framework(p, request);
+    }
+    let dedup = option == CheckpointOption::ActiveLowPointDedup;
+    let (lp, lw) = pick(dedup, Destination::Local);
+    let (sp, sw) = pick(dedup, Destination::Storage);
+    let (mp, mw) = pick(dedup, Destination::Migration);
+    let [pause, restore] = local(p, state(lp, dedup), lw);
+    let [pause_to_storage, _] = via_storage(p, sys, state(sp, dedup), sw);
+    let [migrate_pause, migrate_restore] = via_storage(p, sys, state(mp, dedup), mw);
+    OptionCost {
+        option,
+        pause_point_s: modulo(lp),
+        storage_point_s: modulo(sp),
+        migrate_point_s: modulo(mp),
+        gpu_image_bytes: state(sp, dedup).job_storage,
+        cpu_image_bytes: j.cpu_state_gib * GIB * f64::from(j.gpus),
+        pause,
+        restore,
+        pause_to_storage,
+        migrate_pause,
+        migrate_restore,
     }
 }
 
 /// The framework-checkpoint baseline: wait for the next iteration boundary, save each shard's
 /// model + optimizer state once (data-parallel rank 0 of each shard), restart every process
-/// (initialisation), reload every GPU's shard.
+/// (initialisation), reload every GPU's shard. A local "pause" is the same save into host memory
+/// and a restart on the same GPUs.
 fn framework(p: &MigrationParams, request: f64) -> OptionCost {
     let (j, l) = (&p.job, &p.links);
     let it = j.iteration_s;
@@ -362,21 +447,25 @@ fn framework(p: &MigrationParams, request: f64) -> OptionCost {
     };
     let restore = Phases {
         gpu_copy_s: load_host,
-        setup_s: p.framework.init_s,
+        init_s: p.framework.init_s,
         ..Phases::default()
+    };
+    let to_storage = Phases {
+        gpu_copy_s: save_storage,
+        ..pause
     };
     OptionCost {
         option: CheckpointOption::Framework,
         pause_point_s: 0.0,
+        storage_point_s: 0.0,
+        migrate_point_s: 0.0,
         gpu_image_bytes: image,
         cpu_image_bytes: 0.0,
         pause,
         restore,
-        pause_to_storage: Phases {
-            gpu_copy_s: save_storage,
-            ..pause
-        },
-        restore_from_storage: Phases {
+        pause_to_storage: to_storage,
+        migrate_pause: to_storage,
+        migrate_restore: Phases {
             gpu_copy_s: load_storage,
             ..restore
         },

@@ -64,14 +64,16 @@ fn push_phases(lanes: &mut [Lane; 4], at_s: f64, ph: &Phases, what: &str) -> f64
         "cpu",
     );
     t += ph.gpu_copy_s.max(ph.cpu_state_s);
-    span(
-        &mut lanes[3],
-        t,
-        ph.setup_s,
-        format!("{what}: set-up"),
-        "setup",
-    );
-    t + ph.setup_s
+    for (dur, name, cat) in [
+        (ph.process_s, "process restore", "process"),
+        (ph.context_s, "CUDA context", "context"),
+        (ph.replay_s, "handle replay", "replay"),
+        (ph.init_s, "framework initialisation", "init"),
+    ] {
+        span(&mut lanes[3], t, dur, format!("{what}: {name}"), cat);
+        t += dur;
+    }
+    t
 }
 
 /// Builds the Report from every option's cost.
@@ -93,20 +95,22 @@ pub fn build(params: &MigrationParams, costs: &[OptionCost]) -> Report {
     let mut table = Table {
         key: "options".into(),
         title:
-            "Checkpoint options: image, pause and restore (host memory), migration (via storage)"
+            "Checkpoint options: image, in-place pause and resume (host memory), checkpoint to storage, migration (via storage, restore in a new process on other GPUs)"
                 .into(),
         columns: [
             "option",
-            "pause point (s into iteration)",
-            "GPU image (GiB)",
+            "pause point: local / storage / migration (s into iteration)",
+            "GPU image on storage (GiB)",
             "CPU image (GiB)",
             "pause (s)",
             "restore (s)",
             "pause to storage (s)",
+            "restore on other GPUs (s)",
             "migrate (s)",
             "pause speed-up vs reserved pool (×)",
             "pause-to-storage speed-up vs reserved pool (×)",
             "restore speed-up vs reserved pool (×)",
+            "restore-on-other-GPUs speed-up vs reserved pool (×)",
             "migrate speed-up vs framework (×)",
         ]
         .iter()
@@ -136,6 +140,12 @@ pub fn build(params: &MigrationParams, costs: &[OptionCost]) -> Report {
             "s",
         );
         report.push_metric(
+            &format!("{id}.migrate_restore_s"),
+            &format!("{} restore on other GPUs", c.option.label()),
+            c.migrate_restore.total_s(),
+            "s",
+        );
+        report.push_metric(
             &format!("{id}.migrate_s"),
             &format!("{} migrate", c.option.label()),
             migrate,
@@ -153,16 +163,23 @@ pub fn build(params: &MigrationParams, costs: &[OptionCost]) -> Report {
         };
         table.rows.push(alloc::vec![
             Cell::Text(c.option.label().into()),
-            Cell::Num(round(c.pause_point_s)),
+            Cell::Text(format!(
+                "{} / {} / {}",
+                crate::report::format_number(round(c.pause_point_s)),
+                crate::report::format_number(round(c.storage_point_s)),
+                crate::report::format_number(round(c.migrate_point_s))
+            )),
             Cell::Num(round(c.gpu_image_bytes / GIB)),
             Cell::Num(round(c.cpu_image_bytes / GIB)),
             Cell::Num(round(pause)),
             Cell::Num(round(restore)),
             Cell::Num(round(c.pause_to_storage.total_s())),
+            Cell::Num(round(c.migrate_restore.total_s())),
             Cell::Num(round(migrate)),
             vs(pool, &|x| x.pause.total_s()),
             vs(pool, &|x| x.pause_to_storage.total_s()),
             vs(pool, &|x| x.restore.total_s()),
+            vs(pool, &|x| x.migrate_restore.total_s()),
             vs(fw, &|x| x.migrate_s()),
         ]);
         let mut lanes = [
@@ -179,12 +196,12 @@ pub fn build(params: &MigrationParams, costs: &[OptionCost]) -> Report {
                 spans: Vec::new(),
             },
             Lane {
-                name: "handles / process start".into(),
+                name: "process / context / handles / restart".into(),
                 spans: Vec::new(),
             },
         ];
-        let mid = push_phases(&mut lanes, 0.0, &c.pause_to_storage, "pause");
-        push_phases(&mut lanes, mid, &c.restore_from_storage, "restore");
+        let mid = push_phases(&mut lanes, 0.0, &c.migrate_pause, "pause");
+        push_phases(&mut lanes, mid, &c.migrate_restore, "restore");
         report.timelines.push(Timeline {
             name: format!("migrate: {}", c.option.label()),
             lanes: lanes.into_iter().collect(),
@@ -218,30 +235,35 @@ pub fn build(params: &MigrationParams, costs: &[OptionCost]) -> Report {
         y_label: yl.into(),
         points: alloc::vec![(0.0, round(reserved)), (round(it), round(reserved))],
     });
-    for o in [
-        CheckpointOption::Active,
-        CheckpointOption::ActiveLowPointDedup,
-    ] {
-        if let Some(c) = find(costs, o) {
-            let name = if o == CheckpointOption::Active {
-                "pause point: at the request".to_string()
-            } else {
-                "pause point: chosen (bounded wait)".to_string()
-            };
-            report.series.push(Series {
-                name,
-                chart: chart.into(),
-                x_label: xl.into(),
-                y_label: yl.into(),
-                points: alloc::vec![(
-                    round(c.pause_point_s),
-                    round(model::active_at(j, c.pause_point_s).total() / GIB)
-                )],
-            });
+    if let Some(c) = find(costs, CheckpointOption::Active) {
+        report.series.push(point_series(
+            j,
+            "pause point: at the request",
+            c.pause_point_s,
+        ));
+    }
+    if let Some(c) = find(costs, CheckpointOption::ActiveLowPointDedup) {
+        for (name, t) in [
+            ("pause point chosen for a local pause", c.pause_point_s),
+            ("pause point chosen for storage", c.storage_point_s),
+            ("pause point chosen for a migration", c.migrate_point_s),
+        ] {
+            report.series.push(point_series(j, name, t));
         }
     }
     report.findings = findings(params, costs);
     report
+}
+
+/// One pause point on the active-memory chart.
+fn point_series(j: &crate::labs::migration::JobState, name: &str, t: f64) -> Series {
+    Series {
+        name: name.into(),
+        chart: "active-memory".into(),
+        x_label: "time in iteration (s)".into(),
+        y_label: "memory per GPU (GiB)".into(),
+        points: alloc::vec![(round(t), round(model::active_at(j, t).total() / GIB))],
+    }
 }
 
 fn round(v: f64) -> f64 {
@@ -271,7 +293,7 @@ fn findings(params: &MigrationParams, costs: &[OptionCost]) -> Vec<String> {
         return out;
     };
     out.push(format!(
-        "Active + low point + dedup saves {:.1} GiB instead of the reserved pool's {:.1} GiB: pause to storage {:.2} s vs {:.2} s ({:.1}×), pause into host memory {:.2} s vs {:.2} s ({:.1}×), restore {:.2} s vs {:.2} s ({:.1}×).",
+        "Active + low point + dedup writes {:.1} GiB to storage instead of the reserved pool's {:.1} GiB: checkpoint to storage {:.2} s vs {:.2} s ({:.1}×), in-place pause into host memory {:.2} s vs {:.2} s ({:.1}×), in-place resume {:.2} s vs {:.2} s ({:.1}×). Dedup shrinks only what goes to storage: every GPU still copies its own bytes over its own link.",
         best.gpu_image_bytes / GIB,
         pool.gpu_image_bytes / GIB,
         best.pause_to_storage.total_s(),
@@ -284,24 +306,27 @@ fn findings(params: &MigrationParams, costs: &[OptionCost]) -> Vec<String> {
         pool.restore.total_s(),
         ratio(pool.restore.total_s(), best.restore.total_s()),
     ));
-    if best.pause.wait_s > 0.0 {
-        out.push(format!(
-            "The pause waited {:.2} s (bound {:.2} s) for the point {:.2} s into the iteration, where active memory is lower: through storage waiting costs less than writing the extra bytes; a pause into host memory over the fast device→host link may not win the wait back ({:.2} s here against {:.2} s without waiting).",
-            best.pause.wait_s, params.options.max_wait_s, best.pause_point_s,
-            best.pause.total_s(),
-            find(costs, CheckpointOption::Active).map_or(0.0, |a| a.pause.total_s())
-        ));
-    } else {
-        out.push("The pause did not wait: no lower point of active memory within the bound paid for its wait.".into());
-    }
-    let slow = if best.pause.cpu_state_s > best.pause.gpu_copy_s {
-        "CPU state dump"
-    } else {
-        "GPU copy"
-    };
     out.push(format!(
-        "With the smallest image the slower of the two parallel copies is the {slow} ({:.2} s GPU vs {:.2} s CPU): shrinking the GPU image further stops paying once the CPU state dominates.",
-        best.pause.gpu_copy_s, best.pause.cpu_state_s
+        "Pause points per destination: a local pause waits {:.2} s (to {:.2} s into the iteration), a checkpoint to storage {:.2} s (to {:.2} s), a migration {:.2} s (to {:.2} s), bound {:.2} s: the slower the copy, the more a lower point of active memory is worth waiting for.",
+        best.pause.wait_s,
+        best.pause_point_s,
+        best.pause_to_storage.wait_s,
+        best.storage_point_s,
+        best.migrate_pause.wait_s,
+        best.migrate_point_s,
+        params.options.max_wait_s
+    ));
+    out.push(format!(
+        "An in-place pause keeps the process alive: no CPU-state dump, no process restore, no context or handle re-creation. A migration's restore pays them: {:.2} s of CPU state and {:.2} s of fixed costs for FlowGPU (process {:.2}, context {:.2}, replay {:.2} s), {:.2} s for POS (process {:.2}, context {:.2}, replay {:.2} s).",
+        best.migrate_restore.cpu_state_s,
+        best.migrate_restore.fixed_s(),
+        params.systems.flowgpu.process_restore_s,
+        params.systems.flowgpu.context_s,
+        params.systems.flowgpu.replay_s,
+        pool.migrate_restore.fixed_s(),
+        params.systems.pos.process_restore_s,
+        params.systems.pos.context_s,
+        params.systems.pos.replay_s,
     ));
     out.push(format!(
         "Migration via storage: {:.2} s transparent (active + low point + dedup) vs {:.2} s framework checkpoint + restart ({:.1}×); the restart's {:.1} s of initialisation is the part a transparent restore does not pay.",

@@ -176,6 +176,7 @@ impl FusionModel {
             step_per_trial_ns: libm::round(self.per_trial_s * 1e9) as u64,
             modules_per_step: modules_per_step.max(1),
             kernel_sm_activity: 0.8,
+            kernel_hbm_activity: 0.5,
         }
     }
 }
