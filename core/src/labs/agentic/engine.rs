@@ -673,7 +673,9 @@ impl Engine {
                     .then(sx.base_prompt.cmp(&sy.base_prompt))
                     .then(y.cmp(&x))
             });
-            while decoding.len() > 1
+            // SGLang keeps the last request and aborts it if even it cannot grow; the simulator
+            // cannot abort, so it retracts that one too (the chunked prefill then proceeds).
+            while !decoding.is_empty()
                 && self.free_blocks + self.cached_total < need_of(self, &decoding)
             {
                 let Some(victim) = decoding.pop() else {
@@ -709,12 +711,17 @@ impl Engine {
         for &a in &decoding {
             let s = &self.seqs[a as usize];
             let need = (s.computed + 1).div_ceil(bs).saturating_sub(s.held_blocks);
-            if !self.allocate(need) {
-                // Cannot happen after the check above (the last request always fits a page).
+            let ok = self.allocate(need);
+            debug_assert!(ok, "the pool was checked for every decoding request");
+            if !ok {
                 continue;
             }
             self.seqs[a as usize].held_blocks += need;
             scheduled.push((a, 1, false));
+        }
+        if scheduled.is_empty() && retracted {
+            // Every decoding request was retracted: what they freed serves the next batch.
+            return self.step_sglang(now);
         }
         self.execute(now, scheduled)
     }
