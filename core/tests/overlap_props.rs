@@ -10,9 +10,11 @@
 use bubblelab_core::cost::CostModel;
 use bubblelab_core::graph::build::{build, Mlp, ModelSpec, Moe, Parallelism, Workload};
 use bubblelab_core::graph::validate::validate;
+use bubblelab_core::cost::{CollectiveKind, ComputeKind, ComputeWork};
 use bubblelab_core::graph::{Dim, Edge, Graph, NodeKind, Op};
 use bubblelab_core::hw::GpuKind;
-use bubblelab_core::labs::overlap::baselines::{async_tp::async_tp, eager::eager, serial::serial};
+use bubblelab_core::labs::overlap::baselines::async_tp::{async_tp, Fused};
+use bubblelab_core::labs::overlap::baselines::{eager::eager, serial::serial};
 use bubblelab_core::labs::overlap::interp::{interpret, max_difference};
 use bubblelab_core::labs::overlap::passes::{bucket::bucket, reorder::reorder, tile::tile};
 use proptest::prelude::*;
@@ -152,9 +154,16 @@ proptest! {
         }
         same(&g, &serial(&g).map_err(|e| TestCaseError::fail(e.to_string()))?, "serial")?;
         same(&g, &eager(&g).map_err(|e| TestCaseError::fail(e.to_string()))?, "eager")?;
-        let (chunked, pairs) = async_tp(&g).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        // Sequence parallelism gives the AllGather→GEMM and GEMM→ReduceScatter pairs.
-        prop_assert_eq!(pairs > 0, c.par.sp, "{} pairs", pairs);
+        let (chunked, fused) = async_tp(&g).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        // Sequence parallelism gives the AllGather→GEMM and GEMM→ReduceScatter patterns: in a
+        // dense layer two of each in the forward and two of each in the backward.
+        prop_assert_eq!(fused.collectives() > 0, c.par.sp, "{:?}", fused);
+        if c.par.sp && c.model.moe.is_none() {
+            let per_pass = 2 * c.work.layers as usize * (1 + usize::from(c.work.backward));
+            prop_assert_eq!(fused.all_gathers, per_pass, "{:?}", fused);
+            prop_assert_eq!(fused.gathered_gemms, per_pass, "{:?}", fused);
+            prop_assert_eq!(fused.reduce_scatters, per_pass, "{:?}", fused);
+        }
         same(&g, &chunked, "async_tp")?;
     }
 
@@ -408,8 +417,8 @@ fn async_tp_ring_steps_compute_the_collectives() {
         dtype_bytes: 2,
     };
     let g = build(&model, &par, &work).unwrap();
-    let (chunked, pairs) = async_tp(&g).unwrap();
-    assert_eq!(pairs, 4);
+    let (chunked, fused) = async_tp(&g).unwrap();
+    assert_eq!(fused.collectives(), 4);
     assert!(differs(&g, &chunked) <= TOLERANCE);
     // Reversing the ring (receive from the next member) breaks it.
     let mut broken = chunked.clone();
@@ -419,6 +428,176 @@ fn async_tp_ring_steps_compute_the_collectives() {
         }
     }
     assert!(differs(&g, &broken) > 1e-2);
+}
+
+/// The node producing input `i` of the node named `reader`.
+fn input_producer(g: &Graph, reader: &str, i: usize) -> petgraph::stable_graph::NodeIndex {
+    let n = node(g, reader);
+    g.tensors[g.dag[n].inputs[i]].producer.unwrap()
+}
+
+#[test]
+fn async_tp_fuses_the_backward_collectives() {
+    // The backward's conjugate collectives are fused too: the AllGather of the output gradient
+    // with the row-parallel layers' input-gradient GEMMs, and the column-parallel layers'
+    // input-gradient GEMMs with their ReduceScatter. The weight gradients are not fused (they
+    // sum over the gathered tokens) and read the gathered input the fused op returns.
+    let g = small_training_graph();
+    let (chunked, fused) = async_tp(&g).unwrap();
+    assert_eq!(
+        fused,
+        Fused {
+            all_gathers: 4,
+            gathered_gemms: 4,
+            reduce_scatters: 4
+        }
+    );
+    assert!(differs(&g, &chunked) <= TOLERANCE);
+    for name in [
+        "L0.sp_reducescatter2.bwd.ring1",
+        "L0.fc2.dgrad.step1",
+        "L0.sp_allgather2.bwd.ring1",
+        "L0.fc1.dgrad.step1",
+        "L0.fc1.wgrad",
+    ] {
+        node(&chunked, name);
+    }
+    for wgrad in ["L0.fc1.wgrad", "L0.qkv.wgrad"] {
+        let a = input_producer(&chunked, wgrad, 0);
+        assert!(matches!(chunked.dag[a].op, Some(Op::RingConcat { .. })), "{wgrad}");
+    }
+    let dy = input_producer(&chunked, "L0.fc2.wgrad", 1);
+    assert!(matches!(chunked.dag[dy].op, Some(Op::RingConcat { .. })));
+
+    // Broken rewrites are caught. (1) The gathered input the weight gradient reads has its
+    // shards in the wrong places.
+    let mut broken = chunked.clone();
+    let a = input_producer(&broken, "L0.fc1.wgrad", 0);
+    broken.dag[a].inputs.reverse();
+    validate(&broken).unwrap();
+    assert!(differs(&g, &broken) > 1e-2, "misplaced shards went unnoticed");
+    // (2) The backward input-gradient ring steps compute the wrong chunks.
+    let mut broken = chunked.clone();
+    for n in broken.order.clone() {
+        if let (true, Some(Op::RingChunk { step, .. })) = (
+            broken.dag[n].name.contains(".dgrad.step"),
+            &mut broken.dag[n].op,
+        ) {
+            *step += 1;
+        }
+    }
+    assert!(differs(&g, &broken) > 1e-2, "wrong backward chunks went unnoticed");
+    // (3) The backward AllGather's last ring step reads the local shard again.
+    let mut broken = chunked.clone();
+    let step = node(&broken, "L0.fc2.dgrad.step1");
+    let first = input_producer(&broken, "L0.fc2.dgrad.step0", 0);
+    let local = broken.dag[node(&broken, "L0.fc2.dgrad.step0")].inputs[0];
+    broken.dag[step].inputs[0] = local;
+    broken.dag.add_edge(first, step, Edge::Data);
+    validate(&broken).unwrap();
+    assert!(differs(&g, &broken) > 1e-2, "a repeated shard went unnoticed");
+}
+
+/// One AllGather on a TP group of 2 read by three linears (the separate Q, K and V projections
+/// of a torchtitan-style layer), a GELU and a weight gradient: the pattern
+/// `fused_all_gather_matmul` fuses with several right operands.
+fn gather_with_three_linears() -> Graph {
+    let (s, b, h) = (4u64, 2u64, 4u64);
+    let mut g = Graph::new();
+    let tp = g.add_group("tp", 2, 2);
+    let bytes = |rows: u64, cols: u64| rows * b * cols * 2;
+    let x = g.add_input("input", bytes(s / 2, h), false);
+    g.tensors[x].shape = Some([s / 2, b, h]);
+    let mem = |by: u64| ComputeWork {
+        kind: ComputeKind::MemoryBound,
+        flops: 0.0,
+        bytes: by as f64,
+    };
+    let n = g.compute("norm", mem(bytes(s / 2, h)), &[x], bytes(s / 2, h));
+    g.tensors[n].shape = Some([s / 2, b, h]);
+    let p = g.tensors[n].producer.unwrap();
+    g.dag[p].op = Some(Op::LayerNorm);
+    let (_, _, a) = g.collective(
+        "allgather",
+        CollectiveKind::AllGather,
+        tp,
+        bytes(s, h),
+        n,
+        bytes(s, h),
+    );
+    g.tensors[a].shape = Some([s, b, h]);
+    let mut outs = Vec::new();
+    for (name, cols) in [("q", 4u64), ("k", 2), ("v", 2)] {
+        let w = g.add_input(&format!("{name}.weight"), h * cols * 2, true);
+        let work = ComputeWork {
+            kind: ComputeKind::Gemm,
+            flops: (2 * s * b * h * cols) as f64,
+            bytes: bytes(s, h + cols) as f64,
+        };
+        let o = g.compute(name, work, &[a, w], bytes(s, cols));
+        g.tensors[o].shape = Some([s, b, cols]);
+        let p = g.tensors[o].producer.unwrap();
+        g.dag[p].op = Some(Op::Linear);
+        outs.push(o);
+    }
+    let act = g.compute("gelu", mem(bytes(s, h)), &[a], bytes(s, h));
+    g.tensors[act].shape = Some([s, b, h]);
+    let p = g.tensors[act].producer.unwrap();
+    g.dag[p].op = Some(Op::Gelu);
+    let work = ComputeWork {
+        kind: ComputeKind::Gemm,
+        flops: (2 * s * b * h * 2) as f64,
+        bytes: 0.0,
+    };
+    let wgrad = g.compute("wgrad", work, &[a, outs[2]], h * 2 * 2);
+    let p = g.tensors[wgrad].producer.unwrap();
+    g.dag[p].op = Some(Op::WeightGrad);
+    validate(&g).unwrap();
+    g
+}
+
+#[test]
+fn async_tp_fuses_every_consumer_linear_of_an_all_gather() {
+    let g = gather_with_three_linears();
+    let (chunked, fused) = async_tp(&g).unwrap();
+    assert_eq!(
+        fused,
+        Fused {
+            all_gathers: 1,
+            gathered_gemms: 3,
+            reduce_scatters: 0
+        }
+    );
+    assert!(differs(&g, &chunked) <= TOLERANCE);
+    // One ring for all three: each hop's shard feeds the three linears' steps.
+    let hops: Vec<_> = chunked
+        .order
+        .iter()
+        .filter(|&&n| matches!(chunked.dag[n].kind, NodeKind::CollectiveStart { .. }))
+        .collect();
+    assert_eq!(hops.len(), 1);
+    for name in ["q.step1", "k.step1", "v.step1"] {
+        let shard = chunked.dag[node(&chunked, name)].inputs[0];
+        assert_eq!(chunked.tensors[shard].name, "allgather.shard1");
+    }
+    // The GELU and the weight gradient read the gathered tensor the fused op returns.
+    for reader in ["gelu", "wgrad"] {
+        let a = input_producer(&chunked, reader, 0);
+        assert!(matches!(chunked.dag[a].op, Some(Op::RingConcat { .. })));
+    }
+    // Broken rewrites are caught: (1) two linears' steps swap weights.
+    let mut broken = chunked.clone();
+    let (k, v) = (node(&broken, "k.step1"), node(&broken, "v.step1"));
+    let (wk, wv) = (broken.dag[k].inputs[1], broken.dag[v].inputs[1]);
+    broken.dag[k].inputs[1] = wv;
+    broken.dag[v].inputs[1] = wk;
+    validate(&broken).unwrap();
+    assert!(differs(&g, &broken) > 1e-2, "swapped weights went unnoticed");
+    // (2) A linear's steps are concatenated in the wrong order.
+    let mut broken = chunked.clone();
+    let concat = node(&broken, "q.concat");
+    broken.dag[concat].inputs.reverse();
+    assert!(differs(&g, &broken) > 1e-2, "a misplaced step went unnoticed");
 }
 
 #[test]

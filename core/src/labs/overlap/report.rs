@@ -217,9 +217,9 @@ pub fn build(params: &OverlapParams, run: &OverlapRun) -> Report {
         report.push_metric("bucket.budget_gib", "memory budget", gib(b), "GiB");
     }
     report.push_metric(
-        "async_tp.pairs",
-        "AsyncTP-style decomposed TP pairs",
-        run.async_tp_pairs as f64,
+        "async_tp.fused",
+        "AsyncTP-style TP collectives fused with GEMMs",
+        run.async_tp.collectives() as f64,
         "count",
     );
     report.push_metric(
@@ -303,8 +303,10 @@ pub fn build(params: &OverlapParams, run: &OverlapRun) -> Report {
         -cut(serial.makespan_ns, helix.makespan_ns) * 100.0,
     ));
     report.findings.push(format!(
-        "AsyncTP-style decomposed {} TP AllGather→GEMM / GEMM→ReduceScatter pair(s): {:.3} ms per step ({:.1}% faster than serial); Helix is {:.1}% faster than serial.",
-        run.async_tp_pairs,
+        "AsyncTP-style fused {} TP AllGather(s) with {} GEMM(s) and {} GEMM(s) with their ReduceScatter, forward and backward: {:.3} ms per step ({:.1}% faster than serial); Helix is {:.1}% faster than serial.",
+        run.async_tp.all_gathers,
+        run.async_tp.gathered_gemms,
+        run.async_tp.reduce_scatters,
         ms(async_tp.makespan_ns),
         cut(serial.makespan_ns, async_tp.makespan_ns) * 100.0,
         cut(serial.makespan_ns, helix.makespan_ns) * 100.0,
