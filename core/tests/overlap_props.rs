@@ -69,6 +69,7 @@ fn case() -> impl Strategy<Value = Case> {
                     head_dim,
                     ffn: 8,
                     layers: u64::from(layers),
+                    vocab: 0,
                     mlp: if swiglu || moe {
                         Mlp::SwiGlu
                     } else {
@@ -101,6 +102,7 @@ fn case() -> impl Strategy<Value = Case> {
                     seq_len: seq,
                     backward,
                     dtype_bytes: 2,
+                    whole_step: false,
                 };
                 let dim = if seq_dim { Dim::Sequence } else { Dim::Batch };
                 let k = if dim == Dim::Batch {
@@ -201,6 +203,7 @@ fn the_interpreter_sees_a_changed_graph() {
         head_dim: 4,
         ffn: 8,
         layers: 1,
+        vocab: 0,
         mlp: Mlp::Gelu,
         moe: None,
     };
@@ -210,6 +213,7 @@ fn the_interpreter_sees_a_changed_graph() {
         seq_len: 4,
         backward: false,
         dtype_bytes: 2,
+        whole_step: false,
     };
     let g = build(&model, &Parallelism::default(), &work).unwrap();
     let mut h = g.clone();
@@ -233,6 +237,7 @@ fn sequence_tiling_refuses_attention_by_name() {
         head_dim: 4,
         ffn: 8,
         layers: 1,
+        vocab: 0,
         mlp: Mlp::SwiGlu,
         moe: None,
     };
@@ -242,6 +247,7 @@ fn sequence_tiling_refuses_attention_by_name() {
         seq_len: 8,
         backward: false,
         dtype_bytes: 2,
+        whole_step: false,
     };
     let g = build(&model, &Parallelism::default(), &work).unwrap();
     let t = tile(&g, 2, Dim::Sequence).unwrap();
@@ -262,6 +268,7 @@ fn small_training_graph() -> Graph {
         head_dim: 4,
         ffn: 8,
         layers: 1,
+        vocab: 0,
         mlp: Mlp::Gelu,
         moe: None,
     };
@@ -277,6 +284,7 @@ fn small_training_graph() -> Graph {
         seq_len: 4,
         backward: true,
         dtype_bytes: 2,
+        whole_step: false,
     };
     build(&model, &par, &work).unwrap()
 }
@@ -401,6 +409,7 @@ fn async_tp_ring_steps_compute_the_collectives() {
         head_dim: 4,
         ffn: 16,
         layers: 1,
+        vocab: 0,
         mlp: Mlp::SwiGlu,
         moe: None,
     };
@@ -415,6 +424,7 @@ fn async_tp_ring_steps_compute_the_collectives() {
         seq_len: 8,
         backward: false,
         dtype_bytes: 2,
+        whole_step: false,
     };
     let g = build(&model, &par, &work).unwrap();
     let (chunked, fused) = async_tp(&g).unwrap();
@@ -618,4 +628,76 @@ fn backward_ops_survive_the_graph_json() {
             .all(|(a, b)| graph.dag[a].op == back.dag[b].op));
         assert!(differs(&graph, &back) == 0.0);
     }
+}
+
+#[test]
+fn a_whole_step_has_embedding_head_loss_optimizer_and_buckets() {
+    // The whole training step around the layers: the embedding first, the head and the
+    // vocabulary-parallel cross-entropy (two TP AllReduces) after the last layer, the
+    // optimizer after every DP wait; every strategy's graph validates, and AsyncTP also fuses
+    // the head's AllGather (forward) and its conjugate in the backward.
+    let model = ModelSpec {
+        vocab: 100,
+        ..bubblelab_core::graph::build::ModelKind::Gpt3Curie.spec()
+    };
+    let par = Parallelism {
+        tp: 2,
+        sp: true,
+        dp: 2,
+        ..Parallelism::default()
+    };
+    let work = Workload {
+        layers: 2,
+        micro_batch: 2,
+        seq_len: 64,
+        backward: true,
+        dtype_bytes: 2,
+        whole_step: true,
+    };
+    let g = build(&model, &par, &work).unwrap();
+    validate(&g).unwrap();
+    let pos = |name: &str| g.order.iter().position(|&n| n == node(&g, name)).unwrap();
+    assert!(pos("embedding") < pos("L0.norm1"));
+    assert!(pos("L1.residual2") < pos("head") && pos("head") < pos("ce_max_allreduce"));
+    assert!(pos("ce_sums_allreduce") < pos("ce.bwd") && pos("ce.bwd") < pos("head.dgrad"));
+    assert!(pos("L0.norm1.bwd") < pos("embedding.bwd"));
+    let opt = node(&g, "optimizer");
+    let waits: Vec<_> = g
+        .order
+        .iter()
+        .filter(|&&n| g.dag[n].name.contains(".dp_") && matches!(g.dag[n].kind, NodeKind::Wait { .. }))
+        .collect();
+    assert!(!waits.is_empty());
+    for &&w in &waits {
+        assert!(g.dag.contains_edge(w, opt), "{}", g.dag[w].name);
+    }
+    // Every weight's gradient is in some bucket: 2 layers' GEMMs, the head and the embedding.
+    let weights: u64 = g
+        .tensors
+        .iter()
+        .filter(|t| t.name.ends_with(".weight"))
+        .map(|t| t.bytes)
+        .sum();
+    let buckets: u64 = g
+        .tensors
+        .iter()
+        .filter(|t| t.name.ends_with(".grad_bucket"))
+        .map(|t| t.bytes)
+        .sum();
+    assert_eq!(weights, buckets);
+    for other in [
+        serial(&g).unwrap(),
+        eager(&g).unwrap(),
+        reorder(&tile(&g, 2, Dim::Batch).unwrap().graph).unwrap().graph,
+    ] {
+        validate(&other).unwrap();
+    }
+    let (chunked, fused) = async_tp(&g).unwrap();
+    validate(&chunked).unwrap();
+    // Per layer 2 + 2 of each; the head adds its AllGather (forward, fused with the head GEMM)
+    // and its backward ReduceScatter (fused with the head's input gradient). The embedding's
+    // ReduceScatter and its backward AllGather meet no GEMM and stay serial.
+    assert_eq!(fused.all_gathers, 2 * 4 + 1, "{fused:?}");
+    assert_eq!(fused.reduce_scatters, 2 * 4 + 1, "{fused:?}");
+    node(&chunked, "head_allgather.ring1");
 }
