@@ -96,11 +96,6 @@ pub const PRESETS: &[Preset] = &[
         "The same whole step with every group across nodes (InfiniBand)"
     ),
     preset!(
-        "overlap-llama3-70b-whole-step-vs-asynctp",
-        "overlap",
-        "Helix vs AsyncTP-style over a whole step: LLaMA-3 70B, 80 layers, TP=8 + SP"
-    ),
-    preset!(
         "overlap-gpt3-175b-vs-asynctp",
         "overlap",
         "Helix vs AsyncTP-style: GPT-3 175B layer, TP=8 + SP"

@@ -8,8 +8,11 @@
 //! starts. Data-parallel gradient collectives start as buckets fill during the backward and are
 //! waited for at the end of the step (as PyTorch DDP and Megatron do), and ring attention sends
 //! the next KV block while it computes on the current one (the algorithm itself overlaps).
-//! Embedding and LM head are not built: the graph covers the transformer layers of one
-//! pipeline stage.
+//! By default the graph covers the transformer layers of one pipeline stage; with
+//! [`Workload::whole_step`] it is the whole step: the vocabulary-parallel embedding, the layers,
+//! the final norm, LM head and vocabulary-parallel cross-entropy, the backward and the optimizer
+//! step after the data-parallel gradients (Megatron-LM's `VocabParallelEmbedding`,
+//! `vocab_parallel_cross_entropy`; ZeRO's mixed-precision Adam accounting).
 //!
 //! Shapes follow Megatron-LM (Shoeybi et al. 2019; Korthikanti et al. 2022 for sequence
 //! parallelism), DeepSpeed-Ulysses (Jacobs et al. 2023), ring attention (Liu et al. 2023) and
@@ -1057,7 +1060,8 @@ fn embed(b: &mut Builder<'_>, tokens: u64, h: u64, vocab_local: u64) -> (TensorI
 ///
 /// Training: the column-parallel head GEMM over `vocab_local` rows (with sequence
 /// parallelism after an AllGather of the norm's output), then Megatron's vocabulary-parallel
-/// cross-entropy (`megatron/core/tensor_parallel/cross_entropy.py`): each rank's per-token
+/// cross-entropy, fused as in `megatron/core/fusions/fused_cross_entropy.py` (the unfused
+/// `tensor_parallel/cross_entropy.py` AllReduces the two sums separately): each rank's per-token
 /// maximum logit, an AllReduce (max) of it, the rank's sum of exponentials and target logit,
 /// one AllReduce of both (fp32), the loss; its backward is softmax − one-hot on the rank's
 /// logits, with no collective. A prefill runs the head on each sequence's last position only

@@ -303,7 +303,7 @@ pub fn build(params: &OverlapParams, run: &OverlapRun) -> Report {
         -cut(serial.makespan_ns, helix.makespan_ns) * 100.0,
     ));
     report.findings.push(format!(
-        "AsyncTP-style fused {} TP AllGather(s) with {} GEMM(s) and {} GEMM(s) with their ReduceScatter, forward and backward: {:.3} ms per step ({:.1}% faster than serial); Helix is {:.1}% faster than serial.",
+        "AsyncTP-style fused {} TP AllGather(s) with {} GEMM(s) and {} GEMM(s) with their ReduceScatter: {:.3} ms per step ({:.1}% faster than serial); Helix is {:.1}% faster than serial.",
         run.async_tp.all_gathers,
         run.async_tp.gathered_gemms,
         run.async_tp.reduce_scatters,
