@@ -105,10 +105,11 @@ pub fn build(params: &OverlapParams, run: &OverlapRun) -> Report {
             "{}, {} layer(s) {}, TP={}{} CP={} EP={} DP={}, {} × {} tokens",
             params.model.label(),
             params.workload.layers,
-            if params.workload.backward {
-                "forward + backward"
-            } else {
-                "forward"
+            match (params.workload.whole_step, params.workload.backward) {
+                (false, true) => "forward + backward",
+                (false, false) => "forward",
+                (true, true) => "forward + backward in a whole step (embedding, head and loss, optimizer)",
+                (true, false) => "forward in a whole prefill (embedding, head)",
             },
             par.tp,
             if par.sp { "+SP" } else { "" },
