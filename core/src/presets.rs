@@ -108,7 +108,12 @@ pub const PRESETS: &[Preset] = &[
     preset!(
         "overlap-llama3-8b-long-context",
         "overlap",
-        "Long-context prefill of the whole LLaMA-3 8B, 32k tokens: sequence tiling and peak activations"
+        "Long-context prefill, LLaMA-3 8B, 32k tokens: sequence tiling and peak memory"
+    ),
+    preset!(
+        "overlap-llama3-8b-long-context-whole-model",
+        "overlap",
+        "The whole LLaMA-3 8B's 32k-token prefill (embedding, 32 layers, head): peak activations"
     ),
     preset!(
         "overlap-gpt3-curie-k4-budget",

@@ -8,9 +8,9 @@
 //! caught.
 
 use bubblelab_core::cost::CostModel;
+use bubblelab_core::cost::{CollectiveKind, ComputeKind, ComputeWork};
 use bubblelab_core::graph::build::{build, Mlp, ModelSpec, Moe, Parallelism, Workload};
 use bubblelab_core::graph::validate::validate;
-use bubblelab_core::cost::{CollectiveKind, ComputeKind, ComputeWork};
 use bubblelab_core::graph::{Dim, Edge, Graph, NodeKind, Op};
 use bubblelab_core::hw::GpuKind;
 use bubblelab_core::labs::overlap::baselines::async_tp::{async_tp, Fused};
@@ -474,7 +474,10 @@ fn async_tp_fuses_the_backward_collectives() {
     }
     for wgrad in ["L0.fc1.wgrad", "L0.qkv.wgrad"] {
         let a = input_producer(&chunked, wgrad, 0);
-        assert!(matches!(chunked.dag[a].op, Some(Op::RingConcat { .. })), "{wgrad}");
+        assert!(
+            matches!(chunked.dag[a].op, Some(Op::RingConcat { .. })),
+            "{wgrad}"
+        );
     }
     let dy = input_producer(&chunked, "L0.fc2.wgrad", 1);
     assert!(matches!(chunked.dag[dy].op, Some(Op::RingConcat { .. })));
@@ -485,7 +488,10 @@ fn async_tp_fuses_the_backward_collectives() {
     let a = input_producer(&broken, "L0.fc1.wgrad", 0);
     broken.dag[a].inputs.reverse();
     validate(&broken).unwrap();
-    assert!(differs(&g, &broken) > 1e-2, "misplaced shards went unnoticed");
+    assert!(
+        differs(&g, &broken) > 1e-2,
+        "misplaced shards went unnoticed"
+    );
     // (2) The backward input-gradient ring steps compute the wrong chunks.
     let mut broken = chunked.clone();
     for n in broken.order.clone() {
@@ -496,7 +502,10 @@ fn async_tp_fuses_the_backward_collectives() {
             *step += 1;
         }
     }
-    assert!(differs(&g, &broken) > 1e-2, "wrong backward chunks went unnoticed");
+    assert!(
+        differs(&g, &broken) > 1e-2,
+        "wrong backward chunks went unnoticed"
+    );
     // (3) The backward AllGather's last ring step reads the local shard again.
     let mut broken = chunked.clone();
     let step = node(&broken, "L0.fc2.dgrad.step1");
@@ -505,7 +514,10 @@ fn async_tp_fuses_the_backward_collectives() {
     broken.dag[step].inputs[0] = local;
     broken.dag.add_edge(first, step, Edge::Data);
     validate(&broken).unwrap();
-    assert!(differs(&g, &broken) > 1e-2, "a repeated shard went unnoticed");
+    assert!(
+        differs(&g, &broken) > 1e-2,
+        "a repeated shard went unnoticed"
+    );
 }
 
 /// One AllGather on a TP group of 2 read by three linears (the separate Q, K and V projections
@@ -602,12 +614,18 @@ fn async_tp_fuses_every_consumer_linear_of_an_all_gather() {
     broken.dag[k].inputs[1] = wv;
     broken.dag[v].inputs[1] = wk;
     validate(&broken).unwrap();
-    assert!(differs(&g, &broken) > 1e-2, "swapped weights went unnoticed");
+    assert!(
+        differs(&g, &broken) > 1e-2,
+        "swapped weights went unnoticed"
+    );
     // (2) A linear's steps are concatenated in the wrong order.
     let mut broken = chunked.clone();
     let concat = node(&broken, "q.concat");
     broken.dag[concat].inputs.reverse();
-    assert!(differs(&g, &broken) > 1e-2, "a misplaced step went unnoticed");
+    assert!(
+        differs(&g, &broken) > 1e-2,
+        "a misplaced step went unnoticed"
+    );
 }
 
 #[test]
@@ -665,7 +683,9 @@ fn a_whole_step_has_embedding_head_loss_optimizer_and_buckets() {
     let waits: Vec<_> = g
         .order
         .iter()
-        .filter(|&&n| g.dag[n].name.contains(".dp_") && matches!(g.dag[n].kind, NodeKind::Wait { .. }))
+        .filter(|&&n| {
+            g.dag[n].name.contains(".dp_") && matches!(g.dag[n].kind, NodeKind::Wait { .. })
+        })
         .collect();
     assert!(!waits.is_empty());
     for &&w in &waits {
@@ -688,7 +708,9 @@ fn a_whole_step_has_embedding_head_loss_optimizer_and_buckets() {
     for other in [
         serial(&g).unwrap(),
         eager(&g).unwrap(),
-        reorder(&tile(&g, 2, Dim::Batch).unwrap().graph).unwrap().graph,
+        reorder(&tile(&g, 2, Dim::Batch).unwrap().graph)
+            .unwrap()
+            .graph,
     ] {
         validate(&other).unwrap();
     }

@@ -1015,7 +1015,12 @@ fn padded_vocab(vocab: u64, tp: u64) -> u64 {
 /// ReduceScatter to the sequence shard with sequence parallelism (backward: AllGather of the
 /// gradient), an AllReduce without (backward: none; the token ids need no gradient). Returns
 /// the token ids, the table and the residual stream.
-fn embed(b: &mut Builder<'_>, tokens: u64, h: u64, vocab_local: u64) -> (TensorId, TensorId, TensorId) {
+fn embed(
+    b: &mut Builder<'_>,
+    tokens: u64,
+    h: u64,
+    vocab_local: u64,
+) -> (TensorId, TensorId, TensorId) {
     let e = b.dtype;
     let ids = b.g.add_input("token_ids", tokens * 4, false);
     b.g.tensors[ids].shape = Some(b.shape(tokens, 1));
@@ -1045,8 +1050,14 @@ fn embed(b: &mut Builder<'_>, tokens: u64, h: u64, vocab_local: u64) -> (TensorI
             resid,
         )
     } else if b.g.groups[tp].ranks > 1 {
-        let (_, _, x) =
-            b.g.collective("embedding_allreduce", CollectiveKind::AllReduce, tp, full, out, full);
+        let (_, _, x) = b.g.collective(
+            "embedding_allreduce",
+            CollectiveKind::AllReduce,
+            tp,
+            full,
+            out,
+            full,
+        );
         b.g.tensors[x].shape = Some(b.shape(tokens, h));
         x
     } else {
@@ -1107,11 +1118,17 @@ fn head(
             return x;
         }
         let bytes = tokens * cols * 4;
-        let (_, _, r) = b.g.collective(name, CollectiveKind::AllReduce, tp, bytes, x, bytes);
+        let (_, _, r) =
+            b.g.collective(name, CollectiveKind::AllReduce, tp, bytes, x, bytes);
         b.g.tensors[r].shape = Some(b.shape(tokens, cols));
         r
     };
-    let max = b.g.compute("ce_max", mem(logit_bytes + tokens * 4), &[logits], tokens * 4);
+    let max = b.g.compute(
+        "ce_max",
+        mem(logit_bytes + tokens * 4),
+        &[logits],
+        tokens * 4,
+    );
     let max = reduce(b, "ce_max_allreduce", max, 1);
     let sums = b.g.compute(
         "ce_sums",
@@ -1120,7 +1137,8 @@ fn head(
         tokens * 8,
     );
     let sums = reduce(b, "ce_sums_allreduce", sums, 2);
-    let loss = b.g.compute("ce_loss", mem(tokens * 12), &[sums, max], tokens * 4);
+    let loss =
+        b.g.compute("ce_loss", mem(tokens * 12), &[sums, max], tokens * 4);
     b.g.tensors[loss].shape = Some(b.shape(tokens, 1));
     let dlogits = b.g.compute(
         "ce.bwd",
@@ -1392,12 +1410,11 @@ fn optimizer(b: &mut Builder<'_>, waits: &[NodeIndex]) {
     for &w in waits {
         b.g.control(w, opt);
     }
-    if let Some(&last) = b
-        .g
-        .order
-        .iter()
-        .rev()
-        .find(|&&n| n != opt && matches!(b.g.dag[n].kind, NodeKind::Compute(_)))
+    if let Some(&last) =
+        b.g.order
+            .iter()
+            .rev()
+            .find(|&&n| n != opt && matches!(b.g.dag[n].kind, NodeKind::Compute(_)))
     {
         b.g.control(last, opt);
     }

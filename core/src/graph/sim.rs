@@ -484,7 +484,8 @@ pub fn model_report(
             match (work.whole_step, work.backward) {
                 (false, true) => "forward + backward",
                 (false, false) => "forward",
-                (true, true) => "forward + backward in a whole step (embedding, head and loss, optimizer)",
+                (true, true) =>
+                    "forward + backward in a whole step (embedding, head and loss, optimizer)",
                 (true, false) => "forward in a whole prefill (embedding, head)",
             },
             cost.gpu.name,

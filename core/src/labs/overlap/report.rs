@@ -108,7 +108,8 @@ pub fn build(params: &OverlapParams, run: &OverlapRun) -> Report {
             match (params.workload.whole_step, params.workload.backward) {
                 (false, true) => "forward + backward",
                 (false, false) => "forward",
-                (true, true) => "forward + backward in a whole step (embedding, head and loss, optimizer)",
+                (true, true) =>
+                    "forward + backward in a whole step (embedding, head and loss, optimizer)",
                 (true, false) => "forward in a whole prefill (embedding, head)",
             },
             par.tp,
