@@ -46,6 +46,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use petgraph::stable_graph::NodeIndex;
+use petgraph::visit::EdgeRef;
 use petgraph::Direction;
 
 use crate::cost::{CollectiveKind, ComputeKind, ComputeWork};
@@ -107,6 +108,14 @@ fn row_gemm(g: &Graph, n: NodeIndex) -> bool {
         && node.outputs.len() == 1
 }
 
+/// Whether `n` has a control dependency: the fused op runs where the AllGather starts, so a
+/// consumer GEMM ordered after other work (an imported graph's control edge) stays unfused.
+fn ordered_after_other_work(g: &Graph, n: NodeIndex) -> bool {
+    g.dag
+        .edges_directed(n, Direction::Incoming)
+        .any(|e| *e.weight() == Edge::Control)
+}
+
 /// The TP collective a start launches, if it is one on a group of two or more ranks.
 fn tp_collective(g: &Graph, n: NodeIndex) -> Option<(CollectiveKind, crate::graph::GroupId)> {
     let NodeKind::CollectiveStart { kind, group, .. } = g.dag[n].kind else {
@@ -155,7 +164,12 @@ pub fn async_tp(graph: &Graph) -> Result<(Graph, Fused), GraphError> {
         let mut gemms: Vec<NodeIndex> = readers[out]
             .iter()
             .copied()
-            .filter(|&r| row_gemm(graph, r) && graph.dag[r].inputs[0] == out && !skip[r.index()])
+            .filter(|&r| {
+                row_gemm(graph, r)
+                    && graph.dag[r].inputs[0] == out
+                    && !skip[r.index()]
+                    && !ordered_after_other_work(graph, r)
+            })
             .collect();
         gemms.sort_unstable_by_key(|g| graph.order.iter().position(|o| o == g));
         gemms.dedup();
