@@ -46,7 +46,6 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use petgraph::stable_graph::NodeIndex;
-use petgraph::visit::EdgeRef;
 use petgraph::Direction;
 
 use crate::cost::{CollectiveKind, ComputeKind, ComputeWork};
