@@ -170,6 +170,40 @@ proptest! {
     }
 
     #[test]
+    fn whole_steps_stay_valid_under_every_strategy(c in case()) {
+        // The interpreter does not run whole steps (the embedding, loss and optimizer carry no
+        // op semantics), so this checks structure: every strategy's graph validates, and in
+        // training AsyncTP also fuses the head's AllGather (forward) and its ReduceScatter
+        // (backward).
+        let model = ModelSpec { vocab: 200, ..c.model };
+        let work = Workload { whole_step: true, ..c.work };
+        let g = build(&model, &c.par, &work).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        validate(&g).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let cost = CostModel::new(GpuKind::H100);
+        let tiled = tile(&g, c.k, c.dim).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let reordered = reorder(&tiled.graph).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let bucketed = bucket(&reordered.graph, &cost, None).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        for (what, other) in [
+            ("tile", &tiled.graph),
+            ("reorder", &reordered.graph),
+            ("bucket", &bucketed.graph),
+        ] {
+            validate(other).map_err(|e| TestCaseError::fail(format!("{what}: {e}")))?;
+        }
+        validate(&serial(&g).map_err(|e| TestCaseError::fail(e.to_string()))?).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        validate(&eager(&g).map_err(|e| TestCaseError::fail(e.to_string()))?).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let (chunked, fused) = async_tp(&g).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        validate(&chunked).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        if c.par.sp && c.model.moe.is_none() {
+            let per_pass = 2 * c.work.layers as usize * (1 + usize::from(c.work.backward));
+            // A prefill's head reads the last positions (a slice), not the gathered tensor.
+            let head = usize::from(c.work.backward);
+            prop_assert_eq!(fused.all_gathers, per_pass + head, "{:?}", fused);
+            prop_assert_eq!(fused.reduce_scatters, per_pass + head, "{:?}", fused);
+        }
+    }
+
+    #[test]
     fn bucketing_never_exceeds_the_budget(c in case(), fraction in 0.5f64..1.5) {
         let mut work = c.work;
         work.backward = true;
