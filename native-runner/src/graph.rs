@@ -55,6 +55,9 @@ pub struct GraphArgs {
     /// Forward only (inference prefill) instead of forward + backward.
     #[arg(long)]
     forward_only: bool,
+    /// The whole step: embedding, the layers, LM head and loss, and (training) the optimizer.
+    #[arg(long)]
+    whole_step: bool,
     /// How to print the Report, and where to write its timeline as a Chrome trace.
     #[command(flatten)]
     output: ReportOutput,
@@ -101,6 +104,7 @@ pub fn graph(args: &GraphArgs) -> Result<(), Failure> {
         micro_batch: args.micro_batch,
         seq_len: args.seq_len,
         backward: !args.forward_only,
+        whole_step: args.whole_step,
         ..Workload::default()
     };
     let report = model_report(model, &par, &work, &CostModel::new(gpu))

@@ -8,8 +8,11 @@
 //! starts. Data-parallel gradient collectives start as buckets fill during the backward and are
 //! waited for at the end of the step (as PyTorch DDP and Megatron do), and ring attention sends
 //! the next KV block while it computes on the current one (the algorithm itself overlaps).
-//! Embedding and LM head are not built: the graph covers the transformer layers of one
-//! pipeline stage.
+//! By default the graph covers the transformer layers of one pipeline stage; with
+//! [`Workload::whole_step`] it is the whole step: the vocabulary-parallel embedding, the layers,
+//! the final norm, LM head and vocabulary-parallel cross-entropy, the backward and the optimizer
+//! step after the data-parallel gradients (Megatron-LM's `VocabParallelEmbedding`,
+//! `vocab_parallel_cross_entropy`; ZeRO's mixed-precision Adam accounting).
 //!
 //! Shapes follow Megatron-LM (Shoeybi et al. 2019; Korthikanti et al. 2022 for sequence
 //! parallelism), DeepSpeed-Ulysses (Jacobs et al. 2023), ring attention (Liu et al. 2023) and
@@ -60,6 +63,10 @@ pub struct ModelSpec {
     pub ffn: u64,
     /// Transformer layers of the whole model.
     pub layers: u64,
+    /// Vocabulary size of the tokenizer (the embedding's and LM head's rows; 0 if unknown,
+    /// which allows only [`Workload::whole_step`] `false`).
+    #[serde(default)]
+    pub vocab: u64,
     /// MLP kind.
     pub mlp: Mlp,
     /// Expert layer, if the MLP is a mixture of experts.
@@ -69,20 +76,22 @@ pub struct ModelSpec {
 /// The models the builders know, with their published shapes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum ModelKind {
-    /// GPT-3 6.7B "Curie" (Brown et al. 2020, Table 2.1): 32 layers, h 4096, 32 heads of 128.
+    /// GPT-3 6.7B "Curie" (Brown et al. 2020, Table 2.1): 32 layers, h 4096, 32 heads of 128;
+    /// GPT-2's byte-level BPE of 50,257 tokens (§2.1 and Radford et al. 2019).
     #[serde(rename = "gpt3-6.7b")]
     Gpt3Curie,
     /// GPT-3 175B (Brown et al. 2020): 96 layers, h 12288, 96 heads of 128.
     #[serde(rename = "gpt3-175b")]
     Gpt3_175b,
-    /// LLaMA-3 8B (Meta 2024): 32 layers, h 4096, 32 query / 8 KV heads, SwiGLU 14336.
+    /// LLaMA-3 8B (Meta 2024): 32 layers, h 4096, 32 query / 8 KV heads, SwiGLU 14336;
+    /// vocabulary 128,256 (LLaMA-3 70B the same).
     #[serde(rename = "llama3-8b")]
     Llama3_8b,
     /// LLaMA-3 70B (Meta 2024): 80 layers, h 8192, 64 query / 8 KV heads, SwiGLU 28672.
     #[serde(rename = "llama3-70b")]
     Llama3_70b,
     /// Qwen3-30B-A3B (Qwen team 2025): 48 layers, h 2048, 32 query / 4 KV heads of 128,
-    /// 128 experts, top-8, expert size 768.
+    /// 128 experts, top-8, expert size 768; vocabulary 151,936.
     #[serde(rename = "qwen3-30b-a3b")]
     Qwen3Moe,
 }
@@ -108,6 +117,7 @@ impl ModelKind {
                 head_dim: 128,
                 ffn: 16384,
                 layers: 32,
+                vocab: 50257,
                 mlp: Mlp::Gelu,
                 moe: None,
             },
@@ -118,6 +128,7 @@ impl ModelKind {
                 head_dim: 128,
                 ffn: 49152,
                 layers: 96,
+                vocab: 50257,
                 mlp: Mlp::Gelu,
                 moe: None,
             },
@@ -128,6 +139,7 @@ impl ModelKind {
                 head_dim: 128,
                 ffn: 14336,
                 layers: 32,
+                vocab: 128256,
                 mlp: Mlp::SwiGlu,
                 moe: None,
             },
@@ -138,6 +150,7 @@ impl ModelKind {
                 head_dim: 128,
                 ffn: 28672,
                 layers: 80,
+                vocab: 128256,
                 mlp: Mlp::SwiGlu,
                 moe: None,
             },
@@ -148,6 +161,7 @@ impl ModelKind {
                 head_dim: 128,
                 ffn: 6144,
                 layers: 48,
+                vocab: 151936,
                 mlp: Mlp::SwiGlu,
                 moe: Some(Moe {
                     experts: 128,
@@ -264,6 +278,11 @@ pub struct Workload {
     pub backward: bool,
     /// Bytes per element of activations and weights (2 for bf16).
     pub dtype_bytes: u64,
+    /// Build the whole step around the layers: the vocabulary-parallel embedding before them;
+    /// the final norm, LM head and vocabulary-parallel cross-entropy after them (in a forward-only
+    /// prefill the head runs on each sequence's last position only); in training, the optimizer
+    /// step once the data-parallel gradients have arrived. `false` builds the layers alone.
+    pub whole_step: bool,
 }
 
 impl Default for Workload {
@@ -274,6 +293,7 @@ impl Default for Workload {
             seq_len: 2048,
             backward: true,
             dtype_bytes: 2,
+            whole_step: false,
         }
     }
 }
@@ -355,6 +375,12 @@ pub fn check(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<()
         }
         _ => {}
     }
+    if work.whole_step && model.vocab == 0 {
+        return e(
+            "workload",
+            "a whole step needs the model's vocabulary (vocab > 0)".into(),
+        );
+    }
     if work.layers == 0
         || work.layers > 256
         || work.micro_batch == 0
@@ -380,6 +406,13 @@ fn per_node(ranks: u32, inner: u32, gpus_per_node: u32) -> u32 {
 
 /// One forward op recorded for the backward pass.
 enum Tape {
+    /// Megatron's `copy_to_tensor_model_parallel_region` before the LM head without sequence
+    /// parallelism: nothing in the forward, an AllReduce of the input gradient in the backward.
+    GradAllReduce {
+        name: String,
+        group: GroupId,
+        bytes: u64,
+    },
     /// A GEMM `out = x · w`: backward runs dgrad (into x's gradient) and wgrad.
     Gemm {
         name: String,
@@ -434,6 +467,8 @@ struct Builder<'a> {
     full_bytes: u64,
     /// Sequences per micro-batch (the batch dimension of every activation's shape).
     micro_batch: u64,
+    /// Bytes of the weights on this rank (what the optimizer updates).
+    weight_bytes: u64,
 }
 
 impl Builder<'_> {
@@ -475,6 +510,7 @@ impl Builder<'_> {
             rows * n * self.dtype,
         );
         let w = self.g.add_input(&format!("{name}.weight"), w_bytes, true);
+        self.weight_bytes += w_bytes;
         let bytes = (x_bytes + w_bytes + out_bytes) as f64;
         let out = self.g.compute(
             name,
@@ -672,6 +708,7 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
         resid_bytes: 0,
         full_bytes: 0,
         micro_batch: work.micro_batch,
+        weight_bytes: 0,
     };
 
     let t = u64::from(tp);
@@ -687,9 +724,15 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
     let full_bytes = tokens * h * e;
     b.resid_bytes = resid_bytes;
     b.full_bytes = full_bytes;
-    let mut x = b.g.add_input("input", resid_bytes, false);
-    let input_shape = b.shape(shard, h);
-    b.g.tensors[x].shape = Some(input_shape);
+    let vocab_local = padded_vocab(model.vocab, t) / t;
+    let (mut x, embedding) = if work.whole_step {
+        let (ids, table, x) = embed(&mut b, tokens, h, vocab_local);
+        (x, Some((ids, table)))
+    } else {
+        let x = b.g.add_input("input", resid_bytes, false);
+        b.g.tensors[x].shape = Some(b.shape(shard, h));
+        (x, None)
+    };
 
     for layer in 0..work.layers {
         let p = |op: &str| format!("L{layer}.{op}");
@@ -941,10 +984,171 @@ pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Gr
         b.annotate(x, Some(Op::Add), x_shape);
     }
 
+    let seed = if work.whole_step {
+        let norm = if model.mlp == Mlp::Gelu {
+            Op::LayerNorm
+        } else {
+            Op::RmsNorm
+        };
+        let x_shape = b.shape_of(x);
+        let nf = b.pointwise("final_norm", &[x], resid_bytes, resid_bytes);
+        b.annotate(nf, Some(norm), x_shape);
+        head(&mut b, nf, tokens, h, vocab_local, work)
+    } else {
+        x
+    };
     if work.backward {
-        backward(&mut b, x);
+        backward(&mut b, seed, embedding, work.whole_step);
     }
     Ok(b.g)
+}
+
+/// The vocabulary Megatron-LM pads to: a multiple of 128 × TP (`_vocab_size_with_padding`,
+/// `--make-vocab-size-divisible-by 128`), so every TP rank holds the same number of rows.
+fn padded_vocab(vocab: u64, tp: u64) -> u64 {
+    let m = 128 * tp.max(1);
+    vocab.div_ceil(m) * m
+}
+
+/// Megatron's `VocabParallelEmbedding`: each TP rank looks the micro-batch's tokens up in its
+/// `vocab_local` rows (zeros for the others), then the partial embeddings are summed: a
+/// ReduceScatter to the sequence shard with sequence parallelism (backward: AllGather of the
+/// gradient), an AllReduce without (backward: none; the token ids need no gradient). Returns
+/// the token ids, the table and the residual stream.
+fn embed(
+    b: &mut Builder<'_>,
+    tokens: u64,
+    h: u64,
+    vocab_local: u64,
+) -> (TensorId, TensorId, TensorId) {
+    let e = b.dtype;
+    let ids = b.g.add_input("token_ids", tokens * 4, false);
+    b.g.tensors[ids].shape = Some(b.shape(tokens, 1));
+    let table_bytes = vocab_local * h * e;
+    let table = b.g.add_input("embedding.weight", table_bytes, true);
+    b.weight_bytes += table_bytes;
+    let full = tokens * h * e;
+    let out = b.g.compute(
+        "embedding",
+        ComputeWork {
+            kind: ComputeKind::MemoryBound,
+            flops: 0.0,
+            bytes: (tokens * 4 + 2 * full) as f64,
+        },
+        &[ids, table],
+        full,
+    );
+    b.g.tensors[out].shape = Some(b.shape(tokens, h));
+    let (tp, resid) = (b.tp, b.resid_bytes);
+    let x = if b.par.sp {
+        b.collective(
+            "embedding_reducescatter",
+            (CollectiveKind::ReduceScatter, CollectiveKind::AllGather),
+            tp,
+            out,
+            full,
+            resid,
+        )
+    } else if b.g.groups[tp].ranks > 1 {
+        let (_, _, x) = b.g.collective(
+            "embedding_allreduce",
+            CollectiveKind::AllReduce,
+            tp,
+            full,
+            out,
+            full,
+        );
+        b.g.tensors[x].shape = Some(b.shape(tokens, h));
+        x
+    } else {
+        out
+    };
+    (ids, table, x)
+}
+
+/// The LM head after the final norm `nf` and the loss: returns the backward's seed (the
+/// logits' gradient) in training, the logits in a prefill.
+///
+/// Training: the column-parallel head GEMM over `vocab_local` rows (with sequence
+/// parallelism after an AllGather of the norm's output), then Megatron's vocabulary-parallel
+/// cross-entropy, fused as in `megatron/core/fusions/fused_cross_entropy.py` (the unfused
+/// `tensor_parallel/cross_entropy.py` AllReduces the two sums separately): each rank's per-token
+/// maximum logit, an AllReduce (max) of it, the rank's sum of exponentials and target logit,
+/// one AllReduce of both (fp32), the loss; its backward is softmax − one-hot on the rank's
+/// logits, with no collective. A prefill runs the head on each sequence's last position only
+/// (as serving engines do: only the next token is sampled).
+fn head(
+    b: &mut Builder<'_>,
+    nf: TensorId,
+    tokens: u64,
+    h: u64,
+    vocab_local: u64,
+    work: &Workload,
+) -> TensorId {
+    let e = b.dtype;
+    let nf = b.tp_enter("head_allgather", nf);
+    let tp = b.tp;
+    let ranks = b.g.groups[tp].ranks;
+    if !work.backward {
+        let rows = work.micro_batch;
+        let last = b.pointwise("last_positions", &[nf], rows * h * e, rows * h * e);
+        b.g.tensors[last].shape = Some([1, rows, h]);
+        let logits = b.gemm("head", last, rows, h, vocab_local);
+        b.g.tensors[logits].shape = Some([1, rows, vocab_local]);
+        return logits;
+    }
+    if !b.par.sp && ranks > 1 {
+        let bytes = b.full_bytes;
+        b.tape.push(Tape::GradAllReduce {
+            name: "head_input_grad_allreduce".into(),
+            group: tp,
+            bytes,
+        });
+    }
+    let logits = b.gemm("head", nf, tokens, h, vocab_local);
+    let logit_bytes = tokens * vocab_local * e;
+    let mem = |bytes: u64| ComputeWork {
+        kind: ComputeKind::MemoryBound,
+        flops: 0.0,
+        bytes: bytes as f64,
+    };
+    let reduce = |b: &mut Builder<'_>, name: &str, x: TensorId, cols: u64| {
+        b.g.tensors[x].shape = Some(b.shape(tokens, cols));
+        if ranks < 2 {
+            return x;
+        }
+        let bytes = tokens * cols * 4;
+        let (_, _, r) =
+            b.g.collective(name, CollectiveKind::AllReduce, tp, bytes, x, bytes);
+        b.g.tensors[r].shape = Some(b.shape(tokens, cols));
+        r
+    };
+    let max = b.g.compute(
+        "ce_max",
+        mem(logit_bytes + tokens * 4),
+        &[logits],
+        tokens * 4,
+    );
+    let max = reduce(b, "ce_max_allreduce", max, 1);
+    let sums = b.g.compute(
+        "ce_sums",
+        mem(logit_bytes + tokens * 12),
+        &[logits, max],
+        tokens * 8,
+    );
+    let sums = reduce(b, "ce_sums_allreduce", sums, 2);
+    let loss =
+        b.g.compute("ce_loss", mem(tokens * 12), &[sums, max], tokens * 4);
+    b.g.tensors[loss].shape = Some(b.shape(tokens, 1));
+    let dlogits = b.g.compute(
+        "ce.bwd",
+        mem(2 * logit_bytes + tokens * 12),
+        &[logits, sums, max],
+        logit_bytes,
+    );
+    b.g.tensors[dlogits].shape = b.shape_of(logits);
+    let _ = loss;
+    dlogits
 }
 
 fn attention(
@@ -976,23 +1180,51 @@ fn attention(
 /// attention costs 2.5× its forward (FlashAttention-2's backward, Dao 2023), pointwise ops
 /// their bytes again, each collective its conjugate (AllGather ↔ ReduceScatter, AllReduce and
 /// AllToAll stay). Forward inputs are read again, so activations live until their backward.
-fn backward(b: &mut Builder<'_>, out: TensorId) {
+///
+/// `seed` is the loss gradient of a whole step (the LM head's logits' gradient) or, for the
+/// layers alone, their output (whose loss ½‖y‖² has gradient y). After the layers a whole step
+/// runs the embedding's backward (a scatter-add of the gradient into the table's rows), and
+/// after the data-parallel waits the optimizer step.
+fn backward(
+    b: &mut Builder<'_>,
+    seed: TensorId,
+    embedding: Option<(TensorId, TensorId)>,
+    whole_step: bool,
+) {
     let e = b.dtype;
-    let out_bytes = b.g.tensors[out].bytes;
-    let mut grad = b.g.compute(
-        "loss_grad",
-        ComputeWork {
-            kind: ComputeKind::MemoryBound,
-            flops: 0.0,
-            bytes: out_bytes as f64,
-        },
-        &[out],
-        out_bytes,
-    );
-    b.annotate(grad, Some(Op::LossGrad), b.shape_of(out));
+    let mut grad = if whole_step {
+        seed
+    } else {
+        let out_bytes = b.g.tensors[seed].bytes;
+        let grad = b.g.compute(
+            "loss_grad",
+            ComputeWork {
+                kind: ComputeKind::MemoryBound,
+                flops: 0.0,
+                bytes: out_bytes as f64,
+            },
+            &[seed],
+            out_bytes,
+        );
+        b.annotate(grad, Some(Op::LossGrad), b.shape_of(seed));
+        grad
+    };
     let tape = core::mem::take(&mut b.tape);
     for op in tape.iter().rev() {
         match op {
+            Tape::GradAllReduce { name, group, bytes } => {
+                let shape = b.shape_of(grad);
+                let (_, _, g2) = b.g.collective(
+                    name,
+                    CollectiveKind::AllReduce,
+                    *group,
+                    *bytes,
+                    grad,
+                    *bytes,
+                );
+                b.g.tensors[g2].shape = shape;
+                grad = g2;
+            }
             Tape::Gemm {
                 name,
                 flops,
@@ -1122,13 +1354,79 @@ fn backward(b: &mut Builder<'_>, out: TensorId) {
             }
         }
     }
-    let _ = grad;
+    if let Some((ids, table)) = embedding {
+        let table_bytes = b.g.tensors[table].bytes;
+        let grad_bytes = b.g.tensors[grad].bytes;
+        b.g.compute(
+            "embedding.bwd",
+            ComputeWork {
+                kind: ComputeKind::MemoryBound,
+                flops: (grad_bytes / e) as f64,
+                bytes: (2 * grad_bytes + b.g.tensors[ids].bytes) as f64,
+            },
+            &[ids, grad],
+            table_bytes,
+        );
+        b.grad("embedding", table_bytes, false);
+    }
     b.grad("final", 0, true);
     // DP waits at the end of the step, before the optimizer.
     let starts = core::mem::take(&mut b.dp_starts);
+    let mut waits = Vec::new();
     for (start, _) in starts {
         let name = format!("{}.wait", b.g.dag[start].name);
         let (wait, _) = b.g.add_node(&name, NodeKind::Wait { start }, &[], &[]);
         b.g.control(start, wait);
+        waits.push(wait);
+    }
+    if whole_step {
+        optimizer(b, &waits);
+    }
+}
+
+/// The optimizer step: mixed-precision Adam over this rank's parameters (all of them with an
+/// AllReduce of the gradients; its 1/dp share with ZeRO's ReduceScatter, followed by the
+/// AllGather of the updated parameters). ZeRO's accounting (Rajbhandari et al. 2020, §3.1):
+/// per parameter it reads the low-precision gradient and the fp32 parameter, momentum and
+/// variance (12 bytes) and writes those and the low-precision parameter: a memory-bound kernel.
+/// It starts once every gradient bucket has arrived.
+fn optimizer(b: &mut Builder<'_>, waits: &[NodeIndex]) {
+    let e = b.dtype;
+    let dp = b.g.groups[b.dp].ranks;
+    let zero = dp > 1 && b.par.dp_kind == DataParallel::ReduceScatter;
+    let params = b.weight_bytes / e.max(1);
+    let owned = if zero { params / u64::from(dp) } else { params };
+    let state = b.g.add_input("optimizer.state", owned * 12, true);
+    let (opt, out) = b.g.add_node(
+        "optimizer",
+        NodeKind::Compute(ComputeWork {
+            kind: ComputeKind::MemoryBound,
+            flops: (owned * 12) as f64,
+            bytes: (owned * (24 + 2 * e)) as f64,
+        }),
+        &[state],
+        &[("optimizer.params", owned * e)],
+    );
+    for &w in waits {
+        b.g.control(w, opt);
+    }
+    if let Some(&last) =
+        b.g.order
+            .iter()
+            .rev()
+            .find(|&&n| n != opt && matches!(b.g.dag[n].kind, NodeKind::Compute(_)))
+    {
+        b.g.control(last, opt);
+    }
+    if zero {
+        let dp_group = b.dp;
+        b.g.collective(
+            "param_allgather",
+            CollectiveKind::AllGather,
+            dp_group,
+            params * e,
+            out[0],
+            params * e,
+        );
     }
 }

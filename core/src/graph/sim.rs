@@ -481,10 +481,12 @@ pub fn model_report(
             "{}: {} layer(s) {} on {}, TP={}{} CP={} EP={} DP={}, {} × {} tokens",
             model.label(),
             work.layers,
-            if work.backward {
-                "forward + backward"
-            } else {
-                "forward"
+            match (work.whole_step, work.backward) {
+                (false, true) => "forward + backward",
+                (false, false) => "forward",
+                (true, true) =>
+                    "forward + backward in a whole step (embedding, head and loss, optimizer)",
+                (true, false) => "forward in a whole prefill (embedding, head)",
             },
             cost.gpu.name,
             par.tp,

@@ -44,7 +44,8 @@ pub enum Strategy {
     Serial,
     /// Starts raised, waits sunk (PyTorch Inductor).
     Eager,
-    /// Chunked AllGather→GEMM / GEMM→ReduceScatter (PyTorch async TP).
+    /// AllGather→GEMM(s) / GEMM→ReduceScatter fused into ring steps, forward and backward
+    /// (PyTorch Inductor's `micro_pipeline_tp`).
     AsyncTp,
     /// The scenario's pass pipeline.
     Helix,
@@ -102,8 +103,8 @@ pub struct OverlapRun {
     pub budget_bytes: Option<u64>,
     /// Operators tiling left whole, with reasons (first of each reason).
     pub refused: Vec<passes::tile::Refusal>,
-    /// TP pairs the AsyncTP-style baseline decomposed.
-    pub async_tp_pairs: usize,
+    /// What the AsyncTP-style baseline fused.
+    pub async_tp: baselines::async_tp::Fused,
 }
 
 fn run_error(e: &GraphError) -> ScenarioError {
@@ -205,7 +206,7 @@ pub fn simulate_all(params: &OverlapParams) -> Result<OverlapRun, ScenarioError>
         .map_or_else(|| original.clone(), |s| s.graph.clone());
     let serial = baselines::serial::serial(&original).map_err(|e| run_error(&e))?;
     let eager = baselines::eager::eager(&original).map_err(|e| run_error(&e))?;
-    let (async_tp, async_tp_pairs) =
+    let (async_tp, async_tp_fused) =
         baselines::async_tp::async_tp(&original).map_err(|e| run_error(&e))?;
     let mut strategies = Vec::new();
     for (s, g) in [
@@ -224,7 +225,7 @@ pub fn simulate_all(params: &OverlapParams) -> Result<OverlapRun, ScenarioError>
         steps,
         budget_bytes,
         refused,
-        async_tp_pairs,
+        async_tp: async_tp_fused,
     })
 }
 

@@ -114,6 +114,7 @@ impl Default for OverlapParams {
                 seq_len: 2048,
                 backward: true,
                 dtype_bytes: 2,
+                whole_step: false,
             },
             passes: vec![
                 PassSpec::Tile {

@@ -105,10 +105,12 @@ pub fn build(params: &OverlapParams, run: &OverlapRun) -> Report {
             "{}, {} layer(s) {}, TP={}{} CP={} EP={} DP={}, {} × {} tokens",
             params.model.label(),
             params.workload.layers,
-            if params.workload.backward {
-                "forward + backward"
-            } else {
-                "forward"
+            match (params.workload.whole_step, params.workload.backward) {
+                (false, true) => "forward + backward",
+                (false, false) => "forward",
+                (true, true) =>
+                    "forward + backward in a whole step (embedding, head and loss, optimizer)",
+                (true, false) => "forward in a whole prefill (embedding, head)",
             },
             par.tp,
             if par.sp { "+SP" } else { "" },
@@ -217,9 +219,9 @@ pub fn build(params: &OverlapParams, run: &OverlapRun) -> Report {
         report.push_metric("bucket.budget_gib", "memory budget", gib(b), "GiB");
     }
     report.push_metric(
-        "async_tp.pairs",
-        "AsyncTP-style decomposed TP pairs",
-        run.async_tp_pairs as f64,
+        "async_tp.fused",
+        "AsyncTP-style TP collectives fused with GEMMs",
+        run.async_tp.collectives() as f64,
         "count",
     );
     report.push_metric(
@@ -303,8 +305,10 @@ pub fn build(params: &OverlapParams, run: &OverlapRun) -> Report {
         -cut(serial.makespan_ns, helix.makespan_ns) * 100.0,
     ));
     report.findings.push(format!(
-        "AsyncTP-style decomposed {} TP AllGather→GEMM / GEMM→ReduceScatter pair(s): {:.3} ms per step ({:.1}% faster than serial); Helix is {:.1}% faster than serial.",
-        run.async_tp_pairs,
+        "AsyncTP-style fused {} TP AllGather(s) with {} GEMM(s) and {} GEMM(s) with their ReduceScatter: {:.3} ms per step ({:.1}% faster than serial); Helix is {:.1}% faster than serial.",
+        run.async_tp.all_gathers,
+        run.async_tp.gathered_gemms,
+        run.async_tp.reduce_scatters,
         ms(async_tp.makespan_ns),
         cut(serial.makespan_ns, async_tp.makespan_ns) * 100.0,
         cut(serial.makespan_ns, helix.makespan_ns) * 100.0,
