@@ -411,14 +411,25 @@ impl Engine {
         self.lru_insert(agent, now);
     }
 
+    /// vLLM's preemption by recompute: the request's whole computed blocks stay cached, it goes
+    /// to the front of the queue and re-prefills prompt + generated tokens.
     fn preempt(&mut self, agent: u32, now: u64) {
         self.release(agent, now);
+        self.requeue(agent, now, true);
+    }
+
+    /// A released request waits again to re-prefill its prompt and what it generated.
+    fn requeue(&mut self, agent: u32, now: u64, front: bool) {
         let s = &mut self.seqs[agent as usize];
         s.prompt = s.base_prompt + s.generated;
         s.computed = 0;
         self.counters.preemptions += 1;
         self.running.retain(|&a| a != agent);
-        self.waiting.push_front(agent);
+        if front {
+            self.waiting.push_front(agent);
+        } else {
+            self.waiting.push_back(agent);
+        }
         self.set_phase(agent, Phase::Preempted, now);
     }
 
@@ -735,13 +746,7 @@ impl Engine {
             s.computed = s.computed.min(s.prompt);
         }
         self.release(agent, now);
-        let s = &mut self.seqs[agent as usize];
-        s.prompt = s.base_prompt + s.generated;
-        s.computed = 0;
-        self.counters.preemptions += 1;
-        self.running.retain(|&a| a != agent);
-        self.waiting.push_back(agent);
-        self.set_phase(agent, Phase::Preempted, now);
+        self.requeue(agent, now, false);
     }
 
     /// Blocks an allocation for waiting request `a` may use: free + evictable, less `a`'s own
