@@ -436,6 +436,15 @@ try {
     assert(squeezed > 5 * alone, `bubble SM activity should rise several-fold with the squeezer: ${alone} -> ${squeezed}`);
     const slowdown = Number(await dataValue(bubPage, '[data-metric="squeezer.slowdown"]'));
     assert(Math.abs(slowdown) < 1e-9, `the squeezer must not slow the main job, got ${slowdown}`);
+    // ASHA (the default) against synchronous successive halving: each stays under its ceiling.
+    const ashaCeiling = Number(await dataValue(bubPage, '[data-metric="hpo.ceiling"]'));
+    await bubPage.selectOption('#field-tuner', 'sync-sh');
+    await bubPage.waitForFunction((c) => Number(document.querySelector('[data-metric="hpo.ceiling"]')?.dataset.value) !== c, ashaCeiling, { timeout: TIMEOUT_MS });
+    const shSpeedup = Number(await dataValue(bubPage, '[data-metric="hpo.speedup"]'));
+    const shCeiling = Number(await dataValue(bubPage, '[data-metric="hpo.ceiling"]'));
+    assert(shSpeedup <= shCeiling + 1e-9, `a speed-up (${shSpeedup}) never exceeds its ceiling (${shCeiling})`);
+    await bubPage.selectOption('#field-tuner', 'asha');
+    await bubPage.waitForFunction((c) => Number(document.querySelector('[data-metric="hpo.ceiling"]')?.dataset.value) === c, ashaCeiling, { timeout: TIMEOUT_MS });
     if (DATA_DIR) {
       const dir = path.join(DATA_DIR, 'pipemorph_pp4_stage_logs', 'ae', 'fig15', '1F1B', '2_3', '0.06');
       let files = [];

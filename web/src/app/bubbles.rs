@@ -204,6 +204,20 @@ pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
             state.set(next);
         })
     };
+    let on_tuner = {
+        let state = state.clone();
+        Callback::from(move |e: Event| {
+            let tuner = e.target_unchecked_into::<HtmlSelectElement>().value();
+            let mut next = (*state).clone();
+            next.form.set("hpo.tuner", Value::from(tuner));
+            next.rerun(true);
+            state.set(next);
+        })
+    };
+    let tuner = get(&state.form.params, "hpo.tuner")
+        .and_then(Value::as_str)
+        .unwrap_or("asha")
+        .to_string();
     let on_log = {
         let state = state.clone();
         let upload_error = upload_error.clone();
@@ -280,6 +294,13 @@ pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
                             <option value="resnet18" selected={trial == "resnet18"}>{ "ResNet-18-like" }</option>
                             <option value="small-gpt" selected={trial == "small-gpt"}>{ "small GPT-like" }</option>
                             <option value="gpt2-surrogate" selected={trial == "gpt2-surrogate"}>{ "GPT-2 ÷8 μP surrogate (fusion model)" }</option>
+                        </select>
+                    </div>
+                    <div class="field">
+                        <label for="field-tuner">{ "Tuner of the HPO job" }</label>
+                        <select id="field-tuner" onchange={on_tuner}>
+                            <option value="asha" selected={tuner == "asha"}>{ "ASHA (Hydro's ASHAHydroScheduler)" }</option>
+                            <option value="sync-sh" selected={tuner == "sync-sh"}>{ "synchronous successive halving" }</option>
                         </select>
                     </div>
                     <NumberField path="bubbles.policies" label="Policies (none, blind, squeezer)" input_type="text"
