@@ -552,6 +552,27 @@ try {
     console.log(`     saved ${file}`);
   });
 
+  await check('dist/ served under a sub-path (/a/b/): the assets load, a lab runs and its share link opens there', async () => {
+    const sub = (process.env.SUBPATH_URL || '').replace(/\/+$/, '');
+    assert(sub || process.env.CI !== 'true', 'SUBPATH_URL is not set (cargo xtask e2e sets it)');
+    if (!sub) return;
+    const { page: subPage } = await newWatchedPage(context, 'sub-path');
+    const missing = [];
+    subPage.on('response', (r) => { if (r.status() >= 400) missing.push(`${r.status()} ${r.url()}`); });
+    await subPage.goto(`${sub}/#/pipeline`);
+    await subPage.waitForSelector('[data-metric$="bubble_ratio"]');
+    await subPage.fill('#field-stages', '6');
+    await subPage.waitForFunction(() => window.location.hash.startsWith('#/pipeline?s='), null, { timeout: TIMEOUT_MS });
+    const link = subPage.url();
+    assert(link.startsWith(`${sub}/#/pipeline?s=`), `the share link stays under the sub-path: ${link}`);
+    const { page: opened } = await newWatchedPage(context, 'sub-path link');
+    opened.on('response', (r) => { if (r.status() >= 400) missing.push(`${r.status()} ${r.url()}`); });
+    await opened.goto(link);
+    await opened.waitForSelector('[data-metric$="bubble_ratio"]');
+    assert(await opened.inputValue('#field-stages') === '6', 'the link carries the edited field');
+    assert(missing.length === 0, `requests failed under the sub-path: ${missing.join(', ')}`);
+  });
+
   await check('no uncaught errors on any page (and no console errors outside tampered links and invalid input)', async () => {
     const problems = [];
     for (const log of logs) {

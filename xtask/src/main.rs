@@ -148,6 +148,9 @@ fn e2e(root: &Path) -> Result<()> {
     build_playground()?;
     let server = serve::Server::start(&root.join("dist"), 0)?;
     println!("== serving dist/ on {}", server.url());
+    // The same dist/ under a sub-path, as a static host's project folder serves it.
+    let sub = serve::Server::start_under(&root.join("dist"), 0, "/a/b/")?;
+    println!("== serving dist/ under a sub-path on {}/", sub.url());
     let out_dir = root.join("tests/e2e/out");
     std::fs::create_dir_all(&out_dir)?;
     // The real traces the page is timed on: `$BUBBLELAB_DATA`, else `shared/data` beside the
@@ -157,6 +160,7 @@ fn e2e(root: &Path) -> Result<()> {
     run(Command::new("node")
         .arg(root.join("tests/e2e/e2e.mjs"))
         .env("BASE_URL", server.url())
+        .env("SUBPATH_URL", sub.url())
         .env("OUT_DIR", &out_dir)
         .env("BUBBLELAB_DATA", data))
     // `server` stops serving when the process exits.

@@ -1,5 +1,6 @@
 //! A tiny static file server for `dist/`: GET and HEAD only, one thread per connection, files
-//! below the root only (no `..`, symlinks out of the root refused), 404 for anything else.
+//! below the root only (no `..`, symlinks out of the root refused), 404 for anything else. The
+//! root can be mounted under a sub-path (`/a/b/`), as a static host's project folder is.
 
 use anyhow::{Context, Result};
 use std::io::{BufRead, BufReader, Write};
@@ -10,31 +11,47 @@ use std::time::Duration;
 
 pub struct Server {
     addr: SocketAddr,
+    prefix: String,
     thread: JoinHandle<()>,
 }
 
 impl Server {
     /// Serves `root` on 127.0.0.1:`port` (0: any free port) from a background thread.
     pub fn start(root: &Path, port: u16) -> Result<Server> {
+        Server::start_under(root, port, "/")
+    }
+
+    /// Serves `root` at the sub-path `prefix` (`/a/b/`): `/a/b/x` is `root/x`; anything outside
+    /// the prefix is 404.
+    pub fn start_under(root: &Path, port: u16, prefix: &str) -> Result<Server> {
         let root = root
             .canonicalize()
             .with_context(|| format!("nothing to serve: {} does not exist", root.display()))?;
+        let prefix = format!("/{}/", prefix.trim_matches('/')).replace("//", "/");
         let listener = TcpListener::bind(("127.0.0.1", port))?;
         let addr = listener.local_addr()?;
+        let mount = prefix.clone();
         let thread = std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
                 let root = root.clone();
+                let mount = mount.clone();
                 std::thread::spawn(move || {
                     // A client that hangs up early is not our problem.
-                    let _ = handle(stream, &root);
+                    let _ = handle(stream, &root, &mount);
                 });
             }
         });
-        Ok(Server { addr, thread })
+        Ok(Server {
+            addr,
+            prefix,
+            thread,
+        })
     }
 
+    /// The served folder's URL, without a trailing slash (`http://127.0.0.1:8080`,
+    /// `http://127.0.0.1:8080/a/b`).
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("http://{}{}", self.addr, self.prefix.trim_end_matches('/'))
     }
 
     /// Serves until the process is stopped.
@@ -43,7 +60,7 @@ impl Server {
     }
 }
 
-fn handle(mut stream: TcpStream, root: &Path) -> std::io::Result<()> {
+fn handle(mut stream: TcpStream, root: &Path, prefix: &str) -> std::io::Result<()> {
     stream.set_read_timeout(Some(Duration::from_secs(30)))?;
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut request_line = String::new();
@@ -66,6 +83,9 @@ fn handle(mut stream: TcpStream, root: &Path) -> std::io::Result<()> {
             true,
         );
     }
+    let target = target
+        .strip_prefix(prefix.trim_end_matches('/'))
+        .unwrap_or("");
     match resolve(root, target).and_then(|path| Some((std::fs::read(&path).ok()?, path))) {
         Some((body, path)) => respond(
             &mut stream,
@@ -209,6 +229,29 @@ mod tests {
             let (head, body) = get(&server, bad);
             assert!(head.starts_with("HTTP/1.1 404"), "{bad}: {head}");
             assert!(!body.contains("secret"), "{bad}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn serves_under_a_sub_path_only() {
+        let dir = temp_root("prefix");
+        let server = Server::start_under(&dir.join("dist"), 0, "/a/b/").unwrap();
+        assert!(server.url().ends_with("/a/b"), "{}", server.url());
+        let (head, body) = get(&server, "/a/b/");
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        assert_eq!(body, "<h1>hi</h1>");
+        let (head, _) = get(&server, "/a/b/app_bg.wasm");
+        assert!(head.contains("Content-Type: application/wasm"), "{head}");
+        for bad in [
+            "/",
+            "/app_bg.wasm",
+            "/a/app_bg.wasm",
+            "/a/bapp_bg.wasm",
+            "/a/b/../secret.txt",
+        ] {
+            let (head, _) = get(&server, bad);
+            assert!(head.starts_with("HTTP/1.1 404"), "{bad}: {head}");
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
