@@ -569,12 +569,7 @@ impl ResilienceParams {
             MAX_ITERATIONS,
         )?;
         let g = &self.greyhound;
-        check_f64(
-            "greyhound.hazard_iterations",
-            g.hazard_iterations,
-            2.0,
-            1e9,
-        )?;
+        check_f64("greyhound.hazard_iterations", g.hazard_iterations, 2.0, 1e9)?;
         check_f64(
             "greyhound.change_probability",
             g.change_probability,

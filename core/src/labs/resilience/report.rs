@@ -242,7 +242,11 @@ pub fn build(params: &ResilienceParams, runs: &[StrategyRun], tokens_per_iterati
         let after = first_onset.and_then(|o| run.throughput_after_onset(o, tokens_per_iteration));
         let paused_s: f64 = run.pauses.iter().map(|p| p.dur_ns as f64 / 1e9).sum();
         let delay = first_onset.and_then(|onset| {
-            let alarm = run.own_alarms.iter().map(|a| a.iteration).find(|&i| i >= onset);
+            let alarm = run
+                .own_alarms
+                .iter()
+                .map(|a| a.iteration)
+                .find(|&i| i >= onset);
             let stop = run.fail_stops.iter().map(|f| f.0).find(|&i| i >= onset);
             alarm
                 .into_iter()
@@ -338,7 +342,10 @@ pub fn build(params: &ResilienceParams, runs: &[StrategyRun], tokens_per_iterati
         report.push_metric(
             "resihp.speedup_vs_best_baseline",
             "ResiHP speedup vs the best baseline (restart, Oobleck, ReCycle, Greyhound), whole run",
-            round(ratio(r.throughput_tokens_per_s(tokens_per_iteration), best), 4),
+            round(
+                ratio(r.throughput_tokens_per_s(tokens_per_iteration), best),
+                4,
+            ),
             "ratio",
         );
         let after = first_onset.and_then(|o| r.throughput_after_onset(o, tokens_per_iteration));

@@ -206,7 +206,12 @@ fn benchmark(
 ) -> Bench {
     let j = |g: u32| {
         truth.slowdown.get(g as usize).copied().unwrap_or(1.0)
-            * jitter(params.lengths.seed ^ 0x6772_6579, it, g, params.lengths.jitter_sigma)
+            * jitter(
+                params.lengths.seed ^ 0x6772_6579,
+                it,
+                g,
+                params.lengths.jitter_sigma,
+            )
     };
     let used = plan.used_gpus();
     let all: Vec<f64> = used.iter().map(|&g| j(g)).collect();
@@ -231,7 +236,12 @@ fn benchmark(
             .unwrap_or(1.0)
             .max(truth.nic.get(i).copied().unwrap_or(1.0))
     };
-    let stages = plan.replicas.iter().map(|r| r.stages.len()).max().unwrap_or(0);
+    let stages = plan
+        .replicas
+        .iter()
+        .map(|r| r.stages.len())
+        .max()
+        .unwrap_or(0);
     let stage_comm: Vec<f64> = (0..stages)
         .map(|s| {
             plan.replicas
@@ -270,12 +280,16 @@ fn benchmark(
     }
 }
 
-/// Greyhound's mitigation in progress (ski rental, the artifact's mitigation loop): from
-/// `start_ns` on, S2 once the time since exceeds the DP adjustment cost, S3 once it exceeds
-/// the PP adjustment cost, S4 once it exceeds the restart cost and the job is still slow.
+/// Greyhound's mitigation in progress (ski rental): from `start_ns` on, S2 once the time since
+/// exceeds the DP adjustment cost and S3 once it exceeds the PP adjustment cost (the artifact's
+/// mitigation loop); S4 (checkpoint restart without the slow GPUs, as for a fail-stop) once the
+/// time lost to the straggler since then, Σ (iteration − fastest iteration), reaches the restart
+/// cost while the job is still slow after S2/S3 (our reading of the ski-rental rule: the
+/// artifact's loop stops after S2/S3).
 #[derive(Clone, Debug)]
 struct Greyhound {
     start_ns: u64,
+    lost_ns: u64,
     alarm: usize,
     bench: Bench,
     s2: bool,
@@ -588,6 +602,7 @@ pub fn run_strategy(
                         } else {
                             let mut m = Greyhound {
                                 start_ns: st.t_ns,
+                                lost_ns: 0,
                                 alarm: index,
                                 bench,
                                 s2: false,
@@ -612,9 +627,19 @@ pub fn run_strategy(
                     let bench = benchmark(params, &st.eval.plan, &truth, done, g);
                     let same_gpus = st.eval.plan.used_gpus() == initial.used_gpus();
                     if bench.slow_gpus.is_empty() && same_gpus {
-                        if st.eval.plan.replicas.iter().zip(&initial.replicas).any(|(a, b)| {
-                            a.stages.iter().zip(&b.stages).any(|(x, y)| x.layers != y.layers)
-                        }) {
+                        if st
+                            .eval
+                            .plan
+                            .replicas
+                            .iter()
+                            .zip(&initial.replicas)
+                            .any(|(a, b)| {
+                                a.stages
+                                    .iter()
+                                    .zip(&b.stages)
+                                    .any(|(x, y)| x.layers != y.layers)
+                            })
+                        {
                             st.pause(pp_ns, "undo pipeline re-split".into(), "reconfigure", None);
                         }
                         st.adopt(initial.clone());
@@ -634,12 +659,18 @@ pub fn run_strategy(
                         let next = gh::pp_split(&m.bench.stage_comm, &caps, job.layers)
                             .and_then(|l| gh::with_layers(&st.eval.plan, &l));
                         if let Some(p) = next.filter(|p| *p != st.eval.plan) {
-                            st.pause(pp_ns, "S3: pipeline re-split".into(), "reconfigure", Some(m.alarm));
+                            st.pause(
+                                pp_ns,
+                                "S3: pipeline re-split".into(),
+                                "reconfigure",
+                                Some(m.alarm),
+                            );
                             st.adopt(p);
                         }
                     }
+                    m.lost_ns += lost;
                     let still_slow = timing.total_ns as f64 > g.slow_ratio * min_iter_ns as f64;
-                    if !m.s4 && still_slow && since >= pp_ns.max(recovery_ns) && (m.s2 || m.s3) {
+                    if !m.s4 && still_slow && m.lost_ns >= recovery_ns && (m.s2 || m.s3) {
                         m.s4 = true;
                         for &g in &m.bench.slow_gpus {
                             if let Some(s) = known.slowdown.get_mut(g as usize) {
@@ -647,7 +678,12 @@ pub fn run_strategy(
                             }
                         }
                         if let Some(p) = plan::restart(job, &initial, &known) {
-                            st.pause(recovery_ns, "S4: checkpoint restart".into(), "restart", Some(m.alarm));
+                            st.pause(
+                                recovery_ns,
+                                "S4: checkpoint restart".into(),
+                                "restart",
+                                Some(m.alarm),
+                            );
                             it = checkpoint;
                             st.adopt(p);
                         }

@@ -7,8 +7,9 @@
 //! iteration updates the run-length posterior P(rₜ | x₁..ₜ) with a constant hazard
 //! H = 1/`hazard_iterations` and the Student-t predictive of each run length (ν = 2α, location
 //! μ, scale² = β(κ+1)/(ακ)); run lengths beyond [`MAX_RUN`] are merged into the last. A change
-//! is declared when P(rₜ < `recent`) exceeds `probability` (then the detector waits until that
-//! probability falls below the bar again before it can declare another). Its direction compares
+//! is declared when P(rₜ < `recent`) exceeds `probability`; after the warm-up and after each
+//! declaration the detector waits until that probability has fallen below the bar (the run has
+//! grown past `recent`) before it can declare another. Its direction compares
 //! the mean of the last `recent` iterations with the mean of the `window` before them: slower
 //! is an alarm, faster a recovery.
 
@@ -89,7 +90,7 @@ impl Bocd {
             prior: None,
             probs: Vec::new(),
             stats: Vec::new(),
-            armed: true,
+            armed: false,
             history: VecDeque::new(),
         }
     }

@@ -43,7 +43,10 @@ pub fn oobleck(job: &Job, current: &Plan, known: &Health) -> Option<Plan> {
             r.stages.iter().map(|s| s.layers).collect()
         } else {
             let cost: Vec<f64> = groups.iter().map(|g| 1.0 / g.len() as f64).collect();
-            let cap: Vec<u32> = groups.iter().map(|g| job.layer_cap(g.len() as u32)).collect();
+            let cap: Vec<u32> = groups
+                .iter()
+                .map(|g| job.layer_cap(g.len() as u32))
+                .collect();
             match min_max_partition(&cost, &cap, job.layers) {
                 Some(l) => l,
                 None => continue,
