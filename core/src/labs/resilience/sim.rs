@@ -584,7 +584,7 @@ pub fn run_strategy(
                 }
             }
             StrategyKind::Greyhound => {
-                let replans = st.run.replans;
+                let layout_before = layout(&st.eval.plan);
                 if change == Some(Change::Slower) {
                     st.run.own_alarms.push(bare(done));
                     let index = st.run.own_alarms.len() - 1;
@@ -690,9 +690,10 @@ pub fn run_strategy(
                         mitigation = None;
                     }
                 }
-                // Iteration times after Greyhound's own reconfiguration are a new regime:
-                // BOCD learns it afresh rather than alarming on it.
-                if st.run.replans > replans {
+                // Iteration times after Greyhound restarts the job on another layout (S3, S4)
+                // are a new regime: BOCD learns it afresh rather than alarming on it. After S2
+                // (new micro-batch shares only) it keeps watching, so it sees the recovery.
+                if layout(&st.eval.plan) != layout_before {
                     bocd = Bocd::new(
                         d.window,
                         g.hazard_iterations,
@@ -708,6 +709,19 @@ pub fn run_strategy(
     st.run.total_ns = st.t_ns;
     st.run.final_plan = st.eval.plan.clone();
     Ok(st.run)
+}
+
+/// The plan's layout without the micro-batch shares: per replica, each stage's GPUs and layers.
+fn layout(plan: &Plan) -> Vec<Vec<(Vec<u32>, u32)>> {
+    plan.replicas
+        .iter()
+        .map(|r| {
+            r.stages
+                .iter()
+                .map(|s| (s.gpus.clone(), s.layers))
+                .collect()
+        })
+        .collect()
 }
 
 /// Greyhound's S2: micro-batches redistributed across the DP replicas by their benchmarked
