@@ -128,17 +128,17 @@ pub const PRESETS: &[Preset] = &[
     preset!(
         "resilience-slow-gpu-1.5x",
         "resilience",
-        "One GPU 1.5× slow: ResiHP vs drop replicas vs restart, 256 H100s"
+        "One GPU 1.5× slow: ResiHP vs Greyhound, Oobleck, ReCycle, restart, 256 H100s"
     ),
     preset!(
         "resilience-slow-gpu-2x",
         "resilience",
-        "One GPU 2× slow: ResiHP vs drop replicas vs restart, 256 H100s"
+        "One GPU 2× slow: ResiHP vs Greyhound, Oobleck, ReCycle, restart, 256 H100s"
     ),
     preset!(
         "resilience-slow-gpu-4x",
         "resilience",
-        "One GPU 4× slow: ResiHP vs drop replicas vs restart, 256 H100s"
+        "One GPU 4× slow: ResiHP vs Greyhound, Oobleck, ReCycle, restart, 256 H100s"
     ),
     preset!(
         "resilience-slow-node",

@@ -425,8 +425,8 @@ fn greyhound_dp_shares_minimise_the_spread_of_replica_loads() {
     );
 }
 
-/// Pinned: a 1.5× GPU lengthens the iteration by ~18 %, under ResiHP's 25 % trigger, so no
-/// strategy reacts (docs/CLAIMS.md).
+/// Pinned: a 1.5× GPU lengthens the iteration by ~19 %, under ResiHP's 25 % trigger, so ResiHP
+/// does not react (Greyhound's BOCD does; docs/CLAIMS.md).
 #[test]
 fn a_mild_slow_gpu_stays_under_the_trigger() {
     let p = preset("resilience-slow-gpu-1.5x");
