@@ -26,6 +26,18 @@ const CASES: &[(&str, &str)] = &[
         "resilience.events[0]: give exactly one of `gpu` or `node`",
     ),
     (
+        r#"{"version":1,"lab":"resilience","params":{"events":[{"at_iteration":30,"until_iteration":20,"gpu":1,"slowdown":2}]}}"#,
+        "resilience.events[0].until_iteration: must be after at_iteration (30) and at most iterations (600), got 20",
+    ),
+    (
+        r#"{"version":1,"lab":"resilience","params":{"events":[{"at_iteration":3,"gpu":1,"dead":true,"link":"nic"}]}}"#,
+        "resilience.events[0].link: a fail-stop takes the whole GPU; drop `link` or `dead`",
+    ),
+    (
+        r#"{"version":1,"lab":"resilience","params":{"greyhound":{"benchmark_s":-1}}}"#,
+        "resilience.greyhound.benchmark_s: must be between 0 and 86400, got -1",
+    ),
+    (
         r#"{"version":1,"lab":"resilience","params":{"detector":{"treshold":0.2}}}"#,
         "resilience.detector.treshold: unknown field `treshold`, expected one of `threshold`, `persistence`, `fit_window`, `heartbeat_timeout_s`, `window`, `z_threshold`, `cusum_k`, `cusum_h`, `match_window`",
     ),

@@ -87,10 +87,12 @@ enum Command {
     /// Print what this machine offers the GPU commands (CUDA driver, devices, NCCL).
     Doctor(doctor::DoctorArgs),
     /// Fail-slow and fail-stop resilience of hybrid-parallel training: ResiHP's detector and
-    /// joint TP/PP/DP re-plan against doing nothing, dropping DP replicas and checkpoint restart.
+    /// joint TP/PP/DP re-plan against doing nothing, checkpoint restart and Oobleck-, ReCycle-
+    /// and Greyhound-like baselines, each with its own detection.
     Resilience(resilience::ResilienceArgs),
-    /// Run the fail-slow detectors on a real Alibaba PAI per-worker mini-batch CSV and print the
-    /// flagged iterations and workers.
+    /// Run the fail-slow detectors on a real Alibaba PAI per-worker mini-batch CSV (`--pai`), write
+    ///     /// a labelled fail-slow trace (`--generate`) or score the detectors' precision, recall and
+    /// delay on one (`--score`).
     Detect(resilience::DetectArgs),
     /// Hydro's Bubble Squeezer: tuning trials in the bubbles of a pipeline job (main job alone,
     /// blind colocation, the squeezer) and the tuning makespan; `--log` squeezes the real

@@ -1,11 +1,12 @@
 //! `bubblelab resilience`: run the resilience lab (ResiHP's detector and re-plan against doing
-//! nothing, dropping DP replicas and checkpoint restart) on a preset or scenario file; and
-//! `bubblelab detect --pai`: run the fail-slow detectors on a real Alibaba PAI mini-batch CSV and
-//! print the flagged iterations and workers.
+//! nothing, checkpoint restart, Oobleck-, ReCycle- and Greyhound-like baselines) on a preset or
+//! scenario file; and `bubblelab detect`: run the fail-slow detectors on a real Alibaba PAI
+//! mini-batch CSV (`--pai`), write a labelled fail-slow trace in the same columns
+//! (`--generate`), or score the detectors' precision, recall and delay on one (`--score`).
 
 use std::path::PathBuf;
 
-use bubblelab_core::labs::resilience::{self, DetectorSpec};
+use bubblelab_core::labs::resilience::{self, benchmark, DetectorSpec};
 use bubblelab_core::{Scenario, ScenarioError};
 use clap::Args;
 
@@ -35,10 +36,26 @@ pub struct ResilienceArgs {
 
 /// Arguments of `bubblelab detect`.
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("input").required(true).args(["pai", "score", "generate"])))]
 pub struct DetectArgs {
     /// Alibaba PAI per-worker mini-batch CSV (`job_N_norm.csv`; `-` for stdin).
     #[arg(long, value_name = "FILE")]
-    pai: PathBuf,
+    pai: Option<PathBuf>,
+    /// Labelled trace (PAI columns plus `slow`, `episode`) to score the detectors on.
+    #[arg(long, value_name = "FILE")]
+    score: Option<PathBuf>,
+    /// Write a generated labelled trace to FILE (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    generate: Option<PathBuf>,
+    /// Seed of the generated trace.
+    #[arg(long, default_value_t = 1, requires = "generate")]
+    seed: u64,
+    /// Workers of the generated trace.
+    #[arg(long, default_value_t = 16, requires = "generate")]
+    workers: u32,
+    /// Samples per worker of the generated trace.
+    #[arg(long, default_value_t = 3000, requires = "generate")]
+    samples: u32,
     /// Trigger: a worker above 1 + this × its expected time.
     #[arg(long, default_value_t = 0.25)]
     threshold: f64,
@@ -102,8 +119,41 @@ pub fn detect(args: &DetectArgs) -> Result<(), Failure> {
             "--persistence must be at least 1 and --window at least 5".into(),
         ));
     }
-    let name = files::label(&args.pai);
-    let text = files::read_text(&args.pai, MAX_PAI_BYTES)?;
+    if let Some(out) = &args.generate {
+        let bench = benchmark::BenchmarkSpec {
+            seed: args.seed,
+            workers: args.workers,
+            samples: args.samples,
+            ..benchmark::BenchmarkSpec::default()
+        };
+        let (csv, episodes) =
+            benchmark::generate(&bench).map_err(|e| Failure::Input(format!("--{e}")))?;
+        if out.as_os_str() == "-" {
+            return files::write_stdout(&csv);
+        }
+        files::write_file(out, &csv)?;
+        return files::write_stdout(&format!(
+            "wrote {} ({} workers, {} samples, {} labelled episodes)\n",
+            out.display(),
+            bench.workers,
+            bench.samples,
+            episodes.len()
+        ));
+    }
+    if let Some(path) = &args.score {
+        let name = files::label(path);
+        let text = files::read_text(path, MAX_PAI_BYTES)?;
+        let report = benchmark::score_report(&name, &text, &spec)
+            .map_err(|e| Failure::Input(format!("{name}: {e}")))?;
+        return crate::run::print_report(&report, &args.output);
+    }
+    let Some(path) = &args.pai else {
+        return Err(Failure::Input(
+            "give one of --pai, --score or --generate".into(),
+        ));
+    };
+    let name = files::label(path);
+    let text = files::read_text(path, MAX_PAI_BYTES)?;
     let report = resilience::detect_pai(&name, &text, &spec)
         .map_err(|e| Failure::Input(format!("{name}: {e}")))?;
     crate::run::print_report(&report, &args.output)

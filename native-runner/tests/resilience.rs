@@ -9,6 +9,10 @@ use common::{assert_bad_input, bubblelab, data_folder, metric, ok, scratch};
 fn preset_runs_and_prints_both_tables() {
     let out = ok(&["resilience", "--preset", "resilience-slow-gpu-4x"]);
     assert!(out.contains("Strategies on the same failures"), "{out}");
+    assert!(
+        out.contains("Greyhound-like") && out.contains("ReCycle-like"),
+        "{out}"
+    );
     assert!(out.contains("Fail-slow detectors"), "{out}");
     let json: serde_json::Value = serde_json::from_str(&ok(&[
         "resilience",
@@ -86,4 +90,50 @@ fn detect_pai_flags_worker_6_of_job_1() {
     ]))
     .unwrap();
     assert!(metric(&json, "pai.resihp.flags") >= 1.0);
+}
+
+#[test]
+fn detect_generates_a_labelled_trace_and_scores_every_detector() {
+    let csv = scratch("fail-slow-benchmark.csv");
+    let _ = std::fs::remove_file(&csv);
+    ok(&["detect", "--generate", csv.to_str().unwrap(), "--seed", "3"]);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.starts_with(",worker,gpu,time,batch_time_norm,slow,episode\n"));
+    // The PAI path reads the same file.
+    ok(&["detect", "--pai", csv.to_str().unwrap()]);
+    let out = ok(&["detect", "--score", csv.to_str().unwrap()]);
+    for d in ["ResiHP", "BOCD", "CUSUM", "Naive"] {
+        assert!(out.contains(d), "{out}");
+    }
+    let json: serde_json::Value = serde_json::from_str(&ok(&[
+        "detect",
+        "--score",
+        csv.to_str().unwrap(),
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    for d in ["resihp", "bocd", "changepoint", "naive"] {
+        let p = metric(&json, &format!("benchmark.{d}.precision"));
+        let r = metric(&json, &format!("benchmark.{d}.recall"));
+        assert!((0.0..=1.0).contains(&p) && (0.0..=1.0).contains(&r), "{d}");
+    }
+    assert_eq!(metric(&json, "benchmark.resihp.recall"), 1.0);
+    // An unlabelled PAI file cannot be scored; the error names the missing column.
+    let pai = scratch("unlabelled.csv");
+    std::fs::write(&pai, ",worker,gpu,time,batch_time_norm\n0,0,25,1,476\n").unwrap();
+    assert_bad_input(
+        &bubblelab(&["detect", "--score", pai.to_str().unwrap()]),
+        "missing label column `episode`",
+    );
+    assert_bad_input(
+        &bubblelab(&[
+            "detect",
+            "--generate",
+            csv.to_str().unwrap(),
+            "--workers",
+            "1",
+        ]),
+        "--workers",
+    );
 }

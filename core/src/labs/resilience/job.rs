@@ -166,6 +166,9 @@ pub struct ReplicaPlan {
     pub stages: Vec<StagePlan>,
     /// Micro-batches it runs per iteration.
     pub micro_batches: u32,
+    /// Per stage: micro-batches of failed peers this stage runs as well (ReCycle's rerouting;
+    /// empty or zeros otherwise).
+    pub extra: Vec<u32>,
 }
 
 /// A parallel plan: which GPUs form which TP group, stage and replica, with layer and
@@ -174,6 +177,9 @@ pub struct ReplicaPlan {
 pub struct Plan {
     /// Active replicas.
     pub replicas: Vec<ReplicaPlan>,
+    /// GPUs that work without being timed here: the surviving stages of replicas whose failed
+    /// stage ReCycle reroutes (they run their own micro-batches beside the timed replicas).
+    pub standby: Vec<u32>,
 }
 
 impl Plan {
@@ -192,9 +198,13 @@ impl Plan {
                     })
                     .collect(),
                 micro_batches: c.micro_batches,
+                extra: Vec::new(),
             })
             .collect();
-        Plan { replicas }
+        Plan {
+            replicas,
+            standby: Vec::new(),
+        }
     }
 
     /// Every GPU the plan uses, sorted.
@@ -204,8 +214,10 @@ impl Plan {
             .replicas
             .iter()
             .flat_map(|r| r.stages.iter().flat_map(|s| s.gpus.iter().copied()))
+            .chain(self.standby.iter().copied())
             .collect();
         out.sort_unstable();
+        out.dedup();
         out
     }
 
@@ -229,6 +241,25 @@ pub struct PlanEval {
     p2p_ns: Vec<Vec<u64>>,
     /// DP gradient all-reduce at the end of the iteration, ns.
     pub dp_sync_ns: u64,
+}
+
+/// Time multipliers of the communication of a plan (communication fail-slow): per replica and
+/// stage, its TP collectives; per replica and stage boundary, the P2P send; and the DP
+/// all-reduce. Missing entries are 1.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CommFactors {
+    /// TP collective multiplier per replica, per stage.
+    pub tp: Vec<Vec<f64>>,
+    /// P2P multiplier per replica, between stage s and s + 1.
+    pub p2p: Vec<Vec<f64>>,
+    /// DP all-reduce multiplier (0 or 1 = healthy).
+    pub dp: f64,
+}
+
+impl CommFactors {
+    fn get(v: &[Vec<f64>], r: usize, s: usize) -> f64 {
+        v.get(r).and_then(|x| x.get(s)).copied().unwrap_or(1.0)
+    }
 }
 
 /// What one iteration took.
@@ -284,9 +315,16 @@ impl PlanEval {
         }
     }
 
-    /// Runs one iteration. `stage_factor[r][s]` is the time multiplier of replica r's stage s
-    /// (its TP group's slowest member); `alpha_ns`/`beta_ns` the per-layer, one-GPU coefficients.
-    /// Micro-batches are dealt to replicas in order of the plan's shares.
+    /// Runs one iteration. `stage_factor[r][s]` is the compute-time multiplier of replica r's
+    /// stage s (its TP group's slowest member), `comm` the communication multipliers;
+    /// `alpha_ns`/`beta_ns` the per-layer, one-GPU coefficients. Micro-batches are dealt to
+    /// replicas in order of the plan's shares.
+    ///
+    /// A stage that also runs `extra` rerouted micro-batches (ReCycle) does them in its idle
+    /// time: the replica takes max(critical path, the stage's busy time + extra × its mean
+    /// micro-batch time); ReCycle's decoupled backward and staggered optimizer (§4) are what
+    /// lets the extra work fill the bubbles, and where the bubbles are too short the iteration
+    /// grows.
     ///
     /// # Errors
     /// [`ScenarioError::Run`] if the 1F1B orders deadlock (a bug, never user input).
@@ -296,6 +334,7 @@ impl PlanEval {
         alpha_ns: f64,
         beta_ns: f64,
         stage_factor: &[Vec<f64>],
+        comm: &CommFactors,
     ) -> Result<IterationTiming, ScenarioError> {
         let mut next = 0usize;
         let mut replica_ns = Vec::with_capacity(self.plan.replicas.len());
@@ -318,22 +357,32 @@ impl PlanEval {
                         .and_then(|v| v.get(s))
                         .copied()
                         .unwrap_or(1.0);
-                    let total = (work * f64::from(st.layers) / t) * factor + self.tp_comm_ns[ri][s];
+                    let total = (work * f64::from(st.layers) / t) * factor
+                        + self.tp_comm_ns[ri][s] * CommFactors::get(&comm.tp, ri, s);
                     fwd[s][j] = nanos_from_f64(total / 3.0).0;
                     bwd[s][j] = nanos_from_f64(total * 2.0 / 3.0).0;
                 }
             }
             next += m;
-            replica_ns.push(critical_path(
-                &self.orders[ri],
-                &fwd,
-                &bwd,
-                &self.p2p_ns[ri],
-            )?);
+            let p2p: Vec<u64> = self.p2p_ns[ri]
+                .iter()
+                .enumerate()
+                .map(|(s, &ns)| nanos_from_f64(ns as f64 * CommFactors::get(&comm.p2p, ri, s)).0)
+                .collect();
+            let mut ns = critical_path(&self.orders[ri], &fwd, &bwd, &p2p)?;
+            for (s, &e) in r.extra.iter().enumerate() {
+                if e == 0 || m == 0 || s >= p {
+                    continue;
+                }
+                let busy: u64 = (0..m).map(|j| fwd[s][j] + bwd[s][j]).sum();
+                ns = ns.max(busy + busy / m as u64 * u64::from(e));
+            }
+            replica_ns.push(ns);
         }
         let slowest = replica_ns.iter().copied().max().unwrap_or(0);
+        let dp = if comm.dp > 1.0 { comm.dp } else { 1.0 };
         Ok(IterationTiming {
-            total_ns: slowest + self.dp_sync_ns,
+            total_ns: slowest + nanos_from_f64(self.dp_sync_ns as f64 * dp).0,
             replica_ns,
         })
     }

@@ -1,12 +1,14 @@
 //! The resilience lab: ResiHP's FLOPs-aware fail-slow detection and joint TP/PP/DP re-plan
-//! against doing nothing, dropping DP replicas and checkpoint restart, in hybrid-parallel LLM
-//! training.
+//! against doing nothing, checkpoint restart, Oobleck-like pipeline templates, ReCycle-like
+//! rerouting and a Greyhound-like detector and escalation, in hybrid-parallel LLM training.
 //!
 //! [`params`] holds the scenario, [`job`] the training-job model (packed micro-batches, the
 //! α·N + β·Σl² compute time, the pipeline lab's 1F1B orders, the kernel's collective costs),
 //! [`detect`] one file per detector, [`plan`] one file per strategy, [`sim`] one strategy's run
-//! over the horizon, [`report`] the comparison, and [`pai`] the real PAI mini-batch traces.
+//! over the horizon, [`report`] the comparison, [`pai`] the real PAI mini-batch traces and
+//! [`benchmark`] the labelled fail-slow traces and their scoring.
 
+pub mod benchmark;
 pub mod detect;
 pub mod job;
 pub mod pai;
@@ -18,7 +20,8 @@ pub mod sim;
 use alloc::vec::Vec;
 
 pub use params::{
-    ClusterSpec, DetectorSpec, FailureEvent, LengthSpec, ModelSpec, PlannerSpec, ResilienceParams,
+    ClusterSpec, DetectorSpec, FailureEvent, GreyhoundSpec, LengthSpec, LinkKind, ModelSpec,
+    PlannerSpec, ResilienceParams,
 };
 pub use plan::StrategyKind;
 pub use sim::{run_strategy, StrategyRun};

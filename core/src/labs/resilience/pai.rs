@@ -5,16 +5,18 @@
 //! worker's time in it (data-parallel workers process equal shares): worker w is at
 //! rₜ,w = xₜ,w / (medianₜ · b_w), with b_w its own median ratio over the first `window` samples
 //! (some workers are steadily a little slower). A worker is flagged when r > 1 + threshold for
-//! `persistence` samples in a row. The raw-time detectors watch the iteration time, the slowest
-//! worker's (synchronous DP waits for it), and cannot say which worker.
+//! `persistence` samples in a row. The raw-time detectors (naive z-score, CUSUM, Greyhound's
+//! BOCD with the default [`super::params::GreyhoundSpec`]) watch the iteration time, the
+//! slowest worker's (synchronous DP waits for it), and cannot say which worker.
 
 use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use super::detect::{ChangePoint, Naive};
+use super::detect::{Bocd, Change, ChangePoint, Naive};
 use super::params::DetectorSpec;
+use super::params::GreyhoundSpec;
 use crate::report::{Cell, Report, Series, Table};
 
 /// Most rows read.
@@ -136,7 +138,7 @@ pub fn parse(text: &str) -> Result<PaiTrace, PaiError> {
 /// One flag on the real trace.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PaiFlag {
-    /// Detector id: `resihp`, `naive`, `changepoint`.
+    /// Detector id: `resihp`, `naive`, `changepoint`, `bocd`.
     pub detector: &'static str,
     /// Sample time (the trace's `time` column) of the flag.
     pub time: u64,
@@ -172,6 +174,13 @@ pub fn detect(trace: &PaiTrace, spec: &DetectorSpec) -> Vec<PaiFlag> {
     let mut run = alloc::vec![0u32; nw];
     let mut naive = Naive::new(spec.window, spec.z_threshold);
     let mut cusum = ChangePoint::new(spec.window, spec.cusum_k, spec.cusum_h);
+    let g = GreyhoundSpec::default();
+    let mut bocd = Bocd::new(
+        spec.window,
+        g.hazard_iterations,
+        g.recent_iterations,
+        g.change_probability,
+    );
     for (i, (time, values)) in trace.samples.iter().enumerate() {
         let mut present: Vec<f64> = values.iter().flatten().copied().collect();
         let slowest = present.iter().copied().fold(0.0, f64::max);
@@ -208,6 +217,13 @@ pub fn detect(trace: &PaiTrace, spec: &DetectorSpec) -> Vec<PaiFlag> {
                 worker: None,
             });
         }
+        if bocd.observe(slowest) == Some(Change::Slower) {
+            flags.push(PaiFlag {
+                detector: "bocd",
+                time: *time,
+                worker: None,
+            });
+        }
     }
     flags
 }
@@ -229,6 +245,7 @@ pub fn report(source: &str, trace: &PaiTrace, spec: &DetectorSpec) -> Report {
         ("resihp", "ResiHP (work-normalised, per worker)"),
         ("naive", "Naive z-score on iteration time"),
         ("changepoint", "CUSUM change point on iteration time"),
+        ("bocd", "BOCD on iteration time (Greyhound)"),
     ] {
         let n = flags.iter().filter(|f| f.detector == id).count();
         report.push_metric(
@@ -281,10 +298,11 @@ pub fn report(source: &str, trace: &PaiTrace, spec: &DetectorSpec) -> Report {
         w.iter().map(ToString::to_string).collect()
     };
     report.findings.push(format!(
-        "ResiHP flagged worker(s) [{}]; the raw-time detectors raised {} and {} alarms without naming a worker.",
+        "ResiHP flagged worker(s) [{}]; the raw-time detectors (naive, CUSUM, BOCD) raised {}, {} and {} alarms without naming a worker.",
         workers.join(", "),
         flags.iter().filter(|f| f.detector == "naive").count(),
-        flags.iter().filter(|f| f.detector == "changepoint").count()
+        flags.iter().filter(|f| f.detector == "changepoint").count(),
+        flags.iter().filter(|f| f.detector == "bocd").count()
     ));
     report
 }

@@ -128,19 +128,35 @@ impl Default for LengthSpec {
     }
 }
 
-/// One injected failure: from `at_iteration` on, a GPU (or every GPU of a node) runs
-/// `slowdown`× slower, or is dead.
+/// Which part of the hit GPUs a fail-slow slows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LinkKind {
+    /// The GPUs' NVLink ports: TP collectives and P2P sends inside their node.
+    Nvlink,
+    /// The GPUs' InfiniBand NICs: P2P sends, TP collectives and the DP all-reduce that leave
+    /// the node.
+    Nic,
+}
+
+/// One injected failure: from `at_iteration` on (until `until_iteration`, if given), a GPU (or
+/// every GPU of a node) computes `slowdown`× slower, or its `link` is `slowdown`× slower, or it
+/// is dead.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FailureEvent {
     /// Iteration (0-based) before which the event happens.
     pub at_iteration: u32,
+    /// Iteration before which a fail-slow ends (the hit part is healthy again); `None`: it lasts.
+    pub until_iteration: Option<u32>,
     /// The GPU hit (global index node × gpus_per_node + local); give this or `node`.
     pub gpu: Option<u32>,
     /// The node hit (every GPU of it); give this or `gpu`.
     pub node: Option<u32>,
-    /// Time multiplier of the hit GPUs' compute (1 = healthy again, 2 = half speed).
+    /// Time multiplier of the hit part (2 = half speed).
     pub slowdown: f64,
+    /// A communication fail-slow: the hit GPUs' NVLink or NIC is slow, their compute is not.
+    pub link: Option<LinkKind>,
     /// The GPUs stop (fail-stop) instead of slowing.
     pub dead: bool,
 }
@@ -149,11 +165,31 @@ impl Default for FailureEvent {
     fn default() -> Self {
         FailureEvent {
             at_iteration: 0,
+            until_iteration: None,
             gpu: None,
             node: None,
             slowdown: 1.0,
+            link: None,
             dead: false,
         }
+    }
+}
+
+impl FailureEvent {
+    /// The GPUs the event hits.
+    #[must_use]
+    pub fn gpus(&self, gpus_per_node: u32) -> Vec<u32> {
+        match (self.gpu, self.node) {
+            (Some(g), _) => alloc::vec![g],
+            (None, Some(n)) => (n * gpus_per_node..(n + 1) * gpus_per_node).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether it is a fail-slow (not a fail-stop, slowdown above 1).
+    #[must_use]
+    pub fn is_fail_slow(&self) -> bool {
+        !self.dead && self.slowdown > 1.0
     }
 }
 
@@ -197,12 +233,58 @@ impl Default for DetectorSpec {
     }
 }
 
+/// Greyhound-like baseline knobs (Wu et al., "Greyhound: Hunting Fail-Slows in Hybrid-Parallel
+/// Training at Scale", USENIX ATC 2025; arXiv 2410.12588 as "Falcon"; artifact
+/// github.com/wutianyuan1/Greyhound).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GreyhoundSpec {
+    /// BOCD constant hazard: expected iterations between change points, λ (ours).
+    pub hazard_iterations: f64,
+    /// BOCD alarm: posterior probability that a change happened in the last
+    /// `recent_iterations` iterations (ours).
+    pub change_probability: f64,
+    /// BOCD: iterations counted as "recent" for the alarm (ours).
+    pub recent_iterations: u32,
+    /// Time the verification micro-benchmarks (compute on every GPU, communication on every
+    /// group) stop training, s (ours); paid on every alarm, true or false.
+    pub benchmark_s: f64,
+    /// A GPU or link is slow when its benchmark is above this × the median (the artifact's
+    /// `dp_planner.get_time_array` threshold 1.1).
+    pub slow_ratio: f64,
+    /// The root cause is computation when the slowest GPU's benchmark is above this × the
+    /// median (the artifact's `find_slow_reason`: 2).
+    pub compute_ratio: f64,
+    /// Iterations between micro-batch-plan checks; the S2 wait is half of it times the lost
+    /// time per iteration (the artifact's `get_dp_adjustment_cost`); the value is ours.
+    pub dp_check_interval: u32,
+    /// Cost of the S3 pipeline re-split (restart from memory), s (the artifact's
+    /// `get_pp_adjustment_cost`: 60 s); also the time it pauses training.
+    pub pp_adjust_s: f64,
+}
+
+impl Default for GreyhoundSpec {
+    fn default() -> Self {
+        GreyhoundSpec {
+            hazard_iterations: 250.0,
+            change_probability: 0.5,
+            recent_iterations: 5,
+            benchmark_s: 10.0,
+            slow_ratio: 1.1,
+            compute_ratio: 2.0,
+            dp_check_interval: 20,
+            pp_adjust_s: 60.0,
+        }
+    }
+}
+
 /// Planner and baseline knobs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PlannerSpec {
     /// Pause of any in-place reconfiguration (process groups rebuilt, NCCL communicators
-    /// re-initialised), s; charged to ResiHP's re-plan and to the drop-replicas shrink.
+    /// re-initialised), s; charged to ResiHP's re-plan and to Oobleck's and ReCycle's
+    /// reconfigurations.
     pub pause_s: f64,
     /// Fixed time a checkpoint restart takes (reschedule, reload, warm up), s.
     pub restart_recovery_s: f64,
@@ -238,6 +320,8 @@ pub struct ResilienceParams {
     pub detector: DetectorSpec,
     /// Planner knobs.
     pub planner: PlannerSpec,
+    /// Greyhound-like baseline knobs.
+    pub greyhound: GreyhoundSpec,
     /// Strategies to compare (`nothing` is always run: speedups are against it).
     pub strategies: Vec<StrategyKind>,
 }
@@ -257,6 +341,7 @@ impl Default for ResilienceParams {
             }],
             detector: DetectorSpec::default(),
             planner: PlannerSpec::default(),
+            greyhound: GreyhoundSpec::default(),
             strategies: StrategyKind::ALL.to_vec(),
         }
     }
@@ -430,6 +515,29 @@ impl ResilienceParams {
                 self.iterations - 1,
             )?;
             check_f64(&format!("{p}.slowdown"), e.slowdown, 1.0, 100.0)?;
+            if let Some(u) = e.until_iteration {
+                if u <= e.at_iteration || u > self.iterations {
+                    return Err(field(
+                        &format!("{p}.until_iteration"),
+                        format!(
+                            "must be after at_iteration ({}) and at most iterations ({}), got {u}",
+                            e.at_iteration, self.iterations
+                        ),
+                    ));
+                }
+                if e.dead {
+                    return Err(field(
+                        &format!("{p}.until_iteration"),
+                        "a fail-stop does not end; drop `until_iteration` or `dead`".into(),
+                    ));
+                }
+            }
+            if e.link.is_some() && e.dead {
+                return Err(field(
+                    &format!("{p}.link"),
+                    "a fail-stop takes the whole GPU; drop `link` or `dead`".into(),
+                ));
+            }
         }
         let d = &self.detector;
         check_f64("detector.threshold", d.threshold, 0.01, 10.0)?;
@@ -460,6 +568,25 @@ impl ResilienceParams {
             1,
             MAX_ITERATIONS,
         )?;
+        let g = &self.greyhound;
+        check_f64("greyhound.hazard_iterations", g.hazard_iterations, 2.0, 1e9)?;
+        check_f64(
+            "greyhound.change_probability",
+            g.change_probability,
+            0.01,
+            0.999,
+        )?;
+        check_u32("greyhound.recent_iterations", g.recent_iterations, 1, 100)?;
+        check_f64("greyhound.benchmark_s", g.benchmark_s, 0.0, 86_400.0)?;
+        check_f64("greyhound.slow_ratio", g.slow_ratio, 1.0, 10.0)?;
+        check_f64("greyhound.compute_ratio", g.compute_ratio, 1.0, 100.0)?;
+        check_u32(
+            "greyhound.dp_check_interval",
+            g.dp_check_interval,
+            1,
+            MAX_ITERATIONS,
+        )?;
+        check_f64("greyhound.pp_adjust_s", g.pp_adjust_s, 0.0, 86_400.0)?;
         for (i, s) in self.strategies.iter().enumerate() {
             if self.strategies[..i].contains(s) {
                 return Err(field(

@@ -86,6 +86,24 @@ impl DetectorScore {
     }
 }
 
+/// Indices of the `alarms` that match no event of `truth` (the false ones), with the same
+/// matching as [`score`].
+#[must_use]
+pub fn false_alarms(alarms: &[Alarm], truth: &[Truth], match_window: u32) -> Vec<usize> {
+    let mut matched = alloc::vec![false; truth.len()];
+    let mut out = Vec::new();
+    for (k, a) in alarms.iter().enumerate() {
+        let hit = truth.iter().enumerate().position(|(i, t)| {
+            !matched[i] && a.iteration >= t.onset && a.iteration - t.onset <= match_window
+        });
+        match hit {
+            Some(i) => matched[i] = true,
+            None => out.push(k),
+        }
+    }
+    out
+}
+
 /// Scores `alarms` against `truth`.
 #[must_use]
 pub fn score(
@@ -127,20 +145,17 @@ pub fn score(
     s
 }
 
-/// The fail-slow events of the scenario as ground truth (slowdown > 1, not dead).
+/// The fail-slow events of the scenario as ground truth (slowdown > 1, not dead; compute or
+/// link; each slow window of an intermittent straggler is its own event).
 #[must_use]
 pub fn fail_slow_truth(params: &ResilienceParams) -> Vec<Truth> {
     let gpn = params.cluster.gpus_per_node;
     let mut out: Vec<Truth> = Vec::new();
     for e in &params.events {
-        if e.dead || e.slowdown <= 1.0 {
+        if !e.is_fail_slow() {
             continue;
         }
-        let gpus: Vec<u32> = match (e.gpu, e.node) {
-            (Some(g), _) => alloc::vec![g],
-            (None, Some(n)) => (n * gpn..(n + 1) * gpn).collect(),
-            _ => continue,
-        };
+        let gpus = e.gpus(gpn);
         // Events at the same iteration are one failure.
         if let Some(t) = out.iter_mut().find(|t| t.onset == e.at_iteration) {
             t.gpus.extend(gpus);
@@ -167,7 +182,8 @@ fn opt(v: Option<f64>) -> Cell {
 
 fn round(v: f64, digits: i32) -> f64 {
     let f = libm::pow(10.0, f64::from(digits));
-    libm::round(v * f) / f
+    // + 0.0 turns a −0 (an empty f64 sum) into 0.
+    libm::round(v * f) / f + 0.0
 }
 
 /// Builds the Report from the strategies' runs (`runs[0]` is do-nothing).
@@ -196,79 +212,151 @@ pub fn build(params: &ResilienceParams, runs: &[StrategyRun], tokens_per_iterati
     let base_tput = base.throughput_tokens_per_s(tokens_per_iteration);
     let truth = fail_slow_truth(params);
     let first_onset = params.events.iter().map(|e| e.at_iteration).min();
+    let match_window = params.detector.match_window;
+    let base_after = first_onset.and_then(|o| base.throughput_after_onset(o, tokens_per_iteration));
     let mut table = Table {
         key: "strategies".into(),
-        title: "Strategies on the same failures".into(),
+        title: "Strategies on the same failures (each with its own detection)".into(),
         columns: strings(&[
             "strategy",
             "throughput (k tokens/s)",
+            "after onset (k tokens/s)",
             "speedup vs do nothing",
+            "after onset vs do nothing",
             "completed iterations",
             "re-plans",
             "paused (s)",
             "resharded (GiB)",
-            "first reaction delay (iterations)",
+            "detection delay (iterations)",
+            "false alarms",
+            "false-alarm cost (s)",
             "GPUs used at the end",
         ]),
         rows: Vec::new(),
     };
+    let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
     for run in runs {
         let id = run.kind.id();
+        let label = run.kind.label();
         let tput = run.throughput_tokens_per_s(tokens_per_iteration);
-        let speedup = if base_tput > 0.0 {
-            tput / base_tput
-        } else {
-            0.0
-        };
+        let after = first_onset.and_then(|o| run.throughput_after_onset(o, tokens_per_iteration));
         let paused_s: f64 = run.pauses.iter().map(|p| p.dur_ns as f64 / 1e9).sum();
         let delay = first_onset.and_then(|onset| {
-            let alarm = run.alarms.iter().map(|a| a.iteration).find(|&i| i >= onset);
+            let alarm = run
+                .own_alarms
+                .iter()
+                .map(|a| a.iteration)
+                .find(|&i| i >= onset);
             let stop = run.fail_stops.iter().map(|f| f.0).find(|&i| i >= onset);
-            match (alarm, stop) {
-                (Some(a), Some(s)) => Some(f64::from(a.min(s) - onset)),
-                (Some(a), None) => Some(f64::from(a - onset)),
-                (None, Some(s)) => Some(f64::from(s - onset)),
-                (None, None) => None,
-            }
+            alarm
+                .into_iter()
+                .chain(stop)
+                .min()
+                .map(|i| f64::from(i - onset))
         });
+        let false_its = false_alarms(&run.own_alarms, &truth, match_window);
+        let false_cost_s: f64 = run
+            .pauses
+            .iter()
+            .filter(|p| p.alarm.is_some_and(|a| false_its.contains(&a)))
+            .map(|p| p.dur_ns as f64 / 1e9)
+            .sum();
         report.push_metric(
             &format!("{id}.throughput_tokens_per_s"),
-            &format!("{} throughput", run.kind.label()),
+            &format!("{label}: throughput over the whole run"),
             round(tput, 1),
             "tokens/s",
         );
         report.push_metric(
             &format!("{id}.speedup_vs_nothing"),
-            &format!("{} speedup vs do nothing", run.kind.label()),
-            round(speedup, 4),
+            &format!("{label}: speedup vs do nothing, whole run"),
+            round(ratio(tput, base_tput), 4),
             "ratio",
         );
+        if let (Some(a), Some(b)) = (after, base_after) {
+            report.push_metric(
+                &format!("{id}.throughput_after_onset_tokens_per_s"),
+                &format!("{label}: throughput from the first failure to the end"),
+                round(a, 1),
+                "tokens/s",
+            );
+            report.push_metric(
+                &format!("{id}.speedup_after_onset_vs_nothing"),
+                &format!("{label}: speedup vs do nothing after the first failure"),
+                round(ratio(a, b), 4),
+                "ratio",
+            );
+        }
+        if let Some(dl) = delay {
+            report.push_metric(
+                &format!("{id}.detection_delay_iterations"),
+                &format!("{label}: iterations from the first failure to its first reaction"),
+                dl,
+                "iterations",
+            );
+        }
+        report.push_metric(
+            &format!("{id}.false_alarms"),
+            &format!("{label}: own fail-slow alarms matching no failure"),
+            false_its.len() as f64,
+            "count",
+        );
+        report.push_metric(
+            &format!("{id}.false_alarm_cost_s"),
+            &format!("{label}: pauses its false alarms caused"),
+            round(false_cost_s, 1),
+            "s",
+        );
         table.rows.push(alloc::vec![
-            Cell::Text(run.kind.label().into()),
+            Cell::Text(label.into()),
             Cell::Num(round(tput / 1e3, 2)),
-            Cell::Num(round(speedup, 3)),
+            opt(after.map(|a| round(a / 1e3, 2))),
+            Cell::Num(round(ratio(tput, base_tput), 3)),
+            opt(after.zip(base_after).map(|(a, b)| round(ratio(a, b), 3))),
             Cell::Num(f64::from(run.completed)),
             Cell::Num(f64::from(run.replans)),
             Cell::Num(round(paused_s, 1)),
             Cell::Num(round(run.reshard_bytes / (1u64 << 30) as f64, 1)),
             opt(delay),
+            Cell::Num(false_its.len() as f64),
+            Cell::Num(round(false_cost_s, 1)),
             Cell::Num(run.final_plan.used_gpus().len() as f64),
         ]);
     }
     let resihp = runs.iter().find(|r| r.kind == StrategyKind::Resihp);
-    let best_baseline = runs
+    let baselines: Vec<&StrategyRun> = runs
         .iter()
-        .filter(|r| matches!(r.kind, StrategyKind::DropReplicas | StrategyKind::Restart))
+        .filter(|r| !matches!(r.kind, StrategyKind::Nothing | StrategyKind::Resihp))
+        .collect();
+    let best_baseline = baselines
+        .iter()
         .map(|r| r.throughput_tokens_per_s(tokens_per_iteration))
         .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+    let best_after = first_onset.and_then(|o| {
+        baselines
+            .iter()
+            .filter_map(|r| r.throughput_after_onset(o, tokens_per_iteration))
+            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+    });
     if let (Some(r), Some(best)) = (resihp, best_baseline) {
-        let ratio = r.throughput_tokens_per_s(tokens_per_iteration) / best;
         report.push_metric(
             "resihp.speedup_vs_best_baseline",
-            "ResiHP speedup vs the best resilient baseline (drop replicas, restart)",
-            round(ratio, 4),
+            "ResiHP speedup vs the best baseline (restart, Oobleck, ReCycle, Greyhound), whole run",
+            round(
+                ratio(r.throughput_tokens_per_s(tokens_per_iteration), best),
+                4,
+            ),
             "ratio",
         );
+        let after = first_onset.and_then(|o| r.throughput_after_onset(o, tokens_per_iteration));
+        if let (Some(a), Some(b)) = (after, best_after) {
+            report.push_metric(
+                "resihp.speedup_after_onset_vs_best_baseline",
+                "ResiHP speedup vs the best baseline after the first failure",
+                round(ratio(a, b), 4),
+                "ratio",
+            );
+        }
     }
     report.tables.push(table);
 
@@ -302,6 +390,17 @@ pub fn build(params: &ResilienceParams, runs: &[StrategyRun], tokens_per_iterati
             "CUSUM change point on raw time",
             score(
                 &base.changepoint_alarms,
+                &truth,
+                params.detector.match_window,
+                false,
+                iterations,
+            ),
+        ),
+        (
+            "bocd",
+            "BOCD on raw time (Greyhound)",
+            score(
+                &base.bocd_alarms,
                 &truth,
                 params.detector.match_window,
                 false,
@@ -466,7 +565,7 @@ pub fn build(params: &ResilienceParams, runs: &[StrategyRun], tokens_per_iterati
         let alarms = Lane {
             name: "alarms".into(),
             spans: run
-                .alarms
+                .own_alarms
                 .iter()
                 .filter_map(|a| {
                     let step = run
@@ -477,7 +576,11 @@ pub fn build(params: &ResilienceParams, runs: &[StrategyRun], tokens_per_iterati
                     Some(Span {
                         start_ns: step.start_ns,
                         dur_ns: step.dur_ns,
-                        name: format!("fail-slow: GPU {:?}", a.gpus),
+                        name: if a.gpus.is_empty() {
+                            "fail-slow alarm".into()
+                        } else {
+                            format!("fail-slow: GPU {:?}", a.gpus)
+                        },
                         cat: "alarm".into(),
                     })
                 })
@@ -509,10 +612,11 @@ pub fn build(params: &ResilienceParams, runs: &[StrategyRun], tokens_per_iterati
             if base_tput > 0.0 { t / base_tput } else { 0.0 }
         );
         if let Some(best) = best_baseline {
-            line.push_str(&format!(
-                " and {:.2}× the best resilient baseline's",
-                t / best
-            ));
+            line.push_str(&format!(" and {:.2}× the best baseline's", t / best));
+        }
+        let after = first_onset.and_then(|o| r.throughput_after_onset(o, tokens_per_iteration));
+        if let (Some(a), Some(b)) = (after, best_after) {
+            line.push_str(&format!(" ({:.2}× after the first failure)", a / b));
         }
         line.push_str(&format!(
             "; it re-planned {} time(s), moving {:.1} GiB of training state.",
@@ -520,6 +624,20 @@ pub fn build(params: &ResilienceParams, runs: &[StrategyRun], tokens_per_iterati
             r.reshard_bytes / (1u64 << 30) as f64
         ));
         report.findings.push(line);
+    }
+    if let Some(gh) = runs.iter().find(|r| r.kind == StrategyKind::Greyhound) {
+        let false_its = false_alarms(&gh.own_alarms, &truth, match_window);
+        let cost: f64 = gh
+            .pauses
+            .iter()
+            .filter(|p| p.alarm.is_some_and(|a| false_its.contains(&a)))
+            .map(|p| p.dur_ns as f64 / 1e9)
+            .sum();
+        report.findings.push(format!(
+            "Greyhound's BOCD raised {} alarm(s), {} of them false; each is verified by micro-benchmarks before acting, so its false alarms cost {cost:.0} s of paused training.",
+            gh.own_alarms.len(),
+            false_its.len()
+        ));
     }
     if base.uniform_verdicts > 0 {
         report.findings.push(format!(

@@ -1,15 +1,17 @@
 //! Fail-slow detectors, one file each: ResiHP's FLOPs-aware detector (observed iteration time
 //! against the time predicted from the actual packed lengths, then localisation by per-rank
-//! timings), a naive z-score on raw iteration time, and a CUSUM change-point detector on raw
-//! iteration time (the approach of Greyhound-like detectors). Fail-stops are found by missed
-//! heartbeats in [`super::sim`], the same way for every detector.
+//! timings), Greyhound's BOCD on raw iteration time, a naive z-score and a CUSUM change-point
+//! detector on raw iteration time. Fail-stops are found by missed heartbeats in [`super::sim`],
+//! the same way for every strategy.
 
+mod bocd;
 mod changepoint;
 mod naive;
 mod resihp;
 
 use alloc::vec::Vec;
 
+pub use bocd::{Bocd, Change};
 pub use changepoint::ChangePoint;
 pub use naive::Naive;
 pub use resihp::{Localisation, ResihpDetector};

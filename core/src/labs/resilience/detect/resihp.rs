@@ -16,7 +16,7 @@
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
-use super::super::job::{Job, MicroBatch, PlanEval};
+use super::super::job::{CommFactors, Job, MicroBatch, PlanEval};
 use super::super::plan::Health;
 use super::{median, Alarm};
 use crate::scenario::ScenarioError;
@@ -143,7 +143,7 @@ impl ResihpDetector {
             .collect();
         let pace = median(&mut rel);
         let predicted = self.fit(job).and_then(|(a, b)| {
-            eval.iteration(mbs, a, b, &known_stage)
+            eval.iteration(mbs, a, b, &known_stage, &CommFactors::default())
                 .ok()
                 .map(|t| t.total_ns as f64)
         });

@@ -1,10 +1,12 @@
 //! Re-planning after a failure: ResiHP's joint TP/PP/DP re-plan and the baselines (do nothing,
-//! drop the affected DP replicas, restart from a checkpoint on the healthy GPUs). One file per
-//! strategy; the shared pieces (health, min-max layer partition, proportional shares, the
-//! resharding cost) live here.
+//! checkpoint restart on the healthy GPUs, Oobleck's pipeline templates, ReCycle's rerouting,
+//! Greyhound's micro-batch and pipeline adjustments). One file per strategy; the shared pieces
+//! (health, min-max layer partition, proportional shares, the resharding cost) live here.
 
-mod drop_replicas;
+pub mod greyhound;
 mod nothing;
+mod oobleck;
+mod recycle;
 mod resihp;
 mod restart;
 
@@ -14,12 +16,13 @@ use alloc::vec::Vec;
 
 use serde::{Deserialize, Serialize};
 
-pub use drop_replicas::drop_replicas;
 pub use nothing::nothing;
+pub use oobleck::oobleck;
+pub use recycle::recycle;
 pub use resihp::resihp;
 pub use restart::restart;
 
-use super::job::{Job, MicroBatch, Plan, PlanEval};
+use super::job::{CommFactors, Job, MicroBatch, Plan, PlanEval};
 
 /// What a strategy knows (or the truth) about every GPU.
 #[derive(Clone, Debug, PartialEq)]
@@ -28,6 +31,10 @@ pub struct Health {
     pub slowdown: Vec<f64>,
     /// Whether each GPU runs.
     pub alive: Vec<bool>,
+    /// Time multiplier of each GPU's NVLink port (1 = healthy).
+    pub nvlink: Vec<f64>,
+    /// Time multiplier of each GPU's InfiniBand NIC (1 = healthy).
+    pub nic: Vec<f64>,
 }
 
 impl Health {
@@ -37,7 +44,72 @@ impl Health {
         Health {
             slowdown: vec![1.0; gpus as usize],
             alive: vec![true; gpus as usize],
+            nvlink: vec![1.0; gpus as usize],
+            nic: vec![1.0; gpus as usize],
         }
+    }
+
+    fn link(v: &[f64], g: u32) -> f64 {
+        v.get(g as usize).copied().unwrap_or(1.0)
+    }
+
+    /// Communication multipliers of `plan`: a TP group inside one node goes at its slowest
+    /// member's NVLink, one across nodes at the slowest NVLink or NIC of its members; a P2P send
+    /// at the slower end's NVLink (same node) or NIC; the DP all-reduce (one rank per node over
+    /// InfiniBand) at the slowest NIC of the plan's GPUs.
+    #[must_use]
+    pub fn comm_factors(&self, job: &Job, plan: &Plan) -> CommFactors {
+        let mut out = CommFactors {
+            tp: Vec::new(),
+            p2p: Vec::new(),
+            dp: 1.0,
+        };
+        for r in &plan.replicas {
+            out.tp.push(
+                r.stages
+                    .iter()
+                    .map(|s| {
+                        let one_node = s
+                            .gpus
+                            .iter()
+                            .all(|&g| job.node_of(g) == job.node_of(s.gpus[0]));
+                        s.gpus
+                            .iter()
+                            .map(|&g| {
+                                let nv = Self::link(&self.nvlink, g);
+                                if one_node {
+                                    nv
+                                } else {
+                                    nv.max(Self::link(&self.nic, g))
+                                }
+                            })
+                            .fold(1.0, f64::max)
+                    })
+                    .collect(),
+            );
+            out.p2p.push(
+                r.stages
+                    .windows(2)
+                    .map(|w| {
+                        let (a, b) = (w[0].gpus[0], w[1].gpus[0]);
+                        let v = if job.node_of(a) == job.node_of(b) {
+                            &self.nvlink
+                        } else {
+                            &self.nic
+                        };
+                        Self::link(v, a).max(Self::link(v, b))
+                    })
+                    .collect(),
+            );
+        }
+        if plan.replicas.len() > 1 {
+            out.dp = plan
+                .used_gpus()
+                .iter()
+                .map(|&g| Self::link(&self.nic, g))
+                .fold(1.0, f64::max);
+        }
+        out
     }
 
     /// Whether GPU `g` is alive and at full speed.
@@ -72,19 +144,30 @@ impl Health {
     }
 }
 
-/// The strategies compared.
+/// The strategies compared. Each uses only its own detection: heartbeats for fail-stops
+/// (everyone), ResiHP's FLOPs-aware detector for ResiHP, BOCD plus micro-benchmarks for
+/// Greyhound; the others see no fail-slow at all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum StrategyKind {
     /// Do nothing about a fail-slow (the slow device dictates); a fail-stop is handled by a
     /// checkpoint restart, since the job cannot run on without the GPU.
     Nothing,
-    /// Drop the DP replicas holding an affected GPU and carry on with the others (an
-    /// Oobleck-like shrink).
-    DropReplicas,
-    /// Restart from the last checkpoint on the healthy GPUs with the same TP × PP layout and
-    /// fewer replicas, after a fixed recovery time.
+    /// Checkpoint restart (fail-stop only, found by heartbeat): relaunch from the last
+    /// checkpoint on the healthy GPUs with the same TP × PP layout and fewer replicas.
     Restart,
+    /// Oobleck-like (fail-stop only): the node that lost a GPU leaves; each affected pipeline is
+    /// re-instantiated from the template for its surviving nodes; the batch is shared by
+    /// pipeline throughput.
+    Oobleck,
+    /// ReCycle-like (fail-stop only): the failed stage's micro-batches are rerouted to the same
+    /// stage of the other replicas, in their pipeline bubbles, until the next restart.
+    Recycle,
+    /// Greyhound-like: BOCD on iteration times, verification by micro-benchmarks (a cost per
+    /// alarm), then S2 micro-batch redistribution across DP replicas (computation), S3
+    /// pipeline re-split (communication) and S4 checkpoint restart without the slow GPUs, each
+    /// once the time lost since the onset exceeds its cost (ski rental).
+    Greyhound,
     /// ResiHP: regroup TP, repartition PP layers and share DP micro-batches by speed, when the
     /// gain over the remaining horizon beats the resharding cost.
     Resihp,
@@ -92,10 +175,12 @@ pub enum StrategyKind {
 
 impl StrategyKind {
     /// Every strategy, in table order.
-    pub const ALL: [StrategyKind; 4] = [
+    pub const ALL: [StrategyKind; 6] = [
         StrategyKind::Nothing,
-        StrategyKind::DropReplicas,
         StrategyKind::Restart,
+        StrategyKind::Oobleck,
+        StrategyKind::Recycle,
+        StrategyKind::Greyhound,
         StrategyKind::Resihp,
     ];
 
@@ -104,8 +189,10 @@ impl StrategyKind {
     pub fn id(self) -> &'static str {
         match self {
             StrategyKind::Nothing => "nothing",
-            StrategyKind::DropReplicas => "drop-replicas",
             StrategyKind::Restart => "restart",
+            StrategyKind::Oobleck => "oobleck",
+            StrategyKind::Recycle => "recycle",
+            StrategyKind::Greyhound => "greyhound",
             StrategyKind::Resihp => "resihp",
         }
     }
@@ -115,10 +202,18 @@ impl StrategyKind {
     pub fn label(self) -> &'static str {
         match self {
             StrategyKind::Nothing => "Do nothing",
-            StrategyKind::DropReplicas => "Drop affected DP replicas",
-            StrategyKind::Restart => "Checkpoint restart on healthy GPUs",
+            StrategyKind::Restart => "Checkpoint restart (fail-stop only)",
+            StrategyKind::Oobleck => "Oobleck-like templates (fail-stop only)",
+            StrategyKind::Recycle => "ReCycle-like rerouting (fail-stop only)",
+            StrategyKind::Greyhound => "Greyhound-like (BOCD + benchmarks, S1-S4)",
             StrategyKind::Resihp => "ResiHP re-plan",
         }
+    }
+
+    /// Whether the strategy reacts to fail-slows at all.
+    #[must_use]
+    pub fn handles_fail_slow(self) -> bool {
+        matches!(self, StrategyKind::Greyhound | StrategyKind::Resihp)
     }
 }
 
@@ -259,7 +354,8 @@ pub fn predicted_ns(job: &Job, plan: &Plan, health: &Health, typical: MicroBatch
     if factors.iter().flatten().any(|f| !f.is_finite()) {
         return f64::INFINITY;
     }
-    eval.iteration(&mbs, job.alpha_ns, job.beta_ns, &factors)
+    let comm = health.comm_factors(job, plan);
+    eval.iteration(&mbs, job.alpha_ns, job.beta_ns, &factors, &comm)
         .map_or(f64::INFINITY, |t| t.total_ns as f64)
 }
 

@@ -95,6 +95,7 @@ pub fn resihp(job: &Job, initial: &Plan, known: &Health, typical: MicroBatch) ->
                 })
                 .collect(),
             micro_batches: 0,
+            extra: Vec::new(),
         });
         speeds.push(if bottleneck > 0.0 {
             1.0 / bottleneck
@@ -109,5 +110,8 @@ pub fn resihp(job: &Job, initial: &Plan, known: &Health, typical: MicroBatch) ->
         r.micro_batches = share;
     }
     replicas.retain(|r| r.micro_batches > 0);
-    Some(Plan { replicas })
+    Some(Plan {
+        replicas,
+        standby: Vec::new(),
+    })
 }

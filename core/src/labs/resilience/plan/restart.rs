@@ -42,11 +42,15 @@ pub fn restart(job: &Job, initial: &Plan, known: &Health) -> Option<Plan> {
                 })
                 .collect(),
             micro_batches: 0,
+            extra: Vec::new(),
         })
         .collect();
     for (r, share) in replicas.iter_mut().zip(equal_shares(count, total)) {
         r.micro_batches = share;
     }
     replicas.retain(|r| r.micro_batches > 0);
-    Some(Plan { replicas })
+    Some(Plan {
+        replicas,
+        standby: Vec::new(),
+    })
 }
