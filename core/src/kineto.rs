@@ -1,15 +1,20 @@
-//! Reader of PyTorch profiler (Kineto) traces and Holistic Trace Analysis's
+//! Reader of PyTorch profiler (Kineto) traces and Holistic Trace Analysis 0.5.0's
 //! communication–computation overlap metric.
 //!
 //! # Input
 //! A Kineto trace is Chrome Trace Event JSON ("Trace Event Format", Google, 2016) written by
 //! `torch.profiler` for one rank, plain or gzip-compressed (`*.json.gz`, detected by its magic
-//! bytes, RFC 1952). Of its `traceEvents` only GPU activity is kept: complete (`"ph": "X"`)
-//! events of category `kernel`, `gpu_memcpy`, `gpu_memset` or `cuda_sync`, each with its CUDA
-//! stream (`args.stream`, else an integer or `"stream N"` `tid`), device (`args.device`, else
-//! `pid`), start `ts` and duration `dur` (both µs, converted exactly to integer ns) and name.
-//! CPU operators, runtime calls, annotations, flows and metadata are skipped as they are read.
-//! `distributedInfo` (`rank`, `world_size`, `backend`) is kept when present.
+//! bytes, RFC 1952). Two things are kept of its `traceEvents`, as they are read:
+//! - GPU activity, for timelines and the exact variant: complete (`"ph": "X"`) events of
+//!   category `kernel`, `gpu_memcpy`, `gpu_memset` or `cuda_sync`, each with its CUDA stream
+//!   (`args.stream`, else an integer or `"stream N"` `tid`), device (`args.device`, else `pid`),
+//!   start `ts` and duration `dur` (both µs, converted exactly to integer ns) and name;
+//! - HTA's rows ([`hta::HtaRow`]): every entry with a `dur` and a `cat` (CPU operators and
+//!   runtime calls too, for HTA's step filter), with `ts`/`dur` as f64 µs, `args.stream` and
+//!   `args.correlation`, plus whether every `ts` was a JSON integer.
+//!
+//! Flows and metadata are skipped. `distributedInfo` (`rank`, `world_size`, `backend`) is kept
+//! when present.
 //!
 //! # The metric: HTA 0.5.0's `get_comm_comp_overlap`
 //! The overlap reported under HTA's name is Holistic Trace Analysis 0.5.0's

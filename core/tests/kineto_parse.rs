@@ -759,3 +759,25 @@ fn hta_without_communication_has_no_value() {
     let (d, l) = hta(&[kern(GEMM, "0", "10", 7)]);
     assert_eq!((d, l), (None, None)); // HTA: NaN (0/0)
 }
+
+#[test]
+fn hta_reads_streams_with_python_int_and_names_up_to_a_newline() {
+    // Comm [0,100) with stream "20" (a string: int("20") = 20). Compute: stream 7.0 [10,30),
+    // `nccl\nKernel` [60,70) and `gemm\nSync` [80,90) (`.` stops at a newline, so neither
+    // regex matches), stream 7.9 [95,98) (int() truncates). Stream "stream 8" [40,50) is −1:
+    // not a GPU row. HTA 0.5.0: 43/100.
+    let s = |name: &str, ts: u32, dur: u32, stream: &str| {
+        format!(
+            r#"{{"ph":"X","cat":"kernel","name":"{name}","pid":0,"tid":1,"ts":{ts},"dur":{dur},"args":{{"device":0,"stream":{stream}}}}}"#
+        )
+    };
+    let (d, _) = hta(&[
+        s(NCCL, 0, 100, r#""20""#),
+        s("gemm", 10, 20, "7.0"),
+        s("gemm", 40, 10, r#""stream 8""#),
+        s(r"nccl\nKernel", 60, 10, "9"),
+        s(r"gemm\nSync", 80, 10, "9"),
+        s("x", 95, 3, "7.9"),
+    ]);
+    assert_close(d, 43.0, "python int");
+}

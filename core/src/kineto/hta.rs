@@ -159,8 +159,10 @@ impl HtaOverlap {
     }
 }
 
-/// HTA's `merge_kernel_intervals`: `(start, end)` pairs sorted by start (stable), grouped
-/// while `start ≤` the largest earlier end; each group becomes `(min start, max end)`.
+/// HTA's `merge_kernel_intervals`: `(start, end)` pairs sorted by start, grouped while
+/// `start ≤` the largest earlier end; each group becomes `(min start, max end)`. HTA sorts with
+/// pandas' default (not stable) quicksort and this sort is stable; the order of equal starts
+/// changes the groups only when rounding made one of those intervals negative.
 #[must_use]
 pub fn hta_merge(mut intervals: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
     intervals.sort_by(|a, b| a.0.total_cmp(&b.0));
