@@ -221,10 +221,10 @@ fn bench_kineto(c: &mut Criterion) {
     let gz_s = start.elapsed().as_secs_f64();
     assert_eq!(trace, trace_gz);
     let (_, peak_report) = peak_during(|| report(&[("synthetic".into(), trace.clone())]));
-    let o = trace.overlap();
+    let o = trace.hta_overlap(bubblelab_core::kineto::HtaOptions::default());
     println!(
         "kineto: synthetic trace {:.1} MB plain, {:.1} MB gzip; {} events, {} GPU events kept, \
-         {} names; overlap {:.2} %",
+         {} names; HTA 0.5.0 overlap {:.2} %",
         mb(plain.len()),
         mb(gz.len()),
         trace.trace_events,

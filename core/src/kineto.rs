@@ -1,39 +1,46 @@
-//! Reader of PyTorch profiler (Kineto) traces and Holistic Trace Analysis's
+//! Reader of PyTorch profiler (Kineto) traces and Holistic Trace Analysis 0.5.0's
 //! communication–computation overlap metric.
 //!
 //! # Input
 //! A Kineto trace is Chrome Trace Event JSON ("Trace Event Format", Google, 2016) written by
 //! `torch.profiler` for one rank, plain or gzip-compressed (`*.json.gz`, detected by its magic
-//! bytes, RFC 1952). Of its `traceEvents` only GPU activity is kept: complete (`"ph": "X"`)
-//! events of category `kernel`, `gpu_memcpy`, `gpu_memset` or `cuda_sync`, each with its CUDA
-//! stream (`args.stream`, else an integer or `"stream N"` `tid`), device (`args.device`, else
-//! `pid`), start `ts` and duration `dur` (both µs, converted exactly to integer ns) and name.
-//! CPU operators, runtime calls, annotations, flows and metadata are skipped as they are read.
-//! `distributedInfo` (`rank`, `world_size`, `backend`) is kept when present.
+//! bytes, RFC 1952). Two things are kept of its `traceEvents`, as they are read:
+//! - GPU activity, for timelines and the exact variant: complete (`"ph": "X"`) events of
+//!   category `kernel`, `gpu_memcpy`, `gpu_memset` or `cuda_sync`, each with its CUDA stream
+//!   (`args.stream`, else an integer or `"stream N"` `tid`), device (`args.device`, else `pid`),
+//!   start `ts` and duration `dur` (both µs, converted exactly to integer ns) and name;
+//! - HTA's rows ([`hta::HtaRow`]): every entry with a `dur` and a `cat` (CPU operators and
+//!   runtime calls too, for HTA's step filter), with `ts`/`dur` as f64 µs, `args.stream` and
+//!   `args.correlation`, plus whether every `ts` was a JSON integer.
 //!
-//! # Classification
-//! Following HTA (`hta/utils/utils.py`, `get_kernel_type`, Meta, MIT licence):
-//! - **communication**: the name contains `nccl` (any case): `ncclKernel_*` (NCCL ≤ 2.18),
-//!   `ncclDevKernel_*` (NCCL ≥ 2.19; HTA PR #109 widened its `ncclKernel` test for them);
-//! - **memory**: `Memcpy*`, `Memset*`, `dma*` names or the `gpu_memcpy`/`gpu_memset`
-//!   categories; neither compute nor communication;
-//! - **synchronisation**: the `cuda_sync` category or a name containing `Sync` (`Event Sync`,
-//!   `Stream Sync`, `Context Sync`/device sync). HTA PR #162 ("Correct Comm/comp Overlap
-//!   Calculation", 2024) stopped counting these as computation, which had inflated the overlap;
-//!   here too they are neither;
-//! - **computation**: every other kernel.
+//! Flows and metadata are skipped. `distributedInfo` (`rank`, `world_size`, `backend`) is kept
+//! when present.
 //!
-//! # The metric
-//! HTA's `get_comm_comp_overlap` (`hta/analyzers/communication_analysis.py`): on one rank,
-//! merge the intervals of all communication kernels into C and of all computation kernels into
-//! P (over every stream); then
+//! # The metric: HTA 0.5.0's `get_comm_comp_overlap`
+//! The overlap reported under HTA's name is Holistic Trace Analysis 0.5.0's
+//! `get_comm_comp_overlap()` with its default `include_last_profiler_step=False`, restated rule
+//! for rule in [`hta`] (its rows, rounding of float timestamps, last-step filter through
+//! correlation ids, classification by name, union merge per class, overlap / merged
+//! communication). On one rank, with C the merged communication and P the merged computation:
 //!
 //! ```text
 //! overlap % = 100 · |C ∩ P| / |C|
 //! ```
 //!
-//! the share of communication time during which some computation kernel also runs. It is
-//! undefined on a rank without communication. Exposed communication is |C| − |C ∩ P|.
+//! # Classification
+//! One rule for everything here, HTA's `get_kernel_type` ([`hta::HtaKernelType::of`]), by name
+//! only: communication `^nccl.*Kernel` (`ncclKernel_*`, NCCL ≥ 2.19's `ncclDevKernel_*`);
+//! memory `Memcpy*`, `Memset*`, `dma*`; other: a name containing `Memcpy` or `Sync`; computation:
+//! every other kernel. HTA has no RCCL rule: ROCm traces whose RCCL kernels keep NCCL's names
+//! (`ncclDevKernel_Generic…`) count them as communication, and a kernel named `rccl…` counts as
+//! computation. The metric named after HTA must follow HTA, and the lab follows it there too, so
+//! that the exact variant below differs from HTA only in time handling and the step filter.
+//!
+//! # The exact variant
+//! [`RankTrace::exact_overlap`] is the same formula on the GPU-category events (`kernel`,
+//! `gpu_memcpy`, `gpu_memset`, `cuda_sync`; stream from `args.stream`, else `tid`), classified by
+//! the same names, with times converted exactly to integer ns and every profiler step kept. The
+//! gap between the two shows what HTA's µs rounding and last-step drop do to a trace.
 //!
 //! # Bounds
 //! Parsing is total: every input gives a [`RankTrace`] or a [`KinetoError`] naming the byte
@@ -43,6 +50,7 @@
 //! copy of each distinct name).
 
 mod gzip;
+pub mod hta;
 mod parse;
 
 use alloc::collections::BTreeMap;
@@ -52,6 +60,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 pub use gzip::{crc32, gunzip, is_gzip};
+pub use hta::{HtaKernelType, HtaOptions, HtaOverlap, HtaRows};
 pub use parse::decimal_to_ns;
 
 use crate::report::{Cell, Lane, Report, Span, Table, Timeline};
@@ -59,38 +68,30 @@ use crate::report::{Cell, Lane, Report, Span, Table, Timeline};
 /// Largest inflated size of a gzip trace, bytes (2 GiB).
 pub const MAX_INFLATED_BYTES: usize = 2 << 30;
 
-/// What a GPU event did, for the overlap metric.
+/// What a GPU event did, for the overlap metric: HTA 0.5.0's class of its name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum KernelClass {
-    /// A collective or point-to-point communication kernel (NCCL).
+    /// A communication kernel (`^nccl.*Kernel`).
     Communication,
     /// Any other kernel.
     Computation,
-    /// A memory copy or set.
+    /// A memory copy or set (`Memcpy*`, `Memset*`, `dma*`).
     Memory,
-    /// A CUDA synchronisation record (HTA PR #162: neither compute nor communication).
-    Sync,
+    /// HTA's OTHER: a name with `Memcpy` or `Sync` in it (`Event Sync`, `Context Sync`):
+    /// neither compute nor communication.
+    Other,
 }
 
 impl KernelClass {
-    /// Classifies a GPU event by its category and name (see the module documentation).
+    /// Classifies a GPU event by its name, as HTA 0.5.0 does ([`HtaKernelType::of`]; the
+    /// category is not used).
     #[must_use]
-    pub fn classify(cat: &str, name: &str) -> Self {
-        if contains_ignore_case(name, "nccl") {
-            KernelClass::Communication
-        } else if cat.eq_ignore_ascii_case("gpu_memcpy")
-            || cat.eq_ignore_ascii_case("gpu_memset")
-            || cat.eq_ignore_ascii_case("memcpy")
-            || cat.eq_ignore_ascii_case("memset")
-            || ["Memcpy", "Memset", "dma"]
-                .iter()
-                .any(|p| name.starts_with(p))
-        {
-            KernelClass::Memory
-        } else if cat.eq_ignore_ascii_case("cuda_sync") || name.contains("Sync") {
-            KernelClass::Sync
-        } else {
-            KernelClass::Computation
+    pub fn classify(name: &str) -> Self {
+        match HtaKernelType::of(name) {
+            HtaKernelType::Communication => KernelClass::Communication,
+            HtaKernelType::Memory => KernelClass::Memory,
+            HtaKernelType::Other => KernelClass::Other,
+            HtaKernelType::Computation => KernelClass::Computation,
         }
     }
 
@@ -100,17 +101,9 @@ impl KernelClass {
         match self {
             KernelClass::Communication => "comm",
             KernelClass::Computation => "compute",
-            KernelClass::Memory | KernelClass::Sync => "other",
+            KernelClass::Memory | KernelClass::Other => "other",
         }
     }
-}
-
-fn contains_ignore_case(haystack: &str, needle: &str) -> bool {
-    let n = needle.as_bytes();
-    haystack
-        .as_bytes()
-        .windows(n.len())
-        .any(|w| w.eq_ignore_ascii_case(n))
 }
 
 /// One GPU event kept from a trace.
@@ -152,13 +145,15 @@ pub struct DistributedInfo {
     pub backend: Option<String>,
 }
 
-/// The GPU side of one rank's trace.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// What the lab keeps of one rank's trace: its GPU events and HTA's rows.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RankTrace {
     /// `distributedInfo`, if the trace has one.
     pub distributed: Option<DistributedInfo>,
-    /// Distinct event names; [`GpuEvent::name`] indexes this.
+    /// Distinct event names; [`GpuEvent::name`] and [`hta::HtaRow::name`] index this.
     pub names: Vec<String>,
+    /// What HTA 0.5.0 reads of the trace (every entry with `dur` and `cat`).
+    pub hta: HtaRows,
     /// Kept GPU events in file order.
     pub events: Vec<GpuEvent>,
     /// Number of entries in `traceEvents` (all kinds).
@@ -167,10 +162,10 @@ pub struct RankTrace {
     pub skipped_gpu_events: u64,
 }
 
-/// Communication, computation and their overlap on one rank, ns (HTA's definition, see the
-/// module documentation).
+/// The exact variant of the overlap on one rank, ns: HTA's formula and classes without its
+/// rounding and step filter (module documentation, "The exact variant").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Overlap {
+pub struct ExactOverlap {
     /// |C|: time covered by at least one communication kernel, ns.
     pub comm_ns: u64,
     /// |P|: time covered by at least one computation kernel, ns.
@@ -179,7 +174,7 @@ pub struct Overlap {
     pub overlap_ns: u64,
 }
 
-impl Overlap {
+impl ExactOverlap {
     /// 100 · |C ∩ P| / |C|, in percent; `None` without communication.
     #[must_use]
     pub fn percent(&self) -> Option<f64> {
@@ -237,9 +232,10 @@ pub fn intersection_ns(a: &[(i64, i64)], b: &[(i64, i64)]) -> u64 {
     total
 }
 
-/// HTA's comm–comp overlap of a set of GPU events (one rank).
+/// The exact comm–comp overlap of a set of GPU events (one rank): merged communication and
+/// computation intervals in integer ns, every event kept.
 #[must_use]
-pub fn comm_comp_overlap(events: &[GpuEvent]) -> Overlap {
+pub fn exact_comm_comp_overlap(events: &[GpuEvent]) -> ExactOverlap {
     let of = |class: KernelClass| {
         merge_intervals(
             events
@@ -251,7 +247,7 @@ pub fn comm_comp_overlap(events: &[GpuEvent]) -> Overlap {
     };
     let comm = of(KernelClass::Communication);
     let comp = of(KernelClass::Computation);
-    Overlap {
+    ExactOverlap {
         comm_ns: covered_ns(&comm),
         compute_ns: covered_ns(&comp),
         overlap_ns: intersection_ns(&comm, &comp),
@@ -350,10 +346,17 @@ impl RankTrace {
             .map_or("", String::as_str)
     }
 
-    /// HTA's comm–comp overlap of this rank.
+    /// HTA 0.5.0's `get_comm_comp_overlap` of this rank, as HTA computes it for a folder
+    /// holding this trace alone ([`hta`]).
     #[must_use]
-    pub fn overlap(&self) -> Overlap {
-        comm_comp_overlap(&self.events)
+    pub fn hta_overlap(&self, opts: HtaOptions) -> HtaOverlap {
+        hta::hta_overlap(&self.hta, &self.names, opts)
+    }
+
+    /// The exact variant (module documentation): integer ns, all steps.
+    #[must_use]
+    pub fn exact_overlap(&self) -> ExactOverlap {
+        exact_comm_comp_overlap(&self.events)
     }
 
     /// Number of kept events of a class.
@@ -435,14 +438,21 @@ impl RankTrace {
     }
 }
 
-/// Builds the Report of one or more ranks' traces, each given with the name of its source
-/// (a file name): a table with one row per rank (sorted by rank, then input order; times in
-/// ms), the metric `<id>.overlap_pct` (%) per rank with communication, where `<id>` is
-/// `rank<r>`, or `trace<i>` (input position) when the rank is missing or repeated; over all
-/// ranks `all.overlap_pct` (Σ|C ∩ P| / Σ|C|, %), `all.comm_ms`, `all.exposed_comm_ms` (ms) and
-/// `ranks`; one timeline per rank; findings.
+/// [`report_with`] under HTA's default options (`include_last_profiler_step=False`).
 #[must_use]
 pub fn report(traces: &[(String, RankTrace)]) -> Report {
+    report_with(traces, HtaOptions::default())
+}
+
+/// Builds the Report of one or more ranks' traces, each given with the name of its source
+/// (a file name): a table with one row per rank (sorted by rank, then input order; times in
+/// ms), the metrics `<id>.overlap_pct` (HTA 0.5.0's overlap, %) and `<id>.exact_overlap_pct`
+/// (the exact variant, %) per rank with communication, where `<id>` is `rank<r>`, or
+/// `trace<i>` (input position) when the rank is missing or repeated; over all ranks
+/// `all.overlap_pct` (Σ HTA overlap / Σ HTA communication, %), `all.comm_ms`,
+/// `all.exposed_comm_ms` (ms, HTA's) and `ranks`; one timeline per rank; findings.
+#[must_use]
+pub fn report_with(traces: &[(String, RankTrace)], opts: HtaOptions) -> Report {
     let mut order: Vec<usize> = (0..traces.len()).collect();
     order.sort_by_key(|&i| (traces[i].1.rank().unwrap_or(i64::MAX), i));
     let mut rank_counts: BTreeMap<i64, usize> = BTreeMap::new();
@@ -458,11 +468,11 @@ pub fn report(traces: &[(String, RankTrace)]) -> Report {
             None => (format!("trace{i}"), format!("input {i}")),
         }
     };
-    let ms = |ns: u64| ns as f64 / 1e6;
+    let ms = |us: f64| us / 1e3;
     let mut report = Report {
         lab: "kineto".into(),
         title: format!(
-            "Kineto traces: communication–computation overlap (HTA) on {} rank{}",
+            "Kineto traces: communication–computation overlap (HTA 0.5.0) on {} rank{}",
             traces.len(),
             if traces.len() == 1 { "" } else { "s" }
         ),
@@ -470,7 +480,8 @@ pub fn report(traces: &[(String, RankTrace)]) -> Report {
     };
     let mut table = Table {
         key: "overlap".into(),
-        title: "Per rank: merged communication C, merged computation P, overlap = |C ∩ P| / |C|"
+        title: "Per rank: HTA 0.5.0 get_comm_comp_overlap (merged communication C, merged \
+                computation P, overlap = |C ∩ P| / |C|) and the exact variant"
             .into(),
         columns: [
             "rank",
@@ -479,28 +490,29 @@ pub fn report(traces: &[(String, RankTrace)]) -> Report {
             "comm kernels",
             "compute kernels",
             "other",
-            "comm (ms)",
-            "compute (ms)",
-            "overlap (ms)",
-            "exposed comm (ms)",
-            "overlap (%)",
+            "HTA comm (ms)",
+            "HTA compute (ms)",
+            "HTA overlap (ms)",
+            "HTA exposed comm (ms)",
+            "HTA 0.5.0 overlap (%)",
+            "exact overlap (%)",
         ]
         .iter()
         .map(ToString::to_string)
         .collect(),
         rows: Vec::new(),
     };
-    let (mut total_comm, mut total_overlap, mut sync_events) = (0u64, 0u64, 0usize);
+    let (mut total_comm, mut total_overlap) = (0.0f64, 0.0f64);
     let mut findings = Vec::new();
-    let mut lowest: Option<(f64, String, u64)> = None;
+    let mut lowest: Option<(f64, String, f64)> = None;
     for &i in &order {
         let (source, trace) = &traces[i];
         let (id, label) = ident(i);
-        let o = trace.overlap();
-        total_comm = total_comm.saturating_add(o.comm_ns);
-        total_overlap = total_overlap.saturating_add(o.overlap_ns);
-        sync_events += trace.count(KernelClass::Sync);
-        let other = trace.count(KernelClass::Memory) + trace.count(KernelClass::Sync);
+        let h = trace.hta_overlap(opts);
+        let x = trace.exact_overlap();
+        total_comm += h.comm_us;
+        total_overlap += h.overlap_us;
+        let other = trace.count(KernelClass::Memory) + trace.count(KernelClass::Other);
         table.rows.push(alloc::vec![
             Cell::Text(label.clone()),
             Cell::Text(source.clone()),
@@ -508,32 +520,65 @@ pub fn report(traces: &[(String, RankTrace)]) -> Report {
             Cell::Num(trace.count(KernelClass::Communication) as f64),
             Cell::Num(trace.count(KernelClass::Computation) as f64),
             Cell::Num(other as f64),
-            Cell::Num(ms(o.comm_ns)),
-            Cell::Num(ms(o.compute_ns)),
-            Cell::Num(ms(o.overlap_ns)),
-            Cell::Num(ms(o.exposed_comm_ns())),
-            o.percent().map_or(Cell::Missing, Cell::Num),
+            Cell::Num(ms(h.comm_us)),
+            Cell::Num(ms(h.compute_us)),
+            Cell::Num(ms(h.overlap_us)),
+            Cell::Num(ms(h.exposed_comm_us())),
+            h.percent().map_or(Cell::Missing, Cell::Num),
+            x.percent().map_or(Cell::Missing, Cell::Num),
         ]);
-        if let Some(p) = o.percent() {
+        if let Some(p) = h.percent() {
             report.push_metric(
                 &format!("{id}.overlap_pct"),
-                &format!("{label} comm–comp overlap"),
+                &format!("{label} comm–comp overlap (HTA 0.5.0)"),
                 p,
                 "%",
             );
             if lowest.as_ref().is_none_or(|(q, _, _)| p < *q) {
-                lowest = Some((p, label.clone(), o.exposed_comm_ns()));
+                lowest = Some((p, label.clone(), h.exposed_comm_us()));
             }
         } else {
             findings.push(format!(
-                "{label} ({source}): no communication kernels, so its overlap is undefined."
+                "{label} ({source}): no communication time after HTA's rules, so its overlap is \
+                 undefined (HTA: NaN)."
+            ));
+        }
+        if let Some(p) = x.percent() {
+            report.push_metric(
+                &format!("{id}.exact_overlap_pct"),
+                &format!("{label} comm–comp overlap, exact ns and all steps"),
+                p,
+                "%",
+            );
+        }
+        if h.rounded {
+            findings.push(format!(
+                "{label}: the timestamps are not all integers, so HTA rounded every event to \
+                 whole µs (start up, end down)."
+            ));
+        }
+        if h.step_filtered {
+            findings.push(format!(
+                "{label}: {} ProfilerStep names, so HTA kept only kernels launched {} the last \
+                 step (include_last_profiler_step={}).",
+                trace.hta.profiler_step_symbols,
+                if opts.include_last_profiler_step {
+                    "up to the end of"
+                } else {
+                    "before"
+                },
+                if opts.include_last_profiler_step {
+                    "True"
+                } else {
+                    "False"
+                }
             ));
         }
         let (timeline, moved) = trace.timeline(&label);
         if moved > 0 {
             findings.push(format!(
                 "{label}: {moved} GPU event(s) overlap an earlier event of the same stream in the \
-                 file; they are drawn on extra lanes (`stream S #2`, …)."
+                 file; they are drawn on extra lanes (`stream S #2`, …) and counted as they are."
             ));
         }
         if trace.events.is_empty() {
@@ -561,31 +606,33 @@ pub fn report(traces: &[(String, RankTrace)]) -> Report {
         }
         _ => {}
     }
-    if total_comm > 0 {
+    if total_comm != 0.0 {
         report.push_metric(
             "all.overlap_pct",
-            "All ranks: overlapped / all communication",
-            100.0 * total_overlap as f64 / total_comm as f64,
+            "All ranks: Σ HTA overlap / Σ HTA communication",
+            100.0 * (total_overlap / total_comm),
             "%",
         );
     }
     report.push_metric(
         "all.comm_ms",
-        "All ranks: communication time",
+        "All ranks: communication time (HTA)",
         ms(total_comm),
         "ms",
     );
     report.push_metric(
         "all.exposed_comm_ms",
-        "All ranks: exposed communication",
-        ms(total_comm.saturating_sub(total_overlap)),
+        "All ranks: exposed communication (HTA)",
+        ms(total_comm - total_overlap),
         "ms",
     );
     report.push_metric("ranks", "Traces read", traces.len() as f64, "count");
     let mut notes = alloc::vec![String::from(
-        "Overlap follows Holistic Trace Analysis: the share of merged communication-kernel time \
-         (NCCL) during which some computation kernel also runs on the rank; memory copies/sets \
-         and synchronisation events count as neither (HTA PR #162)."
+        "Overlap is Holistic Trace Analysis 0.5.0's get_comm_comp_overlap: the share of merged \
+         communication-kernel time (names ^nccl.*Kernel) during which some computation kernel \
+         also runs on the rank, after HTA's µs rounding of float timestamps and its drop of \
+         the last profiler step; memory copies/sets and names with Memcpy or Sync count as \
+         neither. The exact variant keeps every step and every nanosecond."
     )];
     if let Some((p, label, exposed)) = lowest {
         if traces.len() > 1 {
@@ -595,12 +642,6 @@ pub fn report(traces: &[(String, RankTrace)]) -> Report {
                 crate::report::format_number(ms(exposed))
             ));
         }
-    }
-    if sync_events > 0 {
-        notes.push(format!(
-            "{sync_events} synchronisation event(s) were counted as neither computation nor \
-             communication."
-        ));
     }
     notes.extend(findings);
     report.findings = notes;
@@ -613,32 +654,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn classification_follows_hta() {
+    fn classification_is_htas_by_name() {
         use KernelClass::*;
-        let k = |n| KernelClass::classify("kernel", n);
         assert_eq!(
-            k("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)"),
+            KernelClass::classify("ncclDevKernel_AllGather_RING_LL(ncclDevComm*)"),
             Communication
         );
         assert_eq!(
-            k("ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"),
-            Communication
-        );
-        assert_eq!(
-            k("void at::native::vectorized_elementwise_kernel<4>"),
-            Computation
-        );
-        assert_eq!(
-            KernelClass::classify("gpu_memcpy", "Memcpy DtoD (Device -> Device)"),
+            KernelClass::classify("Memcpy DtoD (Device -> Device)"),
             Memory
         );
-        assert_eq!(k("Memset (Device)"), Memory);
+        assert_eq!(KernelClass::classify("Stream Wait Event"), Computation);
+        assert_eq!(KernelClass::classify("Event Sync"), Other);
         assert_eq!(
-            KernelClass::classify("cuda_sync", "Stream Wait Event"),
-            Sync
+            KernelClass::classify("void rccl::reduce_kernel"),
+            Computation
         );
-        assert_eq!(KernelClass::classify("cuda_sync", "Event Sync"), Sync);
-        assert_eq!(k("Context Sync"), Sync);
     }
 
     #[test]

@@ -5,7 +5,8 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use bubblelab_core::kineto::{
-    comm_comp_overlap, crc32, parse_trace_with_limit, report, GpuEvent, KernelClass, RankTrace,
+    crc32, exact_comm_comp_overlap, parse_trace_with_limit, report, GpuEvent, KernelClass,
+    RankTrace,
 };
 use proptest::prelude::*;
 
@@ -62,8 +63,8 @@ fn the_synthetic_trace_reads() {
     assert_eq!(t.rank(), Some(5));
     assert_eq!(t.count(KernelClass::Communication), 4);
     assert_eq!(t.count(KernelClass::Computation), 12);
-    assert_eq!(t.count(KernelClass::Sync), 1);
-    assert!(t.overlap().percent().unwrap() > 0.0);
+    assert_eq!(t.count(KernelClass::Other), 1);
+    assert!(t.exact_overlap().percent().unwrap() > 0.0);
 }
 
 #[test]
@@ -149,8 +150,20 @@ fn read(bytes: &[u8]) -> Result<RankTrace, String> {
                 assert!((e.name as usize) < t.names.len());
                 assert!(e.start_ns.checked_add(e.dur_ns as i64).is_some());
             }
-            let o = t.overlap();
+            let o = t.exact_overlap();
             assert!(o.overlap_ns <= o.comm_ns.min(o.compute_ns));
+            for include_last_profiler_step in [false, true] {
+                let h = t.hta_overlap(bubblelab_core::kineto::HtaOptions {
+                    include_last_profiler_step,
+                });
+                assert!(h.overlap_us.is_finite() && h.comm_us.is_finite());
+                if !h.rounded && t.hta.rows.iter().all(|r| r.dur_us >= 0.0) {
+                    // Without rounding every interval is non-negative: the overlap fits.
+                    assert!(
+                        h.overlap_us >= 0.0 && h.overlap_us <= h.comm_us.min(h.compute_us) + 1e-6
+                    );
+                }
+            }
             let _ = report(&[("fuzz".into(), t.clone())]);
             Ok(t)
         }
@@ -209,6 +222,30 @@ proptest! {
     }
 
     #[test]
+    fn hta_equals_the_exact_variant_on_integer_traces_with_one_step(
+        kernels in prop::collection::vec((0usize..5, 0i64..3, 0u32..2_000, 0u32..400), 0..40),
+    ) {
+        // Integer µs (no rounding), no ProfilerStep (no filter), every kernel with args.stream:
+        // HTA's rules and the exact variant must then agree to the nanosecond.
+        let names = ["ncclKernel_AllReduce_RING", "ncclDevKernel_SendRecv", "gemm", "Memcpy DtoD", "Event Sync"];
+        let events: Vec<String> = kernels
+            .iter()
+            .map(|&(n, stream, ts, dur)| format!(
+                r#"{{"ph":"X","cat":"kernel","name":"{}","pid":0,"tid":{stream},"ts":{ts},"dur":{dur},"args":{{"stream":{stream},"correlation":1}}}}"#,
+                names[n]
+            ))
+            .collect();
+        let text = format!(r#"{{"traceEvents":[{}]}}"#, events.join(","));
+        let t = parse_trace_with_limit(text.as_bytes(), LIMIT).unwrap();
+        let h = t.hta_overlap(bubblelab_core::kineto::HtaOptions::default());
+        let x = t.exact_overlap();
+        prop_assert!(!h.rounded && !h.step_filtered);
+        prop_assert_eq!(h.comm_us * 1000.0, x.comm_ns as f64);
+        prop_assert_eq!(h.compute_us * 1000.0, x.compute_ns as f64);
+        prop_assert_eq!(h.overlap_us * 1000.0, x.overlap_ns as f64);
+    }
+
+    #[test]
     fn overlap_and_lanes_hold_their_invariants(
         kernels in prop::collection::vec((0u8..4, 0i64..4, 0i64..10_000, 0u64..3_000), 0..60),
     ) {
@@ -217,7 +254,7 @@ proptest! {
             .enumerate()
             .map(|(i, &(class, stream, start_ns, dur_ns))| GpuEvent {
                 name: 0,
-                class: [KernelClass::Communication, KernelClass::Computation, KernelClass::Memory, KernelClass::Sync][class as usize],
+                class: [KernelClass::Communication, KernelClass::Computation, KernelClass::Memory, KernelClass::Other][class as usize],
                 device: Some(0),
                 stream,
                 start_ns,
@@ -225,7 +262,7 @@ proptest! {
                 event_index: i as u64,
             })
             .collect();
-        let o = comm_comp_overlap(&events);
+        let o = exact_comm_comp_overlap(&events);
         // Brute force over every ns.
         let covered = |class: KernelClass, t: i64| events.iter().any(|e| e.class == class && e.start_ns <= t && t < e.end_ns());
         let (mut comm, mut comp, mut both) = (0u64, 0u64, 0u64);

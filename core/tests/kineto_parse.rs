@@ -1,11 +1,12 @@
-//! The Kineto reader on small hand-written traces: known overlap answers, HTA's classification
-//! (PR #162: synchronisation is neither compute nor communication), timelines with overlapping
-//! kernels on one stream, gzip framing, and the exact error messages.
+//! The Kineto reader on small hand-written traces: known overlap answers, HTA 0.5.0's rules one
+//! at a time (each trace below was also run through HTA 0.5.0 itself, see `hta_*` tests),
+//! timelines with overlapping kernels on one stream, gzip framing, and the exact error messages.
 
 #![cfg(not(target_arch = "wasm32"))]
 
 use bubblelab_core::kineto::{
-    crc32, gunzip, parse_trace, parse_trace_with_limit, report, ErrorKind, KernelClass, RankTrace,
+    crc32, gunzip, parse_trace, parse_trace_with_limit, report, report_with, ErrorKind, HtaOptions,
+    KernelClass, RankTrace,
 };
 use bubblelab_core::trace::to_chrome_trace;
 
@@ -63,9 +64,9 @@ fn known_overlap_excludes_sync_and_memory() {
     );
     assert_eq!(t.count(KernelClass::Communication), 2);
     assert_eq!(t.count(KernelClass::Computation), 1);
-    assert_eq!(t.count(KernelClass::Sync), 1);
+    assert_eq!(t.count(KernelClass::Other), 1);
     assert_eq!(t.count(KernelClass::Memory), 1);
-    let o = t.overlap();
+    let o = t.exact_overlap();
     assert_eq!(o.comm_ns, 20_000);
     assert_eq!(o.compute_ns, 20_000);
     assert_eq!(o.overlap_ns, 10_000);
@@ -75,14 +76,14 @@ fn known_overlap_excludes_sync_and_memory() {
 
 #[test]
 fn counting_sync_as_compute_would_inflate_the_overlap() {
-    // What HTA computed before its PR #162: the same trace with the sync record renamed into a
-    // compute kernel covers all communication.
+    // What HTA computed before its PR #162 ("Correct Comm/comp Overlap Calculation"): the same
+    // trace with the sync record renamed into a compute kernel covers all communication.
     let before_fix = known().replace(
         "\"cuda_sync\",\"name\":\"Stream Sync\"",
         "\"kernel\",\"name\":\"Stream\"",
     );
     let t = parse_trace(before_fix.as_bytes()).unwrap();
-    assert_eq!(t.overlap().percent(), Some(100.0));
+    assert_eq!(t.exact_overlap().percent(), Some(100.0));
 }
 
 #[test]
@@ -174,7 +175,7 @@ fn several_devices_get_device_lanes_and_legacy_fields_are_read() {
         names,
         ["GPU 0 stream 7", "GPU 1 stream 7", "GPU 1 stream 9"]
     );
-    assert_eq!(t.overlap().percent(), None);
+    assert_eq!(t.exact_overlap().percent(), None);
 }
 
 #[test]
@@ -208,7 +209,11 @@ fn report_has_a_row_per_rank_sorted_and_exports_to_chrome_trace() {
         .findings
         .iter()
         .any(|f| f.contains("rank 0 (zero.json): no communication")));
-    assert!(r.findings.iter().any(|f| f.contains("PR #162")));
+    assert!(r
+        .findings
+        .iter()
+        .any(|f| f.contains("HTA") && f.contains("0.5.0")));
+    assert_eq!(table.rows[1][11].display(), "50"); // the exact variant agrees here
     let text = r.to_text();
     assert!(
         text.contains("overlap (%)") && text.contains("50"),
@@ -444,4 +449,335 @@ fn odd_but_harmless_input_is_accepted() {
     assert_eq!(t.events.len(), 1);
     assert_eq!((t.events[0].start_ns, t.events[0].stream), (2000, 4));
     assert_eq!(t.distributed, None);
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTA 0.5.0's rules, one tiny trace each. Every trace here was written out as JSON and run
+// through HTA itself: `TraceAnalysis(trace_dir=d).get_comm_comp_overlap(visualize=False)` with
+// PyPI HolisticTraceAnalysis==0.5.0 (pandas 3.1.1, numpy 2.4.6), the folder `d` holding the
+// trace alone as `rank-0.json`, and `include_last_profiler_step=True` for the `last` values.
+// The asserted numbers are HTA's 100 · ratio before its round(·, 2) (docs/MODEL.md, "Kineto").
+// Numbers are written as text so that `0` (a JSON integer) and `0.0` (a float, which makes HTA
+// round) differ as they do for Python.
+
+const NCCL: &str = "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)";
+const GEMM: &str = "void at::native::vectorized_elementwise_kernel<4>(int)";
+
+/// A GPU event as Kineto writes it; `corr` goes to `args.correlation` when given.
+fn k(name: &str, ts: &str, dur: &str, stream: i64, cat: &str, corr: Option<i64>) -> String {
+    let corr = corr.map_or(String::new(), |c| format!(r#","correlation":{c}"#));
+    format!(
+        r#"{{"ph":"X","cat":"{cat}","name":"{name}","pid":0,"tid":{stream},"ts":{ts},"dur":{dur},"args":{{"device":0,"stream":{stream}{corr}}}}}"#
+    )
+}
+
+/// A kernel (`cat` `kernel`) without a correlation id.
+fn kern(name: &str, ts: &str, dur: &str, stream: i64) -> String {
+    k(name, ts, dur, stream, "kernel", None)
+}
+
+/// A CPU event (no stream).
+fn cpu(name: &str, ts: &str, dur: &str, cat: &str, corr: Option<i64>) -> String {
+    let args = corr.map_or(String::new(), |c| format!(r#""correlation":{c}"#));
+    format!(
+        r#"{{"ph":"X","cat":"{cat}","name":"{name}","pid":100,"tid":1,"ts":{ts},"dur":{dur},"args":{{{args}}}}}"#
+    )
+}
+
+/// HTA's overlap (default options, then `include_last_profiler_step=True`) of one trace.
+fn hta(events: &[String]) -> (Option<f64>, Option<f64>) {
+    let t = parse_trace(trace(events, 0).as_bytes()).unwrap();
+    (
+        t.hta_overlap(HtaOptions::default()).percent(),
+        t.hta_overlap(HtaOptions {
+            include_last_profiler_step: true,
+        })
+        .percent(),
+    )
+}
+
+fn assert_close(got: Option<f64>, want: f64, what: &str) {
+    let got = got.unwrap_or_else(|| panic!("{what}: no value"));
+    assert!((got - want).abs() <= 1e-9, "{what}: {got} vs HTA {want}");
+}
+
+#[test]
+fn hta_counts_same_stream_overlaps_as_they_are() {
+    // Compute [0,100) and [200,300) on stream 7; NCCL [50,150), [250,350) and [260,280) on the
+    // same stream, each starting before the previous kernel ends. HTA merges each class over
+    // all streams without clipping: comm 200 µs, overlap 50 + 50: 50 %. (Clipping each kernel
+    // to its stream's order would give 0 %.)
+    let (d, l) = hta(&[
+        kern(GEMM, "0", "100", 7),
+        kern(NCCL, "50", "100", 7),
+        kern(GEMM, "200", "100", 7),
+        kern(NCCL, "250", "100", 7),
+        kern(NCCL, "260", "20", 7),
+    ]);
+    assert_close(d, 50.0, "default");
+    assert_close(l, 50.0, "last");
+}
+
+#[test]
+fn hta_counts_nccl_dev_kernels_as_communication() {
+    let (d, _) = hta(&[
+        kern(
+            "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+            "0",
+            "100",
+            20,
+        ),
+        kern(GEMM, "25", "25", 7),
+    ]);
+    assert_close(d, 25.0, "ncclDevKernel");
+}
+
+#[test]
+fn hta_compute_name_probes() {
+    // Comm [0,4096). Probe i lasts 2^i µs; the overlap spells which probes HTA counts as
+    // compute: 1 + 4 + 64 + 128 = 197 (nccl_ without "Kernel", Stream Wait Event, an rccl
+    // kernel, an annotation with args.stream). Not compute: Memcpy inside a name, Event Sync,
+    // Memset, dma, Memcpy under cat kernel, cudaDeviceSynchronize, and a kernel without
+    // args.stream (1024, its tid is ignored).
+    let probes = [
+        ("nccl_custom_allreduce", "kernel"),
+        ("void at::native::copy_Memcpy_kernel", "kernel"),
+        ("Stream Wait Event", "cuda_sync"),
+        ("Event Sync", "cuda_sync"),
+        ("Memset (Device)", "gpu_memset"),
+        ("dma_something", "kernel"),
+        ("void rccl::reduce_kernel", "kernel"),
+        ("nccl:all_reduce", "gpu_user_annotation"),
+        ("Memcpy DtoD (Device -> Device)", "kernel"),
+        ("cudaDeviceSynchronize", "kernel"),
+    ];
+    let mut ev = vec![kern(NCCL, "0", "4096", 20)];
+    let mut t = 0u32;
+    for (i, (name, cat)) in probes.iter().enumerate() {
+        let d = 1u32 << i;
+        ev.push(k(name, &t.to_string(), &d.to_string(), 7, cat, None));
+        t += d;
+    }
+    ev.push(format!(
+        r#"{{"ph":"X","cat":"kernel","name":"{GEMM}","pid":0,"tid":7,"ts":1024,"dur":1024,"args":{{"device":0}}}}"#
+    ));
+    let (d, _) = hta(&ev);
+    assert_close(d, 4.809_570_312_5, "probes"); // 197 / 4096
+}
+
+#[test]
+fn hta_communication_name_probes() {
+    // Compute covers [10000,20000); probes of 2^i µs inside it. Comm: ncclDevKernel_,
+    // ncclKernel_, ncclDevKernel_Generic_4(...), an ncclKernel_ annotation with a stream
+    // (1 + 2 + 32 + 64 = 99). Not comm: NCCLKernel (case), `void ncclKernel` (anchored),
+    // ncclAllReduceNoK (no "Kernel": compute), rcclKernel. Comm total 1000 + 99: 99/1099.
+    let probes = [
+        ("ncclDevKernel_AllReduce_Sum_f32_RING_LL", "kernel"),
+        ("ncclKernel_AllReduce_RING_LL_Sum_float", "kernel"),
+        ("NCCLKernel_upper_case", "kernel"),
+        ("void ncclKernel_prefixed", "kernel"),
+        ("ncclAllReduceNoK", "kernel"),
+        (
+            "ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)",
+            "kernel",
+        ),
+        ("ncclKernel_SendRecv_as_annotation", "gpu_user_annotation"),
+        ("rcclKernel_AllReduce", "kernel"),
+    ];
+    let mut ev = vec![kern(NCCL, "0", "1000", 20), kern(GEMM, "10000", "10000", 7)];
+    let mut t = 10_000u32;
+    for (i, (name, cat)) in probes.iter().enumerate() {
+        let d = 1u32 << i;
+        ev.push(k(name, &t.to_string(), &d.to_string(), 21, cat, None));
+        t += d;
+    }
+    let (d, _) = hta(&ev);
+    assert_close(d, 9.008_189_262_966_333, "probes");
+}
+
+#[test]
+fn hta_unions_compute_over_streams() {
+    // Compute [10,40) on stream 7, [30,60) and [80,90) on stream 8 under comm [0,100): the
+    // union is 60 µs (the per-stream sum would be 70).
+    let (d, _) = hta(&[
+        kern(NCCL, "0", "100", 20),
+        kern(GEMM, "10", "30", 7),
+        kern(GEMM, "30", "30", 8),
+        kern(GEMM, "80", "10", 8),
+    ]);
+    assert_close(d, 60.0, "two streams");
+}
+
+#[test]
+fn hta_rounding_can_make_an_interval_negative() {
+    // Float ts: HTA takes ts = ceil(ts), end = floor(ts + dur). Comm [6.2,6.7) becomes [7,6),
+    // −1 µs: comm 5 − 1 = 4 µs, overlap 5 µs: 125 %. The exact variant gives 100 %.
+    let ev = [
+        kern(GEMM, "0.0", "10.0", 7),
+        kern(NCCL, "0.0", "5.0", 20),
+        kern(NCCL, "6.2", "0.5", 20),
+    ];
+    let (d, _) = hta(&ev);
+    assert_close(d, 125.0, "negative interval");
+    let t = parse_trace(trace(&ev, 0).as_bytes()).unwrap();
+    assert!(t.hta_overlap(HtaOptions::default()).rounded);
+    assert_eq!(t.exact_overlap().percent(), Some(100.0));
+    // The same rounding shrinks every interval: comm [0.5,10.5) → [1,10), compute
+    // [2.4,5.6) → [3,5) and [7.7,9.3) → [8,9): 3/9 against the exact 4.8/10.
+    let (d, _) = hta(&[
+        kern(NCCL, "0.5", "10.0", 20),
+        kern(GEMM, "2.4", "3.2", 7),
+        kern(GEMM, "7.7", "1.6", 7),
+    ]);
+    assert_close(d, 33.333_333_333_333_33, "shrink");
+}
+
+#[test]
+fn hta_rounds_only_when_some_ts_is_not_an_integer() {
+    // Integer ts, fractional dur: pandas keeps `ts` int64, nothing is rounded:
+    // (2.5 + 0.75) / 10.5.
+    let ev = vec![
+        kern(NCCL, "0", "10.5", 20),
+        kern(GEMM, "5", "2.5", 7),
+        kern(GEMM, "9", "0.75", 7),
+    ];
+    let (d, _) = hta(&ev);
+    assert_close(d, 30.952_380_952_380_953, "int ts");
+    // One metadata event without ts makes the column float64, and every event is rounded:
+    // comm [0,10), compute [5,7) and [9,9): 20 %.
+    let mut with_m =
+        vec![r#"{"ph":"M","name":"process_name","pid":0,"args":{"name":"GPU 0"}}"#.to_string()];
+    with_m.extend(ev);
+    let (d, _) = hta(&with_m);
+    assert_close(d, 20.0, "one ts missing");
+}
+
+fn step_trace() -> Vec<String> {
+    vec![
+        cpu("ProfilerStep#1", "0", "1000", "user_annotation", None),
+        cpu("ProfilerStep#2", "1000", "1000", "user_annotation", None),
+        cpu("cudaLaunchKernel", "10", "5", "cuda_runtime", Some(1)),
+        cpu("cudaLaunchKernel", "20", "5", "cuda_runtime", Some(2)),
+        cpu("cudaLaunchKernel", "1010", "5", "cuda_runtime", Some(3)),
+        k(NCCL, "100", "100", 20, "kernel", Some(1)), // launched in step 1
+        k(GEMM, "150", "100", 7, "kernel", Some(2)),  // launched in step 1
+        k(NCCL, "1100", "100", 20, "kernel", Some(3)), // launched in the last step
+        k(NCCL, "1500", "100", 20, "kernel", Some(999)), // no launching CPU event
+        kern(NCCL, "1700", "100", 20), // correlation −1: a "CPU" row, kept iff ts < 1000
+    ]
+}
+
+#[test]
+fn hta_drops_the_last_profiler_step_through_correlation_ids() {
+    // Two ProfilerStep names: by default only kernels launched before the last step's start
+    // remain (50/100); include_last_profiler_step=True keeps those launched up to its end and
+    // the −1-correlation kernel (50/300). The orphan (999) is always dropped. The exact
+    // variant keeps everything: 50/400.
+    let (d, l) = hta(&step_trace());
+    assert_close(d, 50.0, "default");
+    assert_close(l, 16.666_666_666_666_664, "last");
+    let t = parse_trace(trace(&step_trace(), 0).as_bytes()).unwrap();
+    assert_eq!(t.exact_overlap().percent(), Some(12.5));
+    let r = report(&[("f.json".into(), t.clone())]);
+    assert_eq!(r.metric("rank0.overlap_pct"), Some(50.0));
+    assert_eq!(r.metric("rank0.exact_overlap_pct"), Some(12.5));
+    assert!(r
+        .findings
+        .iter()
+        .any(|f| f.contains("2 ProfilerStep names") && f.contains("=False")));
+    let r = report_with(
+        &[("f.json".into(), t)],
+        HtaOptions {
+            include_last_profiler_step: true,
+        },
+    );
+    assert!((r.metric("rank0.overlap_pct").unwrap() - 16.666_666_666_666_664).abs() < 1e-9);
+}
+
+#[test]
+fn hta_does_not_filter_with_a_single_profiler_step() {
+    let (d, l) = hta(&[
+        cpu("ProfilerStep#1", "0", "2000", "user_annotation", None),
+        cpu("cudaLaunchKernel", "10", "5", "cuda_runtime", Some(1)),
+        cpu("cudaLaunchKernel", "20", "5", "cuda_runtime", Some(2)),
+        k(NCCL, "100", "100", 20, "kernel", Some(1)),
+        k(GEMM, "150", "100", 7, "kernel", Some(2)),
+        k(NCCL, "1500", "100", 20, "kernel", Some(999)),
+    ]);
+    assert_close(d, 25.0, "default");
+    assert_close(l, 25.0, "last");
+}
+
+#[test]
+fn hta_rocm_trace_follows_the_same_rules() {
+    // hip runtime calls, RCCL's ncclDevKernel_Generic name (communication), Tensile and
+    // elementwise kernels (computation), fractional ts (rounded), two ProfilerSteps (the last
+    // is dropped by default). HTA: 109/199 by default, 109/249 with the last step.
+    let ev = [
+        cpu("ProfilerStep#7", "1000.0", "500.0", "user_annotation", None),
+        cpu("ProfilerStep#8", "1500.0", "500.0", "user_annotation", None),
+        cpu("hipLaunchKernel", "1010.25", "3.5", "cuda_runtime", Some(11)),
+        cpu("hipExtModuleLaunchKernel", "1020.5", "3.5", "cuda_runtime", Some(12)),
+        cpu("hipLaunchKernel", "1030.75", "3.5", "cuda_runtime", Some(13)),
+        cpu("hipMemcpyWithStream", "1040.0", "3.5", "cuda_runtime", Some(14)),
+        cpu("hipLaunchKernel", "1510.0", "3.5", "cuda_runtime", Some(15)),
+        k(
+            "ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)",
+            "1100.4",
+            "200.2",
+            3,
+            "kernel",
+            Some(11),
+        ),
+        k(
+            "Cijk_Alik_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1",
+            "1150.6",
+            "100.8",
+            0,
+            "kernel",
+            Some(12),
+        ),
+        k(GEMM, "1260.3", "10.4", 0, "kernel", Some(13)),
+        k(
+            "Memcpy DtoD (Device -> Device)",
+            "1280.0",
+            "5.0",
+            0,
+            "gpu_memcpy",
+            Some(14),
+        ),
+        k(NCCL, "1600.0", "50.0", 3, "kernel", Some(15)),
+        r#"{"ph":"X","cat":"gpu_user_annotation","name":"nccl:all_reduce","pid":0,"tid":3,"ts":1100.0,"dur":201.0,"args":{"External id":5}}"#.to_string(),
+    ];
+    let (d, l) = hta(&ev);
+    assert_close(d, 54.773_869_346_733_676, "default");
+    assert_close(l, 43.775_100_401_606_42, "last");
+}
+
+#[test]
+fn hta_without_communication_has_no_value() {
+    let (d, l) = hta(&[kern(GEMM, "0", "10", 7)]);
+    assert_eq!((d, l), (None, None)); // HTA: NaN (0/0)
+}
+
+#[test]
+fn hta_reads_streams_with_python_int_and_names_up_to_a_newline() {
+    // Comm [0,100) with stream "20" (a string: int("20") = 20). Compute: stream 7.0 [10,30),
+    // `nccl\nKernel` [60,70) and `gemm\nSync` [80,90) (`.` stops at a newline, so neither
+    // regex matches), stream 7.9 [95,98) (int() truncates). Stream "stream 8" [40,50) is −1:
+    // not a GPU row. HTA 0.5.0: 43/100.
+    let s = |name: &str, ts: u32, dur: u32, stream: &str| {
+        format!(
+            r#"{{"ph":"X","cat":"kernel","name":"{name}","pid":0,"tid":1,"ts":{ts},"dur":{dur},"args":{{"device":0,"stream":{stream}}}}}"#
+        )
+    };
+    let (d, _) = hta(&[
+        s(NCCL, 0, 100, r#""20""#),
+        s("gemm", 10, 20, "7.0"),
+        s("gemm", 40, 10, r#""stream 8""#),
+        s(r"nccl\nKernel", 60, 10, "9"),
+        s(r"gemm\nSync", 80, 10, "9"),
+        s("x", 95, 3, "7.9"),
+    ]);
+    assert_close(d, 43.0, "python int");
 }

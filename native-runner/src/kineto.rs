@@ -1,5 +1,6 @@
-//! `bubblelab kineto`: read PyTorch profiler (Kineto) traces, one per rank, and print the HTA
-//! communication–computation overlap per rank.
+//! `bubblelab kineto`: read PyTorch profiler (Kineto) traces, one per rank, and print Holistic
+//! Trace Analysis 0.5.0's communication–computation overlap per rank (`get_comm_comp_overlap`,
+//! each trace as its own HTA run) beside the lab's exact variant.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -23,6 +24,10 @@ pub struct KinetoArgs {
     /// `-` reads one trace from stdin.
     #[arg(value_name = "TRACE", required = true)]
     traces: Vec<PathBuf>,
+    /// HTA's `include_last_profiler_step=True`: keep the kernels launched during the last
+    /// `ProfilerStep` (HTA's default, and ours, drops them).
+    #[arg(long)]
+    include_last_profiler_step: bool,
     /// How to print the Report, and where to write its timelines as a Chrome trace.
     #[command(flatten)]
     output: ReportOutput,
@@ -48,7 +53,12 @@ pub fn kineto(args: &KinetoArgs) -> Result<(), Failure> {
             kineto::parse_trace(&bytes).map_err(|e| Failure::Input(format!("{name}: {e}")))?;
         traces.push((name, trace));
     }
-    let report = kineto::report(&traces);
+    let report = kineto::report_with(
+        &traces,
+        kineto::HtaOptions {
+            include_last_profiler_step: args.include_last_profiler_step,
+        },
+    );
     crate::run::print_report(&report, &args.output)
 }
 

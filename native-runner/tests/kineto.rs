@@ -67,7 +67,7 @@ fn prints_the_overlap_table_for_plain_and_gzip_ranks() {
     let r1 = write_scratch("rank1.json", rank_trace(1).as_bytes());
     let r0 = write_scratch("rank0.json.gz", &gzip(rank_trace(0).as_bytes()));
     let text = ok(&["kineto", &r1, &r0]);
-    assert!(text.contains("overlap (%)"), "{text}");
+    assert!(text.contains("HTA 0.5.0 overlap (%)"), "{text}");
     let rows: Vec<&str> = text
         .lines()
         .filter(|l| l.starts_with("rank ") && l.contains(".json"))
@@ -78,7 +78,7 @@ fn prints_the_overlap_table_for_plain_and_gzip_ranks() {
         "{text}"
     );
     assert!(rows[1].contains("rank1.json"), "{text}");
-    assert!(text.contains("PR #162"), "{text}");
+    assert!(text.contains("Holistic Trace Analysis 0.5.0"), "{text}");
 }
 
 #[test]
@@ -100,7 +100,7 @@ fn json_and_csv_formats() {
     let csv = ok(&["kineto", &r0, "--format", "csv"]);
     assert!(csv.starts_with("key,label,value,unit\n"), "{csv}");
     assert!(
-        csv.contains("rank0.overlap_pct,rank 0 comm–comp overlap,50,%"),
+        csv.contains("rank0.overlap_pct,rank 0 comm–comp overlap (HTA 0.5.0),50,%"),
         "{csv}"
     );
     assert!(csv.contains("\nrank,source,GPU events,"), "{csv}");
@@ -193,8 +193,9 @@ fn reads_the_real_dlrm_ranks() {
     args.extend(files.iter().map(String::as_str));
     let hta = hta.display().to_string();
     args.push(&hta);
-    let report: serde_json::Value = serde_json::from_str(&ok(&args)).unwrap();
-    let metric = |key: &str| {
+    let run = |args: &[&str]| -> serde_json::Value { serde_json::from_str(&ok(args)).unwrap() };
+    let report = run(&args);
+    let metric_of = |report: &serde_json::Value, key: &str| {
         report["metrics"]
             .as_array()
             .unwrap()
@@ -203,17 +204,24 @@ fn reads_the_real_dlrm_ranks() {
             .and_then(|m| m["value"].as_f64())
             .unwrap_or_else(|| panic!("{key} missing"))
     };
-    // Pinned in core/tests/kineto_real.rs; here the CLI must print the same. The HTA trace is
-    // also rank 3, so the two rank-3 rows are keyed by input position.
+    // HTA 0.5.0's values, pinned in core/tests/kineto_real.rs; here the CLI must print the
+    // same. The HTA trace is also rank 3, so the two rank-3 rows are keyed by input position.
+    let metric = |key: &str| metric_of(&report, key);
     for (key, pct) in [
-        ("rank0.overlap_pct", 4.501_552_259_4),
-        ("rank1.overlap_pct", 2.470_007_057_2),
-        ("rank2.overlap_pct", 7.875_143_184_4),
-        ("trace3.overlap_pct", 3.314_917_127_1),
-        ("trace4.overlap_pct", 46.237_196_930_3),
+        ("rank0.overlap_pct", 4.501_552_259_399_792_5),
+        ("rank1.overlap_pct", 2.470_007_057_163_021),
+        ("rank2.overlap_pct", 7.875_143_184_421_534_5),
+        ("trace3.overlap_pct", 3.314_917_127_071_823),
+        ("trace4.overlap_pct", 47.025_130_178_854_425),
+        ("trace4.exact_overlap_pct", 46.237_196_930_320_73),
     ] {
-        assert!((metric(key) - pct).abs() < 1e-6, "{key}");
+        assert!((metric(key) - pct).abs() < 1e-9, "{key}");
     }
+    // HTA's include_last_profiler_step=True keeps control.json.gz's last step.
+    args.insert(1, "--include-last-profiler-step");
+    let last = run(&args);
+    let got = metric_of(&last, "trace4.overlap_pct");
+    assert!((got - 46.237_196_930_320_73).abs() < 1e-9, "{got}");
     assert_eq!(report["tables"][0]["rows"].as_array().unwrap().len(), 5);
     assert_eq!(report["timelines"].as_array().unwrap().len(), 5);
 }

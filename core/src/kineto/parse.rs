@@ -17,6 +17,7 @@ use core::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
+use super::hta::{HtaRow, HtaRows};
 use super::{DistributedInfo, ErrorKind, GpuEvent, KernelClass, KinetoError, RankTrace};
 
 /// Field names read from each trace event, in slot order.
@@ -29,7 +30,7 @@ const DUR: usize = 4;
 const PID: usize = 5;
 const TID: usize = 6;
 const ARGS: usize = 7;
-const ARGS_FIELDS: &[&str] = &["stream", "device"];
+const ARGS_FIELDS: &[&str] = &["stream", "device", "correlation"];
 const DIST_FIELDS: &[&str] = &["rank", "world_size", "backend"];
 const TOP_FIELDS: &[&str] = &["traceEvents", "distributedInfo"];
 const MAX_FIELDS: usize = 8;
@@ -124,6 +125,12 @@ pub(super) struct Collector {
     in_events: bool,
     skipped_gpu: u64,
     failure: Option<KinetoError>,
+    /// HTA's rows (every entry with `dur` and `cat`, see `hta.rs`).
+    hta_rows: Vec<HtaRow>,
+    /// Every entry so far has a `ts` written as a JSON integer.
+    ts_all_integers: bool,
+    /// Distinct names and categories of HTA rows that contain `ProfilerStep`.
+    step_symbols: alloc::collections::BTreeSet<String>,
 }
 
 impl Collector {
@@ -158,8 +165,55 @@ impl Collector {
         i
     }
 
+    /// Records what HTA 0.5.0 reads of one entry (`hta.rs`, steps 1 and 2): whether its `ts`
+    /// is a JSON integer, and, when it has a `dur` and a `cat` other than `"Trace"`, its row.
+    /// A row whose `ts` or `dur` is not a number is skipped (HTA would carry NaN).
+    fn hta_row(&mut self, ev: &Picked<'_>) {
+        fn not_null(r: Option<&RawValue>) -> Option<&RawValue> {
+            r.filter(|r| r.get() != "null")
+        }
+        let ts_raw = not_null(ev.vals[TS]);
+        self.ts_all_integers &= ts_raw.is_some_and(|r| {
+            let t = r.get();
+            !t.starts_with('"') && !t.contains(['.', 'e', 'E'])
+        });
+        let (Some(ts_raw), Some(dur_raw), Some(cat_raw)) =
+            (ts_raw, not_null(ev.vals[DUR]), not_null(ev.vals[CAT]))
+        else {
+            return;
+        };
+        let cat = json_str(cat_raw);
+        if cat.as_deref() == Some("Trace") {
+            return;
+        }
+        let as_f64 = |r: &RawValue| number_text(r).and_then(|t| t.parse::<f64>().ok());
+        let (Some(ts_us), Some(dur_us)) = (as_f64(ts_raw), as_f64(dur_raw)) else {
+            return;
+        };
+        let name = ev.vals[NAME].and_then(json_str).unwrap_or_default();
+        let args = ev.vals[ARGS].and_then(|r| pick_lenient(r, ARGS_FIELDS));
+        let arg = |i: usize| args.as_ref().and_then(|a| a.vals[i]).map_or(-1, python_int);
+        let profiler_step = name.contains("ProfilerStep");
+        if profiler_step && !self.step_symbols.contains(name.as_ref()) {
+            self.step_symbols.insert(name.to_string());
+        }
+        if let Some(c) = cat.filter(|c| c.contains("ProfilerStep")) {
+            self.step_symbols.insert(c.into_owned());
+        }
+        let row = HtaRow {
+            name: self.intern(&name),
+            ts_us,
+            dur_us,
+            stream: arg(0),
+            correlation: arg(2),
+            profiler_step,
+        };
+        self.hta_rows.push(row);
+    }
+
     /// Classifies one event and keeps it when it ran on a GPU stream.
     fn process(&mut self, index: u64, ev: &Picked<'_>) -> Result<(), KinetoError> {
+        self.hta_row(ev);
         let Some(cat_raw) = ev.vals[CAT] else {
             return Ok(());
         };
@@ -246,7 +300,7 @@ impl Collector {
         let device = arg(1)
             .and_then(json_int)
             .or_else(|| ev.vals[PID].and_then(json_int));
-        let class = KernelClass::classify(&cat, &name);
+        let class = KernelClass::classify(&name);
         let name = self.intern(&name);
         self.events.push(GpuEvent {
             name,
@@ -304,6 +358,25 @@ fn json_int(raw: &RawValue) -> Option<i64> {
         .ok()
         .filter(|v| v.1)
         .map(|v| v.0)
+}
+
+/// Python's `int()` of a JSON value as HTA applies it to `args.stream`: an integer, a float
+/// truncated toward zero, a string holding an integer; −1 for anything else.
+fn python_int(raw: &RawValue) -> i64 {
+    let text = raw.get();
+    if let Some(s) = json_str(raw).filter(|_| text.starts_with('"')) {
+        return s.trim().parse::<i64>().unwrap_or(-1);
+    }
+    if !text.contains(['.', 'e', 'E']) {
+        if let Ok((v, true)) = parse_decimal(text, 0) {
+            return v;
+        }
+    }
+    match text.parse::<f64>() {
+        // `as` saturates; HTA would fail on an infinite or out-of-range value.
+        Ok(f) if f.is_finite() && f.abs() < 9.2e18 => libm::trunc(f) as i64,
+        _ => -1,
+    }
 }
 
 /// A stream from a `tid`: an integer, or a string such as `"stream 7"` (older Kineto).
@@ -548,6 +621,9 @@ pub(super) fn parse_json(bytes: &[u8], gzipped: bool) -> Result<RankTrace, Kinet
         in_events: false,
         skipped_gpu: 0,
         failure: None,
+        hta_rows: Vec::new(),
+        ts_all_integers: true,
+        step_symbols: alloc::collections::BTreeSet::new(),
     };
     let mut de = serde_json::Deserializer::from_slice(json);
     let result = TopSeed(&mut c).deserialize(&mut de).and_then(|()| de.end());
@@ -577,7 +653,13 @@ pub(super) fn parse_json(bytes: &[u8], gzipped: bool) -> Result<RankTrace, Kinet
     by_index.sort_unstable_by_key(|(i, _)| *i);
     names.extend(by_index.into_iter().map(|(_, n)| n));
     c.events.shrink_to_fit();
+    c.hta_rows.shrink_to_fit();
     Ok(RankTrace {
+        hta: HtaRows {
+            rows: c.hta_rows,
+            ts_all_integers: c.ts_all_integers,
+            profiler_step_symbols: c.step_symbols.len(),
+        },
         distributed: c.distributed,
         names,
         events: c.events,

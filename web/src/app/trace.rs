@@ -1,6 +1,7 @@
 //! The trace view: open PyTorch profiler (Kineto) traces, one per rank, plain or gzipped, and
-//! see each rank's GPU streams on the timeline with Holistic Trace Analysis's
-//! communication-computation overlap per rank.
+//! see each rank's GPU streams on the timeline with Holistic Trace Analysis 0.5.0's
+//! communication-computation overlap per rank (`get_comm_comp_overlap`, default options) and
+//! the lab's exact variant.
 
 use std::rc::Rc;
 
@@ -46,9 +47,11 @@ pub fn trace_view() -> Html {
             <h1>{ "Kineto traces: how much communication hides under compute?" }</h1>
             <p class="lede">
                 { "Open the PyTorch profiler traces of a distributed job (one JSON file per rank, plain or .gz). \
-                   Each rank's GPU streams appear on the timeline; NCCL kernels count as communication, \
-                   synchronisation kernels as neither (as in Holistic Trace Analysis after its PR #162). \
-                   Overlap = time covered by both communication and computation / time covered by communication." }
+                   Each rank's GPU streams appear on the timeline. The overlap is Holistic Trace Analysis 0.5.0's \
+                   get_comm_comp_overlap, rule for rule: time covered by both communication (kernel names ^nccl.*Kernel) \
+                   and computation / time covered by communication, after HTA rounds float timestamps to whole µs \
+                   and drops the last profiler step; names with Memcpy, Memset or Sync count as neither. \
+                   The exact variant keeps every nanosecond and every step." }
             </p>
             <FileUpload id="upload-kineto" label="Open traces (.json, .json.gz)" multiple=true accept=".json,.gz,application/json,application/gzip"
                 max_bytes={MAX_TRACE_BYTES} max_files={64} {on_load} {on_error} />
