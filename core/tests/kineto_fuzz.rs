@@ -175,8 +175,16 @@ fn read(bytes: &[u8]) -> Result<RankTrace, String> {
     }
 }
 
+/// Cases per target: `BUBBLELAB_FUZZ_CASES` (the recorded volume runs), else `default`.
+fn fuzz_cases(default: u32) -> u32 {
+    std::env::var("BUBBLELAB_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: fuzz_cases(512), ..ProptestConfig::default() })]
 
     #[test]
     fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {

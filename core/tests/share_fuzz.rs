@@ -24,8 +24,16 @@ fn every_preset_round_trips_through_a_link() {
     }
 }
 
+/// Cases per target: `BUBBLELAB_FUZZ_CASES` (the recorded volume runs), else `default`.
+fn fuzz_cases(default: u32) -> u32 {
+    std::env::var("BUBBLELAB_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig::with_cases(fuzz_cases(512)))]
 
     #[test]
     fn random_payloads_never_panic(payload in "[A-Za-z0-9_=%-]{0,400}") {
