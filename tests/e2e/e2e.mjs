@@ -560,16 +560,31 @@ try {
     const missing = [];
     subPage.on('response', (r) => { if (r.status() >= 400) missing.push(`${r.status()} ${r.url()}`); });
     await subPage.goto(`${sub}/#/pipeline`);
-    await subPage.waitForSelector('[data-metric$="bubble_ratio"]');
-    await subPage.fill('#field-stages', '6');
-    await subPage.waitForFunction(() => window.location.hash.startsWith('#/pipeline?s='), null, { timeout: TIMEOUT_MS });
+    await subPage.locator('#lab-pipeline').waitFor({ state: 'visible' });
+    await subPage.waitForSelector(BUBBLE);
+    const initial = await dataValue(subPage, BUBBLE);
+    const before = await hash(subPage);
+    const m = Number(await subPage.inputValue('#field-micro_batches'));
+    await subPage.fill('#field-micro_batches', String(m + 4));
+    await subPage.press('#field-micro_batches', 'Tab');
+    await subPage.waitForFunction(
+      ([sel, old]) => document.querySelector(sel)?.getAttribute('data-value') !== old,
+      [BUBBLE, initial],
+      { timeout: TIMEOUT_MS },
+    );
+    const want = Number(await dataValue(subPage, BUBBLE));
+    await subPage.waitForFunction(
+      (old) => window.location.hash.startsWith('#/pipeline?s=') && window.location.hash !== old,
+      before,
+      { timeout: TIMEOUT_MS },
+    );
     const link = subPage.url();
     assert(link.startsWith(`${sub}/#/pipeline?s=`), `the share link stays under the sub-path: ${link}`);
     const { page: opened } = await newWatchedPage(context, 'sub-path link');
     opened.on('response', (r) => { if (r.status() >= 400) missing.push(`${r.status()} ${r.url()}`); });
     await opened.goto(link);
-    await opened.waitForSelector('[data-metric$="bubble_ratio"]');
-    assert(await opened.inputValue('#field-stages') === '6', 'the link carries the edited field');
+    await opened.locator('#lab-pipeline').waitFor({ state: 'visible' });
+    await waitForValue(opened, BUBBLE, want);
     assert(missing.length === 0, `requests failed under the sub-path: ${missing.join(', ')}`);
   });
 
