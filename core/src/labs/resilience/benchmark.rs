@@ -229,22 +229,12 @@ pub fn generate(spec: &BenchmarkSpec) -> Result<(String, Vec<Episode>), String> 
 /// # Errors
 /// [`PaiError`] naming the line and column of a bad label, or a missing label column.
 pub fn episodes(text: &str) -> Result<Vec<Episode>, PaiError> {
-    let mut lines = text.lines().enumerate();
-    let (_, header) = lines.next().ok_or(PaiError {
-        line: 1,
-        message: "empty file".into(),
-    })?;
-    let cols: Vec<&str> = header
-        .trim_end_matches('\r')
-        .split(',')
-        .map(str::trim)
-        .collect();
+    let (cols, lines) = pai::split_header(text, "empty file")?;
     let find = |name: &str| {
-        cols.iter().position(|c| *c == name).ok_or_else(|| PaiError {
-            line: 1,
-            message: format!(
+        pai::column(&cols, name, || {
+            format!(
                 "missing label column `{name}`; a labelled trace has `,worker,gpu,time,batch_time_norm,slow,episode` (bubblelab detect --generate writes one)"
-            ),
+            )
         })
     };
     let (wi, ti, ei) = (find("worker")?, find("time")?, find("episode")?);

@@ -46,25 +46,53 @@ pub struct PaiTrace {
     pub samples: Vec<(u64, Vec<Option<f64>>)>,
 }
 
+/// A CSV's header cells (trimmed) and its numbered lines after the header (index 0 is the
+/// header's line); `empty` is the message for a file without a header.
+pub(crate) fn split_header<'a>(
+    text: &'a str,
+    empty: &str,
+) -> Result<(Vec<&'a str>, core::iter::Enumerate<core::str::Lines<'a>>), PaiError> {
+    let mut lines = text.lines().enumerate();
+    let (_, header) = lines.next().ok_or_else(|| PaiError {
+        line: 1,
+        message: empty.into(),
+    })?;
+    let cols = header
+        .trim_end_matches('\r')
+        .split(',')
+        .map(str::trim)
+        .collect();
+    Ok((cols, lines))
+}
+
+/// The index of header column `name`, or a line-1 error with `missing()`'s message.
+pub(crate) fn column(
+    cols: &[&str],
+    name: &str,
+    missing: impl FnOnce() -> String,
+) -> Result<usize, PaiError> {
+    cols.iter()
+        .position(|c| *c == name)
+        .ok_or_else(|| PaiError {
+            line: 1,
+            message: missing(),
+        })
+}
+
 /// Parses a PAI `job_N_norm.csv`.
 ///
 /// # Errors
 /// [`PaiError`] naming the line and column of the first bad value, or a missing header column.
 pub fn parse(text: &str) -> Result<PaiTrace, PaiError> {
-    let mut lines = text.lines().enumerate();
-    let (_, header) = lines.next().ok_or(PaiError {
-        line: 1,
-        message: "empty file; expected the header `,worker,gpu,time,batch_time_norm`".into(),
-    })?;
-    let cols: Vec<&str> = header
-        .trim_end_matches('\r')
-        .split(',')
-        .map(str::trim)
-        .collect();
+    let (cols, lines) = split_header(
+        text,
+        "empty file; expected the header `,worker,gpu,time,batch_time_norm`",
+    )?;
     let find = |name: &str| {
-        cols.iter().position(|c| *c == name).ok_or_else(|| PaiError {
-            line: 1,
-            message: format!("missing column `{name}`; expected the header `,worker,gpu,time,batch_time_norm`"),
+        column(&cols, name, || {
+            format!(
+                "missing column `{name}`; expected the header `,worker,gpu,time,batch_time_norm`"
+            )
         })
     };
     let (wi, ti, vi) = (find("worker")?, find("time")?, find("batch_time_norm")?);

@@ -22,7 +22,7 @@ pub use recycle::recycle;
 pub use resihp::resihp;
 pub use restart::restart;
 
-use super::job::{CommFactors, Job, MicroBatch, Plan, PlanEval};
+use super::job::{CommFactors, Job, MicroBatch, Plan, PlanEval, ReplicaPlan};
 
 /// What a strategy knows (or the truth) about every GPU.
 #[derive(Clone, Debug, PartialEq)]
@@ -261,6 +261,27 @@ pub fn min_max_partition(cost: &[f64], cap: &[u32], layers: u32) -> Option<Vec<u
         k -= n;
     }
     Some(out)
+}
+
+/// A plan of `replicas` (no standby) sharing `total` micro-batches in proportion to their
+/// `speeds`; replicas given none are left out; `None` without replicas.
+#[must_use]
+pub fn plan_with_shares(
+    mut replicas: Vec<ReplicaPlan>,
+    speeds: &[f64],
+    total: u32,
+) -> Option<Plan> {
+    if replicas.is_empty() {
+        return None;
+    }
+    for (r, share) in replicas.iter_mut().zip(proportional_shares(speeds, total)) {
+        r.micro_batches = share;
+    }
+    replicas.retain(|r| r.micro_batches > 0);
+    Some(Plan {
+        replicas,
+        standby: Vec::new(),
+    })
 }
 
 /// Splits `total` micro-batches over replicas in proportion to `speeds` (largest remainder:

@@ -15,7 +15,7 @@
 use alloc::vec::Vec;
 
 use super::super::job::{Job, Plan, ReplicaPlan, StagePlan};
-use super::{min_max_partition, proportional_shares, Health};
+use super::{min_max_partition, plan_with_shares, Health};
 
 /// The re-instantiated plan after the dead GPUs in `known`; `None` if no pipeline is left.
 #[must_use]
@@ -73,15 +73,5 @@ pub fn oobleck(job: &Job, current: &Plan, known: &Health) -> Option<Plan> {
             extra: Vec::new(),
         });
     }
-    if replicas.is_empty() {
-        return None;
-    }
-    for (r, share) in replicas.iter_mut().zip(proportional_shares(&speeds, total)) {
-        r.micro_batches = share;
-    }
-    replicas.retain(|r| r.micro_batches > 0);
-    Some(Plan {
-        replicas,
-        standby: Vec::new(),
-    })
+    plan_with_shares(replicas, &speeds, total)
 }

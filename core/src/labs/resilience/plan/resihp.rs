@@ -10,12 +10,12 @@
 //!   and memory caps (if the caps cannot hold the model, each stage falls back to its largest
 //!   degree); a replica with a stage that has no alive GPU leaves.
 //! - DP: the global batch's micro-batches are shared in proportion to each replica's speed,
-//!   1 / its bottleneck stage time per micro-batch ([`proportional_shares`]).
+//!   1 / its bottleneck stage time per micro-batch ([`super::proportional_shares`]).
 
 use alloc::vec::Vec;
 
 use super::super::job::{Job, MicroBatch, Plan, ReplicaPlan, StagePlan};
-use super::{min_max_partition, proportional_shares, Health};
+use super::{min_max_partition, plan_with_shares, Health};
 
 /// A stage's TP option: (time per layer ns, layer cap, members).
 type StageOption = (f64, u32, Vec<u32>);
@@ -103,15 +103,5 @@ pub fn resihp(job: &Job, initial: &Plan, known: &Health, typical: MicroBatch) ->
             0.0
         });
     }
-    if replicas.is_empty() {
-        return None;
-    }
-    for (r, share) in replicas.iter_mut().zip(proportional_shares(&speeds, total)) {
-        r.micro_batches = share;
-    }
-    replicas.retain(|r| r.micro_batches > 0);
-    Some(Plan {
-        replicas,
-        standby: Vec::new(),
-    })
+    plan_with_shares(replicas, &speeds, total)
 }
