@@ -18,7 +18,7 @@ use alloc::vec::Vec;
 pub use job::{Job, Trace};
 pub use params::{
     AstraeaParams, ClusterSpec, FairnessParams, GandivaFairParams, GpuTypeSpec, Placement,
-    PreemptionModel, TenantWeights, TiresiasParams, WindowSpec,
+    PreemptionModel, TenantShare, TenantWeights, TiresiasParams, WindowSpec,
 };
 pub use policies::PolicyKind;
 pub use sim::{occupancy_at, run_policy, PolicyRun};
@@ -106,10 +106,36 @@ pub fn simulate(
     })
 }
 
-/// The trace without the jobs no GPU type of the cluster can hold (or that ask for no GPU),
-/// and how many were left out.
+/// Jobs of a trace left out of a run, and why.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Dropped {
+    /// Jobs no GPU type of the cluster can hold, or that ask for no GPU.
+    pub too_large: usize,
+    /// Jobs of a tenant missing from the share list (the artifact's "jobs without valid user
+    /// share", `dispatch_new_job`).
+    pub no_share: usize,
+    /// Jobs larger than their tenant's quota Q_u, dropped (only when an ASTRAEA-family policy
+    /// runs, which could never start them) as the artifact drops them (`dispatch_new_job`).
+    pub over_quota: usize,
+    /// GPU-time those over-quota jobs asked for, GPU-hours.
+    pub over_quota_gpu_h: f64,
+}
+
+impl Dropped {
+    /// Jobs dropped for any reason.
+    #[must_use]
+    pub fn total(&self) -> usize {
+        self.too_large + self.no_share + self.over_quota
+    }
+}
+
+/// The trace as every policy of `params` runs it: without the jobs no GPU type of the cluster
+/// can hold (or that ask for no GPU); with a share list, with exactly its tenants in its order
+/// (jobs of other tenants dropped); with an ASTRAEA-family policy among `params.policies`,
+/// without the jobs larger than their tenant's quota (so that every policy runs the same jobs).
 #[must_use]
-pub fn usable_jobs(params: &FairnessParams, trace: &Trace) -> (Trace, usize) {
+pub fn usable_jobs(params: &FairnessParams, trace: &Trace) -> (Trace, Dropped) {
+    let mut dropped = Dropped::default();
     let types = params.cluster.node_types();
     let mut per_type = alloc::vec![0u64; params.cluster.type_count()];
     for t in types {
@@ -119,7 +145,27 @@ pub fn usable_jobs(params: &FairnessParams, trace: &Trace) -> (Trace, usize) {
     let mut out = trace.clone();
     out.jobs
         .retain(|j| j.gpus > 0 && u64::from(j.gpus) <= largest);
-    let dropped = trace.jobs.len() - out.jobs.len();
+    dropped.too_large = trace.jobs.len() - out.jobs.len();
+    if let TenantWeights::Shares(shares) = &params.tenant_weights {
+        // Tenant index in the share list of each trace tenant (None: not listed).
+        let map: Vec<Option<u32>> = out
+            .tenants
+            .iter()
+            .map(|name| {
+                shares
+                    .iter()
+                    .position(|s| &s.name == name)
+                    .map(|i| i as u32)
+            })
+            .collect();
+        let before = out.jobs.len();
+        out.jobs.retain(|j| map.get(j.tenant as usize).copied().flatten().is_some());
+        dropped.no_share = before - out.jobs.len();
+        for j in &mut out.jobs {
+            j.tenant = map[j.tenant as usize].unwrap_or(0);
+        }
+        out.tenants = shares.iter().map(|s| s.name.clone()).collect();
+    }
     // Tenants named by the jobs but missing from the names list get placeholder names.
     let max_tenant = out
         .jobs
@@ -130,6 +176,21 @@ pub fn usable_jobs(params: &FairnessParams, trace: &Trace) -> (Trace, usize) {
     while out.tenants.len() < max_tenant {
         let n = out.tenants.len();
         out.tenants.push(alloc::format!("tenant {n}"));
+    }
+    if params.policies.iter().any(|p| p.uses_quotas()) {
+        let weights = sim::tenant_weights(params, &out);
+        let quotas = sim::tenant_quotas(params, &weights, params.cluster.total_gpus());
+        let before = out.jobs.len();
+        let mut gpu_s = 0.0;
+        out.jobs.retain(|j| {
+            let keep = u64::from(j.gpus) <= quotas[j.tenant as usize];
+            if !keep {
+                gpu_s += f64::from(j.gpus) * j.duration_ns as f64 / 1e9;
+            }
+            keep
+        });
+        dropped.over_quota = before - out.jobs.len();
+        dropped.over_quota_gpu_h = gpu_s / 3600.0;
     }
     (out, dropped)
 }

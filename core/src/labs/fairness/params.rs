@@ -24,12 +24,15 @@ pub const MAX_SECONDS: f64 = 30.0 * 86_400.0;
 /// Most window buckets of the long-term accounting.
 pub const MAX_BUCKETS: u32 = 1_000;
 
+/// Most tenants a share list may name.
+pub const MAX_SHARE_TENANTS: usize = 100_000;
+
 /// How a job's GPUs are chosen among the free ones (gang scheduling: all at once or not at all).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Placement {
     /// Fewest nodes: a job of g GPUs on n GPUs per node takes ⌈g/n⌉ nodes (best fit), and
-    /// waits when that many cannot be had (ASTRAEA's and Tiresias' consolidated placement).
+    /// waits when that many cannot be had (Tiresias' consolidated placement).
     #[default]
     Consolidated,
     /// Within one node when the job fits one (best fit), otherwise spread over the nodes with
@@ -37,6 +40,12 @@ pub enum Placement {
     TopologyAware,
     /// Free GPUs in node order, wherever they are.
     FirstFit,
+    /// The ASTRAEA artifact's `--placement consolidate` (`alg/placement/consolidate.py`): the
+    /// job is cut into chunks of a node's GPUs (⌊g/n⌋ full ones, then the rest), each on the
+    /// first node in order with that many free; when a chunk finds none, the GPUs still missing
+    /// are taken from the nodes in order, as many as each has free (spreading). Never waits
+    /// while enough GPUs are free.
+    ConsolidateOrSpread,
 }
 
 impl Placement {
@@ -47,6 +56,7 @@ impl Placement {
             Placement::Consolidated => "consolidated",
             Placement::TopologyAware => "topology-aware",
             Placement::FirstFit => "first-fit",
+            Placement::ConsolidateOrSpread => "consolidate-or-spread",
         }
     }
 }
@@ -116,7 +126,7 @@ impl ClusterSpec {
 }
 
 /// How tenants' weights s_u (and so their quotas Q_u = ⌊G·s_u/Σs⌋) are set.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TenantWeights {
     /// Every tenant weighs the same.
@@ -124,6 +134,20 @@ pub enum TenantWeights {
     Equal,
     /// Proportional to the tenant's total demand in the trace, Σ gⱼ·durationⱼ (GPU-s).
     Demand,
+    /// Given per tenant by name, in this order (the ASTRAEA artifact's share file `name,share`
+    /// and name list). The tenants are exactly these, in this order (tenants without a job
+    /// still hold their quota); jobs of a tenant not listed are dropped and counted.
+    Shares(Vec<TenantShare>),
+}
+
+/// One tenant's share s_u (the ASTRAEA artifact's share file row `name,share`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TenantShare {
+    /// Tenant name, as the trace names it.
+    pub name: String,
+    /// Share s_u, > 0 (only ratios matter).
+    pub share: f64,
 }
 
 /// The sliding window of long-term accounting: ASTRAEA's U/D/W sums and the tenant-fairness
@@ -185,16 +209,33 @@ impl Default for GandivaFairParams {
     }
 }
 
-/// ASTRAEA's knobs, as in its evaluation.
+/// ASTRAEA's knobs, as its artifact names them (yzs981130/Astraea_Artifacts, `simulation/options.py`
+/// and `alg/scheduler/lease.py`); the defaults are the artifact's evaluation command.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AstraeaParams {
-    /// Job fairness classes K (the discretised f = −ln F/√(1+ln²F) is cut into K equal bins).
+    /// Discrete fairness classes K (`--disc_priority_k`, 5): the class of F_j reported beside
+    /// it, K − ⌊((f+1)/2) / (1/K)⌋ with f = −ln F/√(1+ln²F) (`fairness2disc`).
     pub classes: u32,
-    /// A job waiting this long goes ahead of everything, s (21,600 = 6 h).
+    /// A job waiting this long since it last stopped (or was submitted) goes first within its
+    /// tenant, s (`--stavation_threshold`, 21,600 in the evaluation).
     pub starvation_s: f64,
-    /// A tenant currently running below this share of its quota goes first (0.2).
+    /// In phase 1, a tenant running below this share of its quota goes before the max-min
+    /// order (the artifact's literal 0.2).
     pub low_quota_share: f64,
+    /// A running job is a "delay job", which a new job of its tenant short of quota may
+    /// preempt (losing the progress of its current lease), while it has run less than this in
+    /// its current lease, s (`--delay_threshold`, 300 in the evaluation).
+    pub delay_s: f64,
+    /// A job in its first lease becomes a delay job only after this much run time, s (the
+    /// artifact's literal 120 in `is_delay_job`).
+    pub first_lease_delay_min_s: f64,
+    /// Block scheduling (`--block_scheduling 1`): a tenant's turn ends at its first job that
+    /// fails the quota check or placement (head-of-line); off, later jobs may still start.
+    pub block_scheduling: bool,
+    /// How a round's tenant quotas are set (`--user_quota`: `fair` or `static`) for ASTRAEA
+    /// and the two orders in its machinery (the YARN-like baseline is always static).
+    pub quota: crate::labs::fairness::policies::QuotaMode,
 }
 
 impl Default for AstraeaParams {
@@ -203,6 +244,10 @@ impl Default for AstraeaParams {
             classes: 5,
             starvation_s: 21_600.0,
             low_quota_share: 0.2,
+            delay_s: 300.0,
+            first_lease_delay_min_s: 120.0,
+            block_scheduling: true,
+            quota: crate::labs::fairness::policies::QuotaMode::Fair,
         }
     }
 }
@@ -251,10 +296,12 @@ pub struct FairnessParams {
     pub tenant_weights: TenantWeights,
     /// Long-term accounting window.
     pub window: WindowSpec,
-    /// Checkpoint cost of a preemption, s (ASTRAEA's artifact: 5). Charged, together with the
-    /// resume cost, when the job restarts: it holds its GPUs that long without progress.
+    /// Checkpoint cost of a preemption, s, charged by the global policies (not the ASTRAEA
+    /// family, which charges nothing, as its artifact: it defines 5 s and 20 s and never uses
+    /// them). Charged, together with the resume cost, when the job restarts: it holds its GPUs
+    /// that long without progress.
     pub preempt_cost_s: f64,
-    /// Resume (restore) cost of a preempted job, s (ASTRAEA's artifact: 20).
+    /// Resume (restore) cost of a preempted job, s (global policies only, see above).
     pub resume_cost_s: f64,
     /// The synthetic trace used when no trace is uploaded.
     pub synthetic: SyntheticSpec,
@@ -440,6 +487,47 @@ impl FairnessParams {
         let l = self.astraea.low_quota_share;
         if !(l.is_finite() && (0.0..=1.0).contains(&l)) {
             return Err(range_error("astraea.low_quota_share", "between 0 and 1", l));
+        }
+        check_seconds("astraea.delay_s", self.astraea.delay_s, 0.0)?;
+        check_seconds(
+            "astraea.first_lease_delay_min_s",
+            self.astraea.first_lease_delay_min_s,
+            0.0,
+        )?;
+        if let TenantWeights::Shares(shares) = &self.tenant_weights {
+            if shares.is_empty() {
+                return Err(ScenarioError::field(
+                    "fairness.tenant_weights.shares",
+                    "must list at least one tenant",
+                ));
+            }
+            for (i, t) in shares.iter().enumerate() {
+                if t.name.trim().is_empty() {
+                    return Err(ScenarioError::field(
+                        format!("fairness.tenant_weights.shares[{i}].name"),
+                        "must not be empty",
+                    ));
+                }
+                if !(t.share.is_finite() && t.share > 0.0 && t.share <= 1e12) {
+                    return Err(range_error(
+                        &format!("tenant_weights.shares[{i}].share"),
+                        "between 0 (exclusive) and 1e12",
+                        t.share,
+                    ));
+                }
+                if shares[..i].iter().any(|o| o.name == t.name) {
+                    return Err(ScenarioError::field(
+                        format!("fairness.tenant_weights.shares[{i}].name"),
+                        format!("tenant `{}` is listed twice", t.name),
+                    ));
+                }
+            }
+            if shares.len() > MAX_SHARE_TENANTS {
+                return Err(ScenarioError::field(
+                    "fairness.tenant_weights.shares",
+                    format!("must list at most {MAX_SHARE_TENANTS} tenants, got {}", shares.len()),
+                ));
+            }
         }
         Ok(())
     }

@@ -32,7 +32,7 @@ pub fn build(
     trace: &Trace,
     runs: &[PolicyRun],
     metrics: &[PolicyMetrics],
-    dropped: usize,
+    dropped: super::Dropped,
 ) -> Report {
     let g = params.cluster.total_gpus();
     let mut report = Report {
@@ -310,7 +310,7 @@ fn findings(
     runs: &[PolicyRun],
     metrics: &[PolicyMetrics],
     best: Option<usize>,
-    dropped: usize,
+    dropped: super::Dropped,
     truncated: &[&str],
 ) -> Vec<String> {
     let mut out = Vec::new();
@@ -328,9 +328,11 @@ fn findings(
     };
     out.push(format!(
         "Tenant weights: {}; quotas Q_u = ⌊G·s_u/Σs⌋ of {} GPUs; leases {} s; {costs}; placement {}.",
-        match params.tenant_weights {
-            super::params::TenantWeights::Equal => "equal",
-            super::params::TenantWeights::Demand => "proportional to demand (Σ gⱼ·durationⱼ)",
+        match &params.tenant_weights {
+            super::params::TenantWeights::Equal => "equal".into(),
+            super::params::TenantWeights::Demand =>
+                "proportional to demand (Σ gⱼ·durationⱼ)".into(),
+            super::params::TenantWeights::Shares(s) => format!("a share list of {} tenants", s.len()),
         },
         params.cluster.total_gpus(),
         params.lease_s,
@@ -397,8 +399,14 @@ fn findings(
     if unfinished > 0 {
         out.push(format!("{unfinished} jobs never finished under at least one policy (they could not be placed)."));
     }
-    if dropped > 0 {
-        out.push(format!("{dropped} jobs ask for more GPUs than one GPU type of the cluster has (or for none) and were left out."));
+    if dropped.too_large > 0 {
+        out.push(format!("{} jobs ask for more GPUs than one GPU type of the cluster has (or for none) and were left out.", dropped.too_large));
+    }
+    if dropped.no_share > 0 {
+        out.push(format!("{} jobs belong to tenants missing from the share list and were left out (as the ASTRAEA artifact drops them).", dropped.no_share));
+    }
+    if dropped.over_quota > 0 {
+        out.push(format!("{} jobs ({:.1} GPU-hours) ask for more GPUs than their tenant's quota Q_u and were left out for every policy (the ASTRAEA machinery could never start them; the artifact drops them too).", dropped.over_quota, dropped.over_quota_gpu_h));
     }
     if trace.skipped_rows > 0 {
         out.push(format!(

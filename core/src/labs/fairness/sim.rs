@@ -6,14 +6,22 @@
 //! boundary (where metrics are sampled). All events at one instant are applied first, then one
 //! scheduling round runs: the policy orders the active jobs, the simulator keeps or gives GPUs
 //! in that order (a job that does not fit is skipped, the next one may start), preempts the
-//! preemptible running jobs it did not keep, and places the new ones.
+//! preemptible running jobs it did not keep, and places the new ones. The ASTRAEA family runs
+//! the artifact's own round instead ([`quota_lease`]).
+//!
+//! Every policy's jobs are judged by the ASTRAEA artifact's job fairness: D_j accrues
+//! min(gⱼ, Q_u/n_u) GPUs while the job is active (n_u = its tenant's active jobs,
+//! `update_job_fairness` in `alg/scheduler/lease.py`), U_j = gⱼ × its duration at the finish,
+//! F_j = U_j/D_j.
+
+pub mod quota_lease;
 
 use alloc::vec;
 use alloc::vec::Vec;
 
 use super::job::Trace;
 use super::params::{s_to_ns, FairnessParams, Placement, PreemptionModel, TenantWeights};
-use super::policies::{PolicyKind, Preemption};
+use super::policies::{PolicyKind, Preemption, QuotaLease};
 use crate::engine::EventQueue;
 use crate::units::Nanos;
 
@@ -73,8 +81,13 @@ pub struct JobState {
     pub epoch: u32,
     /// Nodes held: (node, GPUs on it).
     pub alloc: Vec<(u32, u32)>,
-    /// The tenant's deserved-rate integral Φ_u at submission (see [`TenantState::phi_ns`]).
-    pub phi_at_submit: f64,
+    /// Deserved GPU-time D_j so far, GPU-ns: ∫ min(gⱼ, Q_u/n_u) dt while active.
+    pub deserved_gpu_ns: f64,
+    /// Leases that expired (ASTRAEA family: the job was checkpointed and re-queued).
+    pub lease_expiries: u32,
+    /// The artifact's finish-time fairness ρ at the last round the job waited in
+    /// (ASTRAEA-Themis orders delay jobs by this value, as the artifact does).
+    pub last_rho: f64,
 }
 
 impl JobState {
@@ -132,6 +145,12 @@ impl JobState {
     pub fn done_at(&self, now: u64) -> u64 {
         self.duration_ns - self.remaining_at(now)
     }
+
+    /// Reference work done before the current segment (all of it when not running), ns.
+    #[must_use]
+    pub fn done_before_segment(&self) -> u64 {
+        self.duration_ns - self.remaining_ns
+    }
 }
 
 /// A tenant's state during a run.
@@ -143,11 +162,16 @@ pub struct TenantState {
     pub quota: u64,
     /// GPUs its running jobs hold now.
     pub running_gpus: u64,
+    /// Its active (waiting or running) jobs, in no particular order.
+    pub active_list: Vec<usize>,
+    /// Jobs' D_j are accrued up to this time, ns.
+    pub accrued_to_ns: u64,
     /// GPUs its active (waiting or running) jobs ask for, Σ gⱼ.
     pub demand_gpus: u64,
     /// Active jobs.
     pub active_jobs: u32,
-    /// Used GPU-ns per window bucket (ring, indexed by bucket number mod buckets).
+    /// Used GPU-ns per window bucket (ring of `buckets + 1` slots, indexed by bucket number
+    /// mod `buckets + 1`: the current bucket and the `buckets` completed ones before it).
     pub used_ring: Vec<u128>,
     /// Deserved GPU-ns (rate min(demand, quota)) per window bucket.
     pub deserved_ring: Vec<u128>,
@@ -157,91 +181,13 @@ pub struct TenantState {
     pub used_total: u128,
     /// Deserved GPU-ns over the whole run.
     pub deserved_total: u128,
-    /// Φ_u = ∫ min(1, Q_u/demand_u) dt, ns: a job's deserved GPU-time is gⱼ·(Φ_u(now) −
-    /// Φ_u(submit)) (ASTRAEA's D_j with job weights wⱼ = gⱼ).
-    pub phi_ns: f64,
 }
 
-impl TenantState {
-    /// Used GPU-ns over the window.
-    #[must_use]
-    pub fn window_used(&self) -> u128 {
-        self.used_ring.iter().sum()
-    }
-    /// Deserved GPU-ns over the window.
-    #[must_use]
-    pub fn window_deserved(&self) -> u128 {
-        self.deserved_ring.iter().sum()
-    }
-    /// Entitled GPU-ns over the window.
-    #[must_use]
-    pub fn window_entitled(&self) -> u128 {
-        self.entitled_ring.iter().sum()
-    }
-}
-
-/// Empirical distribution of finished jobs' reference durations per GPU count, binned at 1/8
-/// octave of seconds (ASTRAEA's P(job finishes within the next lease)).
-#[derive(Clone, Debug, Default)]
-pub struct DurationHistory {
-    /// (GPU count, cumulative counts per bin), sorted by GPU count.
-    by_gpus: Vec<(u32, Vec<u32>)>,
-    /// Cumulative counts over all GPU counts.
-    all: Vec<u32>,
-}
-
-const HIST_BINS: usize = 256;
-
-fn hist_bin(ns: u64) -> usize {
-    let s = ns as f64 / 1e9;
-    let b = libm::floor(8.0 * libm::log2(1.0 + s));
-    (b.max(0.0) as usize).min(HIST_BINS - 1)
-}
-
-impl DurationHistory {
-    fn add(&mut self, gpus: u32, duration_ns: u64) {
-        let b = hist_bin(duration_ns);
-        let i = match self.by_gpus.binary_search_by_key(&gpus, |e| e.0) {
-            Ok(i) => i,
-            Err(i) => {
-                self.by_gpus.insert(i, (gpus, vec![0; HIST_BINS]));
-                i
-            }
-        };
-        for c in &mut self.by_gpus[i].1[b..] {
-            *c += 1;
-        }
-        if self.all.is_empty() {
-            self.all = vec![0; HIST_BINS];
-        }
-        for c in &mut self.all[b..] {
-            *c += 1;
-        }
-    }
-
-    /// P(duration ≤ done + lease | duration > done) among finished jobs of this GPU count (all
-    /// jobs when none of this count finished yet); 0 with no history.
-    #[must_use]
-    pub fn p_finish_within(&self, gpus: u32, done_ns: u64, lease_ns: u64) -> f64 {
-        let cum = match self.by_gpus.binary_search_by_key(&gpus, |e| e.0) {
-            Ok(i) => &self.by_gpus[i].1,
-            Err(_) if !self.all.is_empty() => &self.all,
-            Err(_) => return 0.0,
-        };
-        let n = cum[HIST_BINS - 1];
-        let b = cum[hist_bin(done_ns.saturating_add(lease_ns))];
-        // Jobs in the current bin count as not yet finished: the bins are coarse.
-        let below = if hist_bin(done_ns) == 0 {
-            0
-        } else {
-            cum[hist_bin(done_ns) - 1]
-        };
-        let alive = n - below;
-        if alive == 0 {
-            return 1.0;
-        }
-        f64::from(b - below) / f64::from(alive)
-    }
+/// Sum of a window ring over the completed buckets only (every slot but the current one,
+/// `cur_slot`): the ASTRAEA artifact's window of the last 24 whole hours.
+#[must_use]
+pub fn completed_window(ring: &[u128], cur_slot: usize) -> u128 {
+    ring.iter().sum::<u128>() - ring[cur_slot]
 }
 
 /// What a policy sees at a scheduling round.
@@ -259,8 +205,6 @@ pub struct RoundCtx<'a> {
     pub total_gpus: u64,
     /// GPUs per type.
     pub gpus_by_type: &'a [u64],
-    /// Finished jobs' durations.
-    pub history: &'a DurationHistory,
 }
 
 /// One run segment of a job: it held `alloc` from `start_ns` to `end_ns`.
@@ -340,6 +284,8 @@ enum Ev {
     Arrival(usize),
     Lease(usize, u32),
     Wakeup(usize, u32),
+    /// A waiting job (of this epoch) reaches the starvation threshold (ASTRAEA family).
+    Starving(usize, u32),
     Bucket,
 }
 
@@ -348,7 +294,7 @@ fn priority(ev: &Ev) -> u8 {
         Ev::Completion(..) => 0,
         Ev::Arrival(_) => 1,
         Ev::Lease(..) => 2,
-        Ev::Wakeup(..) => 3,
+        Ev::Wakeup(..) | Ev::Starving(..) => 3,
         Ev::Bucket => 4,
     }
 }
@@ -364,7 +310,7 @@ pub fn tenant_weights(params: &FairnessParams, trace: &Trace) -> Vec<f64> {
             .max()
             .unwrap_or(0),
     );
-    match params.tenant_weights {
+    match &params.tenant_weights {
         TenantWeights::Equal => vec![1.0; n],
         TenantWeights::Demand => {
             let mut w = vec![0.0; n];
@@ -373,7 +319,37 @@ pub fn tenant_weights(params: &FairnessParams, trace: &Trace) -> Vec<f64> {
             }
             w
         }
+        // The trace's tenants are the share list's, in its order (see `super::usable_jobs`).
+        TenantWeights::Shares(shares) => {
+            let mut w: Vec<f64> = shares.iter().map(|t| t.share).collect();
+            w.resize(n, 0.0);
+            w
+        }
     }
+}
+
+/// Tenant quotas for weights `weights` on `total_gpus` GPUs: Q_u = ⌊G·(s_u/Σs)⌋, computed as
+/// the ASTRAEA artifact does (`prepare_user_share`: ratio first, then `int(G·ratio)`), so a
+/// tenant of a share list may get 0; with equal or demand weights at least 1.
+#[must_use]
+pub fn tenant_quotas(params: &FairnessParams, weights: &[f64], total_gpus: u64) -> Vec<u64> {
+    let wsum: f64 = weights.iter().sum();
+    let floor_zero = matches!(params.tenant_weights, TenantWeights::Shares(_));
+    weights
+        .iter()
+        .map(|&w| {
+            let q = if wsum > 0.0 {
+                libm::floor(total_gpus as f64 * (w / wsum)) as u64
+            } else {
+                0
+            };
+            if floor_zero {
+                q
+            } else {
+                q.max(1)
+            }
+        })
+        .collect()
 }
 
 struct Sim<'p> {
@@ -387,7 +363,6 @@ struct Sim<'p> {
     gpus_by_type: Vec<u64>,
     free_gpus: u64,
     active: Vec<usize>,
-    history: DurationHistory,
     queue: EventQueue<Ev>,
     now: u64,
     bucket_ns: u64,
@@ -396,6 +371,8 @@ struct Sim<'p> {
     done: usize,
     run: PolicyRun,
     keep: Vec<bool>,
+    /// The ASTRAEA machinery this run uses, if any.
+    machinery: Option<QuotaLease>,
 }
 
 /// Runs one policy on a trace.
@@ -406,29 +383,24 @@ struct Sim<'p> {
 pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> PolicyRun {
     let weights = tenant_weights(params, trace);
     let total_gpus = params.cluster.total_gpus();
-    let wsum: f64 = weights.iter().sum();
+    let quotas = tenant_quotas(params, &weights, total_gpus);
     let buckets = params.window.buckets as usize;
     let tenants: Vec<TenantState> = weights
         .iter()
-        .map(|&w| {
-            let q = if wsum > 0.0 {
-                libm::floor(total_gpus as f64 * w / wsum) as u64
-            } else {
-                0
-            };
-            TenantState {
-                weight: if w > 0.0 { w } else { 1e-9 },
-                quota: q.max(1),
-                running_gpus: 0,
-                demand_gpus: 0,
-                active_jobs: 0,
-                used_ring: vec![0; buckets],
-                deserved_ring: vec![0; buckets],
-                entitled_ring: vec![0; buckets],
-                used_total: 0,
-                deserved_total: 0,
-                phi_ns: 0.0,
-            }
+        .zip(&quotas)
+        .map(|(&w, &q)| TenantState {
+            weight: if w > 0.0 { w } else { 1e-9 },
+            quota: q,
+            running_gpus: 0,
+            active_list: Vec::new(),
+            accrued_to_ns: 0,
+            demand_gpus: 0,
+            active_jobs: 0,
+            used_ring: vec![0; buckets + 1],
+            deserved_ring: vec![0; buckets + 1],
+            entitled_ring: vec![0; buckets + 1],
+            used_total: 0,
+            deserved_total: 0,
         })
         .collect();
     let jobs: Vec<JobState> = trace
@@ -455,7 +427,9 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
             preemptions: 0,
             epoch: 0,
             alloc: Vec::new(),
-            phi_at_submit: 0.0,
+            deserved_gpu_ns: 0.0,
+            lease_expiries: 0,
+            last_rho: 1.0,
         })
         .collect();
     let node_type = params.cluster.node_types();
@@ -477,7 +451,6 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
         gpus_by_type,
         free_gpus: total_gpus,
         active: Vec::new(),
-        history: DurationHistory::default(),
         queue: EventQueue::new(),
         now: 0,
         bucket_ns: s_to_ns(params.window.bucket_s).max(1),
@@ -503,6 +476,7 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
             fragmentation_integral: 0.0,
         },
         keep: vec![false; n_jobs],
+        machinery: kind.quota_lease(params.astraea.quota),
     };
     let mut policy = kind.build(params, n_tenants, n_jobs);
     for (i, j) in sim.jobs.iter().enumerate() {
@@ -532,7 +506,10 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
             sim.queue.push(t2, priority(&ev2), ev2);
         }
         if dirty {
-            sim.round(&mut *policy);
+            match policy.as_deref_mut() {
+                Some(p) => sim.round(p),
+                None => sim.quota_lease_rounds(),
+            }
         }
         if sim.done == n_jobs && sim.queue.is_empty() {
             break;
@@ -553,9 +530,10 @@ impl Sim<'_> {
         if b == self.cur_bucket {
             return;
         }
-        let steps = (b - self.cur_bucket).min(self.buckets as u64);
+        let slots = self.buckets as u64 + 1;
+        let steps = (b - self.cur_bucket).min(slots);
         for k in 1..=steps {
-            let slot = ((self.cur_bucket + k) % self.buckets as u64) as usize;
+            let slot = ((self.cur_bucket + k) % slots) as usize;
             for u in &mut self.tenants {
                 u.used_ring[slot] = 0;
                 u.deserved_ring[slot] = 0;
@@ -573,18 +551,12 @@ impl Sim<'_> {
         if self.free_gpus > 0 {
             self.run.fragmentation_integral += self.fragmentation() * (t - from) as f64;
         }
-        for u in &mut self.tenants {
-            if u.demand_gpus > 0 {
-                let rate = (u.quota as f64 / u.demand_gpus as f64).min(1.0);
-                u.phi_ns += rate * (t - from) as f64;
-            }
-        }
         while from < t {
             let b = from / self.bucket_ns;
             self.enter_bucket(b);
             let end = ((b + 1) * self.bucket_ns).min(t);
             let dt = u128::from(end - from);
-            let slot = (b % self.buckets as u64) as usize;
+            let slot = (b % (self.buckets as u64 + 1)) as usize;
             for u in &mut self.tenants {
                 let used = u128::from(u.running_gpus) * dt;
                 let des = u128::from(u.demand_gpus.min(u.quota)) * dt;
@@ -631,9 +603,11 @@ impl Sim<'_> {
             Ev::Arrival(j) => {
                 let u = self.jobs[j].tenant as usize;
                 self.jobs[j].phase = Phase::Waiting;
-                self.jobs[j].phi_at_submit = self.tenants[u].phi_ns;
+                self.accrue(u);
+                self.tenants[u].active_list.push(j);
                 self.tenants[u].demand_gpus += u64::from(self.jobs[j].gpus);
                 self.tenants[u].active_jobs += 1;
+                self.arm_starvation(j);
                 if let Err(pos) = self.active.binary_search(&j) {
                     self.active.insert(pos, j);
                 }
@@ -651,8 +625,16 @@ impl Sim<'_> {
                 self.finish(j);
                 true
             }
-            Ev::Lease(j, epoch) | Ev::Wakeup(j, epoch) => {
-                self.jobs[j].epoch == epoch && self.jobs[j].is_running()
+            Ev::Lease(j, epoch) => {
+                let due = self.jobs[j].epoch == epoch && self.jobs[j].is_running();
+                if due && self.machinery.is_some() {
+                    self.expire_lease(j);
+                }
+                due
+            }
+            Ev::Wakeup(j, epoch) => self.jobs[j].epoch == epoch && self.jobs[j].is_running(),
+            Ev::Starving(j, epoch) => {
+                self.jobs[j].epoch == epoch && self.jobs[j].phase == Phase::Waiting
             }
             Ev::Bucket => {
                 self.sample();
@@ -661,22 +643,47 @@ impl Sim<'_> {
                     self.queue
                         .push(Nanos(self.now + self.bucket_ns), 4, Ev::Bucket);
                 }
-                false
+                // The ASTRAEA machinery's max-min order reads the completed-hours window.
+                self.machinery.is_some()
             }
         }
     }
 
+    /// Ring slot of the current bucket.
+    fn cur_slot(&self) -> usize {
+        (self.cur_bucket % (self.buckets as u64 + 1)) as usize
+    }
+
+    /// Accrues D_j of tenant `u`'s active jobs up to now: each gets min(gⱼ, Q_u/n_u) GPUs
+    /// over the time since the last accrual (n_u is constant in between).
+    fn accrue(&mut self, u: usize) {
+        let now = self.now;
+        let t = &mut self.tenants[u];
+        let dt = now.saturating_sub(t.accrued_to_ns);
+        t.accrued_to_ns = now;
+        if dt == 0 || t.active_list.is_empty() {
+            return;
+        }
+        let share = t.quota as f64 / t.active_list.len() as f64;
+        for &j in &t.active_list {
+            let job = &mut self.jobs[j];
+            job.deserved_gpu_ns += f64::from(job.gpus).min(share) * dt as f64;
+        }
+    }
+
     fn sample(&mut self) {
+        let cur = self.cur_slot();
         let tenant_f = self
             .tenants
             .iter()
             .map(|u| {
-                let d = u.window_deserved();
-                (d > 0).then(|| u.window_used() as f64 / d as f64)
+                let d = completed_window(&u.deserved_ring, cur);
+                (d > 0).then(|| completed_window(&u.used_ring, cur) as f64 / d as f64)
             })
             .collect();
         // The bucket that just ended (the current one was entered, and emptied, at `now`).
-        let last = ((self.cur_bucket + self.buckets as u64 - 1) % self.buckets as u64) as usize;
+        let slots = self.buckets as u64 + 1;
+        let last = ((self.cur_bucket + slots - 1) % slots) as usize;
         let capacity = self.total_gpus as f64 * self.bucket_ns as f64;
         let share = |v: u128| v as f64 / capacity;
         let tenant_used_share = self
@@ -745,9 +752,12 @@ impl Sim<'_> {
             job.first_start_ns = now;
         }
         let g = job.gpus;
-        self.run.job_deserved_gpu_ns[j] =
-            f64::from(g) * (self.tenants[u].phi_ns - job.phi_at_submit);
-        self.history.add(g, job.duration_ns);
+        self.accrue(u);
+        self.run.job_deserved_gpu_ns[j] = self.jobs[j].deserved_gpu_ns;
+        let list = &mut self.tenants[u].active_list;
+        if let Some(pos) = list.iter().position(|&x| x == j) {
+            list.swap_remove(pos);
+        }
         self.tenants[u].demand_gpus -= u64::from(g);
         self.tenants[u].active_jobs -= 1;
         if let Ok(pos) = self.active.binary_search(&j) {
@@ -803,6 +813,47 @@ impl Sim<'_> {
                 nodes().filter(|&n| self.node_free[n as usize] > 0),
                 gpus,
             ),
+            Placement::ConsolidateOrSpread => {
+                // Chunks of a node's GPUs, each on the first node with that many free.
+                let mut taken: Vec<(u32, u32)> = Vec::new();
+                let avail = |taken: &[(u32, u32)], n: u32| {
+                    let t: u32 = taken.iter().filter(|e| e.0 == n).map(|e| e.1).sum();
+                    self.node_free[n as usize] - t
+                };
+                let mut missing = gpus;
+                while missing > 0 {
+                    let need = missing.min(gpn);
+                    let Some(n) = nodes().find(|&n| avail(&taken, n) >= need) else {
+                        break;
+                    };
+                    taken.push((n, need));
+                    missing -= need;
+                }
+                // Spread what is still missing over the nodes in order.
+                if missing > 0 {
+                    for n in nodes() {
+                        let take = avail(&taken, n).min(missing);
+                        if take > 0 {
+                            taken.push((n, take));
+                            missing -= take;
+                        }
+                        if missing == 0 {
+                            break;
+                        }
+                    }
+                }
+                if missing > 0 {
+                    return None;
+                }
+                let mut merged: Vec<(u32, u32)> = Vec::with_capacity(taken.len());
+                for (n, c) in taken {
+                    match merged.iter_mut().find(|e| e.0 == n) {
+                        Some(e) => e.1 += c,
+                        None => merged.push((n, c)),
+                    }
+                }
+                Some(merged)
+            }
         }
     }
 
@@ -813,6 +864,12 @@ impl Sim<'_> {
         t: u32,
         policy: &dyn super::policies::Policy,
     ) {
+        self.begin_segment(j, alloc, t);
+        self.renew(j, policy);
+    }
+
+    /// Gives `j` its GPUs `alloc` on type `t` from now and arms its completion.
+    fn begin_segment(&mut self, j: usize, alloc: Vec<(u32, u32)>, t: u32) {
         let now = self.now;
         for &(n, c) in &alloc {
             self.node_free[n as usize] -= c;
@@ -840,7 +897,6 @@ impl Sim<'_> {
         let epoch = job.epoch;
         let end = now + job.seg_overhead_ns + run_ns;
         self.queue.push(Nanos(end), 0, Ev::Completion(j, epoch));
-        self.renew(j, policy);
     }
 
     fn renew(&mut self, j: usize, policy: &dyn super::policies::Policy) {
@@ -870,7 +926,6 @@ impl Sim<'_> {
             tenants: &self.tenants,
             total_gpus: self.total_gpus,
             gpus_by_type: &self.gpus_by_type,
-            history: &self.history,
         }
     }
 
@@ -944,8 +999,7 @@ impl Sim<'_> {
                 tenants: &self.tenants,
                 total_gpus: self.total_gpus,
                 gpus_by_type: &self.gpus_by_type,
-                history: &self.history,
-            };
+                };
             let locked_job = |j: usize| {
                 jobs[j].is_running()
                     && match rule {

@@ -1,9 +1,13 @@
-//! Scheduling policies. A policy only decides, at each scheduling round, the priority order of
-//! the active jobs (waiting and running) and when running jobs may be preempted; the simulator
-//! ([`super::sim`]) turns the order into gang allocations on the cluster. One file per policy;
-//! [`PolicyKind`] lists them.
+//! Scheduling policies. The global policies only decide, at each scheduling round, the priority
+//! order of the active jobs (waiting and running) and when running jobs may be preempted; the
+//! simulator ([`super::sim`]) turns the order into gang allocations on the cluster. One file
+//! per policy; [`PolicyKind`] lists them.
+//!
+//! The ASTRAEA family ([`PolicyKind::quota_lease`]) instead runs the ASTRAEA artifact's own
+//! scheduler — per-tenant quotas, leases, block scheduling, starvation and delay-job
+//! preemption (`super::sim::quota_lease`) — with one of the artifact's job-selection orders
+//! inside it, which is how the artifact compares 2DAS and Themis to ASTRAEA.
 
-mod astraea;
 mod fair_share;
 mod fifo;
 mod gandiva_fair;
@@ -46,13 +50,73 @@ pub enum PolicyKind {
     GandivaFair,
     /// Gavel's heterogeneity-aware max-min fairness (Narayanan et al., OSDI'20), in rounds.
     Gavel,
-    /// ASTRAEA's long-term GPU-time fairness: two-phase selection and leases.
+    /// ASTRAEA (Ye et al., TPDS'21) as its artifact runs it: per-tenant quotas granted by
+    /// max-min on U/W, leases, block scheduling, starvation and delay-job preemption, jobs of
+    /// a tenant by their long-term fairness F_j (`--job_selection fairness`).
     Astraea,
+    /// The artifact's 2DAS baseline: ASTRAEA's quota and lease machinery with a tenant's jobs
+    /// by least executed time (`--job_selection 2das`).
+    #[serde(rename = "astraea-2das")]
+    Astraea2das,
+    /// The artifact's Themis baseline: ASTRAEA's machinery with a tenant's jobs by the
+    /// artifact's finish-time fairness, largest first (`--job_selection themis`).
+    AstraeaThemis,
+    /// The artifact's YARN-like baseline: static tenant quotas, FIFO within a tenant, no
+    /// leases (`--job_selection fifo --user_quota static`, lease term unbounded).
+    YarnFifo,
+}
+
+/// How the ASTRAEA machinery orders one tenant's waiting jobs (the artifact's
+/// `--job_selection`, `alg/scheduler/lease.py` `job_selection`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobSelection {
+    /// Ascending F_j = U_j/D_j, then submission; delay jobs are preempted from the highest F_j.
+    Fairness,
+    /// Ascending executed time, then submission; no delay-job preemption.
+    TwoDas,
+    /// Descending finish-time fairness ρ (`get_finish_time_fairness`); delay jobs are
+    /// preempted from the lowest ρ.
+    Themis,
+    /// Submission order; no delay-job preemption.
+    Fifo,
+}
+
+impl JobSelection {
+    /// True when a new job short of quota may preempt its tenant's delay jobs.
+    #[must_use]
+    pub fn preempts_delay_jobs(self) -> bool {
+        matches!(self, JobSelection::Fairness | JobSelection::Themis)
+    }
+}
+
+/// How the ASTRAEA machinery sets a tenant's quota for one scheduling round (`--user_quota`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QuotaMode {
+    /// Phase 1 hands the free GPUs out job by job, max-min on each tenant's U/W: the quota of
+    /// the round is what the tenant holds plus what it was granted (work-conserving across
+    /// tenants).
+    #[default]
+    Fair,
+    /// The static quota Q_u = ⌊G·s_u/Σs⌋ (non-work-conserving).
+    Static,
+}
+
+/// One run of the ASTRAEA machinery: the order inside it, its quota mode and whether leases
+/// expire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QuotaLease {
+    /// Order of a tenant's waiting jobs.
+    pub selection: JobSelection,
+    /// Quota of a round.
+    pub quota: QuotaMode,
+    /// Leases expire after `lease_s` of running (false: a job runs to completion).
+    pub leases: bool,
 }
 
 impl PolicyKind {
     /// All policies in display order.
-    pub const ALL: [PolicyKind; 9] = [
+    pub const ALL: [PolicyKind; 12] = [
         PolicyKind::Fifo,
         PolicyKind::Sjf,
         PolicyKind::Srtf,
@@ -62,7 +126,33 @@ impl PolicyKind {
         PolicyKind::GandivaFair,
         PolicyKind::Gavel,
         PolicyKind::Astraea,
+        PolicyKind::Astraea2das,
+        PolicyKind::AstraeaThemis,
+        PolicyKind::YarnFifo,
     ];
+
+    /// The ASTRAEA machinery this policy runs in, or `None` for a global policy.
+    #[must_use]
+    pub fn quota_lease(self, quota: QuotaMode) -> Option<QuotaLease> {
+        let (selection, quota, leases) = match self {
+            PolicyKind::Astraea => (JobSelection::Fairness, quota, true),
+            PolicyKind::Astraea2das => (JobSelection::TwoDas, quota, true),
+            PolicyKind::AstraeaThemis => (JobSelection::Themis, quota, true),
+            PolicyKind::YarnFifo => (JobSelection::Fifo, QuotaMode::Static, false),
+            _ => return None,
+        };
+        Some(QuotaLease {
+            selection,
+            quota,
+            leases,
+        })
+    }
+
+    /// True for the policies that run in the ASTRAEA machinery (tenant quotas).
+    #[must_use]
+    pub fn uses_quotas(self) -> bool {
+        self.quota_lease(QuotaMode::Fair).is_some()
+    }
 
     /// The id used in scenario JSON, the CLI and metric keys.
     #[must_use]
@@ -77,6 +167,9 @@ impl PolicyKind {
             PolicyKind::GandivaFair => "gandiva-fair",
             PolicyKind::Gavel => "gavel",
             PolicyKind::Astraea => "astraea",
+            PolicyKind::Astraea2das => "astraea-2das",
+            PolicyKind::AstraeaThemis => "astraea-themis",
+            PolicyKind::YarnFifo => "yarn-fifo",
         }
     }
 
@@ -93,6 +186,9 @@ impl PolicyKind {
             PolicyKind::GandivaFair => "Gandiva-fair",
             PolicyKind::Gavel => "Gavel (max-min)",
             PolicyKind::Astraea => "ASTRAEA",
+            PolicyKind::Astraea2das => "2DAS in ASTRAEA's machinery",
+            PolicyKind::AstraeaThemis => "Themis in ASTRAEA's machinery",
+            PolicyKind::YarnFifo => "YARN-like (static quota, FIFO)",
         }
     }
 
@@ -112,14 +208,22 @@ impl PolicyKind {
                 | PolicyKind::GandivaFair
                 | PolicyKind::Gavel
                 | PolicyKind::Astraea
+                | PolicyKind::Astraea2das
+                | PolicyKind::AstraeaThemis
         )
     }
 
-    /// A fresh policy instance for one run.
+    /// A fresh policy instance for one run; `None` for the ASTRAEA family, which the
+    /// simulator runs itself (see [`PolicyKind::quota_lease`]).
     #[must_use]
-    pub fn build(self, params: &FairnessParams, tenants: usize, jobs: usize) -> Box<dyn Policy> {
+    pub fn build(
+        self,
+        params: &FairnessParams,
+        tenants: usize,
+        jobs: usize,
+    ) -> Option<Box<dyn Policy>> {
         let lease_ns = super::params::s_to_ns(params.lease_s);
-        match self {
+        Some(match self {
             PolicyKind::Fifo => Box::new(fifo::Fifo),
             PolicyKind::Sjf => Box::new(sjf::Sjf),
             PolicyKind::Srtf => Box::new(srtf::Srtf),
@@ -131,8 +235,11 @@ impl PolicyKind {
                 tenants,
             )),
             PolicyKind::Gavel => Box::new(gavel::Gavel { lease_ns }),
-            PolicyKind::Astraea => Box::new(astraea::Astraea::new(&params.astraea, lease_ns)),
-        }
+            PolicyKind::Astraea
+            | PolicyKind::Astraea2das
+            | PolicyKind::AstraeaThemis
+            | PolicyKind::YarnFifo => return None,
+        })
     }
 }
 

@@ -32,6 +32,7 @@ pub mod alibaba;
 pub mod dirlab;
 pub mod helios;
 pub mod philly;
+pub mod shares;
 pub mod synthetic;
 pub mod tiresias;
 

@@ -1,0 +1,438 @@
+//! The ASTRAEA artifact's scheduler, event-driven: per-tenant quotas, leases, block scheduling,
+//! starvation and delay-job preemption, with one of its job-selection orders inside
+//! (yzs981130/Astraea_Artifacts @7ab4bac, `simulation/alg/scheduler/lease.py`,
+//! `LeaseScheduler`; line numbers below are that file's).
+//!
+//! A round at time t, after every event at t was applied (finishes, lease expiries, arrivals):
+//!
+//! 1. **Lists** (`job_selection`, l. 343–425). Per tenant: its *starving* waiting jobs — waiting
+//!    at least `starvation_s` since they last stopped or were submitted (`update_pending_jobs`,
+//!    l. 186–201) — by submission, then its other waiting jobs in the selection's order:
+//!    ASTRAEA ascending F_j = U_j/D_j then submission; 2DAS ascending executed time then
+//!    submission; Themis descending ρ; FIFO submission. *Delay jobs* (`is_delay_job`, l. 316–
+//!    322): running jobs that have run less than `delay_s` in their current lease (in their
+//!    first lease, at least `first_lease_delay_min_s` and less than `delay_s`), for ASTRAEA by
+//!    descending F_j (U_j without the current lease) then latest submission, for Themis by
+//!    ascending ρ; 2DAS and FIFO have none.
+//! 2. **Phase 1, fair quota** (`allocate_job_resources_with_user`, l. 757–790). The free GPUs
+//!    are handed out one job at a time: the tenant with the lowest quota ratio (held + granted
+//!    over Q_u) goes if that ratio is below `low_quota_share`, otherwise the tenant with the
+//!    lowest U_u/W_u over the last 24 *completed* hours (W_u = Q_u × time; 1 when W_u = 0),
+//!    W_u counting one more lease of its quota; the tenant's next job in its list that fits the
+//!    GPUs still free is granted (jobs that do not fit are passed over for this round) and adds
+//!    gⱼ × lease to U_u; a tenant whose list is used up drops out. Static quota: Q_u.
+//! 3. **Phase 2** (l. 795–840). Tenants in order, each walking its list from the top: a *new*
+//!    job (never ran, never preempted) short of quota preempts the tenant's delay jobs one by
+//!    one (they lose the progress of their current lease, `preempt_job`, l. 636–650); a job
+//!    that fails the quota check (held + gⱼ ≤ quota of the round) or placement ends the
+//!    tenant's turn under block scheduling or while the tenant still has starving jobs
+//!    unplaced, otherwise the next job is tried; a placed job starts a lease.
+//!
+//! Leases: a job's lease expires after `lease_s` of running in it (`is_job_lease_expires`,
+//! l. 23–24); it is checkpointed (progress kept, nothing charged: the artifact's 5 s/20 s
+//! constants are never used) and waits for the same round. The artifact checks all this every
+//! 10 s; here a round runs at every event, when a running job becomes a delay job, when a
+//! waiting job starts to starve and at every hour boundary (where U/W changes), and is
+//! repeated at the same instant while it changes anything (the artifact repeats it 10 s later).
+//! Between events F_j and ρ drift; the artifact re-sorts at every tick, a round here sorts
+//! when it runs (the differences this leaves are in docs/MODEL.md).
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::{completed_window, Ev, Sim};
+use crate::units::Nanos;
+use crate::labs::fairness::params::s_to_ns;
+use crate::labs::fairness::policies::{JobSelection, Key, QuotaMode};
+
+/// Most rounds at one instant (each one that changes something starts or preempts a job).
+const MAX_ROUNDS_PER_INSTANT: u32 = 64;
+
+/// A sort key: (primary, secondary, job index); the job index makes it total.
+type SortKey = (Key, u64, usize);
+
+/// The artifact's discrete fairness class of F_j (`fairness2disc`, l. 527–534): 0 at F = 0,
+/// else K − ⌊((f+1)/2) // (1/K)⌋ with f = −ln F/√(1+ln²F) and Python's float floor division.
+#[must_use]
+pub fn disc_class(f_j: f64, k: u32) -> i64 {
+    if f_j == 0.0 {
+        return 0;
+    }
+    let l = libm::log(f_j);
+    let f = -l / libm::sqrt(1.0 + l * l);
+    let a = (f + 1.0) / 2.0;
+    let b = 1.0 / f64::from(k);
+    i64::from(k) - python_floordiv(a, b) as i64
+}
+
+/// Python's `a // b` for floats (`float_floor_div`: `(a − fmod(a, b)) / b`, rounded to the
+/// nearest integer below, corrected by one where the division landed just under it).
+fn python_floordiv(a: f64, b: f64) -> f64 {
+    let m = libm::fmod(a, b);
+    let mut div = (a - m) / b;
+    if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
+        div -= 1.0;
+    }
+    if div == 0.0 {
+        return 0.0;
+    }
+    let fl = libm::floor(div);
+    if div - fl > 0.5 {
+        fl + 1.0
+    } else {
+        fl
+    }
+}
+
+impl Sim<'_> {
+    /// Arms the starvation wake-up of waiting job `j` (ASTRAEA family only).
+    pub(super) fn arm_starvation(&mut self, j: usize) {
+        if self.machinery.is_none() {
+            return;
+        }
+        let at = self.jobs[j].last_stop_ns + s_to_ns(self.params.astraea.starvation_s);
+        let e = self.jobs[j].epoch;
+        self.queue.push(Nanos(at.max(self.now)), 3, Ev::Starving(j, e));
+    }
+
+    /// The lease of running job `j` expired: checkpointed (progress kept), waiting again.
+    pub(super) fn expire_lease(&mut self, j: usize) {
+        self.stop_segment(j);
+        self.jobs[j].lease_expiries += 1;
+        self.arm_starvation(j);
+    }
+
+    /// Preempts delay job `j` without a checkpoint: the progress of its current lease is lost
+    /// (`preempt_job`).
+    fn preempt_losing_lease(&mut self, j: usize) {
+        let remaining = self.jobs[j].remaining_ns;
+        self.stop_segment(j);
+        self.jobs[j].remaining_ns = remaining;
+        self.jobs[j].preemptions += 1;
+        self.run.preemptions += 1;
+        self.arm_starvation(j);
+    }
+
+    /// Starts `j` on `alloc` (type `t`) with a fresh lease.
+    fn start_leased(&mut self, j: usize, alloc: Vec<(u32, u32)>, t: u32) {
+        self.begin_segment(j, alloc, t);
+        let Some(m) = self.machinery else { return };
+        let now = self.now;
+        let e = self.jobs[j].epoch;
+        if m.leases {
+            let lease = s_to_ns(self.params.lease_s);
+            self.queue.push(Nanos(now + lease), 2, Ev::Lease(j, e));
+        }
+        let p = &self.params.astraea;
+        if m.selection.preempts_delay_jobs()
+            && self.jobs[j].lease_expiries == 0
+            && p.first_lease_delay_min_s > 0.0
+            && p.first_lease_delay_min_s < p.delay_s
+        {
+            let at = now + s_to_ns(p.first_lease_delay_min_s);
+            self.queue.push(Nanos(at), 3, Ev::Wakeup(j, e));
+        }
+    }
+
+    /// True when running job `j` is a delay job now (`is_delay_job`).
+    fn is_delay_job(&self, j: usize) -> bool {
+        let job = &self.jobs[j];
+        let in_lease = self.now - job.seg_start_ns;
+        let delay = s_to_ns(self.params.astraea.delay_s);
+        if job.lease_expiries > 0 {
+            in_lease < delay
+        } else {
+            in_lease >= s_to_ns(self.params.astraea.first_lease_delay_min_s) && in_lease < delay
+        }
+    }
+
+    /// F_j = U_j/D_j with U_j = gⱼ × `done_ns` (0 while D_j = 0, as at dispatch).
+    fn job_f(&self, j: usize, done_ns: u64) -> f64 {
+        let job = &self.jobs[j];
+        if job.deserved_gpu_ns > 0.0 {
+            f64::from(job.gpus) * done_ns as f64 / job.deserved_gpu_ns
+        } else {
+            0.0
+        }
+    }
+
+    /// The artifact's finish-time fairness of waiting job `j` (`get_finish_time_fairness`,
+    /// l. 540–545): life / (executed·F_j + (life − executed) + remaining); 1 while D_j = 0.
+    fn artifact_rho(&self, j: usize) -> f64 {
+        let job = &self.jobs[j];
+        if job.deserved_gpu_ns <= 0.0 {
+            return 1.0;
+        }
+        let exec = job.done_before_segment() as f64;
+        let life = (self.now - job.submit_ns) as f64;
+        let remaining = job.remaining_ns as f64;
+        let isolated = exec * self.job_f(j, job.done_before_segment()) + (life - exec);
+        let denom = isolated + remaining;
+        if denom > 0.0 {
+            life / denom
+        } else {
+            1.0
+        }
+    }
+
+    /// Rounds at this instant until one changes nothing.
+    pub(super) fn quota_lease_rounds(&mut self) {
+        for _ in 0..MAX_ROUNDS_PER_INSTANT {
+            if !self.quota_lease_round() {
+                break;
+            }
+        }
+    }
+
+    /// One round of the artifact's `allocate_job_resources_with_user`; true when it started or
+    /// preempted a job.
+    fn quota_lease_round(&mut self) -> bool {
+        let Some(m) = self.machinery else {
+            return false;
+        };
+        let now = self.now;
+        let nt = self.tenants.len();
+        let starve_ns = s_to_ns(self.params.astraea.starvation_s);
+        let delays = m.selection.preempts_delay_jobs() && m.quota == QuotaMode::Fair;
+        // Lists, unsorted; whether any tenant could preempt (a new waiting job + a delay job).
+        let mut starving: Vec<Vec<(u64, usize)>> = vec![Vec::new(); nt];
+        let mut waiting: Vec<Vec<usize>> = vec![Vec::new(); nt];
+        let mut delay: Vec<Vec<usize>> = vec![Vec::new(); nt];
+        let mut has_new = vec![false; nt];
+        let mut waiting_total = 0usize;
+        for &j in &self.active {
+            let job = &self.jobs[j];
+            let u = job.tenant as usize;
+            if job.is_running() {
+                if delays && self.is_delay_job(j) {
+                    delay[u].push(j);
+                }
+            } else {
+                waiting_total += 1;
+                if job.done_before_segment() == 0 && job.preemptions == 0 {
+                    has_new[u] = true;
+                }
+                if now - job.last_stop_ns >= starve_ns {
+                    starving[u].push((job.submit_ns, j));
+                } else {
+                    waiting[u].push(j);
+                }
+            }
+        }
+        if waiting_total == 0 {
+            return false;
+        }
+        let could_preempt = (0..nt).any(|u| has_new[u] && !delay[u].is_empty());
+        let smallest = self
+            .active
+            .iter()
+            .filter(|&&j| !self.jobs[j].is_running())
+            .map(|&j| u64::from(self.jobs[j].gpus))
+            .min()
+            .unwrap_or(u64::MAX);
+        if smallest > self.free_gpus && !could_preempt {
+            return false;
+        }
+        self.run.rounds += 1;
+        for u in 0..nt {
+            self.accrue(u);
+        }
+        // Sorted lists: starving (by submission) then waiting (by the selection).
+        let mut lists: Vec<Vec<usize>> = Vec::with_capacity(nt);
+        for u in 0..nt {
+            starving[u].sort_unstable();
+            let mut keyed: Vec<SortKey> = waiting[u]
+                .iter()
+                .map(|&j| (self.selection_key(m.selection, j), j))
+                .map(|((k, s), j)| (k, s, j))
+                .collect();
+            keyed.sort_unstable();
+            let mut list: Vec<usize> = starving[u].iter().map(|e| e.1).collect();
+            list.extend(keyed.iter().map(|e| e.2));
+            lists.push(list);
+            let mut dkeyed: Vec<SortKey> = delay[u]
+                .iter()
+                .map(|&j| {
+                    let job = &self.jobs[j];
+                    match m.selection {
+                        JobSelection::Themis => (Key(0, job.last_rho), 0, j),
+                        _ => (
+                            Key(0, -self.job_f(j, job.done_before_segment())),
+                            u64::MAX - job.submit_ns,
+                            j,
+                        ),
+                    }
+                })
+                .collect();
+            dkeyed.sort_unstable();
+            delay[u] = dkeyed.into_iter().map(|e| e.2).collect();
+        }
+        if m.selection == JobSelection::Themis {
+            for list in &lists {
+                for &j in list {
+                    self.jobs[j].last_rho = self.artifact_rho(j);
+                }
+            }
+        }
+        let round_quota = match m.quota {
+            QuotaMode::Static => self.tenants.iter().map(|t| t.quota).collect(),
+            QuotaMode::Fair => self.phase1_grants(&lists, waiting_total),
+        };
+        // Phase 2.
+        let block = self.params.astraea.block_scheduling;
+        let mut changed = false;
+        for u in 0..nt {
+            let mut starve_left = starving[u].len();
+            let mut next_delay = 0usize;
+            for &j in &lists[u] {
+                let g = u64::from(self.jobs[j].gpus);
+                let is_new =
+                    self.jobs[j].done_before_segment() == 0 && self.jobs[j].preemptions == 0;
+                if delays && is_new {
+                    while self.tenants[u].running_gpus + g > round_quota[u]
+                        && next_delay < delay[u].len()
+                    {
+                        let p = delay[u][next_delay];
+                        next_delay += 1;
+                        self.preempt_losing_lease(p);
+                        changed = true;
+                    }
+                }
+                let stop_here = starve_left > 0 || block;
+                if self.tenants[u].running_gpus + g > round_quota[u] {
+                    if stop_here {
+                        break;
+                    }
+                    continue;
+                }
+                let gpus = self.jobs[j].gpus;
+                let placed = (g <= self.free_gpus)
+                    .then(|| {
+                        (0..self.gpus_by_type.len() as u32)
+                            .find_map(|t| self.place(gpus, t).map(|a| (a, t)))
+                    })
+                    .flatten();
+                match placed {
+                    Some((alloc, t)) => {
+                        starve_left = starve_left.saturating_sub(1);
+                        self.start_leased(j, alloc, t);
+                        changed = true;
+                    }
+                    None => {
+                        if stop_here {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        changed
+    }
+
+    /// The selection's key of waiting job `j`: (primary, secondary).
+    fn selection_key(&self, sel: JobSelection, j: usize) -> (Key, u64) {
+        let job = &self.jobs[j];
+        match sel {
+            JobSelection::Fairness => (
+                Key(0, self.job_f(j, job.done_before_segment())),
+                job.submit_ns,
+            ),
+            JobSelection::TwoDas => (
+                Key(0, job.done_before_segment() as f64),
+                job.submit_ns,
+            ),
+            JobSelection::Themis => (Key(0, -self.artifact_rho(j)), 0),
+            JobSelection::Fifo => (Key(0, 0.0), job.submit_ns),
+        }
+    }
+
+    /// Phase 1 of the fair quota: each tenant's quota for this round (held + granted), GPUs.
+    fn phase1_grants(&self, lists: &[Vec<usize>], waiting_total: usize) -> Vec<u64> {
+        let nt = self.tenants.len();
+        let cur = self.cur_slot();
+        let lease_ns = s_to_ns(self.params.lease_s) as f64;
+        let low = self.params.astraea.low_quota_share;
+        let mut quota: Vec<u64> = self.tenants.iter().map(|t| t.running_gpus).collect();
+        let ratio_of = |u: usize, q: u64| {
+            let cap = self.tenants[u].quota;
+            if cap == 0 {
+                f64::INFINITY
+            } else {
+                q as f64 / cap as f64
+            }
+        };
+        let mut ratio: Vec<f64> = (0..nt).map(|u| ratio_of(u, quota[u])).collect();
+        let mut used: Vec<f64> = Vec::with_capacity(nt);
+        let mut weighted: Vec<f64> = Vec::with_capacity(nt);
+        let mut uw: Vec<f64> = Vec::with_capacity(nt);
+        for t in &self.tenants {
+            let u_win = completed_window(&t.used_ring, cur) as f64;
+            let w_win = completed_window(&t.entitled_ring, cur) as f64;
+            uw.push(if w_win == 0.0 { 1.0 } else { u_win / w_win });
+            used.push(u_win);
+            weighted.push(w_win + t.quota as f64 * lease_ns);
+        }
+        let mut alive = vec![true; nt];
+        let mut alive_count = nt;
+        let mut cursor = vec![0usize; nt];
+        let mut free = self.free_gpus;
+        let first_min = |vals: &[f64], alive: &[bool]| {
+            let mut best: Option<usize> = None;
+            for u in 0..vals.len() {
+                if alive[u] && best.is_none_or(|b| vals[u] < vals[b]) {
+                    best = Some(u);
+                }
+            }
+            best
+        };
+        while free > 0 && waiting_total > 0 && alive_count > 0 {
+            let Some(by_ratio) = first_min(&ratio, &alive) else {
+                break;
+            };
+            let u = if ratio[by_ratio] < low {
+                by_ratio
+            } else {
+                match first_min(&uw, &alive) {
+                    Some(u) => u,
+                    None => break,
+                }
+            };
+            let list = &lists[u];
+            while cursor[u] < list.len() {
+                let j = list[cursor[u]];
+                cursor[u] += 1;
+                let g = u64::from(self.jobs[j].gpus);
+                if free < g {
+                    continue;
+                }
+                quota[u] += g;
+                free -= g;
+                used[u] += g as f64 * lease_ns;
+                uw[u] = used[u] / weighted[u];
+                ratio[u] = ratio_of(u, quota[u]);
+                break;
+            }
+            if cursor[u] >= list.len() {
+                alive[u] = false;
+                alive_count -= 1;
+            }
+        }
+        quota
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn disc_class_matches_the_artifact() {
+        // fairness2disc in Python 3 (numpy log/sqrt, float //), K = 5.
+        assert_eq!(disc_class(0.0, 5), 0);
+        assert_eq!(disc_class(1.0, 5), 3);
+        assert_eq!(disc_class(0.5, 5), 2);
+        assert_eq!(disc_class(2.0, 5), 4);
+        assert_eq!(disc_class(100.0, 5), 5);
+        assert_eq!(disc_class(0.01, 5), 1);
+    }
+}
