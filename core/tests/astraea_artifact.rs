@@ -22,6 +22,7 @@ use bubblelab_core::labs::fairness::{
 /// One row of the artifact's result CSV that the test compares.
 struct ArtifactJob {
     fairness: f64,
+    preemptions: u32,
     submit_s: f64,
     end_s: f64,
 }
@@ -31,6 +32,7 @@ fn read_result(text: &str) -> BTreeMap<u64, ArtifactJob> {
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     let col = |n: &str| header.iter().position(|h| *h == n).unwrap();
     let (ci, cf, cs, ce) = (col("job_id"), col("fairness"), col("submit_time"), col("end_time"));
+    let cp = col("preempt_cnt");
     lines
         .filter(|l| !l.is_empty())
         .map(|l| {
@@ -39,6 +41,7 @@ fn read_result(text: &str) -> BTreeMap<u64, ArtifactJob> {
                 f[ci].parse().unwrap(),
                 ArtifactJob {
                     fairness: f[cf].parse().unwrap(),
+                    preemptions: f[cp].parse().unwrap(),
                     submit_s: f[cs].parse().unwrap(),
                     end_s: f[ce].parse().unwrap(),
                 },
@@ -139,10 +142,11 @@ fn astraea_family_agrees_with_the_artifact_job_by_job() {
             djct.last().copied().unwrap_or(0.0)
         );
         println!(
-            "{id}: F_j fair {:.1} % / loss {:.1} % / benefit {:.1} % (artifact {:.1} / {:.1} / {:.1}); same band for {:.1} % of jobs; preemptions {}",
+            "{id}: F_j fair {:.1} % / loss {:.1} % / benefit {:.1} % (artifact {:.1} / {:.1} / {:.1}); same band for {:.1} % of jobs; preemptions {} (artifact {})",
             fo * 100.0, lo * 100.0, bo * 100.0, fa * 100.0, la * 100.0, ba * 100.0,
             same_band as f64 / n * 100.0,
-            run.preemptions
+            run.preemptions,
+            art.values().map(|a| u64::from(a.preemptions)).sum::<u64>()
         );
         if (mo / ma - 1.0).abs() > 0.02 {
             failures.push(format!("{id}: mean JCT off by more than 2 %"));

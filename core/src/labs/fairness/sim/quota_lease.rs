@@ -139,6 +139,11 @@ impl Sim<'_> {
         let job = &self.jobs[j];
         let in_lease = self.now - job.seg_start_ns;
         let delay = s_to_ns(self.params.astraea.delay_s);
+        // A job started at this instant has not run yet: the artifact, which advances run
+        // times before it looks, never sees a running job with 0 s in its lease.
+        if in_lease == 0 {
+            return false;
+        }
         if job.lease_expiries > 0 {
             in_lease < delay
         } else {
