@@ -15,9 +15,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use bubblelab_core::labs::fairness::traces::{self, shares, ReadOptions, TraceFormat};
-use bubblelab_core::labs::fairness::{
-    self, FairnessParams, Placement, PolicyKind, TenantWeights,
-};
+use bubblelab_core::labs::fairness::{self, FairnessParams, Placement, PolicyKind, TenantWeights};
 
 /// One row of the artifact's result CSV that the test compares.
 struct ArtifactJob {
@@ -31,7 +29,12 @@ fn read_result(text: &str) -> BTreeMap<u64, ArtifactJob> {
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     let col = |n: &str| header.iter().position(|h| *h == n).unwrap();
-    let (ci, cf, cs, ce) = (col("job_id"), col("fairness"), col("submit_time"), col("end_time"));
+    let (ci, cf, cs, ce) = (
+        col("job_id"),
+        col("fairness"),
+        col("submit_time"),
+        col("end_time"),
+    );
     let cp = col("preempt_cnt");
     lines
         .filter(|l| !l.is_empty())
@@ -53,7 +56,10 @@ fn read_result(text: &str) -> BTreeMap<u64, ArtifactJob> {
 /// (fair, loss, benefit) shares of F values, the artifact's bands.
 fn bands(fs: &[f64]) -> (f64, f64, f64) {
     let n = fs.len() as f64;
-    let fair = fs.iter().filter(|&&f| (0.95..=1.0 / 0.95).contains(&f)).count() as f64;
+    let fair = fs
+        .iter()
+        .filter(|&&f| (0.95..=1.0 / 0.95).contains(&f))
+        .count() as f64;
     let loss = fs.iter().filter(|&&f| f < 0.95).count() as f64;
     let benefit = fs.iter().filter(|&&f| f > 1.0 / 0.95).count() as f64;
     (fair / n, loss / n, benefit / n)
@@ -71,9 +77,12 @@ fn astraea_family_agrees_with_the_artifact_job_by_job() {
     };
     let dir = dir.join("astraea_artifact_runs");
     let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
-    let trace =
-        traces::parse(TraceFormat::Tiresias, &read("helios640.csv"), &ReadOptions::default())
-            .unwrap();
+    let trace = traces::parse(
+        TraceFormat::Tiresias,
+        &read("helios640.csv"),
+        &ReadOptions::default(),
+    )
+    .unwrap();
     let shares = shares::order_by_names(
         &shares::parse_shares(&read("helios640_share.csv")).unwrap(),
         &read("helios640_names.lst"),

@@ -7,8 +7,9 @@
 
 use std::path::PathBuf;
 
-use bubblelab_core::labs::fairness::traces::{self, ReadOptions, TraceFormat};
-use bubblelab_core::labs::fairness::{self, FairnessParams, PolicyKind};
+use bubblelab_core::labs::fairness::policies::QuotaMode;
+use bubblelab_core::labs::fairness::traces::{self, shares, ReadOptions, TraceFormat};
+use bubblelab_core::labs::fairness::{self, FairnessParams, Placement, PolicyKind, TenantWeights};
 use bubblelab_core::ScenarioError;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -48,7 +49,8 @@ pub struct FairnessArgs {
     #[arg(long, value_enum, default_value_t = TraceFormatArg::Auto)]
     format: TraceFormatArg,
     /// Policies to compare: `all` or a comma-separated list of ids (fifo, sjf, srtf, tiresias,
-    /// themis, fair-share, gandiva-fair, gavel, astraea).
+    /// themis, fair-share, gandiva-fair, gavel, astraea, astraea-2das, astraea-themis,
+    /// yarn-fifo).
     #[arg(long, default_value = "all", value_name = "IDS")]
     policy: String,
     /// Cluster size in GPUs (rounded up to whole nodes of `--gpus-per-node`); default 1,120
@@ -68,6 +70,52 @@ pub struct FairnessArgs {
     /// Also write the GPU-by-tenant timelines as Chrome trace JSON to this file.
     #[arg(long, value_name = "FILE")]
     chrome_trace: Option<PathBuf>,
+    /// Tenant shares: the ASTRAEA artifact's share CSV (`name,share`); the tenants are its
+    /// rows, jobs of other tenants are dropped and counted.
+    #[arg(long, value_name = "FILE")]
+    shares: Option<PathBuf>,
+    /// The artifact's name list (one tenant per line): the tenants' order; every name needs a
+    /// row in `--shares`.
+    #[arg(long, value_name = "FILE", requires = "shares")]
+    names: Option<PathBuf>,
+    /// How a job's GPUs are chosen (`consolidate-or-spread` is the artifact's `consolidate`).
+    #[arg(long, value_enum, default_value_t = PlacementArg::Consolidated)]
+    placement: PlacementArg,
+    /// Lease length, s (ASTRAEA: 900).
+    #[arg(long, value_name = "S")]
+    lease_s: Option<f64>,
+    /// ASTRAEA family: tenant quota of a round, `fair` (phase-1 max-min grants) or `static`.
+    #[arg(long, value_enum, default_value_t = QuotaArg::Fair)]
+    quota: QuotaArg,
+    /// ASTRAEA family: turn block scheduling off (a tenant's later jobs may start when an
+    /// earlier one fails the quota check or placement).
+    #[arg(long)]
+    no_block_scheduling: bool,
+}
+
+/// Placements on the command line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum PlacementArg {
+    /// Fewest nodes, waits for them.
+    #[default]
+    Consolidated,
+    /// Within one node when it fits, else spread over the emptiest nodes.
+    TopologyAware,
+    /// Free GPUs in node order.
+    FirstFit,
+    /// The ASTRAEA artifact's: node-sized chunks on the first nodes that hold them, else
+    /// spread.
+    ConsolidateOrSpread,
+}
+
+/// Quota modes on the command line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum QuotaArg {
+    /// Phase-1 max-min grants of the free GPUs.
+    #[default]
+    Fair,
+    /// The static quota ⌊G·s_u/Σs⌋.
+    Static,
 }
 
 fn parse_policies(s: &str) -> Result<Vec<PolicyKind>, Failure> {
@@ -133,6 +181,33 @@ pub fn fairness(args: &FairnessArgs) -> Result<(), Failure> {
         ..FairnessParams::default()
     };
     params.cluster.gpus_per_node = args.gpus_per_node;
+    params.cluster.placement = match args.placement {
+        PlacementArg::Consolidated => Placement::Consolidated,
+        PlacementArg::TopologyAware => Placement::TopologyAware,
+        PlacementArg::FirstFit => Placement::FirstFit,
+        PlacementArg::ConsolidateOrSpread => Placement::ConsolidateOrSpread,
+    };
+    if let Some(l) = args.lease_s {
+        params.lease_s = l;
+    }
+    params.astraea.quota = match args.quota {
+        QuotaArg::Fair => QuotaMode::Fair,
+        QuotaArg::Static => QuotaMode::Static,
+    };
+    params.astraea.block_scheduling = !args.no_block_scheduling;
+    if let Some(path) = &args.shares {
+        let name = files::label(path);
+        let text = files::read_text(path, MAX_TRACE_BYTES)?;
+        let mut list =
+            shares::parse_shares(&text).map_err(|e| Failure::Input(format!("{name}: {e}")))?;
+        if let Some(np) = &args.names {
+            let nname = files::label(np);
+            let ntext = files::read_text(np, MAX_TRACE_BYTES)?;
+            list = shares::order_by_names(&list, &ntext)
+                .map_err(|e| Failure::Input(format!("{nname}: {e}")))?;
+        }
+        params.tenant_weights = TenantWeights::Shares(list);
+    }
     if let Some(g) = args.gpus {
         if g == 0 || args.gpus_per_node == 0 {
             return Err(Failure::Input(

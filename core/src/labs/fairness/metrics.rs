@@ -30,8 +30,14 @@ pub struct PolicyMetrics {
     pub tenant_spread: f64,
     /// Share of (tenant, sample) pairs with F_u < 0.95, averaged per tenant then over tenants.
     pub below_share: f64,
-    /// Share of finished jobs with F_j in [0.95, 1/0.95].
+    /// Share of finished jobs with F_j in [0.95, 1/0.95] (the artifact's "fair").
     pub job_fair_share: f64,
+    /// Share of finished jobs with F_j < 0.95 (the artifact's "loss"): job-level unfairness.
+    pub job_loss_share: f64,
+    /// Share of finished jobs with F_j > 1/0.95 (the artifact's "benefit").
+    pub job_benefit_share: f64,
+    /// Finished jobs' F_j = gⱼ·durationⱼ / D_j at their finish, sorted.
+    pub job_f_sorted: Vec<f64>,
     /// Jain's index of tenants' normalised service U_u/D_u over the whole run.
     pub jain: f64,
     /// Preemptions.
@@ -72,23 +78,35 @@ pub fn sample_stats(fs: &[Option<f64>]) -> Option<(f64, f64, f64)> {
 pub fn compute(run: &PolicyRun) -> PolicyMetrics {
     let mut jcts = Vec::new();
     let mut queue_sum = 0.0;
-    let mut fair = 0usize;
-    let mut judged = 0usize;
+    let mut fs: Vec<f64> = Vec::new();
     for (i, j) in run.jobs.iter().enumerate() {
         if j.finish_ns == u64::MAX {
             continue;
         }
         jcts.push((j.finish_ns - j.submit_ns) as f64 / 1e9);
         queue_sum += (j.first_start_ns - j.submit_ns) as f64 / 1e9;
+        // U_j = gⱼ × the job's run time at the finish (work done, without lost progress or
+        // overheads), as the artifact's `finish_job`.
         let d = run.job_deserved_gpu_ns[i];
         if d > 0.0 {
-            judged += 1;
-            let f = f64::from(j.gpus) * j.executed_ns as f64 / d;
-            if (FAIR_LOW..=1.0 / FAIR_LOW).contains(&f) {
-                fair += 1;
-            }
+            fs.push(f64::from(j.gpus) * j.duration_ns as f64 / d);
         }
     }
+    fs.sort_by(f64::total_cmp);
+    let judged = fs.len();
+    let fair = fs
+        .iter()
+        .filter(|f| (FAIR_LOW..=1.0 / FAIR_LOW).contains(*f))
+        .count();
+    let loss = fs.iter().filter(|&&f| f < FAIR_LOW).count();
+    let benefit = judged - fair - loss;
+    let of = |c: usize, empty: f64| {
+        if judged > 0 {
+            c as f64 / judged as f64
+        } else {
+            empty
+        }
+    };
     jcts.sort_by(f64::total_cmp);
     let finished = jcts.len();
     let n = finished.max(1) as f64;
@@ -157,11 +175,10 @@ pub fn compute(run: &PolicyRun) -> PolicyMetrics {
         tenant_unfairness: short / c,
         tenant_spread: spread / c,
         below_share,
-        job_fair_share: if judged > 0 {
-            fair as f64 / judged as f64
-        } else {
-            1.0
-        },
+        job_fair_share: of(fair, 1.0),
+        job_loss_share: of(loss, 0.0),
+        job_benefit_share: of(benefit, 0.0),
+        job_f_sorted: fs,
         jain,
         preemptions: run.preemptions,
         fragmentation: if makespan_ns > 0 {

@@ -159,7 +159,8 @@ pub fn usable_jobs(params: &FairnessParams, trace: &Trace) -> (Trace, Dropped) {
             })
             .collect();
         let before = out.jobs.len();
-        out.jobs.retain(|j| map.get(j.tenant as usize).copied().flatten().is_some());
+        out.jobs
+            .retain(|j| map.get(j.tenant as usize).copied().flatten().is_some());
         dropped.no_share = before - out.jobs.len();
         for j in &mut out.jobs {
             j.tenant = map[j.tenant as usize].unwrap_or(0);

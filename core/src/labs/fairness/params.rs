@@ -525,7 +525,10 @@ impl FairnessParams {
             if shares.len() > MAX_SHARE_TENANTS {
                 return Err(ScenarioError::field(
                     "fairness.tenant_weights.shares",
-                    format!("must list at most {MAX_SHARE_TENANTS} tenants, got {}", shares.len()),
+                    format!(
+                        "must list at most {MAX_SHARE_TENANTS} tenants, got {}",
+                        shares.len()
+                    ),
                 ));
             }
         }

@@ -17,11 +17,28 @@ pub const MAX_SPANS: usize = 20_000;
 /// Most counter points per timeline; beyond it counters are drawn at the sample instants.
 pub const MAX_COUNTER_POINTS: usize = 50_000;
 
+/// Below this an unfairness figure (a shortfall or a share of jobs) counts as zero: a ratio
+/// against it is not comparable.
+pub const NEAR_ZERO: f64 = 1e-3;
+
+/// `base / astraea`, or "not comparable" when ASTRAEA's figure is near zero (∞ when the base's
+/// is not).
 fn ratio(base: f64, astraea: f64) -> Cell {
-    if astraea > 0.0 {
+    if astraea >= NEAR_ZERO {
         Cell::Num(base / astraea)
+    } else if base >= NEAR_ZERO {
+        Cell::Text("∞ (ASTRAEA ≈ 0)".into())
     } else {
-        Cell::Missing
+        Cell::Text("both ≈ 0: not comparable".into())
+    }
+}
+
+/// The same as text, for findings.
+fn ratio_text(base: f64, astraea: f64) -> String {
+    match ratio(base, astraea) {
+        Cell::Num(v) => format!("{v:.2}×"),
+        Cell::Text(t) => t,
+        _ => String::new(),
     }
 }
 
@@ -73,11 +90,13 @@ pub fn build(
             "tenant F_u spread (std)",
             "share of time tenants < 0.95 of deserved",
             "job-fair share (F_j in [0.95, 1/0.95])",
+            "job loss share (F_j < 0.95)",
+            "job benefit share (F_j > 1/0.95)",
             "Jain's index",
             "preemptions",
             "fragmentation (free GPUs on partly used nodes)",
             "tenant unfairness × vs ASTRAEA",
-            "job unfairness × vs ASTRAEA",
+            "job loss share × vs ASTRAEA",
         ]
         .into_iter()
         .map(String::from)
@@ -112,6 +131,18 @@ pub fn build(
             "ratio",
         );
         report.push_metric(
+            &format!("{id}.job_loss_share"),
+            &format!("{label} share of jobs with F_j < 0.95 (job-level unfairness)"),
+            m.job_loss_share,
+            "ratio",
+        );
+        report.push_metric(
+            &format!("{id}.job_benefit_share"),
+            &format!("{label} share of jobs with F_j > 1/0.95"),
+            m.job_benefit_share,
+            "ratio",
+        );
+        report.push_metric(
             &format!("{id}.jain"),
             &format!("{label} Jain's index"),
             m.jain,
@@ -120,7 +151,7 @@ pub fn build(
         let (tu, ju) = match astraea {
             Some(a) => (
                 ratio(m.tenant_unfairness, a.tenant_unfairness),
-                ratio(1.0 - m.job_fair_share, 1.0 - a.job_fair_share),
+                ratio(m.job_loss_share, a.job_loss_share),
             ),
             None => (Cell::Missing, Cell::Missing),
         };
@@ -136,6 +167,8 @@ pub fn build(
                 Cell::Num(round4(m.tenant_spread)),
                 Cell::Num(round4(m.below_share)),
                 Cell::Num(round4(m.job_fair_share)),
+                Cell::Num(round4(m.job_loss_share)),
+                Cell::Num(round4(m.job_benefit_share)),
                 Cell::Num(round4(m.jain)),
                 Cell::Num(m.preemptions as f64),
                 Cell::Num(round4(m.fragmentation)),
@@ -151,6 +184,16 @@ pub fn build(
             x_label: "JCT (s)".into(),
             y_label: "share of jobs".into(),
             points: cdf_points(&m.jcts_s),
+        });
+        report.series.push(Series {
+            name: label.into(),
+            chart: "job_fairness_cdf".into(),
+            x_label: "F_j = U_j / D_j at the finish (capped at 3)".into(),
+            y_label: "share of jobs".into(),
+            points: cdf_points(&m.job_f_sorted)
+                .into_iter()
+                .map(|(x, y)| (x.min(3.0), y))
+                .collect(),
         });
         report.series.push(Series {
             name: label.into(),
@@ -316,7 +359,7 @@ fn findings(
     let mut out = Vec::new();
     let costs = match &params.preemption {
         super::params::PreemptionModel::Fixed => format!(
-            "preemption costs {} s checkpoint + {} s resume",
+            "preemption costs {} s checkpoint + {} s resume for the global policies (the ASTRAEA family charges none, as its artifact; a delay job it preempts loses its lease's progress)",
             params.preempt_cost_s, params.resume_cost_s
         ),
         super::params::PreemptionModel::Migration { option, .. } => format!(
@@ -341,11 +384,7 @@ fn findings(
     let a = runs.iter().position(|r| r.kind == PolicyKind::Astraea);
     if let (Some(a), Some(b)) = (a, best) {
         let (ma, mb) = (&metrics[a], &metrics[b]);
-        let x = if ma.tenant_unfairness > 0.0 {
-            format!("{:.2}×", mb.tenant_unfairness / ma.tenant_unfairness)
-        } else {
-            "∞×".into()
-        };
+        let x = ratio_text(mb.tenant_unfairness, ma.tenant_unfairness);
         out.push(format!(
             "Tenant-level unfairness (time-averaged mean shortfall of F_u): ASTRAEA {:.4} against {:.4} for the fairest baseline, {} ({x}).",
             ma.tenant_unfairness,
@@ -359,15 +398,22 @@ fn findings(
                 .then(y.cmp(&x))
         });
         if let Some(w) = worst {
-            if ma.tenant_unfairness > 0.0 {
-                out.push(format!(
-                    "The least fair baseline, {}, is {:.2}× as unfair to tenants as ASTRAEA; its job-level unfairness (1 − job-fair share) is {:.2}× ASTRAEA's.",
-                    runs[w].kind.label(),
-                    metrics[w].tenant_unfairness / ma.tenant_unfairness,
-                    if ma.job_fair_share < 1.0 { (1.0 - metrics[w].job_fair_share) / (1.0 - ma.job_fair_share) } else { f64::INFINITY }
-                ));
-            }
+            out.push(format!(
+                "The least fair baseline to tenants, {} ({:.4}), against ASTRAEA: tenant unfairness {}; job-level unfairness (share of jobs with F_j < 0.95: {:.1} % against {:.1} %) {}.",
+                runs[w].kind.label(),
+                metrics[w].tenant_unfairness,
+                ratio_text(metrics[w].tenant_unfairness, ma.tenant_unfairness),
+                metrics[w].job_loss_share * 100.0,
+                ma.job_loss_share * 100.0,
+                ratio_text(metrics[w].job_loss_share, ma.job_loss_share),
+            ));
         }
+        out.push(format!(
+            "ASTRAEA's jobs at their finish (the artifact's bands): {:.1} % fair (F_j in [0.95, 1/0.95]), {:.1} % loss (< 0.95), {:.1} % benefit (> 1/0.95).",
+            ma.job_fair_share * 100.0,
+            ma.job_loss_share * 100.0,
+            ma.job_benefit_share * 100.0
+        ));
         let best_jct = (0..runs.len()).filter(|&i| i != a).min_by(|&x, &y| {
             metrics[x]
                 .avg_jct_s

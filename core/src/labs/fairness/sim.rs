@@ -999,7 +999,7 @@ impl Sim<'_> {
                 tenants: &self.tenants,
                 total_gpus: self.total_gpus,
                 gpus_by_type: &self.gpus_by_type,
-                };
+            };
             let locked_job = |j: usize| {
                 jobs[j].is_running()
                     && match rule {

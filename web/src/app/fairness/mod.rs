@@ -15,7 +15,7 @@ use std::rc::Rc;
 
 use bubblelab_core::labs::fairness::job::Trace;
 use bubblelab_core::labs::fairness::policies::PolicyKind;
-use bubblelab_core::labs::fairness::traces::{self, ReadOptions};
+use bubblelab_core::labs::fairness::traces::{self, shares as share_file, ReadOptions};
 use bubblelab_core::labs::fairness::{simulate, synthetic_trace, FairnessParams, PolicyRun};
 use bubblelab_core::{presets, Report, Scenario};
 use serde_json::Value;
@@ -227,6 +227,33 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
             }
         })
     };
+    // Tenant shares (the ASTRAEA artifact's `name,share` CSV) go into the scenario inline, so a
+    // share link carries them.
+    let on_shares = {
+        let state = state.clone();
+        let upload_error = upload_error.clone();
+        Callback::from(move |files: Vec<(String, Vec<u8>)>| {
+            let loaded = texts(files).and_then(|files| {
+                let (name, text) = files.into_iter().next().ok_or("no file chosen")?;
+                share_file::parse_shares(&text).map_err(|e| format!("{name}: {e}"))
+            });
+            match loaded {
+                Ok(list) => {
+                    upload_error.set(None);
+                    let rows: Vec<Value> = list
+                        .iter()
+                        .map(|t| serde_json::json!({ "name": t.name, "share": t.share }))
+                        .collect();
+                    let mut next = (*state).clone();
+                    next.form
+                        .set("tenant_weights", serde_json::json!({ "shares": rows }));
+                    next.rerun(true);
+                    state.set(next);
+                }
+                Err(e) => upload_error.set(Some(e)),
+            }
+        })
+    };
     let on_synthetic = {
         let state = state.clone();
         Callback::from(move |_: MouseEvent| {
@@ -280,14 +307,20 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
             .unwrap_or("")
             .to_string()
     };
+    let share_count = get(&form.params, "tenant_weights")
+        .and_then(|v| v.get("shares"))
+        .and_then(Value::as_array)
+        .map(Vec::len);
     html! {
         <section class="page" id="lab-fairness">
             <h1>{ "Fairness: whose GPUs are they, over the long term?" }</h1>
             <p class="lede">
                 { "Tenants share a GPU cluster; jobs need all their GPUs at once. FIFO, SJF and SRTF chase efficiency; \
-                   Tiresias, Themis, fair share, Gandiva-fair and Gavel each define fairness differently; ASTRAEA counts \
-                   GPU-time over a long window, serves the most under-served tenant first and then its most under-served \
-                   job, and hands out leases instead of preempting all the time." }
+                   Tiresias, Themis, fair share, Gandiva-fair and Gavel each define fairness differently; ASTRAEA (run as \
+                   its artifact runs it) counts GPU-time over the last 24 hours, grants the free GPUs to the most \
+                   under-served tenant first, starts each tenant's most under-served job within that grant, and hands \
+                   out 15-minute leases instead of preempting all the time. 2DAS and Themis also run inside ASTRAEA's \
+                   machinery, and a YARN-like static-quota FIFO shows what quotas without sharing cost." }
             </p>
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
@@ -298,15 +331,20 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
                     <div class="field">
                         <label for="field-placement">{ "Placement" }</label>
                         <select id="field-placement" onchange={on_select("cluster.placement")}>
-                            { for ["consolidated", "topology-aware", "first-fit"].iter().map(|p| html! { <option value={*p} selected={select_value("cluster.placement") == *p}>{ *p }</option> }) }
+                            { for ["consolidated", "topology-aware", "first-fit", "consolidate-or-spread"].iter().map(|p| html! { <option value={*p} selected={select_value("cluster.placement") == *p}>{ *p }</option> }) }
                         </select>
                     </div>
                     <div class="field">
                         <label for="field-tenant_weights">{ "Tenant weights" }</label>
                         <select id="field-tenant_weights" onchange={on_select("tenant_weights")}>
                             { for ["equal", "demand"].iter().map(|p| html! { <option value={*p} selected={select_value("tenant_weights") == *p}>{ *p }</option> }) }
+                            if let Some(n) = share_count {
+                                <option value="shares" selected=true disabled=true>{ format!("shares file ({n} tenants)") }</option>
+                            }
                         </select>
                     </div>
+                    <FileUpload id="upload-fairness-shares" label="Open tenant shares (the ASTRAEA artifact's name,share CSV)" accept=".csv,.txt"
+                        max_bytes={MAX_TRACE_BYTES} max_files={1} on_load={on_shares} on_error={on_upload_error.clone()} />
                     { for FIELDS.iter().map(|(path, label)| html! {
                         <NumberField path={format!("fairness.{path}")} label={*label} value={form.text(path)}
                             error={form.field_error(path)} on_change={number_callback(&state, path)} />
@@ -332,6 +370,7 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
                         selected={state.selected} on_select={on_cluster_select} />
                     <ReportView report={state.report.clone()} chart_titles={vec![
                         ("jct_cdf".to_string(), "Job completion time, CDF".to_string()),
+                        ("job_fairness_cdf".to_string(), "Job fairness F_j at the finish, CDF (the artifact's fair band is 0.95–1.05)".to_string()),
                         ("tenant_fairness_over_time".to_string(), "Tenant fairness over time".to_string()),
                         ("queue_length".to_string(), "Jobs waiting".to_string()),
                     ]} />

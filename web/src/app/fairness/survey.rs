@@ -25,7 +25,7 @@ const RESOURCES: [&str; 4] = [
 ];
 
 /// (objective row, resource column, policy).
-const PLACED: [(usize, usize, PolicyKind); 9] = [
+const PLACED: [(usize, usize, PolicyKind); 12] = [
     (0, 0, PolicyKind::Fifo),
     (0, 0, PolicyKind::Sjf),
     (0, 0, PolicyKind::Srtf),
@@ -33,6 +33,9 @@ const PLACED: [(usize, usize, PolicyKind); 9] = [
     (1, 0, PolicyKind::Themis),
     (1, 0, PolicyKind::FairShare),
     (1, 0, PolicyKind::Astraea),
+    (1, 0, PolicyKind::Astraea2das),
+    (1, 0, PolicyKind::AstraeaThemis),
+    (1, 0, PolicyKind::YarnFifo),
     (1, 1, PolicyKind::Gavel),
     (1, 2, PolicyKind::GandivaFair),
 ];

@@ -41,9 +41,9 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::{completed_window, Ev, Sim};
-use crate::units::Nanos;
 use crate::labs::fairness::params::s_to_ns;
 use crate::labs::fairness::policies::{JobSelection, Key, QuotaMode};
+use crate::units::Nanos;
 
 /// Most rounds at one instant (each one that changes something starts or preempts a job).
 const MAX_ROUNDS_PER_INSTANT: u32 = 64;
@@ -92,7 +92,8 @@ impl Sim<'_> {
         }
         let at = self.jobs[j].last_stop_ns + s_to_ns(self.params.astraea.starvation_s);
         let e = self.jobs[j].epoch;
-        self.queue.push(Nanos(at.max(self.now)), 3, Ev::Starving(j, e));
+        self.queue
+            .push(Nanos(at.max(self.now)), 3, Ev::Starving(j, e));
     }
 
     /// The lease of running job `j` expired: checkpointed (progress kept), waiting again.
@@ -342,10 +343,7 @@ impl Sim<'_> {
                 Key(0, self.job_f(j, job.done_before_segment())),
                 job.submit_ns,
             ),
-            JobSelection::TwoDas => (
-                Key(0, job.done_before_segment() as f64),
-                job.submit_ns,
-            ),
+            JobSelection::TwoDas => (Key(0, job.done_before_segment() as f64), job.submit_ns),
             JobSelection::Themis => (Key(0, -self.artifact_rho(j)), 0),
             JobSelection::Fifo => (Key(0, 0.0), job.submit_ns),
         }

@@ -89,11 +89,17 @@ pub fn order_by_names(shares: &[TenantShare], names: &str) -> Result<Vec<TenantS
         };
         out.push(s.clone());
     }
-    if let Some(extra) = shares.iter().find(|s| !out.iter().any(|o| o.name == s.name)) {
+    if let Some(extra) = shares
+        .iter()
+        .find(|s| !out.iter().any(|o| o.name == s.name))
+    {
         return Err(TraceError::new(
             0,
             "share file",
-            format!("tenant `{}` has a share but is not in the name list", extra.name),
+            format!(
+                "tenant `{}` has a share but is not in the name list",
+                extra.name
+            ),
         ));
     }
     if out.is_empty() {
