@@ -219,6 +219,20 @@ fn cluster_traces() {
     }
 }
 
+#[test]
+fn tenant_shares() {
+    fuzz(
+        "tenant shares + name list",
+        &["name,share\nu1,8.5\nu2,4.5\n", "u1\nu2\n"],
+        |t| {
+            if let Ok(s) = fairness_traces::shares::parse_shares(t) {
+                let _ = fairness_traces::shares::order_by_names(&s, t);
+                let _ = fairness_traces::shares::order_by_names(&s, "u1\nu2\n");
+            }
+        },
+    );
+}
+
 const MOONCAKE: &str =
     "{\"timestamp\": 0, \"input_length\": 1100, \"output_length\": 10, \"hash_ids\": [0, 1, 2]}\n\
 {\"timestamp\": 5000, \"input_length\": 1700, \"output_length\": 20, \"hash_ids\": [0, 1, 2, 4]}\n";

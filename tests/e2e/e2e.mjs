@@ -328,6 +328,9 @@ try {
       + '0,1,4,0,1,0,3600,0,Pass\n1,2,8,0,1,10,7200,0,Pass\n2,1,4,0,1,10,1800,0,Pass\n';
     await fairPage.setInputFiles('#upload-fairness-trace', { name: 'tiny.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
     await fairPage.waitForFunction(() => document.querySelector('.report h2')?.textContent.includes('3 jobs'), null, { timeout: TIMEOUT_MS });
+    // A share file with a non-positive share: the error names its row and column.
+    await fairPage.setInputFiles('#upload-fairness-shares', { name: 'shares.csv', mimeType: 'text/csv', buffer: Buffer.from('name,share\n1,2\n2,-1\n') });
+    await fairPage.waitForFunction(() => document.querySelector('#upload-error')?.textContent.includes('row 3, column `share`'), null, { timeout: TIMEOUT_MS });
     await fairPage.screenshot({ path: path.join(OUT_DIR, 'fairness-lab.png'), fullPage: true });
   });
 
