@@ -102,10 +102,11 @@ fn test(root: &Path) -> Result<()> {
             )
         })?;
         steps.run(
-            "claims that need an optimised build (μTransfer at CLI scale)",
+            "claims that need an optimised build (μTransfer at CLI scale, ASTRAEA against its artifact)",
             || {
                 cargo(
-                    "test --locked --profile bench -p bubblelab-core --test tuning_claim",
+                    "test --locked --profile bench -p bubblelab-core --test tuning_claim \
+                     --test astraea_artifact --test fairness_real",
                     &[],
                 )
             },
