@@ -56,6 +56,25 @@ fn read_result(text: &str) -> BTreeMap<u64, ArtifactJob> {
         .collect()
 }
 
+/// The artifact's hourly per-tenant F_u: (time s, tenant name) → value (empty cells left out).
+fn read_hourly(text: &str) -> BTreeMap<(u64, String), f64> {
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let mut out = BTreeMap::new();
+    for l in lines.filter(|l| !l.is_empty()) {
+        let f: Vec<&str> = l.split(',').collect();
+        let t: u64 = f[0].parse().unwrap();
+        for (i, h) in header.iter().enumerate() {
+            if let Some(name) = h.strip_suffix("-fairness") {
+                if let Ok(v) = f[i].parse::<f64>() {
+                    out.insert((t, name.to_string()), v);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// (fair, loss, benefit) shares of F values, the artifact's bands.
 fn bands(fs: &[f64]) -> (f64, f64, f64) {
     let n = fs.len() as f64;
@@ -102,10 +121,22 @@ fn astraea_family_agrees_with_the_artifact_job_by_job() {
     params.lease_s = 900.0;
     params.tenant_weights = TenantWeights::Shares(shares);
     let mut failures = Vec::new();
-    for (kind, file) in [
-        (PolicyKind::Astraea, "helios640-astraea-result.csv"),
-        (PolicyKind::Astraea2das, "helios640-2das-result.csv"),
-        (PolicyKind::AstraeaThemis, "helios640-themis-result.csv"),
+    for (kind, file, hourly) in [
+        (
+            PolicyKind::Astraea,
+            "helios640-astraea-result.csv",
+            "helios640-astraea-metrics-hourly.csv",
+        ),
+        (
+            PolicyKind::Astraea2das,
+            "helios640-2das-result.csv",
+            "helios640-2das-metrics-hourly.csv",
+        ),
+        (
+            PolicyKind::AstraeaThemis,
+            "helios640-themis-result.csv",
+            "helios640-themis-metrics-hourly.csv",
+        ),
     ] {
         params.policies = vec![kind];
         let (usable, dropped) = fairness::usable_jobs(&params, &trace);
@@ -164,6 +195,28 @@ fn astraea_family_agrees_with_the_artifact_job_by_job() {
             run.preemptions,
             art.values().map(|a| u64::from(a.preemptions)).sum::<u64>()
         );
+        // Tenants' 24-hour F_u at whole hours against the artifact's (where both judge it).
+        let art_hourly = read_hourly(&read(hourly));
+        let mut dfu: Vec<f64> = Vec::new();
+        for sample in &run.samples {
+            let t_s = sample.t_ns / 1_000_000_000;
+            for (u, f) in sample.tenant_f.iter().enumerate() {
+                let (Some(f), Some(a)) = (f, art_hourly.get(&(t_s, usable.tenants[u].clone())))
+                else {
+                    continue;
+                };
+                dfu.push((f - a).abs());
+            }
+        }
+        dfu.sort_by(f64::total_cmp);
+        if !dfu.is_empty() {
+            println!(
+                "{id}: hourly tenant F_u vs the artifact's, {} (tenant, hour) pairs: |ΔF_u| median {:.4}, p90 {:.4}",
+                dfu.len(),
+                pct(&dfu, 0.5),
+                pct(&dfu, 0.9)
+            );
+        }
         if (mo / ma - 1.0).abs() > 0.02 {
             failures.push(format!("{id}: mean JCT off by more than 2 %"));
         }
