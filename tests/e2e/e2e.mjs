@@ -518,7 +518,7 @@ try {
       const tRun = Date.now() - t0;
       await painted();
       const title = await visibleText(timed, '.report h2');
-      console.log(`     fairness page: ${file}, ${title.split(':')[1]?.split(',')[0]?.trim()}, 9 policies on 1,120 GPUs: ${tRun} ms to the Report, ${Date.now() - t0} ms to the next paint`);
+      console.log(`     fairness page: ${file}, ${title.split(':')[1]?.split(',')[0]?.trim()}, all 12 policies on 1,120 GPUs: ${tRun} ms to the Report, ${Date.now() - t0} ms to the next paint`);
     }
     await timed.goto(`${BASE_URL}/#/agentic`);
     await timed.waitForSelector('[data-metric="concur.batch_completion_s"]');

@@ -81,8 +81,9 @@ pub struct JobState {
     pub epoch: u32,
     /// Nodes held: (node, GPUs on it).
     pub alloc: Vec<(u32, u32)>,
-    /// Deserved GPU-time D_j so far, GPU-ns: ∫ min(gⱼ, Q_u/n_u) dt while active.
-    pub deserved_gpu_ns: f64,
+    /// The tenant's integral ∫ min(gⱼ, Q_u/n_u) dt for this job's gⱼ at its arrival, GPU-ns:
+    /// D_j(t) is that integral at t minus this (see [`TenantState::share_integrals`]).
+    pub deserved_base: f64,
     /// Leases that expired (ASTRAEA family: the job was checkpointed and re-queued).
     pub lease_expiries: u32,
     /// The artifact's finish-time fairness ρ at the last round the job waited in
@@ -162,9 +163,11 @@ pub struct TenantState {
     pub quota: u64,
     /// GPUs its running jobs hold now.
     pub running_gpus: u64,
-    /// Its active (waiting or running) jobs, in no particular order.
-    pub active_list: Vec<usize>,
-    /// Jobs' D_j are accrued up to this time, ns.
+    /// Per GPU count g of its jobs so far: ∫ min(g, Q_u/n_u) dt, GPU-ns, with n_u its active
+    /// jobs (constant between events); a job's D_j is the growth of its g's integral since it
+    /// arrived. Sorted by g.
+    pub share_integrals: Vec<(u32, f64)>,
+    /// `share_integrals` are integrated up to this time, ns.
     pub accrued_to_ns: u64,
     /// GPUs its active (waiting or running) jobs ask for, Σ gⱼ.
     pub demand_gpus: u64,
@@ -373,6 +376,11 @@ struct Sim<'p> {
     keep: Vec<bool>,
     /// The ASTRAEA machinery this run uses, if any.
     machinery: Option<QuotaLease>,
+    /// Submitted jobs holding no GPUs, in no particular order.
+    waiting: Vec<usize>,
+    /// ASTRAEA machinery: per tenant, (start ns, job, epoch) of the segments started in the
+    /// last `delay_s`, oldest first (the candidates for delay jobs).
+    recent_starts: Vec<alloc::collections::VecDeque<(u64, usize, u32)>>,
 }
 
 /// Runs one policy on a trace.
@@ -392,7 +400,7 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
             weight: if w > 0.0 { w } else { 1e-9 },
             quota: q,
             running_gpus: 0,
-            active_list: Vec::new(),
+            share_integrals: Vec::new(),
             accrued_to_ns: 0,
             demand_gpus: 0,
             active_jobs: 0,
@@ -427,7 +435,7 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
             preemptions: 0,
             epoch: 0,
             alloc: Vec::new(),
-            deserved_gpu_ns: 0.0,
+            deserved_base: 0.0,
             lease_expiries: 0,
             last_rho: 1.0,
         })
@@ -477,6 +485,8 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
         },
         keep: vec![false; n_jobs],
         machinery: kind.quota_lease(params.astraea.quota),
+        waiting: Vec::new(),
+        recent_starts: vec![alloc::collections::VecDeque::new(); n_tenants],
     };
     let mut policy = kind.build(params, n_tenants, n_jobs);
     for (i, j) in sim.jobs.iter().enumerate() {
@@ -604,7 +614,17 @@ impl Sim<'_> {
                 let u = self.jobs[j].tenant as usize;
                 self.jobs[j].phase = Phase::Waiting;
                 self.accrue(u);
-                self.tenants[u].active_list.push(j);
+                let g = self.jobs[j].gpus;
+                let ints = &mut self.tenants[u].share_integrals;
+                let i = match ints.binary_search_by_key(&g, |e| e.0) {
+                    Ok(i) => i,
+                    Err(i) => {
+                        ints.insert(i, (g, 0.0));
+                        i
+                    }
+                };
+                self.jobs[j].deserved_base = ints[i].1;
+                self.waiting.push(j);
                 self.tenants[u].demand_gpus += u64::from(self.jobs[j].gpus);
                 self.tenants[u].active_jobs += 1;
                 self.arm_starvation(j);
@@ -654,20 +674,29 @@ impl Sim<'_> {
         (self.cur_bucket % (self.buckets as u64 + 1)) as usize
     }
 
-    /// Accrues D_j of tenant `u`'s active jobs up to now: each gets min(gⱼ, Q_u/n_u) GPUs
-    /// over the time since the last accrual (n_u is constant in between).
+    /// Integrates tenant `u`'s share integrals up to now: min(g, Q_u/n_u) over the time since
+    /// the last accrual (n_u is constant in between).
     fn accrue(&mut self, u: usize) {
         let now = self.now;
         let t = &mut self.tenants[u];
         let dt = now.saturating_sub(t.accrued_to_ns);
         t.accrued_to_ns = now;
-        if dt == 0 || t.active_list.is_empty() {
+        if dt == 0 || t.active_jobs == 0 {
             return;
         }
-        let share = t.quota as f64 / t.active_list.len() as f64;
-        for &j in &t.active_list {
-            let job = &mut self.jobs[j];
-            job.deserved_gpu_ns += f64::from(job.gpus).min(share) * dt as f64;
+        let share = t.quota as f64 / f64::from(t.active_jobs);
+        for (g, i) in &mut t.share_integrals {
+            *i += f64::from(*g).min(share) * dt as f64;
+        }
+    }
+
+    /// D_j of active job `j` up to the tenant's last accrual, GPU-ns.
+    fn deserved_of(&self, j: usize) -> f64 {
+        let job = &self.jobs[j];
+        let ints = &self.tenants[job.tenant as usize].share_integrals;
+        match ints.binary_search_by_key(&job.gpus, |e| e.0) {
+            Ok(i) => ints[i].1 - job.deserved_base,
+            Err(_) => 0.0,
         }
     }
 
@@ -724,6 +753,7 @@ impl Sim<'_> {
         job.last_stop_ns = now;
         job.phase = Phase::Waiting;
         job.epoch += 1;
+        self.waiting.push(j);
         let alloc = core::mem::take(&mut job.alloc);
         let gpus = job.gpus;
         let tenant = job.tenant as usize;
@@ -753,10 +783,9 @@ impl Sim<'_> {
         }
         let g = job.gpus;
         self.accrue(u);
-        self.run.job_deserved_gpu_ns[j] = self.jobs[j].deserved_gpu_ns;
-        let list = &mut self.tenants[u].active_list;
-        if let Some(pos) = list.iter().position(|&x| x == j) {
-            list.swap_remove(pos);
+        self.run.job_deserved_gpu_ns[j] = self.deserved_of(j);
+        if let Some(pos) = self.waiting.iter().position(|&x| x == j) {
+            self.waiting.swap_remove(pos);
         }
         self.tenants[u].demand_gpus -= u64::from(g);
         self.tenants[u].active_jobs -= 1;
@@ -871,6 +900,9 @@ impl Sim<'_> {
     /// Gives `j` its GPUs `alloc` on type `t` from now and arms its completion.
     fn begin_segment(&mut self, j: usize, alloc: Vec<(u32, u32)>, t: u32) {
         let now = self.now;
+        if let Some(pos) = self.waiting.iter().position(|&x| x == j) {
+            self.waiting.swap_remove(pos);
+        }
         for &(n, c) in &alloc {
             self.node_free[n as usize] -= c;
         }

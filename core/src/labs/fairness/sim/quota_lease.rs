@@ -120,6 +120,10 @@ impl Sim<'_> {
         let Some(m) = self.machinery else { return };
         let now = self.now;
         let e = self.jobs[j].epoch;
+        if m.selection.preempts_delay_jobs() {
+            let u = self.jobs[j].tenant as usize;
+            self.recent_starts[u].push_back((now, j, e));
+        }
         if m.leases {
             let lease = s_to_ns(self.params.lease_s);
             self.queue.push(Nanos(now + lease), 2, Ev::Lease(j, e));
@@ -154,9 +158,9 @@ impl Sim<'_> {
 
     /// F_j = U_j/D_j with U_j = gⱼ × `done_ns` (0 while D_j = 0, as at dispatch).
     fn job_f(&self, j: usize, done_ns: u64) -> f64 {
-        let job = &self.jobs[j];
-        if job.deserved_gpu_ns > 0.0 {
-            f64::from(job.gpus) * done_ns as f64 / job.deserved_gpu_ns
+        let d = self.deserved_of(j);
+        if d > 0.0 {
+            f64::from(self.jobs[j].gpus) * done_ns as f64 / d
         } else {
             0.0
         }
@@ -166,7 +170,7 @@ impl Sim<'_> {
     /// l. 540–545): life / (executed·F_j + (life − executed) + remaining); 1 while D_j = 0.
     fn artifact_rho(&self, j: usize) -> f64 {
         let job = &self.jobs[j];
-        if job.deserved_gpu_ns <= 0.0 {
+        if self.deserved_of(j) <= 0.0 {
             return 1.0;
         }
         let exec = job.done_before_segment() as f64;
@@ -205,37 +209,47 @@ impl Sim<'_> {
         let mut waiting: Vec<Vec<usize>> = vec![Vec::new(); nt];
         let mut delay: Vec<Vec<usize>> = vec![Vec::new(); nt];
         let mut has_new = vec![false; nt];
-        let mut waiting_total = 0usize;
-        for &j in &self.active {
-            let job = &self.jobs[j];
-            let u = job.tenant as usize;
-            if job.is_running() {
-                if delays && self.is_delay_job(j) {
-                    delay[u].push(j);
-                }
-            } else {
-                waiting_total += 1;
-                if job.done_before_segment() == 0 && job.preemptions == 0 {
-                    has_new[u] = true;
-                }
-                if now - job.last_stop_ns >= starve_ns {
-                    starving[u].push((job.submit_ns, j));
-                } else {
-                    waiting[u].push(j);
-                }
-            }
-        }
+        let waiting_total = self.waiting.len();
         if waiting_total == 0 {
             return false;
         }
+        let mut smallest = u64::MAX;
+        for &j in &self.waiting {
+            let job = &self.jobs[j];
+            let u = job.tenant as usize;
+            smallest = smallest.min(u64::from(job.gpus));
+            if job.done_before_segment() == 0 && job.preemptions == 0 {
+                has_new[u] = true;
+            }
+            if now - job.last_stop_ns >= starve_ns {
+                starving[u].push((job.submit_ns, j));
+            } else {
+                waiting[u].push(j);
+            }
+        }
+        // Delay jobs: among the segments started in the last `delay_s` (older ones are dropped
+        // for good: a segment only ages).
+        if delays {
+            let delay_ns = s_to_ns(self.params.astraea.delay_s);
+            for u in 0..nt {
+                while self.recent_starts[u]
+                    .front()
+                    .is_some_and(|&(t0, _, _)| now - t0 >= delay_ns)
+                {
+                    self.recent_starts[u].pop_front();
+                }
+                if !has_new[u] {
+                    continue;
+                }
+                for &(_, j, e) in &self.recent_starts[u] {
+                    if self.jobs[j].epoch == e && self.jobs[j].is_running() && self.is_delay_job(j)
+                    {
+                        delay[u].push(j);
+                    }
+                }
+            }
+        }
         let could_preempt = (0..nt).any(|u| has_new[u] && !delay[u].is_empty());
-        let smallest = self
-            .active
-            .iter()
-            .filter(|&&j| !self.jobs[j].is_running())
-            .map(|&j| u64::from(self.jobs[j].gpus))
-            .min()
-            .unwrap_or(u64::MAX);
         if smallest > self.free_gpus && !could_preempt {
             return false;
         }
