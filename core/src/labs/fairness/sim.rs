@@ -381,6 +381,8 @@ struct Sim<'p> {
     /// ASTRAEA machinery: per tenant, (start ns, job, epoch) of the segments started in the
     /// last `delay_s`, oldest first (the candidates for delay jobs).
     recent_starts: Vec<alloc::collections::VecDeque<(u64, usize, u32)>>,
+    /// ASTRAEA machinery: the round's lists, reused.
+    ql_scratch: quota_lease::Scratch,
 }
 
 /// Runs one policy on a trace.
@@ -487,6 +489,7 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
         machinery: kind.quota_lease(params.astraea.quota),
         waiting: Vec::new(),
         recent_starts: vec![alloc::collections::VecDeque::new(); n_tenants],
+        ql_scratch: quota_lease::Scratch::default(),
     };
     let mut policy = kind.build(params, n_tenants, n_jobs);
     for (i, j) in sim.jobs.iter().enumerate() {

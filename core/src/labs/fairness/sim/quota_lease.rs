@@ -51,6 +51,38 @@ const MAX_ROUNDS_PER_INSTANT: u32 = 64;
 /// A sort key: (primary, secondary, job index); the job index makes it total.
 type SortKey = (Key, u64, usize);
 
+/// A round's per-tenant lists, kept across rounds so that a round allocates nothing.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Scratch {
+    /// Starving waiting jobs: (submission ns, job).
+    starving: Vec<Vec<(u64, usize)>>,
+    /// Other waiting jobs with their selection key.
+    keyed: Vec<Vec<((Key, u64), usize)>>,
+    /// Delay jobs, in preemption order once sorted.
+    delay: Vec<Vec<usize>>,
+    /// Delay jobs with their keys (one tenant at a time).
+    dkeyed: Vec<SortKey>,
+    /// Starving then waiting jobs, per tenant.
+    lists: Vec<Vec<usize>>,
+    /// Whether the tenant has a new (never ran, never preempted) waiting job.
+    has_new: Vec<bool>,
+}
+
+impl Scratch {
+    fn reset(&mut self, tenants: usize) {
+        for v in [&mut self.delay, &mut self.lists] {
+            v.resize_with(tenants, Vec::new);
+            v.iter_mut().for_each(Vec::clear);
+        }
+        self.starving.resize_with(tenants, Vec::new);
+        self.starving.iter_mut().for_each(Vec::clear);
+        self.keyed.resize_with(tenants, Vec::new);
+        self.keyed.iter_mut().for_each(Vec::clear);
+        self.has_new.clear();
+        self.has_new.resize(tenants, false);
+    }
+}
+
 /// The artifact's discrete fairness class of F_j (`fairness2disc`, l. 527–534): 0 at F = 0,
 /// else K − ⌊((f+1)/2) // (1/K)⌋ with f = −ln F/√(1+ln²F) and Python's float floor division.
 #[must_use]
@@ -195,8 +227,15 @@ impl Sim<'_> {
     }
 
     /// One round of the artifact's `allocate_job_resources_with_user`; true when it started or
-    /// preempted a job.
+    /// preempted a job. Its per-tenant lists live in a scratch kept across rounds.
     fn quota_lease_round(&mut self) -> bool {
+        let mut sc = core::mem::take(&mut self.ql_scratch);
+        let changed = self.quota_lease_round_in(&mut sc);
+        self.ql_scratch = sc;
+        changed
+    }
+
+    fn quota_lease_round_in(&mut self, sc: &mut Scratch) -> bool {
         let Some(m) = self.machinery else {
             return false;
         };
@@ -204,27 +243,19 @@ impl Sim<'_> {
         let nt = self.tenants.len();
         let starve_ns = s_to_ns(self.params.astraea.starvation_s);
         let delays = m.selection.preempts_delay_jobs() && m.quota == QuotaMode::Fair;
-        // Lists, unsorted; whether any tenant could preempt (a new waiting job + a delay job).
-        let mut starving: Vec<Vec<(u64, usize)>> = vec![Vec::new(); nt];
-        let mut waiting: Vec<Vec<usize>> = vec![Vec::new(); nt];
-        let mut delay: Vec<Vec<usize>> = vec![Vec::new(); nt];
-        let mut has_new = vec![false; nt];
         let waiting_total = self.waiting.len();
         if waiting_total == 0 {
             return false;
         }
+        sc.reset(nt);
+        // Nothing can change unless a waiting job fits the free GPUs or a tenant's new waiting
+        // job may preempt one of its delay jobs.
         let mut smallest = u64::MAX;
         for &j in &self.waiting {
             let job = &self.jobs[j];
-            let u = job.tenant as usize;
             smallest = smallest.min(u64::from(job.gpus));
             if job.done_before_segment() == 0 && job.preemptions == 0 {
-                has_new[u] = true;
-            }
-            if now - job.last_stop_ns >= starve_ns {
-                starving[u].push((job.submit_ns, j));
-            } else {
-                waiting[u].push(j);
+                sc.has_new[job.tenant as usize] = true;
             }
         }
         // Delay jobs: among the segments started in the last `delay_s` (older ones are dropped
@@ -238,18 +269,18 @@ impl Sim<'_> {
                 {
                     self.recent_starts[u].pop_front();
                 }
-                if !has_new[u] {
+                if !sc.has_new[u] {
                     continue;
                 }
                 for &(_, j, e) in &self.recent_starts[u] {
                     if self.jobs[j].epoch == e && self.jobs[j].is_running() && self.is_delay_job(j)
                     {
-                        delay[u].push(j);
+                        sc.delay[u].push(j);
                     }
                 }
             }
         }
-        let could_preempt = (0..nt).any(|u| has_new[u] && !delay[u].is_empty());
+        let could_preempt = (0..nt).any(|u| sc.has_new[u] && !sc.delay[u].is_empty());
         if smallest > self.free_gpus && !could_preempt {
             return false;
         }
@@ -257,38 +288,50 @@ impl Sim<'_> {
         for u in 0..nt {
             self.accrue(u);
         }
-        // Sorted lists: starving (by submission) then waiting (by the selection).
-        let mut lists: Vec<Vec<usize>> = Vec::with_capacity(nt);
-        for u in 0..nt {
-            starving[u].sort_unstable();
-            let mut keyed: Vec<SortKey> = waiting[u]
-                .iter()
-                .map(|&j| (self.selection_key(m.selection, j), j))
-                .map(|((k, s), j)| (k, s, j))
-                .collect();
-            keyed.sort_unstable();
-            let mut list: Vec<usize> = starving[u].iter().map(|e| e.1).collect();
-            list.extend(keyed.iter().map(|e| e.2));
-            lists.push(list);
-            let mut dkeyed: Vec<SortKey> = delay[u]
-                .iter()
-                .map(|&j| {
-                    let job = &self.jobs[j];
-                    match m.selection {
-                        JobSelection::Themis => (Key(0, job.last_rho), 0, j),
-                        _ => (
-                            Key(0, -self.job_f(j, job.done_before_segment())),
-                            u64::MAX - job.submit_ns,
-                            j,
-                        ),
-                    }
-                })
-                .collect();
-            dkeyed.sort_unstable();
-            delay[u] = dkeyed.into_iter().map(|e| e.2).collect();
+        for &j in &self.waiting {
+            let job = &self.jobs[j];
+            let u = job.tenant as usize;
+            if now - job.last_stop_ns >= starve_ns {
+                sc.starving[u].push((job.submit_ns, j));
+            } else {
+                sc.keyed[u].push((self.selection_key(m.selection, j), j));
+            }
         }
+        // Sorted lists: starving (by submission) then waiting (by the selection).
+        for u in 0..nt {
+            sc.starving[u].sort_unstable();
+            sc.keyed[u].sort_unstable();
+            let Scratch {
+                starving,
+                keyed,
+                lists,
+                delay,
+                dkeyed,
+                ..
+            } = &mut *sc;
+            lists[u].extend(starving[u].iter().map(|e| e.1));
+            lists[u].extend(keyed[u].iter().map(|e| e.1));
+            dkeyed.clear();
+            dkeyed.extend(delay[u].iter().map(|&j| {
+                let job = &self.jobs[j];
+                match m.selection {
+                    JobSelection::Themis => (Key(0, job.last_rho), 0, j),
+                    _ => (
+                        Key(0, -self.job_f(j, job.done_before_segment())),
+                        u64::MAX - job.submit_ns,
+                        j,
+                    ),
+                }
+            }));
+            dkeyed.sort_unstable();
+            delay[u].clear();
+            delay[u].extend(dkeyed.iter().map(|e| e.2));
+        }
+        let lists = &sc.lists;
+        let delay = &sc.delay;
+        let starving = &sc.starving;
         if m.selection == JobSelection::Themis {
-            for list in &lists {
+            for list in lists {
                 for &j in list {
                     self.jobs[j].last_rho = self.artifact_rho(j);
                 }
@@ -296,7 +339,7 @@ impl Sim<'_> {
         }
         let round_quota = match m.quota {
             QuotaMode::Static => self.tenants.iter().map(|t| t.quota).collect(),
-            QuotaMode::Fair => self.phase1_grants(&lists, waiting_total),
+            QuotaMode::Fair => self.phase1_grants(lists, waiting_total),
         };
         // Phase 2.
         let block = self.params.astraea.block_scheduling;
