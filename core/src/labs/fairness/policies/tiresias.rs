@@ -9,7 +9,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{emit_by_key, Emit, Policy, Preemption};
+use super::{Emit, KeptOrder, Policy, Preemption};
 use crate::labs::fairness::params::TiresiasParams;
 use crate::labs::fairness::sim::RoundCtx;
 
@@ -20,6 +20,7 @@ pub struct Tiresias {
     promote_knob: f64,
     /// Attained service at the job's last promotion, GPU-ns.
     base: Vec<u128>,
+    order: KeptOrder,
 }
 
 impl Tiresias {
@@ -34,6 +35,7 @@ impl Tiresias {
                 .collect(),
             promote_knob: p.promote_knob,
             base: vec![0; jobs],
+            order: KeptOrder::default(),
         }
     }
 
@@ -66,11 +68,13 @@ impl Policy for Tiresias {
                 }
             }
         }
-        emit_by_key(
-            ctx.active.iter().copied(),
-            |j| (self.queue(ctx, j), ctx.jobs[j].submit_ns),
+        let mut order = core::mem::take(&mut self.order);
+        order.emit_by_key(
+            ctx.active,
+            |j| Some((self.queue(ctx, j), ctx.jobs[j].submit_ns)),
             emit,
         );
+        self.order = order;
     }
 
     fn preemption(&self) -> Preemption {
