@@ -157,7 +157,8 @@ pub trait Policy {
     /// policy whose preemption rule is [`Preemption::Never`]) from highest to lowest priority,
     /// each at most once, until `emit` returns false. The simulator gives each
     /// emitted job that still fits its GPUs (running jobs that may not be preempted keep theirs
-    /// regardless). Orders are produced lazily (heaps, not full sorts): a round costs
+    /// regardless, so an order by key may leave them out: [`takeable`]). Orders are produced
+    /// lazily or kept from the last round ([`LazySorted`], [`KeptOrder`]): a round costs about
     /// O(active + emitted · log active), not O(active · log active).
     fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>);
 
