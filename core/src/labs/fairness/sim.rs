@@ -283,8 +283,12 @@ pub struct PolicyRun {
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
+    /// A job's run segment ends (job, [`Sim::run_id`] of the segment's armed completion).
     Completion(usize, u32),
     Arrival(usize),
+    /// A lease-grid boundary where the leases of [`Sim::lease_due`] end.
+    LeaseEnd,
+    /// The lease of a job (of this epoch) expires (ASTRAEA family: per-job leases).
     Lease(usize, u32),
     Wakeup(usize, u32),
     /// A waiting job (of this epoch) reaches the starvation threshold (ASTRAEA family).
@@ -296,7 +300,7 @@ fn priority(ev: &Ev) -> u8 {
     match ev {
         Ev::Completion(..) => 0,
         Ev::Arrival(_) => 1,
-        Ev::Lease(..) => 2,
+        Ev::Lease(..) | Ev::LeaseEnd => 2,
         Ev::Wakeup(..) | Ev::Starving(..) => 3,
         Ev::Bucket => 4,
     }
@@ -374,10 +378,28 @@ struct Sim<'p> {
     done: usize,
     run: PolicyRun,
     keep: Vec<bool>,
+    /// Per job: the id of its armed completion event (bumped at every start and re-arm, so
+    /// older completion events are stale). A renewed lease keeps the armed completion when its
+    /// time is unchanged: no event per renewal.
+    run_id: Vec<u32>,
+    /// Per job: time of its armed completion, ns.
+    armed_end: Vec<u64>,
+    /// Pending lease-grid boundaries, ascending: (time ns, running jobs whose lease ends then).
+    /// One [`Ev::LeaseEnd`] per boundary instead of one event per lease; a boundary whose jobs
+    /// all stopped before it triggers no round.
+    lease_due: Vec<(u64, u32)>,
+    /// Running jobs, ascending index.
+    running: Vec<usize>,
+    /// Waiting (submitted, not running) jobs.
+    waiting: u32,
+    /// (GPU count, waiting jobs of that count), ascending GPU count.
+    waiting_gpus: Vec<(u32, u32)>,
+    /// Free GPUs on partly used nodes, Σ node_free over nodes with 0 < free < gpus_per_node.
+    partial_free: u64,
     /// The ASTRAEA machinery this run uses, if any.
     machinery: Option<QuotaLease>,
     /// Submitted jobs holding no GPUs, in no particular order.
-    waiting: Vec<usize>,
+    waiting_list: Vec<usize>,
     /// ASTRAEA machinery: per tenant, (start ns, job, epoch) of the segments started in the
     /// last `delay_s`, oldest first (the candidates for delay jobs).
     recent_starts: Vec<alloc::collections::VecDeque<(u64, usize, u32)>>,
@@ -486,8 +508,15 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
             fragmentation_integral: 0.0,
         },
         keep: vec![false; n_jobs],
+        run_id: vec![0; n_jobs],
+        armed_end: vec![0; n_jobs],
+        lease_due: Vec::new(),
+        running: Vec::new(),
+        waiting: 0,
+        waiting_gpus: Vec::new(),
+        partial_free: 0,
         machinery: kind.quota_lease(params.astraea.quota),
-        waiting: Vec::new(),
+        waiting_list: Vec::new(),
         recent_starts: vec![alloc::collections::VecDeque::new(); n_tenants],
         ql_scratch: quota_lease::Scratch::default(),
     };
@@ -590,13 +619,42 @@ impl Sim<'_> {
         if self.free_gpus == 0 {
             return 0.0;
         }
-        let partial: u64 = self
-            .node_free
-            .iter()
-            .filter(|&&f| f > 0 && f < self.gpus_per_node)
-            .map(|&f| u64::from(f))
-            .sum();
-        partial as f64 / self.free_gpus as f64
+        self.partial_free as f64 / self.free_gpus as f64
+    }
+
+    /// Sets the free GPUs of node `n`, keeping [`Sim::partial_free`].
+    fn set_node_free(&mut self, n: usize, free: u32) {
+        let partial = |f: u32| {
+            if f > 0 && f < self.gpus_per_node {
+                u64::from(f)
+            } else {
+                0
+            }
+        };
+        self.partial_free = self.partial_free - partial(self.node_free[n]) + partial(free);
+        self.node_free[n] = free;
+    }
+
+    /// Counts job `j` in or out of the waiting jobs.
+    fn count_waiting(&mut self, j: usize, add: bool) {
+        let g = self.jobs[j].gpus;
+        let i = match self.waiting_gpus.binary_search_by_key(&g, |e| e.0) {
+            Ok(i) => i,
+            Err(i) => {
+                self.waiting_gpus.insert(i, (g, 0));
+                i
+            }
+        };
+        if add {
+            self.waiting += 1;
+            self.waiting_gpus[i].1 += 1;
+        } else {
+            self.waiting -= 1;
+            self.waiting_gpus[i].1 -= 1;
+            if self.waiting_gpus[i].1 == 0 {
+                self.waiting_gpus.remove(i);
+            }
+        }
     }
 
     fn set_tenant_gpus(&mut self, tenant: usize, delta: i64) {
@@ -627,7 +685,8 @@ impl Sim<'_> {
                     }
                 };
                 self.jobs[j].deserved_base = ints[i].1;
-                self.waiting.push(j);
+                self.waiting_list.push(j);
+                self.count_waiting(j, true);
                 self.tenants[u].demand_gpus += u64::from(self.jobs[j].gpus);
                 self.tenants[u].active_jobs += 1;
                 self.arm_starvation(j);
@@ -640,8 +699,8 @@ impl Sim<'_> {
                 }
                 true
             }
-            Ev::Completion(j, epoch) => {
-                if self.jobs[j].epoch != epoch || !self.jobs[j].is_running() {
+            Ev::Completion(j, id) => {
+                if self.run_id[j] != id || !self.jobs[j].is_running() {
                     return false;
                 }
                 self.stop_segment(j);
@@ -655,10 +714,19 @@ impl Sim<'_> {
                 }
                 due
             }
-            Ev::Wakeup(j, epoch) => self.jobs[j].epoch == epoch && self.jobs[j].is_running(),
             Ev::Starving(j, epoch) => {
                 self.jobs[j].epoch == epoch && self.jobs[j].phase == Phase::Waiting
             }
+            Ev::LeaseEnd => {
+                // Every boundary at or before now has been reached.
+                let ended = self
+                    .lease_due
+                    .iter()
+                    .take_while(|e| e.0 <= self.now)
+                    .count();
+                self.lease_due.drain(..ended).any(|e| e.1 > 0)
+            }
+            Ev::Wakeup(j, epoch) => self.jobs[j].epoch == epoch && self.jobs[j].is_running(),
             Ev::Bucket => {
                 self.sample();
                 // Only while something else can still happen (a stuck job ends the run).
@@ -728,11 +796,7 @@ impl Sim<'_> {
             .iter()
             .map(|u| share(u.deserved_ring[last]))
             .collect();
-        let queue_len = self
-            .active
-            .iter()
-            .filter(|&&j| !self.jobs[j].is_running())
-            .count() as u32;
+        let queue_len = self.waiting;
         self.run.samples.push(Sample {
             t_ns: self.now,
             tenant_f,
@@ -756,13 +820,21 @@ impl Sim<'_> {
         job.last_stop_ns = now;
         job.phase = Phase::Waiting;
         job.epoch += 1;
-        self.waiting.push(j);
+        self.waiting_list.push(j);
         let alloc = core::mem::take(&mut job.alloc);
         let gpus = job.gpus;
         let tenant = job.tenant as usize;
         let seg_start = job.seg_start_ns;
+        let lease_end = job.lease_end_ns;
+        if let Ok(i) = self.lease_due.binary_search_by_key(&lease_end, |e| e.0) {
+            self.lease_due[i].1 -= 1;
+        }
+        if let Ok(i) = self.running.binary_search(&j) {
+            self.running.remove(i);
+        }
+        self.count_waiting(j, true);
         for &(n, c) in &alloc {
-            self.node_free[n as usize] += c;
+            self.set_node_free(n as usize, self.node_free[n as usize] + c);
         }
         self.free_gpus += u64::from(gpus);
         self.set_tenant_gpus(tenant, -i64::from(gpus));
@@ -777,6 +849,7 @@ impl Sim<'_> {
     fn finish(&mut self, j: usize) {
         let now = self.now;
         let u = self.jobs[j].tenant as usize;
+        self.count_waiting(j, false);
         let job = &mut self.jobs[j];
         job.phase = Phase::Done;
         job.remaining_ns = 0;
@@ -787,8 +860,8 @@ impl Sim<'_> {
         let g = job.gpus;
         self.accrue(u);
         self.run.job_deserved_gpu_ns[j] = self.deserved_of(j);
-        if let Some(pos) = self.waiting.iter().position(|&x| x == j) {
-            self.waiting.swap_remove(pos);
+        if let Some(pos) = self.waiting_list.iter().position(|&x| x == j) {
+            self.waiting_list.swap_remove(pos);
         }
         self.tenants[u].demand_gpus -= u64::from(g);
         self.tenants[u].active_jobs -= 1;
@@ -903,11 +976,15 @@ impl Sim<'_> {
     /// Gives `j` its GPUs `alloc` on type `t` from now and arms its completion.
     fn begin_segment(&mut self, j: usize, alloc: Vec<(u32, u32)>, t: u32) {
         let now = self.now;
-        if let Some(pos) = self.waiting.iter().position(|&x| x == j) {
-            self.waiting.swap_remove(pos);
+        if let Some(pos) = self.waiting_list.iter().position(|&x| x == j) {
+            self.waiting_list.swap_remove(pos);
         }
         for &(n, c) in &alloc {
-            self.node_free[n as usize] -= c;
+            self.set_node_free(n as usize, self.node_free[n as usize] - c);
+        }
+        self.count_waiting(j, false);
+        if let Err(i) = self.running.binary_search(&j) {
+            self.running.insert(i, j);
         }
         let gpus = self.jobs[j].gpus;
         self.free_gpus -= u64::from(gpus);
@@ -929,9 +1006,16 @@ impl Sim<'_> {
         } else {
             libm::ceil(job.remaining_ns as f64 / s) as u64
         };
-        let epoch = job.epoch;
         let end = now + job.seg_overhead_ns + run_ns;
-        self.queue.push(Nanos(end), 0, Ev::Completion(j, epoch));
+        self.arm_completion(j, end);
+    }
+
+    /// Arms job `j`'s completion at `end` ns (older completion events become stale).
+    fn arm_completion(&mut self, j: usize, end: u64) {
+        self.run_id[j] += 1;
+        self.armed_end[j] = end;
+        self.queue
+            .push(Nanos(end), 0, Ev::Completion(j, self.run_id[j]));
     }
 
     fn renew(&mut self, j: usize, policy: &dyn super::policies::Policy) {
@@ -943,8 +1027,13 @@ impl Sim<'_> {
             let l = l.max(1);
             let end = (now + l).div_ceil(l) * l;
             self.jobs[j].lease_end_ns = end;
-            let e = self.jobs[j].epoch;
-            self.queue.push(Nanos(end), 2, Ev::Lease(j, e));
+            match self.lease_due.binary_search_by_key(&end, |e| e.0) {
+                Ok(i) => self.lease_due[i].1 += 1,
+                Err(i) => {
+                    self.lease_due.insert(i, (end, 1));
+                    self.queue.push(Nanos(end), 2, Ev::LeaseEnd);
+                }
+            }
         }
         let ctx = self.ctx();
         if let Some(w) = policy.wakeup_after_ns(&ctx, j) {
@@ -976,35 +1065,37 @@ impl Sim<'_> {
         let rule = policy.preemption();
         // Preemption only ever serves waiting jobs: with none, nothing can change (running
         // jobs past their lease stay preemptible until a round renews them).
-        if self.active.iter().all(|&j| self.jobs[j].is_running()) {
+        if self.waiting == 0 {
             return;
         }
         // Nothing can change when no GPU is free enough for any waiting job and nothing may
         // be preempted.
-        let any_preemptible = self
-            .active
-            .iter()
-            .any(|&j| self.jobs[j].is_running() && self.preemptible(j, rule));
+        let any_preemptible = self.running.iter().any(|&j| self.preemptible(j, rule));
         if !any_preemptible {
-            let smallest = self
-                .active
-                .iter()
-                .filter(|&&j| !self.jobs[j].is_running())
-                .map(|&j| u64::from(self.jobs[j].gpus))
-                .min();
-            match smallest {
+            match self.waiting_gpus.first() {
                 None => return,
-                Some(g) if g > self.free_gpus => return,
+                Some(&(g, _)) if u64::from(g) > self.free_gpus => return,
                 _ => {}
             }
         }
         self.run.rounds += 1;
-        let locked: u64 = self
-            .active
-            .iter()
-            .filter(|&&j| self.jobs[j].is_running() && !self.preemptible(j, rule))
-            .map(|&j| u64::from(self.jobs[j].gpus))
-            .sum();
+        let mut locked = 0u64;
+        // The fewest GPUs any job that may still be given GPUs asks for: once fewer are left,
+        // the rest of the order cannot change anything.
+        let mut smallest = self
+            .waiting_gpus
+            .first()
+            .map_or(u64::MAX, |e| u64::from(e.0));
+        for &j in &self.running {
+            let g = u64::from(self.jobs[j].gpus);
+            if self.preemptible(j, rule) {
+                smallest = smallest.min(g);
+            } else {
+                locked += g;
+            }
+        }
+        // As before: nothing is given out once no GPU is left.
+        let smallest = smallest.max(1);
         // Walk the policy's order, giving GPUs to each job that still fits, until none are
         // left (the policy stops ordering there).
         let mut cap = self.total_gpus - locked;
@@ -1044,7 +1135,7 @@ impl Sim<'_> {
                     }
             };
             policy.order(&ctx, &mut |j| {
-                if cap == 0 {
+                if cap < smallest {
                     return false;
                 }
                 if !locked_job(j) && !keep[j] {
@@ -1055,16 +1146,18 @@ impl Sim<'_> {
                         kept.push(j);
                     }
                 }
-                cap > 0
+                cap >= smallest
             });
         }
         // Preempt the preemptible running jobs not kept, then renew the leases of kept
         // running jobs (in the policy's order).
         let mut i = 0;
-        while i < self.active.len() {
-            let j = self.active[i];
-            i += 1;
-            if self.jobs[j].is_running() && self.preemptible(j, rule) && !self.keep[j] {
+        while i < self.running.len() {
+            let j = self.running[i];
+            if !self.preemptible(j, rule) || self.keep[j] {
+                i += 1;
+            } else {
+                // Stopping removes `j` from `running`: the next one moves to `i`.
                 self.stop_segment(j);
                 let cost = match self.params.preemption {
                     PreemptionModel::Fixed => {
@@ -1082,7 +1175,8 @@ impl Sim<'_> {
         for &j in &kept {
             if self.jobs[j].is_running() && matches!(rule, Preemption::AtLeaseEnd(_)) {
                 self.jobs[j].epoch += 1;
-                // A renewed job keeps running: re-arm its completion under the new epoch.
+                // A renewed job keeps running: its completion stays armed unless its time moved
+                // (rounding of a speed ≠ 1).
                 let job = &self.jobs[j];
                 let s = job.speed_on(job.seg_type);
                 let left = job.remaining_at(self.now);
@@ -1094,8 +1188,9 @@ impl Sim<'_> {
                     libm::ceil(left as f64 / s) as u64
                 };
                 let end = self.now + overhead_left + run_ns;
-                let e = job.epoch;
-                self.queue.push(Nanos(end), 0, Ev::Completion(j, e));
+                if end != self.armed_end[j] {
+                    self.arm_completion(j, end);
+                }
                 self.renew(j, policy);
             }
         }

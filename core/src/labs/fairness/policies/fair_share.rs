@@ -3,32 +3,38 @@
 //! it preempts whenever the instantaneous shares move. Within a tenant: running jobs first
 //! (no churn), then submission order.
 
-use super::{by_tenant, interleave, running_then_fifo, Emit, Key, Policy, Preemption};
+use super::{
+    interleave_skipping, running_then_fifo, takeable, Emit, KeptOrder, Key, Policy, Preemption,
+};
 use crate::labs::fairness::sim::RoundCtx;
 
 /// Weighted max-min fair share of GPUs, instantaneous.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct FairShare;
+#[derive(Clone, Debug, Default)]
+pub struct FairShare {
+    order: KeptOrder,
+}
 
 /// Max-min order: a tenant's key is GPUs given so far / weight.
 pub(super) fn max_min_order(
+    order: &mut KeptOrder,
     ctx: &RoundCtx<'_>,
     gpu_units: impl Fn(usize) -> f64,
     emit: &mut Emit<'_>,
 ) {
-    let queues = by_tenant(ctx, |j| running_then_fifo(ctx, j));
+    let queues = order.by_tenant(ctx, |j| running_then_fifo(ctx, j));
     let keys = ctx.tenants.iter().map(|_| Key(0, 0.0)).collect();
-    interleave(
+    interleave_skipping(
         queues,
         keys,
         |t, j, k| Key(0, k.1 + gpu_units(j) / ctx.tenants[t].weight),
+        |j| !takeable(ctx, j),
         emit,
     );
 }
 
 impl Policy for FairShare {
     fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) {
-        max_min_order(ctx, |j| f64::from(ctx.jobs[j].gpus), emit);
+        max_min_order(&mut self.order, ctx, |j| f64::from(ctx.jobs[j].gpus), emit);
     }
 
     fn preemption(&self) -> Preemption {

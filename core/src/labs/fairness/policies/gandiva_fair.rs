@@ -10,7 +10,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{by_tenant, interleave, Emit, Key, Policy, Preemption};
+use super::{interleave_skipping, takeable, Emit, KeptOrder, Key, Policy, Preemption};
 use crate::labs::fairness::sim::RoundCtx;
 
 /// Ticket-based split stride scheduling.
@@ -20,6 +20,7 @@ pub struct GandivaFair {
     pass: Vec<f64>,
     last_used: Vec<u128>,
     was_active: Vec<bool>,
+    order: KeptOrder,
 }
 
 impl GandivaFair {
@@ -31,6 +32,7 @@ impl GandivaFair {
             pass: vec![0.0; tenants],
             last_used: vec![0; tenants],
             was_active: vec![false; tenants],
+            order: KeptOrder::default(),
         }
     }
 }
@@ -56,13 +58,13 @@ impl Policy for GandivaFair {
             self.was_active[u] = active;
         }
         let now = ctx.now_ns;
-        let queues = by_tenant(ctx, |j| {
+        let queues = self.order.by_tenant(ctx, |j| {
             let job = &ctx.jobs[j];
             Some((job.attained_gpu_ns(now), !job.is_running(), job.submit_ns))
         });
         let keys = self.pass.iter().map(|&p| Key(0, p)).collect();
         let q = self.quantum_ns as f64;
-        interleave(
+        interleave_skipping(
             queues,
             keys,
             |t, j, k| {
@@ -71,6 +73,7 @@ impl Policy for GandivaFair {
                     k.1 + f64::from(ctx.jobs[j].gpus) * q / ctx.tenants[t].weight,
                 )
             },
+            |j| !takeable(ctx, j),
             emit,
         );
     }

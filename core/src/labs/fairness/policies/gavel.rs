@@ -10,14 +10,26 @@
 use alloc::vec::Vec;
 
 use super::fair_share::max_min_order;
-use super::{Emit, Policy, Preemption};
+use super::{Emit, KeptOrder, Policy, Preemption};
 use crate::labs::fairness::sim::RoundCtx;
 
 /// Heterogeneity-aware max-min, per round.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Gavel {
     /// Round (lease) length, ns.
     pub lease_ns: u64,
+    order: KeptOrder,
+}
+
+impl Gavel {
+    /// A fresh instance with rounds of `lease_ns`.
+    #[must_use]
+    pub fn new(lease_ns: u64) -> Self {
+        Gavel {
+            lease_ns,
+            order: KeptOrder::default(),
+        }
+    }
 }
 
 fn fastest_first(ctx: &RoundCtx<'_>, j: usize) -> Vec<u32> {
@@ -38,7 +50,7 @@ impl Policy for Gavel {
             let norm = if mean > 0.0 { best / mean } else { 1.0 };
             f64::from(job.gpus) * norm
         };
-        max_min_order(ctx, units, emit);
+        max_min_order(&mut self.order, ctx, units, emit);
     }
 
     fn preemption(&self) -> Preemption {

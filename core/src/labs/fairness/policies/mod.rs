@@ -225,16 +225,16 @@ impl PolicyKind {
         let lease_ns = super::params::s_to_ns(params.lease_s);
         Some(match self {
             PolicyKind::Fifo => Box::new(fifo::Fifo),
-            PolicyKind::Sjf => Box::new(sjf::Sjf),
-            PolicyKind::Srtf => Box::new(srtf::Srtf),
+            PolicyKind::Sjf => Box::new(sjf::Sjf::default()),
+            PolicyKind::Srtf => Box::new(srtf::Srtf::default()),
             PolicyKind::Tiresias => Box::new(tiresias::Tiresias::new(&params.tiresias, jobs)),
-            PolicyKind::Themis => Box::new(themis::Themis { lease_ns }),
-            PolicyKind::FairShare => Box::new(fair_share::FairShare),
+            PolicyKind::Themis => Box::new(themis::Themis::new(lease_ns)),
+            PolicyKind::FairShare => Box::new(fair_share::FairShare::default()),
             PolicyKind::GandivaFair => Box::new(gandiva_fair::GandivaFair::new(
                 super::params::s_to_ns(params.gandiva_fair.quantum_s),
                 tenants,
             )),
-            PolicyKind::Gavel => Box::new(gavel::Gavel { lease_ns }),
+            PolicyKind::Gavel => Box::new(gavel::Gavel::new(lease_ns)),
             PolicyKind::Astraea
             | PolicyKind::Astraea2das
             | PolicyKind::AstraeaThemis
@@ -264,7 +264,8 @@ pub trait Policy {
     /// policy whose preemption rule is [`Preemption::Never`]) from highest to lowest priority,
     /// each at most once, until `emit` returns false. The simulator gives each
     /// emitted job that still fits its GPUs (running jobs that may not be preempted keep theirs
-    /// regardless). Orders are produced lazily (heaps, not full sorts): a round costs
+    /// regardless, so an order by key may leave them out: [`takeable`]). Orders are produced
+    /// lazily or kept from the last round ([`LazySorted`], [`KeptOrder`]): a round costs about
     /// O(active + emitted · log active), not O(active · log active).
     fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>);
 
@@ -306,9 +307,24 @@ impl Ord for Key {
 /// are allocation / weight (DRF with one resource, Ghodsi et al. NSDI'11). Stops as soon as
 /// `emit` returns false.
 pub fn interleave<K: Ord>(
+    queues: Vec<TenantQueue<K>>,
+    keys: Vec<Key>,
+    raise: impl FnMut(usize, usize, Key) -> Key,
+    emit: &mut Emit<'_>,
+) {
+    interleave_skipping(queues, keys, raise, |_| false, emit);
+}
+
+/// [`interleave`], without emitting the jobs for which `skip` is true (jobs the simulator keeps
+/// whatever the order: see [`takeable`]); they still raise their tenant's key. A tenant's keys
+/// only grow, so the heap pops every tenant's keys in the same merged order with or without
+/// them: the other jobs are emitted in the same order, and a tenant's run of skipped jobs costs
+/// one heap operation instead of one each.
+pub fn interleave_skipping<K: Ord>(
     mut queues: Vec<TenantQueue<K>>,
     keys: Vec<Key>,
     mut raise: impl FnMut(usize, usize, Key) -> Key,
+    skip: impl Fn(usize) -> bool,
     emit: &mut Emit<'_>,
 ) {
     let mut heap: BinaryHeap<Reverse<(Key, usize)>> = keys
@@ -321,6 +337,20 @@ pub fn interleave<K: Ord>(
         let Some(job) = queues[t].pop() else {
             continue;
         };
+        if skip(job) {
+            let mut key = raise(t, job, key);
+            while let Some(next) = queues[t].peek() {
+                if !skip(next) {
+                    break;
+                }
+                queues[t].pop();
+                key = raise(t, next, key);
+            }
+            if !queues[t].is_empty() {
+                heap.push(Reverse((key, t)));
+            }
+            continue;
+        }
         if !emit(job) {
             return;
         }
@@ -362,6 +392,13 @@ impl<K: Ord> LazySorted<K> {
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.next >= self.items.len()
+    }
+
+    /// The next job in order, left in place.
+    pub fn peek(&mut self) -> Option<usize> {
+        let j = self.pop()?;
+        self.next -= 1;
+        Some(j)
     }
 
     /// The next job in order.
@@ -417,6 +454,114 @@ pub fn by_tenant<K: Ord>(
         }
     }
     groups.into_iter().map(LazySorted::new).collect()
+}
+
+/// True unless job `j` holds GPUs under a lease that has not ended: the simulator keeps such a
+/// job whatever the order, so emitting it changes nothing for an order by key (it would for
+/// [`interleave`], where every emitted job raises its tenant's key).
+#[must_use]
+pub fn takeable(ctx: &RoundCtx<'_>, j: usize) -> bool {
+    let job = &ctx.jobs[j];
+    !(job.is_running() && job.lease_end_ns > ctx.now_ns)
+}
+
+/// Orders kept from one round to the next. Keys move little between rounds (a few jobs
+/// arrive, finish, start or cross a threshold), so the last round's order, re-keyed, is nearly
+/// sorted and the stable (run-merging) sort orders it in about linear time, where sorting from
+/// scratch costs O(n log n) every round. The order is the same as a fresh sort's: keys are
+/// unique with the job index.
+#[derive(Clone, Debug, Default)]
+pub struct KeptOrder {
+    /// Per group (one, or one per tenant): the jobs of the last round, in order.
+    groups: Vec<Vec<usize>>,
+    /// Per job: the round tag it was last seen with (offered, or offered and placed).
+    mark: Vec<u32>,
+    tag: u32,
+}
+
+impl KeptOrder {
+    /// `jobs` grouped by `group` (< `groups`), each group sorted by (`key`, job index); jobs
+    /// whose key is `None` are left out.
+    pub fn sorted<K: Ord>(
+        &mut self,
+        jobs: &[usize],
+        groups: usize,
+        group: impl Fn(usize) -> usize,
+        mut key: impl FnMut(usize) -> Option<K>,
+    ) -> Vec<Vec<(K, usize)>> {
+        self.groups.resize_with(groups, Vec::new);
+        if self.tag >= u32::MAX - 2 {
+            self.mark.iter_mut().for_each(|m| *m = 0);
+            self.tag = 0;
+        }
+        let offered = self.tag + 1;
+        let placed = self.tag + 2;
+        self.tag = placed;
+        for &j in jobs {
+            if j >= self.mark.len() {
+                self.mark.resize(j + 1, 0);
+            }
+            self.mark[j] = offered;
+        }
+        let mut out: Vec<Vec<(K, usize)>> = Vec::with_capacity(groups);
+        for order in &self.groups {
+            let mut items = Vec::with_capacity(order.len() + 4);
+            for &j in order {
+                if self.mark.get(j) == Some(&offered) {
+                    self.mark[j] = placed;
+                    if let Some(k) = key(j) {
+                        items.push((k, j));
+                    }
+                }
+            }
+            out.push(items);
+        }
+        for &j in jobs {
+            if self.mark[j] == offered {
+                if let Some(k) = key(j) {
+                    out[group(j)].push((k, j));
+                }
+            }
+        }
+        for (items, order) in out.iter_mut().zip(&mut self.groups) {
+            items.sort();
+            order.clear();
+            order.extend(items.iter().map(|e| e.1));
+        }
+        out
+    }
+
+    /// Emits `jobs` by ascending (`key`, job index) until `emit` returns false.
+    pub fn emit_by_key<K: Ord>(
+        &mut self,
+        jobs: &[usize],
+        mut key: impl FnMut(usize) -> Option<K>,
+        emit: &mut Emit<'_>,
+    ) {
+        let mut sorted = self.sorted(jobs, 1, |_| 0, &mut key);
+        for (_, j) in sorted.pop().unwrap_or_default() {
+            if !emit(j) {
+                return;
+            }
+        }
+    }
+
+    /// The active jobs grouped by tenant, each queue by (`key`, job index), as [`by_tenant`].
+    pub fn by_tenant<K: Ord>(
+        &mut self,
+        ctx: &RoundCtx<'_>,
+        key: impl FnMut(usize) -> Option<K>,
+    ) -> Vec<TenantQueue<K>> {
+        self.sorted(
+            ctx.active,
+            ctx.tenants.len(),
+            |j| ctx.jobs[j].tenant as usize,
+            key,
+        )
+        .into_iter()
+        .map(LazySorted::new)
+        .collect()
+    }
 }
 
 /// Within a tenant: running jobs first (no churn), then by submission (then index).

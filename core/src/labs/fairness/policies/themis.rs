@@ -6,14 +6,26 @@
 //! partial-allocation auction is replaced by this order (the filter and the auction pick the
 //! same top-ρ apps when GPUs are not divisible among bidders).
 
-use super::{emit_by_key, Emit, Key, Policy, Preemption};
+use super::{takeable, Emit, KeptOrder, Key, Policy, Preemption};
 use crate::labs::fairness::sim::RoundCtx;
 
 /// Finish-time fairness at lease boundaries.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Themis {
     /// Lease length, ns.
     pub lease_ns: u64,
+    order: KeptOrder,
+}
+
+impl Themis {
+    /// A fresh instance with leases of `lease_ns`.
+    #[must_use]
+    pub fn new(lease_ns: u64) -> Self {
+        Themis {
+            lease_ns,
+            order: KeptOrder::default(),
+        }
+    }
 }
 
 /// ρ of job `j` now.
@@ -32,10 +44,11 @@ pub fn rho(ctx: &RoundCtx<'_>, j: usize) -> f64 {
 
 impl Policy for Themis {
     fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) {
-        // Largest ρ first: the key is −ρ.
-        emit_by_key(
-            ctx.active.iter().copied(),
-            |j| (Key(0, -rho(ctx, j)), ctx.jobs[j].submit_ns),
+        // Largest ρ first: the key is −ρ. Jobs inside their lease are kept anyway: only the
+        // others are ordered (ρ still counts every active job in N).
+        self.order.emit_by_key(
+            ctx.active,
+            |j| takeable(ctx, j).then(|| (Key(0, -rho(ctx, j)), ctx.jobs[j].submit_ns)),
             emit,
         );
     }

@@ -9,7 +9,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{emit_by_key, Emit, Policy, Preemption};
+use super::{Emit, KeptOrder, Policy, Preemption};
 use crate::labs::fairness::params::TiresiasParams;
 use crate::labs::fairness::sim::RoundCtx;
 
@@ -20,6 +20,9 @@ pub struct Tiresias {
     promote_knob: f64,
     /// Attained service at the job's last promotion, GPU-ns.
     base: Vec<u128>,
+    /// Per queue: its jobs this round (buffers kept across rounds).
+    queues: Vec<Vec<usize>>,
+    order: KeptOrder,
 }
 
 impl Tiresias {
@@ -34,6 +37,8 @@ impl Tiresias {
                 .collect(),
             promote_knob: p.promote_knob,
             base: vec![0; jobs],
+            queues: Vec::new(),
+            order: KeptOrder::default(),
         }
     }
 
@@ -54,23 +59,45 @@ impl Tiresias {
 
 impl Policy for Tiresias {
     fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) {
-        if self.promote_knob > 0.0 {
-            for &j in ctx.active {
-                let job = &ctx.jobs[j];
-                if job.is_running() || job.executed_ns == 0 {
-                    continue;
-                }
+        // One pass: promote, then file each job in its queue. `ctx.active` ascends by index;
+        // when submission times ascend with it (traces are sorted by submission), each queue
+        // is already in (submit, index) order and the order is the queues one after another.
+        let mut queues = core::mem::take(&mut self.queues);
+        queues.resize_with(self.thresholds_gpu_ns.len() + 1, Vec::new);
+        queues.iter_mut().for_each(Vec::clear);
+        let mut last_submit = 0;
+        let mut in_order = true;
+        for &j in ctx.active {
+            let job = &ctx.jobs[j];
+            if self.promote_knob > 0.0 && !job.is_running() && job.executed_ns > 0 {
                 let waited = ctx.now_ns - job.last_stop_ns;
                 if waited as f64 >= self.promote_knob * job.last_segment_ns as f64 {
                     self.base[j] = job.attained_gpu_ns(ctx.now_ns);
                 }
             }
+            in_order &= job.submit_ns >= last_submit;
+            last_submit = job.submit_ns;
+            queues[self.queue(ctx, j)].push(j);
         }
-        emit_by_key(
-            ctx.active.iter().copied(),
-            |j| (self.queue(ctx, j), ctx.jobs[j].submit_ns),
+        if in_order {
+            'emit: for q in &queues {
+                for &j in q {
+                    if !emit(j) {
+                        break 'emit;
+                    }
+                }
+            }
+            self.queues = queues;
+            return;
+        }
+        self.queues = queues;
+        let mut order = core::mem::take(&mut self.order);
+        order.emit_by_key(
+            ctx.active,
+            |j| Some((self.queue(ctx, j), ctx.jobs[j].submit_ns)),
             emit,
         );
+        self.order = order;
     }
 
     fn preemption(&self) -> Preemption {

@@ -243,7 +243,7 @@ impl Sim<'_> {
         let nt = self.tenants.len();
         let starve_ns = s_to_ns(self.params.astraea.starvation_s);
         let delays = m.selection.preempts_delay_jobs() && m.quota == QuotaMode::Fair;
-        let waiting_total = self.waiting.len();
+        let waiting_total = self.waiting_list.len();
         if waiting_total == 0 {
             return false;
         }
@@ -251,7 +251,7 @@ impl Sim<'_> {
         // Nothing can change unless a waiting job fits the free GPUs or a tenant's new waiting
         // job may preempt one of its delay jobs.
         let mut smallest = u64::MAX;
-        for &j in &self.waiting {
+        for &j in &self.waiting_list {
             let job = &self.jobs[j];
             smallest = smallest.min(u64::from(job.gpus));
             if job.done_before_segment() == 0 && job.preemptions == 0 {
@@ -288,7 +288,7 @@ impl Sim<'_> {
         for u in 0..nt {
             self.accrue(u);
         }
-        for &j in &self.waiting {
+        for &j in &self.waiting_list {
             let job = &self.jobs[j];
             let u = job.tenant as usize;
             if now - job.last_stop_ns >= starve_ns {
