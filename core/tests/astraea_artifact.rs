@@ -17,8 +17,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use bubblelab_core::labs::fairness::traces::{self, shares, ReadOptions, TraceFormat};
-use bubblelab_core::labs::fairness::{self, FairnessParams, Placement, PolicyKind, TenantWeights};
+use bubblelab_core::labs::fairness::{self, PolicyKind};
 
 /// One row of the artifact's result CSV that the test compares.
 struct ArtifactJob {
@@ -101,25 +100,9 @@ fn astraea_family_agrees_with_the_artifact_job_by_job() {
     let Some(dir) = common::data_dir() else {
         return;
     };
+    let (trace, mut params) = common::artifact_helios_inputs(&dir);
     let dir = dir.join("astraea_artifact_runs");
     let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
-    let trace = traces::parse(
-        TraceFormat::Tiresias,
-        &read("helios640.csv"),
-        &ReadOptions::default(),
-    )
-    .unwrap();
-    let shares = shares::order_by_names(
-        &shares::parse_shares(&read("helios640_share.csv")).unwrap(),
-        &read("helios640_names.lst"),
-    )
-    .unwrap();
-    let mut params = FairnessParams::default();
-    params.cluster.nodes = 80;
-    params.cluster.gpus_per_node = 8;
-    params.cluster.placement = Placement::ConsolidateOrSpread;
-    params.lease_s = 900.0;
-    params.tenant_weights = TenantWeights::Shares(shares);
     let mut failures = Vec::new();
     for (kind, file, hourly) in [
         (

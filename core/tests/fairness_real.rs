@@ -13,8 +13,7 @@
 
 mod common;
 
-use bubblelab_core::labs::fairness::traces::{self, shares, ReadOptions, TraceFormat};
-use bubblelab_core::labs::fairness::{self, FairnessParams, Placement, PolicyKind, TenantWeights};
+use bubblelab_core::labs::fairness::{self, PolicyKind};
 
 #[test]
 #[cfg_attr(
@@ -25,23 +24,7 @@ fn helios_with_the_artifacts_shares_astraea_fairer_than_fifo_sjf_and_yarn() {
     let Some(dir) = common::data_dir() else {
         return;
     };
-    let dir = dir.join("astraea_artifact_runs");
-    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
-    let trace = traces::parse(
-        TraceFormat::Tiresias,
-        &read("helios640.csv"),
-        &ReadOptions::default(),
-    )
-    .unwrap();
-    let shares = shares::order_by_names(
-        &shares::parse_shares(&read("helios640_share.csv")).unwrap(),
-        &read("helios640_names.lst"),
-    )
-    .unwrap();
-    let mut params = FairnessParams::default();
-    params.cluster.nodes = 80;
-    params.cluster.placement = Placement::ConsolidateOrSpread;
-    params.tenant_weights = TenantWeights::Shares(shares);
+    let (trace, mut params) = common::artifact_helios_inputs(&dir);
     params.policies = vec![
         PolicyKind::Fifo,
         PolicyKind::Sjf,

@@ -21,3 +21,37 @@ pub fn data_dir() -> Option<PathBuf> {
     eprintln!("skipped: no data folder");
     None
 }
+
+/// The ASTRAEA artifact's own inputs on the shared Helios slice
+/// (`astraea_artifact_runs/`: job CSV, share file ordered by the name list) and the scenario of
+/// its evaluation command: 80 × 8 GPUs, its `consolidate` placement, 900 s leases.
+#[allow(dead_code)]
+pub fn artifact_helios_inputs(
+    data: &std::path::Path,
+) -> (
+    bubblelab_core::labs::fairness::Trace,
+    bubblelab_core::labs::fairness::FairnessParams,
+) {
+    use bubblelab_core::labs::fairness::traces::{self, shares, ReadOptions, TraceFormat};
+    use bubblelab_core::labs::fairness::{FairnessParams, Placement, TenantWeights};
+    let dir = data.join("astraea_artifact_runs");
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let trace = traces::parse(
+        TraceFormat::Tiresias,
+        &read("helios640.csv"),
+        &ReadOptions::default(),
+    )
+    .unwrap();
+    let shares = shares::order_by_names(
+        &shares::parse_shares(&read("helios640_share.csv")).unwrap(),
+        &read("helios640_names.lst"),
+    )
+    .unwrap();
+    let mut params = FairnessParams::default();
+    params.cluster.nodes = 80;
+    params.cluster.gpus_per_node = 8;
+    params.cluster.placement = Placement::ConsolidateOrSpread;
+    params.lease_s = 900.0;
+    params.tenant_weights = TenantWeights::Shares(shares);
+    (trace, params)
+}

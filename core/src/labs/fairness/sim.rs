@@ -390,8 +390,6 @@ struct Sim<'p> {
     lease_due: Vec<(u64, u32)>,
     /// Running jobs, ascending index.
     running: Vec<usize>,
-    /// Waiting (submitted, not running) jobs.
-    waiting: u32,
     /// (GPU count, waiting jobs of that count), ascending GPU count.
     waiting_gpus: Vec<(u32, u32)>,
     /// Free GPUs on partly used nodes, Σ node_free over nodes with 0 < free < gpus_per_node.
@@ -512,7 +510,6 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
         armed_end: vec![0; n_jobs],
         lease_due: Vec::new(),
         running: Vec::new(),
-        waiting: 0,
         waiting_gpus: Vec::new(),
         partial_free: 0,
         machinery: kind.quota_lease(params.astraea.quota),
@@ -646,10 +643,12 @@ impl Sim<'_> {
             }
         };
         if add {
-            self.waiting += 1;
+            self.waiting_list.push(j);
             self.waiting_gpus[i].1 += 1;
         } else {
-            self.waiting -= 1;
+            if let Some(pos) = self.waiting_list.iter().position(|&x| x == j) {
+                self.waiting_list.swap_remove(pos);
+            }
             self.waiting_gpus[i].1 -= 1;
             if self.waiting_gpus[i].1 == 0 {
                 self.waiting_gpus.remove(i);
@@ -685,7 +684,6 @@ impl Sim<'_> {
                     }
                 };
                 self.jobs[j].deserved_base = ints[i].1;
-                self.waiting_list.push(j);
                 self.count_waiting(j, true);
                 self.tenants[u].demand_gpus += u64::from(self.jobs[j].gpus);
                 self.tenants[u].active_jobs += 1;
@@ -796,7 +794,7 @@ impl Sim<'_> {
             .iter()
             .map(|u| share(u.deserved_ring[last]))
             .collect();
-        let queue_len = self.waiting;
+        let queue_len = self.waiting_list.len() as u32;
         self.run.samples.push(Sample {
             t_ns: self.now,
             tenant_f,
@@ -820,7 +818,6 @@ impl Sim<'_> {
         job.last_stop_ns = now;
         job.phase = Phase::Waiting;
         job.epoch += 1;
-        self.waiting_list.push(j);
         let alloc = core::mem::take(&mut job.alloc);
         let gpus = job.gpus;
         let tenant = job.tenant as usize;
@@ -860,9 +857,6 @@ impl Sim<'_> {
         let g = job.gpus;
         self.accrue(u);
         self.run.job_deserved_gpu_ns[j] = self.deserved_of(j);
-        if let Some(pos) = self.waiting_list.iter().position(|&x| x == j) {
-            self.waiting_list.swap_remove(pos);
-        }
         self.tenants[u].demand_gpus -= u64::from(g);
         self.tenants[u].active_jobs -= 1;
         if let Ok(pos) = self.active.binary_search(&j) {
@@ -976,9 +970,6 @@ impl Sim<'_> {
     /// Gives `j` its GPUs `alloc` on type `t` from now and arms its completion.
     fn begin_segment(&mut self, j: usize, alloc: Vec<(u32, u32)>, t: u32) {
         let now = self.now;
-        if let Some(pos) = self.waiting_list.iter().position(|&x| x == j) {
-            self.waiting_list.swap_remove(pos);
-        }
         for &(n, c) in &alloc {
             self.set_node_free(n as usize, self.node_free[n as usize] - c);
         }
@@ -1065,7 +1056,7 @@ impl Sim<'_> {
         let rule = policy.preemption();
         // Preemption only ever serves waiting jobs: with none, nothing can change (running
         // jobs past their lease stay preemptible until a round renews them).
-        if self.waiting == 0 {
+        if self.waiting_list.is_empty() {
             return;
         }
         // Nothing can change when no GPU is free enough for any waiting job and nothing may
