@@ -299,6 +299,10 @@ impl CostModel {
         if let Some(l) = calibration.launch_overhead_ns {
             self.gpu.launch_overhead_ns = l;
         }
+        if let Some(s) = calibration.comm_compute_slowdown {
+            self.topology.intra.compute_slowdown = s;
+            self.topology.inter.compute_slowdown = s;
+        }
         self.calibration = Some(calibration);
         self
     }

@@ -7,7 +7,9 @@
 //!   pipeline stages, links). A task starts when all its dependencies have finished (each plus an
 //!   optional delay, e.g. a P2P latency) and its resource is free. A resource either follows a
 //!   fixed program order ([`Discipline::InOrder`], like a CUDA stream) or serves ready tasks
-//!   first-come first-served ([`Discipline::Fifo`], like a link).
+//!   first-come first-served ([`Discipline::Fifo`], like a link). [`simulate_on_processors`]
+//!   runs the same graph with a limited number of processors that the resources take turns on
+//!   (streams multiplexed onto a CPU's cores by a worker pool).
 //! * [`MemoryLedger`] follows allocations and frees per pool over time and reports the peak.
 
 use alloc::collections::BinaryHeap;
@@ -220,8 +222,59 @@ impl core::fmt::Display for EngineError {
 /// so that a resource freed at time t is seen free by a task that becomes ready at t.
 #[derive(Clone, Copy, Debug)]
 enum TaskEvent {
-    End(TaskId),
+    /// A task's end, valid while its version is the task's latest (contention between
+    /// processors moves ends when the number of busy processors changes).
+    End(TaskId, u64),
     DepSatisfied(TaskId),
+}
+
+/// Processors that resources take turns on ([`simulate_on_processors`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Processors {
+    /// How many (at least 1).
+    pub count: u32,
+    /// Fraction by which a task slows for each other busy processor: with k busy, each runs at
+    /// 1 / (1 + contention·(k − 1)) of its speed (shared caches, memory bandwidth and clock).
+    pub contention: f64,
+}
+
+/// A task on a processor: work left (ns at full speed), since when, at which rate, and the
+/// version of its pending end.
+#[derive(Clone, Copy, Debug)]
+struct OnProcessor {
+    task: TaskId,
+    remaining_ns: f64,
+    since: Nanos,
+    rate: f64,
+    version: u64,
+}
+
+/// Re-rates the tasks on processors after their number changed: each keeps the work it has
+/// done and gets a new end at the new rate.
+fn rerate(
+    on: &mut [OnProcessor],
+    contention: f64,
+    now: Nanos,
+    version: &mut u64,
+    queue: &mut EventQueue<TaskEvent>,
+) {
+    let rate = 1.0 / (1.0 + contention.max(0.0) * (on.len().max(1) - 1) as f64);
+    for p in on.iter_mut() {
+        if p.version != 0 && (p.rate - rate).abs() < f64::EPSILON {
+            continue;
+        }
+        let elapsed = (now - p.since).0 as f64;
+        p.remaining_ns = (p.remaining_ns - elapsed * p.rate).max(0.0);
+        p.since = now;
+        p.rate = rate;
+        *version += 1;
+        p.version = *version;
+        queue.push(
+            now + crate::units::nanos_from_f64(p.remaining_ns / rate),
+            PRIORITY_END,
+            TaskEvent::End(p.task, p.version),
+        );
+    }
 }
 const PRIORITY_END: u8 = 0;
 const PRIORITY_READY: u8 = 1;
@@ -251,6 +304,33 @@ struct ResourceState {
 /// [`EngineError::BadReference`] for out-of-range ids or a task listed in the wrong resource's
 /// program; [`EngineError::Deadlock`] when some task can never run.
 pub fn simulate(graph: &TaskGraph) -> Result<Simulation, EngineError> {
+    run(graph, None)
+}
+
+/// [`simulate`] with a limited number of processors that the resources take turns on, as a
+/// pool of worker threads runs a CPU executor's streams on its cores: a resource whose next task
+/// is ready waits for a free processor; a freed processor takes the resource that has waited
+/// longest (first come, first served; at one instant in the order the engine saw them); a task
+/// runs to its end on its processor (no time slicing), slowed while other processors are busy
+/// by [`Processors::contention`]. With at least as many processors as resources and no
+/// contention this equals [`simulate`].
+///
+/// # Errors
+/// As [`simulate`]; 0 processors are taken as 1.
+pub fn simulate_on_processors(
+    graph: &TaskGraph,
+    processors: Processors,
+) -> Result<Simulation, EngineError> {
+    run(
+        graph,
+        Some(Processors {
+            count: processors.count.max(1),
+            ..processors
+        }),
+    )
+}
+
+fn run(graph: &TaskGraph, processors: Option<Processors>) -> Result<Simulation, EngineError> {
     let n = graph.tasks.len();
     let mut successors: Vec<Vec<(TaskId, u64)>> = vec![Vec::new(); n];
     let mut waiting: Vec<usize> = vec![0; n];
@@ -329,9 +409,36 @@ pub fn simulate(graph: &TaskGraph) -> Result<Simulation, EngineError> {
 
     let mut finished = 0usize;
     let mut makespan = Nanos::ZERO;
+    // With limited processors: how many run a task, and the tasks waiting for one (their
+    // resources are taken, their cursors moved), first come first served.
+    let mut on: Vec<OnProcessor> = Vec::new();
+    let mut version = 0u64;
+    let mut waiting_for_processor: alloc::collections::VecDeque<TaskId> =
+        alloc::collections::VecDeque::new();
+    let place = |t: TaskId, now: Nanos, on: &mut Vec<OnProcessor>, timings: &mut [TaskTiming]| {
+        timings[t].start = now;
+        on.push(OnProcessor {
+            task: t,
+            remaining_ns: graph.tasks[t].duration_ns as f64,
+            since: now,
+            rate: 1.0,
+            version: 0,
+        });
+    };
     while let Some((now, event)) = queue.pop() {
         let resource = match event {
-            TaskEvent::End(t) => {
+            TaskEvent::End(t, v) => {
+                if let Some(p) = processors {
+                    let Some(i) = on.iter().position(|x| x.task == t && x.version == v) else {
+                        continue; // superseded by a later rate
+                    };
+                    on.remove(i);
+                    if let Some(w) = waiting_for_processor.pop_front() {
+                        place(w, now, &mut on, &mut timings);
+                    }
+                    rerate(&mut on, p.contention, now, &mut version, &mut queue);
+                }
+                timings[t].end = now;
                 done[t] = true;
                 finished += 1;
                 makespan = makespan.max(now);
@@ -376,9 +483,18 @@ pub fn simulate(graph: &TaskGraph) -> Result<Simulation, EngineError> {
         };
         if let Some(t) = next {
             state.busy = true;
-            let end = now + Nanos(graph.tasks[t].duration_ns);
-            timings[t] = TaskTiming { start: now, end };
-            queue.push(end, PRIORITY_END, TaskEvent::End(t));
+            match processors {
+                None => {
+                    let end = now + Nanos(graph.tasks[t].duration_ns);
+                    timings[t] = TaskTiming { start: now, end };
+                    queue.push(end, PRIORITY_END, TaskEvent::End(t, 0));
+                }
+                Some(p) if on.len() >= p.count as usize => waiting_for_processor.push_back(t),
+                Some(p) => {
+                    place(t, now, &mut on, &mut timings);
+                    rerate(&mut on, p.contention, now, &mut version, &mut queue);
+                }
+            }
         }
     }
 
@@ -504,6 +620,123 @@ mod tests {
         let order: Vec<_> = core::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, ["a", "b", "c", "d"]);
         assert_eq!(q.processed(), 4);
+    }
+
+    fn independent(durations: &[u64]) -> TaskGraph {
+        TaskGraph {
+            resources: (0..durations.len()).map(|i| stream("r", vec![i])).collect(),
+            tasks: durations
+                .iter()
+                .map(|&d| Task {
+                    resource: 0,
+                    duration_ns: d,
+                    deps: vec![],
+                })
+                .enumerate()
+                .map(|(i, t)| Task { resource: i, ..t })
+                .collect(),
+        }
+    }
+
+    fn procs(count: u32, contention: f64) -> Processors {
+        Processors { count, contention }
+    }
+
+    #[test]
+    fn busy_processors_slow_each_other_by_the_contention() {
+        // 10 and 30 ns on two processors slowing each other by 100 %: both at half speed until
+        // the first ends at 20 (10 of work), then the second alone: 20 left, ends at 40.
+        let sim = simulate_on_processors(&independent(&[10, 30]), procs(2, 1.0)).unwrap();
+        assert_eq!(
+            sim.timings[0],
+            TaskTiming {
+                start: Nanos(0),
+                end: Nanos(20)
+            }
+        );
+        assert_eq!(
+            sim.timings[1],
+            TaskTiming {
+                start: Nanos(0),
+                end: Nanos(40)
+            }
+        );
+    }
+
+    #[test]
+    fn resources_take_turns_on_limited_processors() {
+        // 10 and 30 ns on one processor: the first ready (resource 0) runs first, the second
+        // waits for the processor, runs 10..40.
+        let sim = simulate_on_processors(&independent(&[10, 30]), procs(1, 0.0)).unwrap();
+        assert_eq!(
+            sim.timings[0],
+            TaskTiming {
+                start: Nanos(0),
+                end: Nanos(10)
+            }
+        );
+        assert_eq!(
+            sim.timings[1],
+            TaskTiming {
+                start: Nanos(10),
+                end: Nanos(40)
+            }
+        );
+        // Three tasks on two processors: the third waits for the first free one (at 5).
+        let sim = simulate_on_processors(&independent(&[5, 10, 10]), procs(2, 0.0)).unwrap();
+        assert_eq!(
+            sim.timings[2],
+            TaskTiming {
+                start: Nanos(5),
+                end: Nanos(15)
+            }
+        );
+        assert_eq!(sim.makespan, Nanos(15));
+        // A chain never needs a second processor.
+        let sim = simulate_on_processors(&independent(&[7]), procs(1, 0.5)).unwrap();
+        assert_eq!(sim.makespan, Nanos(7));
+    }
+
+    #[test]
+    fn enough_processors_equal_the_unshared_engine() {
+        let graph = TaskGraph {
+            resources: vec![stream("a", vec![0, 2]), stream("b", vec![1])],
+            tasks: vec![
+                Task {
+                    resource: 0,
+                    duration_ns: 10,
+                    deps: vec![],
+                },
+                Task {
+                    resource: 1,
+                    duration_ns: 7,
+                    deps: vec![Dep {
+                        task: 0,
+                        delay_ns: 3,
+                    }],
+                },
+                Task {
+                    resource: 0,
+                    duration_ns: 4,
+                    deps: vec![Dep {
+                        task: 1,
+                        delay_ns: 0,
+                    }],
+                },
+            ],
+        };
+        let plain = simulate(&graph).unwrap();
+        for p in [2, 3, 64] {
+            let shared = simulate_on_processors(&graph, procs(p, 0.0)).unwrap();
+            assert_eq!(shared.timings, plain.timings, "{p} processors");
+        }
+        // On one processor the chain never overlaps, so it is unchanged too.
+        assert_eq!(
+            simulate_on_processors(&graph, procs(1, 0.3))
+                .unwrap()
+                .timings,
+            plain.timings
+        );
     }
 
     #[test]

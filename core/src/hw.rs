@@ -376,6 +376,18 @@ pub struct Calibration {
     /// [`GpuProfile::launch_overhead_ns`] when present.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch_overhead_ns: Option<f64>,
+    /// Measured fraction by which compute slows while a collective runs beside it on the
+    /// device (time with / time alone − 1); replaces the links' `compute_slowdown`
+    /// (Calculon's `processor_usage`, [`LinkProfile::compute_slowdown`]) when present. The CPU
+    /// runner measures its GEMM beside its collective emulation (a copy on another thread).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comm_compute_slowdown: Option<f64>,
+    /// Measured fraction by which one GEMM slows for each other processor of the device running
+    /// a GEMM at the same time (the CPU's cores sharing caches, memory bandwidth and clock):
+    /// the contention of [`crate::engine::Processors`] when streams take turns on the device's
+    /// processors. Absent for devices whose streams do not share processors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel_compute_slowdown: Option<f64>,
 }
 
 /// One measured GEMM: its FLOPs and the throughput it reached.
@@ -472,6 +484,19 @@ impl Calibration {
                     "calibration.launch_overhead_ns",
                     format!("must be a finite number of ns ≥ 0, got {l}"),
                 ));
+            }
+        }
+        for (field, value) in [
+            ("comm_compute_slowdown", self.comm_compute_slowdown),
+            ("parallel_compute_slowdown", self.parallel_compute_slowdown),
+        ] {
+            if let Some(s) = value {
+                if !(s.is_finite() && (0.0..=10.0).contains(&s)) {
+                    return Err(ScenarioError::field(
+                        format!("calibration.{field}"),
+                        format!("must be a fraction in [0, 10] (0.15 = 15 % slower), got {s}"),
+                    ));
+                }
             }
         }
         if self.version != CALIBRATION_VERSION {
@@ -604,7 +629,9 @@ fn check_curve(
                     format!("sizes must increase along the curve: {size} after {prev_size}"),
                 ));
             }
-            if t < prev_t {
+            // Equal times written as size/rate pairs may come back one ulp apart: a relative
+            // 1e-12 is rounding, not a shorter time.
+            if t < prev_t * (1.0 - 1e-12) {
                 return Err(ScenarioError::field(
                     at(rate_name),
                     format!("implies a shorter time ({t:.3e} s) than the smaller point before it ({prev_t:.3e} s)"),

@@ -83,6 +83,11 @@ fn errors_name_the_field() {
             "shorter time",
         ),
         (
+            r#"{"version": 1, "device": "x", "comm_compute_slowdown": -0.1}"#,
+            "calibration.comm_compute_slowdown",
+            "fraction in [0, 10]",
+        ),
+        (
             r#"{"version": 1, "device": "x", "collectives": [{"kind": "all-reduce", "ranks": 1, "ranks_per_node": 1, "points": [{"bytes": 1, "bus_bytes_per_s": 1}]}]}"#,
             "calibration.collectives[0].ranks",
             "at least 2",
@@ -135,6 +140,32 @@ fn errors_name_the_field() {
         Calibration::from_json(r#"{"version": 1, "device": "x"} trailing"#),
         Err(ScenarioError::Syntax { .. })
     ));
+}
+
+#[test]
+fn equal_times_written_as_rates_are_not_shorter() {
+    // Two points of one calibrate run, the second raised to the first one's 2003 ns (calibrate
+    // keeps time monotone) and written as size / time: read back, size / rate of the second
+    // can come out one ulp below the first's. Rounding is not a shorter time.
+    let text = r#"{"version": 1, "device": "x", "gemm": [
+        {"dtype": "fp32", "flops": 27648.0, "flops_per_s": 13803295057.413877},
+        {"dtype": "fp32", "flops": 65536.0, "flops_per_s": 32718921617.57364}]}"#;
+    Calibration::from_json(text).expect("equal times are monotone");
+}
+
+#[test]
+fn a_measured_contention_replaces_the_links_slowdown() {
+    let c =
+        Calibration::from_json(r#"{"version": 1, "device": "x", "comm_compute_slowdown": 0.07}"#)
+            .unwrap();
+    let m = CostModel::new(GpuKind::H100).with_calibration(c);
+    for g in [Group::new(8, 8), Group::new(16, 8), Group::new(4, 1)] {
+        assert!((m.compute_slowdown(g) - 0.07).abs() < 1e-12);
+    }
+    // Without it, NVLink's analytical 15 % stays.
+    let plain = CostModel::new(GpuKind::H100)
+        .with_calibration(Calibration::from_json(r#"{"version": 1, "device": "x"}"#).unwrap());
+    assert!((plain.compute_slowdown(Group::new(8, 8)) - 0.15).abs() < 1e-12);
 }
 
 #[test]

@@ -1,16 +1,21 @@
 //! `bubblelab calibrate`: microbenchmarks of the executor's own kernels → a calibrated profile
 //! JSON in the kernel's `Calibration` format (version 1), printed as a table.
 //!
-//! On the CPU (the CPU executor's kernels, so that its predictions use its own rates):
-//! - GEMM: the executor's f32 matmul over a grid of square and flat (m, n, k) shapes → achieved
-//!   FLOP/s by FLOPs (dtype `fp32`);
+//! On the CPU (the CPU executor's own kernels and mechanics, so that its predictions use its
+//! own rates):
+//! - GEMM: the executor's f32 SGEMM on the near-cubic shapes it runs ([`CPU_GEMM_SIDES`]) →
+//!   achieved FLOP/s by FLOPs (dtype `fp32`);
 //! - memory-bound: `copy_from_slice` of 4 KiB … 64 MiB → achieved bytes/s by bytes moved (read +
 //!   written);
-//! - collectives: the executor emulates a collective as a copy of its bus volume, so its curve
-//!   is the copy curve in the NCCL-tests convention (bus bandwidth by message size) for
-//!   AllReduce, AllGather, ReduceScatter and AllToAll on 2, 4 and 8 ranks of one node;
-//! - launch: the time to hand an op from one stream thread to another through the executor's
-//!   `Mutex` + `Condvar` (half a ping-pong round trip), ns.
+//! - collectives: the executor emulates a collective as a copy of its bus volume on the group's
+//!   stream thread; each point is one such collective run through the executor end to end
+//!   (producer's end to the wait's end: the copy and the two thread hand-offs), turned into the
+//!   NCCL-tests convention (bus bandwidth by message size) for AllReduce, AllGather,
+//!   ReduceScatter and AllToAll on 2, 4 and 8 ranks of one node;
+//! - launch: the executor's own cost per op beside its work (a chain of tiny ops on one stream),
+//!   ns;
+//! - contention: the GEMM's slowdown while another thread copies, the profile's
+//!   `comm_compute_slowdown` (the simulator slows compute by it while a collective runs).
 //!
 //! On a GPU (`--device cuda`, the CUDA executor's operations, [`calibrate_cuda`]): cuBLAS GEMMs
 //! in bf16 and fp32, the streaming kernel, copy-engine transfers (D2D, which also gives the
@@ -22,7 +27,6 @@
 //! marks such points.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Instant;
 
 use bubblelab_core::cost::{CollectiveKind, Dtype};
@@ -33,10 +37,12 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::error::Failure;
-use crate::exec::cpu::matmul;
+use crate::exec::cpu::{matmul, CpuExecutor};
 use crate::exec::cuda::bench::{Bench, LAUNCHES};
 use crate::exec::cuda::kernels::GemmShape;
-use crate::exec::{median, ExecError};
+use crate::exec::{median, ExecError, Executor, Plan};
+use bubblelab_core::cost::{ComputeKind, ComputeWork};
+use bubblelab_core::graph::{Graph, NodeKind};
 
 /// Which executor's kernels to measure.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -62,19 +68,11 @@ pub struct CalibrateArgs {
     repetitions: u32,
 }
 
-/// GEMM shapes (m, n, k) of the grid.
-pub const GEMM_GRID: [(usize, usize, usize); 10] = [
-    (16, 16, 16),
-    (32, 32, 32),
-    (64, 64, 64),
-    (64, 64, 256),
-    (128, 128, 128),
-    (128, 128, 512),
-    (256, 256, 256),
-    (384, 384, 384),
-    (256, 256, 1024),
-    (512, 512, 512),
-];
+/// Sides s of the CPU GEMM grid: s×s×s, the near-cubic shapes the CPU executor itself runs
+/// ([`crate::exec::cpu::gemm_dims`]), from 8 kFLOP to 2.1 GFLOP (the suite's largest scaled
+/// GEMMs are about 1 GFLOP).
+pub const CPU_GEMM_SIDES: [usize; 13] =
+    [16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024];
 
 /// Copy sizes of the memory curve, bytes copied (twice that is moved).
 pub const COPY_BYTES: [usize; 9] = [
@@ -114,39 +112,134 @@ fn median_ns(reps: u32, mut f: impl FnMut()) -> u64 {
     median(&mut v)
 }
 
-/// Half the round trip of handing a token between two threads through a Mutex + Condvar, ns.
-fn handoff_ns(rounds: u32) -> u64 {
-    let state = Arc::new((Mutex::new(0u32), Condvar::new()));
-    let other = Arc::clone(&state);
-    let total = 2 * rounds;
-    let t = Instant::now();
-    let peer = std::thread::spawn(move || {
-        let (m, cv) = &*other;
-        let mut turn = m.lock().unwrap_or_else(PoisonError::into_inner);
-        while *turn < total {
-            while *turn % 2 == 0 {
-                turn = cv.wait(turn).unwrap_or_else(PoisonError::into_inner);
-            }
-            *turn += 1;
-            cv.notify_all();
-        }
-    });
-    {
-        let (m, cv) = &*state;
-        let mut turn = m.lock().unwrap_or_else(PoisonError::into_inner);
-        while *turn < total {
-            while *turn % 2 == 1 {
-                turn = cv.wait(turn).unwrap_or_else(PoisonError::into_inner);
-            }
-            if *turn >= total {
-                break;
-            }
-            *turn += 1;
-            cv.notify_all();
-        }
+/// The CPU executor's own cost per op beside the op's work, ns: a chain of `ops` memory-bound
+/// ops of 64 bytes on one stream (each waits for the previous, allocates its output, copies,
+/// frees its input and marks itself done), its makespan divided by `ops`.
+fn dispatch_ns(ops: usize) -> u64 {
+    let mut g = Graph::new();
+    let mut x = g.add_input("x", 64, false);
+    for i in 0..ops {
+        let name = format!("op{i}");
+        let work = NodeKind::Compute(ComputeWork {
+            kind: ComputeKind::MemoryBound,
+            flops: 0.0,
+            bytes: 128.0,
+        });
+        x = g.add_node(&name, work, &[x], &[(&name, 64)]).1[0];
     }
-    let _ = peer.join();
-    u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX) / u64::from(total.max(1))
+    let plan = Plan::simulator_streams("dispatch", g);
+    let mut executor = CpuExecutor::default();
+    match executor.run(&plan).and_then(|_| executor.run(&plan)) {
+        Ok(e) => e.makespan_ns / u64::try_from(ops.max(1)).unwrap_or(1),
+        Err(_) => 0,
+    }
+}
+
+/// One collective as the CPU executor runs it, end to end: a GEMM of about 1 ms on the compute
+/// stream produces the message, the collective's copy of `copy_bytes` runs on the group's stream
+/// (whose thread waits for it), and the compute stream's wait passes when the copy has ended.
+/// Returns the time from the GEMM's end to the wait's end, ns (median of `repetitions` runs):
+/// the copy plus both hand-offs between the stream threads, which every collective of a plan
+/// pays.
+fn collective_emulation_ns(copy_bytes: usize, repetitions: u32) -> u64 {
+    let mut g = Graph::new();
+    let pair = g.add_group("pair", 2, 2);
+    let bytes = u64::try_from(copy_bytes).unwrap_or(u64::MAX);
+    let x = g.add_input("x", 64, false);
+    let gemm = NodeKind::Compute(ComputeWork {
+        kind: ComputeKind::Gemm,
+        flops: 2.0 * 160f64.powi(3),
+        bytes: 0.0,
+    });
+    let (pre, message) = g.add_node("pre", gemm, &[x], &[("message", bytes)]);
+    // AllReduce on 2 ranks moves its message once (bus factor 1): the copy is the message.
+    let (_, wait, _) = g.collective(
+        "ar",
+        CollectiveKind::AllReduce,
+        pair,
+        bytes,
+        message[0],
+        bytes,
+    );
+    let plan = Plan::simulator_streams("collective", g);
+    let mut executor = CpuExecutor::default();
+    let _ = executor.run(&plan); // warm-up: sizes the scratch
+    let mut v: Vec<u64> = (0..repetitions.max(1))
+        .filter_map(|_| executor.run(&plan).ok())
+        .map(|e| {
+            e.timings[wait.index()]
+                .end_ns
+                .saturating_sub(e.timings[pre.index()].end_ns)
+                .max(1)
+        })
+        .collect();
+    median(&mut v)
+}
+
+/// The executor's GEMM alone, and on one worker while every other worker runs the same GEMM:
+/// medians of `repetitions`, ns.
+fn gemm_on_every_worker_ns(workers: usize, repetitions: u32) -> (u64, u64) {
+    let side = CONTENTION_SIDE;
+    let run = || {
+        let a = vec![0.5f32; side * side];
+        let b = vec![0.25f32; side * side];
+        let mut c = vec![0.0f32; side * side];
+        move || {
+            matmul(&a, &b, &mut c, side, side, side);
+            std::hint::black_box(&mut c);
+        }
+    };
+    let alone = median_ns(repetitions, run());
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let all = std::thread::scope(|s| {
+        for _ in 1..workers {
+            let mut gemm = run();
+            let stop = &stop;
+            s.spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    gemm();
+                }
+            });
+        }
+        let t = median_ns(repetitions, run());
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        t
+    });
+    (alone, all)
+}
+
+/// Side of the GEMM and bytes of the contention measurements: a GEMM of the size of
+/// the suite's and a copy larger than the last-level cache, as the suite's collectives are.
+const CONTENTION_SIDE: usize = 512;
+const CONTENTION_COPY_BYTES: usize = 32 << 20;
+
+/// The executor's GEMM alone and while another thread copies (its collective emulation):
+/// medians of `repetitions`, ns. Their ratio − 1 is the compute slowdown under communication.
+fn gemm_beside_copy_ns(repetitions: u32) -> (u64, u64) {
+    let side = CONTENTION_SIDE;
+    let a = vec![0.5f32; side * side];
+    let b = vec![0.25f32; side * side];
+    let mut c = vec![0.0f32; side * side];
+    let mut gemm = || {
+        matmul(&a, &b, &mut c, side, side, side);
+        std::hint::black_box(&mut c);
+    };
+    let alone = median_ns(repetitions, &mut gemm);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let beside = std::thread::scope(|s| {
+        s.spawn(|| {
+            let src = vec![1u8; CONTENTION_COPY_BYTES];
+            let mut dst = vec![0u8; CONTENTION_COPY_BYTES];
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                dst.copy_from_slice(&src);
+                std::hint::black_box(&mut dst);
+            }
+        });
+        let t = median_ns(repetitions, &mut gemm);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        t
+    });
+    (alone, beside)
 }
 
 /// A measured table row: what, size, time, rate, whether raised to keep time monotone.
@@ -219,7 +312,8 @@ pub fn calibrate_cpu(repetitions: u32, progress: &ProgressBar) -> (Calibration, 
     let mut rows = Vec::new();
     let mut gemm = Vec::new();
     let mut last_ns = 0u64;
-    for &(m, n, k) in &GEMM_GRID {
+    for &side in &CPU_GEMM_SIDES {
+        let (m, n, k) = (side, side, side);
         let a = vec![0.5f32; m * k];
         let b = vec![0.25f32; k * n];
         let mut c = vec![0.0f32; m * n];
@@ -253,24 +347,69 @@ pub fn calibrate_cpu(repetitions: u32, progress: &ProgressBar) -> (Calibration, 
             std::hint::black_box(&mut dst);
         });
         let moved = 2.0 * bytes as f64;
-        let what = "copy (memory-bound, collective emulation)".to_string();
-        let (ns, rate) = monotone_point(&mut rows, &mut last_ns, what, moved, ns);
+        let what = "copy (memory-bound op)".to_string();
+        let (_, rate) = monotone_point(&mut rows, &mut last_ns, what, moved, ns);
         memory.push(MemoryPoint {
             bytes: moved,
             bytes_per_s: rate,
         });
+        progress.inc(1);
+    }
+    last_ns = 0;
+    for &bytes in &COPY_BYTES {
+        let reps = if bytes >= 16 << 20 {
+            repetitions.min(3)
+        } else {
+            repetitions
+        };
+        let ns = collective_emulation_ns(bytes, reps);
+        let what = "collective emulation (copy + 2 hand-offs)".to_string();
+        let (ns, _) = monotone_point(&mut rows, &mut last_ns, what, bytes as f64, ns);
         copy_points.push((bytes as f64, bytes as f64 / (ns as f64 * 1e-9)));
         progress.inc(1);
     }
     let launch_ns = {
-        let mut v: Vec<u64> = (0..repetitions).map(|_| handoff_ns(2000)).collect();
+        let mut v: Vec<u64> = (0..repetitions).map(|_| dispatch_ns(2000)).collect();
         median(&mut v)
     };
     rows.push(Row {
-        what: "launch (stream handoff)".into(),
+        what: "dispatch (one op on a stream, beside its work)".into(),
         size: 0.0,
         time_ns: launch_ns,
         rate: 0.0,
+        raised: false,
+    });
+    progress.inc(1);
+    let (alone_ns, beside_ns) = gemm_beside_copy_ns(repetitions);
+    let slowdown = (beside_ns as f64 / alone_ns.max(1) as f64 - 1.0).max(0.0);
+    let flops = 2.0 * (CONTENTION_SIDE.pow(3)) as f64;
+    rows.push(Row {
+        what: format!(
+            "gemm {CONTENTION_SIDE}³ beside a {} MiB copy: +{:.1} %",
+            CONTENTION_COPY_BYTES >> 20,
+            slowdown * 100.0
+        ),
+        size: flops,
+        time_ns: beside_ns,
+        rate: flops / (beside_ns.max(1) as f64 * 1e-9),
+        raised: false,
+    });
+    progress.inc(1);
+    let workers = crate::exec::cpu::workers();
+    let (alone_ns, all_ns) = gemm_on_every_worker_ns(workers, repetitions);
+    let parallel = if workers > 1 {
+        ((all_ns as f64 / alone_ns.max(1) as f64 - 1.0) / (workers - 1) as f64).max(0.0)
+    } else {
+        0.0
+    };
+    rows.push(Row {
+        what: format!(
+            "gemm {CONTENTION_SIDE}³ on all {workers} workers: +{:.1} % per other",
+            parallel * 100.0
+        ),
+        size: flops,
+        time_ns: all_ns,
+        rate: flops / (all_ns.max(1) as f64 * 1e-9),
         raised: false,
     });
     progress.inc(1);
@@ -283,13 +422,15 @@ pub fn calibrate_cpu(repetitions: u32, progress: &ProgressBar) -> (Calibration, 
             memory,
             collectives: emulated_collectives(&copy_points),
             launch_overhead_ns: Some(launch_ns as f64),
+            comm_compute_slowdown: Some(slowdown),
+            parallel_compute_slowdown: Some(parallel),
         },
         rows,
     )
 }
 
 /// Steps the CPU calibration's progress bar counts.
-pub const CPU_STEPS: u64 = (GEMM_GRID.len() + COPY_BYTES.len() + 1) as u64;
+pub const CPU_STEPS: u64 = (CPU_GEMM_SIDES.len() + 2 * COPY_BYTES.len() + 3) as u64;
 
 /// The table of a calibration run.
 #[must_use]
@@ -432,6 +573,9 @@ pub fn calibrate_cuda(
             memory,
             collectives: emulated_collectives(&copy_points),
             launch_overhead_ns: Some(launch_ns as f64),
+            // Not measured on a GPU yet: the links' analytical slowdown stays.
+            comm_compute_slowdown: None,
+            parallel_compute_slowdown: None,
         },
         rows,
     ))

@@ -100,16 +100,24 @@ fn cuda_cost(cal: &Calibration, dtype: Dtype) -> CostModel {
     cost.with_calibration(cal.clone())
 }
 
-/// A prediction: makespan (ns) and peak memory (bytes).
+/// A prediction: makespan (ns), peak memory (bytes) and when each node runs (ns, indexed by
+/// node index).
 struct Prediction {
     makespan_ns: u64,
     peak_bytes: u64,
+    timings: Vec<exec::OpTiming>,
 }
 
 /// Prediction of a plan with several compute streams: the engine runs each stream in issue
 /// order against the DAG's dependencies, with the cost model's op times; memory follows the
-/// simulator's ledger rule.
-fn predict_engine(plan: &Plan, cost: &CostModel) -> Result<Prediction, Failure> {
+/// simulator's ledger rule. With `processors`, the streams take turns on that many processors
+/// (the CPU executor's worker threads, [`engine::simulate_on_processors`]); without, each stream
+/// is a device of its own (GPU streams of a pipeline's stages).
+fn predict_engine(
+    plan: &Plan,
+    cost: &CostModel,
+    processors: Option<engine::Processors>,
+) -> Result<Prediction, Failure> {
     let g = &plan.graph;
     let bound = exec::node_bound(g);
     let mut task_of = vec![usize::MAX; bound];
@@ -152,8 +160,12 @@ fn predict_engine(plan: &Plan, cost: &CostModel) -> Result<Prediction, Failure> 
             }
         })
         .collect();
-    let sim = engine::simulate(&TaskGraph { resources, tasks })
-        .map_err(|e| Failure::Other(format!("{}: {e}", plan.name)))?;
+    let graph = TaskGraph { resources, tasks };
+    let sim = match processors {
+        Some(p) => engine::simulate_on_processors(&graph, p),
+        None => engine::simulate(&graph),
+    }
+    .map_err(|e| Failure::Other(format!("{}: {e}", plan.name)))?;
     let at = |n: petgraph::stable_graph::NodeIndex| sim.timings[task_of[n.index()]];
     let mut ledger = MemoryLedger::new(1);
     for (t, tensor) in g.tensors.iter().enumerate() {
@@ -176,9 +188,18 @@ fn predict_engine(plan: &Plan, cost: &CostModel) -> Result<Prediction, Failure> 
         ledger.alloc(born, 0, tensor.bytes);
         ledger.free(last.max(born), 0, tensor.bytes);
     }
+    let mut timings = vec![exec::OpTiming::default(); bound];
+    for &n in &nodes {
+        let t = at(n);
+        timings[n.index()] = exec::OpTiming {
+            start_ns: t.start.0,
+            end_ns: t.end.0,
+        };
+    }
     Ok(Prediction {
         makespan_ns: sim.makespan.0,
         peak_bytes: ledger.curves().pop().map_or(0, |c| c.peak_bytes),
+        timings,
     })
 }
 
@@ -293,6 +314,72 @@ fn rel_error(measured: f64, predicted: f64) -> f64 {
     }
 }
 
+/// The classes of the per-op breakdown, in table order.
+const CLASSES: [&str; 4] = ["GEMM", "memory-bound", "collective (copy)", "compute idle"];
+
+/// A node's class in the breakdown (attention runs as a GEMM on every executor); `None` for
+/// waits, whose blocked time is part of "compute idle".
+fn op_class(kind: &NodeKind) -> Option<usize> {
+    match kind {
+        NodeKind::Compute(w) if w.kind == ComputeKind::MemoryBound => Some(1),
+        NodeKind::Compute(_) => Some(0),
+        NodeKind::CollectiveStart { .. } => Some(2),
+        NodeKind::Wait { .. } => None,
+    }
+}
+
+/// One class of the breakdown: ops counted and the summed durations, ns.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct ClassSum {
+    ops: usize,
+    predicted_ns: u64,
+    measured_ns: u64,
+}
+
+/// Where a case's time goes, predicted vs measured: Σ durations of its GEMMs, memory-bound ops
+/// and collectives (copies on the CPU), and "compute idle", the time the streams that compute
+/// spend outside compute ops (waits on collectives, dependencies on other streams, hand-offs),
+/// summed over those streams up to the makespan.
+fn breakdown(
+    plan: &Plan,
+    predicted: &Prediction,
+    measured: &[exec::OpTiming],
+    measured_ns: u64,
+) -> [ClassSum; 4] {
+    let g = &plan.graph;
+    let mut sums = [ClassSum::default(); 4];
+    let mut compute_streams = vec![false; plan.streams.len()];
+    let dur = |t: &[exec::OpTiming], i: usize| {
+        t.get(i).map_or(0, |x| x.end_ns.saturating_sub(x.start_ns))
+    };
+    for n in g.dag.node_indices() {
+        let Some(c) = op_class(&g.dag[n].kind) else {
+            continue;
+        };
+        let i = n.index();
+        sums[c].ops += 1;
+        sums[c].predicted_ns += dur(&predicted.timings, i);
+        sums[c].measured_ns += dur(measured, i);
+        if c != 2 {
+            compute_streams[plan.stream_of[i]] = true;
+        }
+    }
+    let streams = compute_streams.iter().filter(|&&c| c).count() as u64;
+    let busy = |t: &[exec::OpTiming]| -> u64 {
+        g.dag
+            .node_indices()
+            .filter(|n| matches!(op_class(&g.dag[*n].kind), Some(0 | 1)))
+            .map(|n| dur(t, n.index()))
+            .sum()
+    };
+    sums[3] = ClassSum {
+        ops: 0,
+        predicted_ns: (streams * predicted.makespan_ns).saturating_sub(busy(&predicted.timings)),
+        measured_ns: (streams * measured_ns).saturating_sub(busy(measured)),
+    };
+    sums
+}
+
 /// Runs `bubblelab validate`.
 ///
 /// # Errors
@@ -340,7 +427,7 @@ pub fn validate(args: &ValidateArgs) -> Result<(), Failure> {
     };
     // The device next, so that a missing GPU fails before any measurement.
     let mut executor: Box<dyn Executor> = match args.device {
-        Device::Cpu => Box::new(CpuExecutor),
+        Device::Cpu => Box::new(CpuExecutor::default()),
         Device::Cuda => Box::new(
             CudaExecutor::new(0)
                 .map_err(|e| Failure::Other(format!("validate --device cuda: {e}")))?,
@@ -400,6 +487,15 @@ pub fn validate(args: &ValidateArgs) -> Result<(), Failure> {
         plans.push(pipeline_plan(4, 8, side));
         scales.push(None);
     }
+    // The CPU executor's streams take turns on its worker threads, one per core, which slow
+    // each other as calibrated.
+    let processors = match args.device {
+        Device::Cpu => Some(engine::Processors {
+            count: u32::try_from(crate::exec::cpu::workers()).unwrap_or(u32::MAX),
+            contention: cal.parallel_compute_slowdown.unwrap_or(0.0),
+        }),
+        Device::Cuda => None,
+    };
     let mut rows = Vec::new();
     for (plan, scale) in plans.into_iter().zip(scales) {
         validate_graph(&plan.graph).map_err(|e| Failure::Other(format!("{}: {e}", plan.name)))?;
@@ -410,32 +506,43 @@ pub fn validate(args: &ValidateArgs) -> Result<(), Failure> {
             Prediction {
                 makespan_ns: sim.makespan_ns,
                 peak_bytes: sim.peak_bytes,
+                timings: sim
+                    .timings
+                    .iter()
+                    .map(|t| exec::OpTiming {
+                        start_ns: t.start.0,
+                        end_ns: t.end.0,
+                    })
+                    .collect(),
             }
         } else {
-            predict_engine(&plan, &device_cost)?
+            predict_engine(&plan, &device_cost, processors)?
         };
         for _ in 0..args.warmup {
             executor
                 .run(&plan)
                 .map_err(|e| Failure::Other(format!("{}: {e}", plan.name)))?;
         }
-        let (mut spans, mut peaks) = (Vec::new(), Vec::new());
-        let mut last = Vec::new();
+        let mut runs = Vec::new();
         for _ in 0..args.repetitions {
-            let e = executor
-                .run(&plan)
-                .map_err(|e| Failure::Other(format!("{}: {e}", plan.name)))?;
-            spans.push(e.makespan_ns);
-            peaks.push(e.peak_bytes);
-            last = e.timings;
+            runs.push(
+                executor
+                    .run(&plan)
+                    .map_err(|e| Failure::Other(format!("{}: {e}", plan.name)))?,
+            );
         }
+        let mut peaks: Vec<u64> = runs.iter().map(|e| e.peak_bytes).collect();
+        let measured_peak = median(&mut peaks);
+        // The run of median makespan (the lower middle), whose per-op timings are kept.
+        runs.sort_by_key(|e| e.makespan_ns);
+        let mid = runs.swap_remove((runs.len() - 1) / 2);
         rows.push(Row {
             case: plan.name.clone(),
             scale,
             predicted,
-            measured_ns: median(&mut spans),
-            measured_peak: median(&mut peaks),
-            timings: last,
+            measured_ns: mid.makespan_ns,
+            measured_peak,
+            timings: mid.timings,
             plan,
         });
     }
@@ -483,6 +590,36 @@ pub fn validate(args: &ValidateArgs) -> Result<(), Failure> {
             e_mem * 100.0
         ));
     }
+    text.push_str(
+        "\nwhere the time goes (Σ of op durations, ms; compute idle: the computing streams' time \
+         outside compute ops up to the makespan — waits, dependencies, hand-offs)\n",
+    );
+    text.push_str(&format!(
+        "{:<40} {:<18} {:>6} {:>13} {:>12} {:>9}\n",
+        "case", "class", "ops", "predicted ms", "measured ms", "error"
+    ));
+    for r in &rows {
+        let sums = breakdown(&r.plan, &r.predicted, &r.timings, r.measured_ns);
+        for (class, sum) in CLASSES.iter().zip(sums) {
+            if sum.ops == 0 && class != &CLASSES[3] {
+                continue;
+            }
+            let signed = if sum.measured_ns == 0 {
+                0.0
+            } else {
+                (sum.measured_ns as f64 - sum.predicted_ns as f64) / sum.measured_ns as f64
+            };
+            text.push_str(&format!(
+                "{:<40} {:<18} {:>6} {:>13.3} {:>12.3} {:>+8.1}%\n",
+                r.case,
+                class,
+                sum.ops,
+                sum.predicted_ns as f64 / 1e6,
+                sum.measured_ns as f64 / 1e6,
+                signed * 100.0
+            ));
+        }
+    }
     if let Some(path) = &args.timings {
         let runs: Vec<serde_json::Value> = rows
             .iter()
@@ -496,11 +633,15 @@ pub fn validate(args: &ValidateArgs) -> Result<(), Failure> {
                     .iter()
                     .map(|&n| {
                         let t = r.timings[n.index()];
+                        let p = r.predicted.timings.get(n.index()).copied().unwrap_or_default();
                         serde_json::json!({
                             "name": g.dag[n].name,
+                            "class": op_class(&g.dag[n].kind).map_or("wait", |c| CLASSES[c]),
                             "stream": r.plan.stream_of[n.index()],
                             "start_ns": t.start_ns,
                             "end_ns": t.end_ns,
+                            "predicted_start_ns": p.start_ns,
+                            "predicted_end_ns": p.end_ns,
                             "after": preds[n.index()].iter().map(|p| pos[&p.index()]).collect::<Vec<_>>(),
                         })
                     })
@@ -573,6 +714,8 @@ mod tests {
             memory: Vec::new(),
             collectives: Vec::new(),
             launch_overhead_ns: Some(2500.0),
+            comm_compute_slowdown: None,
+            parallel_compute_slowdown: None,
         };
         let cost = cuda_cost(&cal, Dtype::Bf16);
         assert_eq!(cost.gpu.name, CostModel::new(GpuKind::H100).gpu.name);

@@ -64,6 +64,22 @@ fn cpu_executor_respects_dependencies_and_streams() {
             }
         }
     }
+    // Every op carries its class and its predicted interval; the measured sums by class are
+    // what the breakdown table adds up.
+    for r in runs {
+        for o in r["ops"].as_array().expect("ops") {
+            let class = o["class"].as_str().expect("class");
+            assert!(
+                ["GEMM", "memory-bound", "collective (copy)", "wait"].contains(&class),
+                "{class}"
+            );
+            let (ps, pe) = (
+                o["predicted_start_ns"].as_u64().expect("predicted start"),
+                o["predicted_end_ns"].as_u64().expect("predicted end"),
+            );
+            assert!(ps <= pe, "{}", o["name"]);
+        }
+    }
     // The pipeline really runs its stages concurrently on separate streams.
     let pipeline = &runs[3];
     assert_eq!(pipeline["streams"].as_array().expect("streams").len(), 4);
@@ -92,6 +108,17 @@ fn validate_prints_predicted_and_measured_and_fails_above_threshold() {
         run.stdout
     );
     assert!(run.stderr.contains("error above"), "{}", run.stderr);
+    // The per-op breakdown: every class of the overlap cases, and the pipeline's idle time.
+    assert!(run.stdout.contains("where the time goes"), "{}", run.stdout);
+    for class in ["GEMM", "memory-bound", "collective (copy)", "compute idle"] {
+        assert!(
+            run.stdout
+                .lines()
+                .any(|l| l.starts_with("gpt3-curie tp2+sp Helix") && l.contains(class)),
+            "no {class} row for the Helix case:\n{}",
+            run.stdout
+        );
+    }
 }
 
 #[test]
@@ -109,8 +136,13 @@ fn calibrate_writes_a_profile_that_validate_reads() {
         &std::fs::read_to_string(&path).expect("profile"),
     )
     .expect("a valid calibrated profile");
-    assert_eq!(cal.gemm.len(), 10);
+    // 13 near-cubic shapes, 16³ … 1024³ (calibrate::CPU_GEMM_SIDES).
+    assert_eq!(cal.gemm.len(), 13);
     assert!(cal.launch_overhead_ns.is_some());
+    let slowdown = cal
+        .comm_compute_slowdown
+        .expect("the CPU measures its contention");
+    assert!((0.0..=10.0).contains(&slowdown), "{slowdown}");
     let run = bubblelab(&[
         "validate",
         "--suite",

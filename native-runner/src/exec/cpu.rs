@@ -1,4 +1,5 @@
-//! The CPU executor: one OS thread per stream, real f32 work, `std::time::Instant` timing.
+//! The CPU executor: streams run on a pool of worker threads, one per core; real f32 work,
+//! `std::time::Instant` timing.
 //!
 //! - GEMM and attention nodes run a real f32 matrix multiplication C = A·B with m = n =
 //!   ⌊∛(F/2)⌋ and k = F/(2·m·n) (F the node's FLOPs), so the work matches the node's FLOPs;
@@ -8,15 +9,24 @@
 //!   the NCCL-tests convention) on its group's stream and fills its wait's result tensor from
 //!   its input: a single-process emulation of the collective, not a network transfer.
 //! - Waits do no work; they end when their collective has ended.
+//! - Memory: tensors are counted in the executor's ledger ([`MemoryTracker`]) from their
+//!   producer's start to their last reader's end and carry one value (the first element their
+//!   producer wrote); the memory the work touches is each worker's scratch, sized and touched
+//!   before the clock starts.
 //!
-//! A node starts when every predecessor has ended (a `Mutex` + `Condvar` over the set of ended
-//! nodes) and its stream has finished the nodes issued before it.
+//! A node is ready when every predecessor has ended and its stream has finished the nodes issued
+//! before it; a ready node waits in a first-come first-served queue for a free worker (a
+//! `Mutex` + `Condvar` over the run's state), and runs to its end on that worker. With fewer
+//! cores than busy streams the streams take turns on the cores rather than being time-sliced
+//! by the OS, which is what the validation's prediction models
+//! (`bubblelab_core::engine::simulate_on_processors`).
 
 use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::Instant;
 
 use bubblelab_core::cost::{ComputeKind, ComputeWork};
-use bubblelab_core::graph::NodeKind;
+use bubblelab_core::graph::{Graph, NodeKind};
+use petgraph::stable_graph::NodeIndex;
 
 use super::{
     node_bound, predecessors, ExecError, Execution, Executor, Lifetimes, MemoryTracker, OpTiming,
@@ -28,21 +38,84 @@ pub const MAX_GEMM_SIDE: usize = 4096;
 /// Largest single buffer the executor allocates, bytes (a guard against unscaled graphs).
 pub const MAX_BUFFER_BYTES: u64 = 1 << 30;
 
-/// Runs plans on CPU threads.
-#[derive(Debug, Default)]
-pub struct CpuExecutor;
+/// Runs plans on a pool of CPU worker threads. Keeps each worker's scratch buffers (GEMM
+/// operands, copy source and destination) between runs; they are sized and touched before a
+/// run's clock starts, as a GPU runtime's workspace is allocated before the step it serves.
+pub struct CpuExecutor {
+    scratch: Vec<Scratch>,
+}
 
-/// `c += a·b` for row-major a (m×k), b (k×n), c (m×n).
-pub fn matmul(a: &[f32], b: &[f32], c: &mut [f32], m: usize, n: usize, k: usize) {
-    for i in 0..m {
-        let row = &mut c[i * n..(i + 1) * n];
-        for p in 0..k {
-            let a_ip = a[i * k + p];
-            let b_row = &b[p * n..(p + 1) * n];
-            for (c_ij, b_pj) in row.iter_mut().zip(b_row) {
-                *c_ij += a_ip * b_pj;
-            }
+impl Default for CpuExecutor {
+    /// One worker per hardware thread.
+    fn default() -> Self {
+        CpuExecutor::with_workers(workers())
+    }
+}
+
+impl CpuExecutor {
+    /// An executor with `workers` worker threads (at least 1).
+    #[must_use]
+    pub fn with_workers(workers: usize) -> Self {
+        CpuExecutor {
+            scratch: (0..workers.max(1)).map(|_| Scratch::default()).collect(),
         }
+    }
+
+    /// Worker threads.
+    #[must_use]
+    pub fn workers(&self) -> usize {
+        self.scratch.len()
+    }
+}
+
+/// The machine's hardware threads (the default worker count).
+#[must_use]
+pub fn workers() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+}
+
+impl std::fmt::Debug for CpuExecutor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CpuExecutor")
+            .field("workers", &self.scratch.len())
+            .finish()
+    }
+}
+
+/// `c = a·b` for row-major a (m×k), b (k×n), c (m×n), f32, on the calling thread: bluss's
+/// `matrixmultiply` SGEMM (packed, cache-blocked micro-kernels with the SIMD the CPU has), whose
+/// rate varies smoothly with size, unlike a naive triple loop whose rate jumps with cache
+/// aliasing at some sides (384³ ran at two thirds of its neighbours' rate here).
+///
+/// # Panics
+/// If a slice is shorter than its matrix.
+pub fn matmul(a: &[f32], b: &[f32], c: &mut [f32], m: usize, n: usize, k: usize) {
+    assert!(
+        a.len() >= m * k && b.len() >= k * n && c.len() >= m * n,
+        "matmul: an operand is shorter than its matrix"
+    );
+    let stride = |x: usize| isize::try_from(x).expect("matmul: side fits isize");
+    let (row_a, row_bc) = (stride(k), stride(n));
+    // SAFETY: a, b and c hold at least m·k, k·n and m·n elements (asserted above), row-major with
+    // the row strides given and column stride 1; c is a unique borrow, so it aliases neither.
+    #[allow(unsafe_code)]
+    unsafe {
+        matrixmultiply::sgemm(
+            m,
+            k,
+            n,
+            1.0,
+            a.as_ptr(),
+            row_a,
+            1,
+            b.as_ptr(),
+            row_bc,
+            1,
+            0.0,
+            c.as_mut_ptr(),
+            row_bc,
+            1,
+        );
     }
 }
 
@@ -57,7 +130,7 @@ pub fn gemm_dims(flops: f64) -> (usize, usize, usize) {
     (side, side, k)
 }
 
-/// Per-stream scratch buffers, reused between ops.
+/// Per-stream scratch buffers, reused between ops and runs.
 #[derive(Default)]
 struct Scratch {
     a: Vec<f32>,
@@ -67,33 +140,69 @@ struct Scratch {
     dst: Vec<u8>,
 }
 
+/// Grows `v` to at least `len` elements of `value` (the new part is written, so its pages are
+/// touched now, not inside a timed op).
+fn reserve<T: Clone>(v: &mut Vec<T>, len: usize, value: T) {
+    if v.len() < len {
+        v.resize(len, value);
+    }
+}
+
 impl Scratch {
+    /// Sizes the buffers for every op of `graph` (before the clock starts).
+    fn prepare(&mut self, graph: &Graph) {
+        for n in graph.dag.node_indices() {
+            match &graph.dag[n].kind {
+                NodeKind::Compute(ComputeWork { kind, flops, bytes }) => match kind {
+                    ComputeKind::Gemm | ComputeKind::Attention => {
+                        let (m, n, k) = gemm_dims(*flops);
+                        reserve(&mut self.a, m * k, 0.5);
+                        reserve(&mut self.b, k * n, 0.25);
+                        reserve(&mut self.c, m * n, 0.0);
+                    }
+                    ComputeKind::MemoryBound => self.reserve_copy(memory_bound_copy(*bytes)),
+                },
+                NodeKind::CollectiveStart { kind, group, bytes } => {
+                    let ranks = graph.groups[*group].ranks.max(1);
+                    self.reserve_copy(collective_copy(*bytes, kind.bus_factor(ranks)));
+                }
+                NodeKind::Wait { .. } => {}
+            }
+        }
+    }
+
+    fn reserve_copy(&mut self, bytes: usize) {
+        reserve(&mut self.src, bytes, 1);
+        reserve(&mut self.dst, bytes, 0);
+    }
+
     /// Runs a GEMM of about `flops` FLOPs; returns C's first element (so the work is used).
     fn gemm(&mut self, flops: f64) -> f32 {
         let (m, n, k) = gemm_dims(flops);
-        fill(&mut self.a, m * k, 0.5);
-        fill(&mut self.b, k * n, 0.25);
-        self.c.clear();
-        self.c.resize(m * n, 0.0);
+        reserve(&mut self.a, m * k, 0.5);
+        reserve(&mut self.b, k * n, 0.25);
+        reserve(&mut self.c, m * n, 0.0);
         matmul(&self.a, &self.b, &mut self.c, m, n, k);
         self.c[0]
     }
 
     /// Copies `bytes` bytes from one scratch buffer into another.
     fn copy(&mut self, bytes: usize) {
-        if self.src.len() < bytes {
-            self.src.resize(bytes, 1);
-        }
-        self.dst.resize(bytes.max(self.dst.len()), 0);
+        self.reserve_copy(bytes);
         self.dst[..bytes].copy_from_slice(&self.src[..bytes]);
     }
 }
 
-fn fill(v: &mut Vec<f32>, len: usize, value: f32) {
-    if v.len() != len {
-        v.clear();
-        v.resize(len, value);
-    }
+/// Bytes a memory-bound op of `bytes` HBM traffic copies: half read, half written.
+fn memory_bound_copy(bytes: f64) -> usize {
+    usize::try_from((bytes / 2.0) as u64)
+        .unwrap_or(0)
+        .min(MAX_BUFFER_BYTES as usize)
+}
+
+/// Bytes the emulation of a collective of `bytes` with bus factor `factor` copies.
+fn collective_copy(bytes: u64, factor: f64) -> usize {
+    usize::try_from(((bytes as f64 * factor) as u64).min(MAX_BUFFER_BYTES)).unwrap_or(0)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -101,13 +210,28 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// State shared by the stream threads.
+/// What the workers share under one lock: which nodes ended, each stream's next node, which
+/// streams have a node queued or running, the ready queue, and the first failure.
+struct State {
+    ended: Vec<bool>,
+    finished: usize,
+    cursor: Vec<usize>,
+    taken: Vec<bool>,
+    ready: std::collections::VecDeque<NodeIndex>,
+    running: usize,
+    failure: Option<String>,
+}
+
 struct Shared<'p> {
     plan: &'p Plan,
-    preds: Vec<Vec<petgraph::stable_graph::NodeIndex>>,
+    programs: Vec<Vec<NodeIndex>>,
+    preds: Vec<Vec<NodeIndex>>,
     lifetimes: Lifetimes,
-    ended: Mutex<(Vec<bool>, Option<String>)>,
+    state: Mutex<State>,
     cv: Condvar,
-    buffers: Vec<Mutex<Option<Vec<f32>>>>,
+    /// Each live tensor's value: the first element its producer wrote (the bytes are the
+    /// ledger's; the work's real memory is the workers' scratch).
+    values: Vec<Mutex<Option<f32>>>,
     readers_left: Vec<Mutex<usize>>,
     memory: MemoryTracker,
     epoch: Instant,
@@ -122,17 +246,19 @@ impl Shared<'_> {
                 t.name, t.bytes
             )));
         }
-        let words = usize::try_from(t.bytes.div_ceil(4)).unwrap_or(usize::MAX);
-        let mut slot = lock(&self.buffers[tensor]);
+        let mut slot = lock(&self.values[tensor]);
         if slot.is_none() {
-            *slot = Some(vec![0.0; words]);
+            // Counted, not backed: like a block of a GPU caching allocator, a tensor costs no
+            // system call and no page fault inside an op (large allocations go to mmap and
+            // munmap, time that no model of a GPU step has).
+            *slot = Some(0.0);
             self.memory.alloc(t.bytes);
         }
         Ok(())
     }
 
     fn release(&self, tensor: usize) {
-        if lock(&self.buffers[tensor]).take().is_some() {
+        if lock(&self.values[tensor]).take().is_some() {
             self.memory.free(self.plan.graph.tensors[tensor].bytes);
         }
     }
@@ -151,33 +277,61 @@ impl Shared<'_> {
     }
 
     fn fail(&self, message: String) {
-        let mut state = lock(&self.ended);
-        state.1.get_or_insert(message);
+        let mut state = lock(&self.state);
+        state.failure.get_or_insert(message);
         self.cv.notify_all();
     }
 
-    /// Runs one stream's program; returns its nodes' timings.
-    fn stream(&self, program: &[petgraph::stable_graph::NodeIndex]) -> Vec<(usize, OpTiming)> {
+    /// Queues the next node of every stream that is free and whose next node's predecessors
+    /// have all ended, in stream order.
+    fn queue_ready(&self, state: &mut State) {
+        for (s, program) in self.programs.iter().enumerate() {
+            if state.taken[s] {
+                continue;
+            }
+            let Some(&n) = program.get(state.cursor[s]) else {
+                continue;
+            };
+            if self.preds[n.index()].iter().all(|p| state.ended[p.index()]) {
+                state.taken[s] = true;
+                state.cursor[s] += 1;
+                state.ready.push_back(n);
+            }
+        }
+    }
+
+    /// One worker: takes ready nodes first come first served and runs each to its end; returns
+    /// the timings of the nodes it ran.
+    fn worker(&self, scratch: &mut Scratch) -> Vec<(usize, OpTiming)> {
         let graph = &self.plan.graph;
-        let mut scratch = Scratch::default();
-        let mut out = Vec::with_capacity(program.len());
-        for &n in program {
-            {
-                let mut state = lock(&self.ended);
+        let total = graph.dag.node_count();
+        let mut out = Vec::new();
+        loop {
+            let n = {
+                let mut state = lock(&self.state);
                 loop {
-                    if state.1.is_some() {
+                    if state.failure.is_some() || state.finished == total {
                         return out;
                     }
-                    if self.preds[n.index()].iter().all(|p| state.0[p.index()]) {
-                        break;
+                    if let Some(n) = state.ready.pop_front() {
+                        state.running += 1;
+                        break n;
+                    }
+                    if state.running == 0 {
+                        let message = format!(
+                            "plan {}: the issue order deadlocks, {} of {total} nodes ran",
+                            self.plan.name, state.finished
+                        );
+                        state.failure.get_or_insert(message);
+                        self.cv.notify_all();
+                        return out;
                     }
                     state = self.cv.wait(state).unwrap_or_else(PoisonError::into_inner);
                 }
-            }
+            };
             let node = &graph.dag[n];
             let start_ns = self.now_ns();
-            let outputs = &self.lifetimes.born_at[n.index()];
-            for &t in outputs {
+            for &t in &self.lifetimes.born_at[n.index()] {
                 if let Err(e) = self.alloc(t) {
                     self.fail(e.0);
                     return out;
@@ -187,24 +341,24 @@ impl Shared<'_> {
                 NodeKind::Compute(ComputeWork { kind, flops, bytes }) => match kind {
                     ComputeKind::Gemm | ComputeKind::Attention => scratch.gemm(*flops),
                     ComputeKind::MemoryBound => {
-                        let b = usize::try_from((*bytes / 2.0) as u64).unwrap_or(0);
-                        scratch.copy(b.min(MAX_BUFFER_BYTES as usize));
+                        scratch.copy(memory_bound_copy(*bytes));
                         0.0
                     }
                 },
                 NodeKind::CollectiveStart { kind, group, bytes } => {
                     let ranks = graph.groups[*group].ranks.max(1);
-                    let volume = (*bytes as f64 * kind.bus_factor(ranks)) as u64;
-                    scratch.copy(usize::try_from(volume.min(MAX_BUFFER_BYTES)).unwrap_or(0));
+                    scratch.copy(collective_copy(*bytes, kind.bus_factor(ranks)));
                     1.0
                 }
                 NodeKind::Wait { .. } => 0.0,
             };
-            for &t in node.outputs.iter().chain(outputs) {
-                if let Some(buf) = lock(&self.buffers[t]).as_mut() {
-                    if let Some(x) = buf.first_mut() {
-                        *x = first;
-                    }
+            for &t in node
+                .outputs
+                .iter()
+                .chain(&self.lifetimes.born_at[n.index()])
+            {
+                if let Some(x) = lock(&self.values[t]).as_mut() {
+                    *x = first;
                 }
             }
             let end_ns = self.now_ns();
@@ -214,18 +368,24 @@ impl Shared<'_> {
                 }
             }
             out.push((n.index(), OpTiming { start_ns, end_ns }));
-            let mut state = lock(&self.ended);
-            state.0[n.index()] = true;
+            let mut state = lock(&self.state);
+            state.ended[n.index()] = true;
+            state.finished += 1;
+            state.running -= 1;
+            state.taken[self.plan.stream_of[n.index()]] = false;
+            self.queue_ready(&mut state);
             self.cv.notify_all();
         }
-        out
     }
 }
 
 impl Executor for CpuExecutor {
     fn device(&self) -> String {
-        let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-        format!("cpu ({threads} hardware threads; one OS thread per stream)")
+        format!(
+            "cpu ({} hardware threads; streams on {} worker threads)",
+            workers(),
+            self.workers()
+        )
     }
 
     fn run(&mut self, plan: &Plan) -> Result<Execution, ExecError> {
@@ -239,12 +399,26 @@ impl Executor for CpuExecutor {
             )));
         }
         let lifetimes = Lifetimes::new(graph)?;
+        for scratch in &mut self.scratch {
+            scratch.prepare(graph);
+        }
+        let programs = plan.programs();
+        let streams = programs.len();
         let shared = Shared {
             plan,
+            programs,
             preds: predecessors(graph),
-            ended: Mutex::new((vec![false; bound], None)),
+            state: Mutex::new(State {
+                ended: vec![false; bound],
+                finished: 0,
+                cursor: vec![0; streams],
+                taken: vec![false; streams],
+                ready: std::collections::VecDeque::new(),
+                running: 0,
+                failure: None,
+            }),
             cv: Condvar::new(),
-            buffers: (0..graph.tensors.len()).map(|_| Mutex::new(None)).collect(),
+            values: (0..graph.tensors.len()).map(|_| Mutex::new(None)).collect(),
             readers_left: lifetimes
                 .readers
                 .iter()
@@ -258,26 +432,28 @@ impl Executor for CpuExecutor {
         for &t in &shared.lifetimes.inputs {
             shared.alloc(t)?;
         }
-        let programs = plan.programs();
+        shared.queue_ready(&mut lock(&shared.state));
         let results: Vec<Vec<(usize, OpTiming)>> = std::thread::scope(|s| {
-            let handles: Vec<_> = programs
-                .iter()
-                .map(|p| s.spawn(|| shared.stream(p)))
+            let shared = &shared;
+            let handles: Vec<_> = self
+                .scratch
+                .iter_mut()
+                .map(|scratch| s.spawn(move || shared.worker(scratch)))
                 .collect();
             handles
                 .into_iter()
                 .map(|h| h.join().unwrap_or_default())
                 .collect()
         });
-        let state = lock(&shared.ended);
-        if let Some(message) = &state.1 {
+        let state = lock(&shared.state);
+        if let Some(message) = &state.failure {
             return Err(ExecError(message.clone()));
         }
-        let finished = state.0.iter().filter(|&&d| d).count();
-        if finished < graph.dag.node_count() {
+        if state.finished < graph.dag.node_count() {
             return Err(ExecError(format!(
-                "plan {}: the issue order deadlocks, {finished} of {} nodes ran",
+                "plan {}: the issue order deadlocks, {} of {} nodes ran",
                 plan.name,
+                state.finished,
                 graph.dag.node_count()
             )));
         }
@@ -292,5 +468,100 @@ impl Executor for CpuExecutor {
             makespan_ns,
             peak_bytes: shared.memory.peak_bytes(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bubblelab_core::graph::Graph;
+
+    fn copy_op(bytes: f64) -> NodeKind {
+        NodeKind::Compute(ComputeWork {
+            kind: ComputeKind::MemoryBound,
+            flops: 0.0,
+            bytes,
+        })
+    }
+
+    /// Two streams of `per_stream` independent copies each.
+    fn two_streams(per_stream: usize) -> Plan {
+        let mut g = Graph::new();
+        let x = g.add_input("x", 64, false);
+        let mut stream_of = Vec::new();
+        for s in 0..2 {
+            for i in 0..per_stream {
+                let name = format!("s{s} op{i}");
+                let (n, _) = g.add_node(
+                    &name,
+                    copy_op(2.0 * f64::from(1 << 20)),
+                    &[x],
+                    &[(&name, 64)],
+                );
+                stream_of.push((n.index(), s));
+            }
+        }
+        let mut map = vec![0; super::super::node_bound(&g)];
+        for (i, s) in stream_of {
+            map[i] = s;
+        }
+        Plan {
+            name: "two streams".into(),
+            graph: g,
+            stream_of: map,
+            streams: vec!["a".into(), "b".into()],
+        }
+    }
+
+    #[test]
+    fn one_worker_runs_one_op_at_a_time_in_stream_order() {
+        let plan = two_streams(4);
+        let e = CpuExecutor::with_workers(1).run(&plan).expect("runs");
+        let mut spans: Vec<OpTiming> = plan
+            .graph
+            .order
+            .iter()
+            .map(|n| e.timings[n.index()])
+            .collect();
+        for s in 0..2 {
+            let mine: Vec<_> = plan
+                .graph
+                .order
+                .iter()
+                .filter(|n| plan.stream_of[n.index()] == s)
+                .map(|n| e.timings[n.index()])
+                .collect();
+            assert!(
+                mine.windows(2).all(|w| w[0].end_ns <= w[1].start_ns),
+                "{mine:?}"
+            );
+        }
+        spans.sort_by_key(|t| t.start_ns);
+        assert!(
+            spans.windows(2).all(|w| w[0].end_ns <= w[1].start_ns),
+            "one worker never runs two ops at once: {spans:?}"
+        );
+    }
+
+    #[test]
+    fn an_issue_order_against_the_dependencies_is_a_deadlock_error() {
+        let mut g = Graph::new();
+        let x = g.add_input("x", 64, false);
+        let (a, a_out) = g.add_node("a", copy_op(128.0), &[x], &[("a", 64)]);
+        let (b, _) = g.add_node("b", copy_op(128.0), &[a_out[0]], &[("b", 64)]);
+        // One stream that issues b before a, which b needs.
+        g.order = vec![b, a];
+        let plan = Plan {
+            name: "backwards".into(),
+            stream_of: vec![0; super::super::node_bound(&g)],
+            graph: g,
+            streams: vec!["s".into()],
+        };
+        for workers in [1, 2] {
+            let err = CpuExecutor::with_workers(workers)
+                .run(&plan)
+                .expect_err("deadlock");
+            assert!(err.0.contains("deadlocks, 0 of 2 nodes ran"), "{err}");
+        }
     }
 }
