@@ -3,10 +3,11 @@
 //!
 //! On the CPU (the CPU executor's own kernels and mechanics, so that its predictions use its
 //! own rates):
-//! - GEMM: the executor's f32 SGEMM on the near-cubic shapes it runs ([`CPU_GEMM_SIDES`]) →
-//!   achieved FLOP/s by FLOPs (dtype `fp32`);
-//! - memory-bound: `copy_from_slice` of 4 KiB … 64 MiB → achieved bytes/s by bytes moved (read +
-//!   written);
+//! - GEMM: the executor's f32 SGEMM on the near-cubic shapes it runs ([`CPU_GEMM_SIDES`]), each
+//!   point the median duration of such ops in a chain run through the executor itself (a pinned
+//!   worker, its scratch, after the op before it) → achieved FLOP/s by FLOPs (dtype `fp32`);
+//! - memory-bound: the executor's memory-bound op (a copy of half its bytes) of 8 KiB … 128 MiB
+//!   moved, measured the same way → achieved bytes/s by bytes moved (read + written);
 //! - collectives: the executor emulates a collective as a copy of its bus volume on the group's
 //!   stream thread; each point is one such collective run through the executor end to end
 //!   (producer's end to the wait's end: the copy and the two thread hand-offs), turned into the
@@ -37,7 +38,7 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::error::Failure;
-use crate::exec::cpu::{matmul, CpuExecutor};
+use crate::exec::cpu::{gemm_dims, matmul, CpuExecutor};
 use crate::exec::cuda::bench::{Bench, LAUNCHES};
 use crate::exec::cuda::kernels::GemmShape;
 use crate::exec::{median, ExecError, Executor, Plan};
@@ -135,6 +136,32 @@ fn dispatch_ns(ops: usize) -> u64 {
     }
 }
 
+/// One op as the CPU executor runs it inside a step: a chain of `repetitions` + 1 such ops on
+/// one stream, run twice; the median duration of all but the first op of the second run, ns.
+/// The op runs on a pinned worker thread with the scratch and the allocations of a real run,
+/// after the op before it, as in a plan.
+fn op_in_executor_ns(work: NodeKind, repetitions: u32) -> u64 {
+    let mut g = Graph::new();
+    let mut x = g.add_input("x", 64, false);
+    for i in 0..=repetitions.max(1) {
+        let name = format!("op{i}");
+        x = g.add_node(&name, work.clone(), &[x], &[(&name, 64)]).1[0];
+    }
+    let plan = Plan::simulator_streams("calibration", g);
+    let mut executor = CpuExecutor::default();
+    let Ok(e) = executor.run(&plan).and_then(|_| executor.run(&plan)) else {
+        return 1;
+    };
+    let mut v: Vec<u64> = plan.graph.order[1..]
+        .iter()
+        .map(|n| {
+            let t = e.timings[n.index()];
+            t.end_ns.saturating_sub(t.start_ns).max(1)
+        })
+        .collect();
+    median(&mut v)
+}
+
 /// One collective as the CPU executor runs it, end to end: a GEMM of about 1 ms on the compute
 /// stream produces the message, the collective's copy of `copy_bytes` runs on the group's stream
 /// (whose thread waits for it), and the compute stream's wait passes when the copy has ended.
@@ -176,11 +203,12 @@ fn collective_emulation_ns(copy_bytes: usize, repetitions: u32) -> u64 {
     median(&mut v)
 }
 
-/// The executor's GEMM alone, and on one worker while every other worker runs the same GEMM:
-/// medians of `repetitions`, ns.
-fn gemm_on_every_worker_ns(workers: usize, repetitions: u32) -> (u64, u64) {
+/// A GEMM of [`CONTENTION_SIDE`]³ on a worker pinned to the first core, ns (median of
+/// `repetitions`), alone and then while threads pinned to the other cores run `competitor`
+/// (one thread for `Competitors::OneCopy`, one per other core for `Competitors::AllGemm`).
+fn gemm_with_competitors_ns(competitors: Competitors, repetitions: u32) -> (u64, u64) {
     let side = CONTENTION_SIDE;
-    let run = || {
+    let gemm = || {
         let a = vec![0.5f32; side * side];
         let b = vec![0.25f32; side * side];
         let mut c = vec![0.0f32; side * side];
@@ -189,58 +217,67 @@ fn gemm_on_every_worker_ns(workers: usize, repetitions: u32) -> (u64, u64) {
             std::hint::black_box(&mut c);
         }
     };
-    let alone = median_ns(repetitions, run());
+    let measure = || {
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                crate::exec::cpu::pin_to_core(0);
+                median_ns(repetitions, gemm())
+            })
+            .join()
+            .unwrap_or(0)
+        })
+    };
+    let alone = measure();
+    let others = match competitors {
+        Competitors::OneCopy => 1,
+        Competitors::AllGemm => crate::exec::cpu::workers().saturating_sub(1),
+    };
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let all = std::thread::scope(|s| {
-        for _ in 1..workers {
-            let mut gemm = run();
+    let beside = std::thread::scope(|s| {
+        for i in 1..=others {
             let stop = &stop;
             s.spawn(move || {
+                crate::exec::cpu::pin_to_core(i);
+                let mut work: Box<dyn FnMut()> = match competitors {
+                    Competitors::AllGemm => Box::new(gemm()),
+                    Competitors::OneCopy => {
+                        let src = vec![1u8; CONTENTION_COPY_BYTES];
+                        let mut dst = vec![0u8; CONTENTION_COPY_BYTES];
+                        Box::new(move || {
+                            dst.copy_from_slice(&src);
+                            std::hint::black_box(&mut dst);
+                        })
+                    }
+                };
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    gemm();
+                    work();
                 }
             });
         }
-        let t = median_ns(repetitions, run());
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        t
-    });
-    (alone, all)
-}
-
-/// Side of the GEMM and bytes of the contention measurements: a GEMM of the size of
-/// the suite's and a copy larger than the last-level cache, as the suite's collectives are.
-const CONTENTION_SIDE: usize = 512;
-const CONTENTION_COPY_BYTES: usize = 32 << 20;
-
-/// The executor's GEMM alone and while another thread copies (its collective emulation):
-/// medians of `repetitions`, ns. Their ratio − 1 is the compute slowdown under communication.
-fn gemm_beside_copy_ns(repetitions: u32) -> (u64, u64) {
-    let side = CONTENTION_SIDE;
-    let a = vec![0.5f32; side * side];
-    let b = vec![0.25f32; side * side];
-    let mut c = vec![0.0f32; side * side];
-    let mut gemm = || {
-        matmul(&a, &b, &mut c, side, side, side);
-        std::hint::black_box(&mut c);
-    };
-    let alone = median_ns(repetitions, &mut gemm);
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    let beside = std::thread::scope(|s| {
-        s.spawn(|| {
-            let src = vec![1u8; CONTENTION_COPY_BYTES];
-            let mut dst = vec![0u8; CONTENTION_COPY_BYTES];
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                dst.copy_from_slice(&src);
-                std::hint::black_box(&mut dst);
-            }
-        });
-        let t = median_ns(repetitions, &mut gemm);
+        let t = measure();
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         t
     });
     (alone, beside)
 }
+
+/// What runs beside the measured GEMM.
+#[derive(Clone, Copy)]
+enum Competitors {
+    /// One thread copying [`CONTENTION_COPY_BYTES`] (the collective emulation).
+    OneCopy,
+    /// The same GEMM on every other core.
+    AllGemm,
+}
+
+/// Repetitions of each contention measurement at least (a ratio of two medians of a 3 ms GEMM
+/// is noisier than one point of a curve).
+const CONTENTION_REPETITIONS: u32 = 21;
+
+/// Side of the GEMM and bytes of the contention measurements: a GEMM of the size of
+/// the suite's and a copy larger than the last-level cache, as the suite's collectives are.
+const CONTENTION_SIDE: usize = 512;
+const CONTENTION_COPY_BYTES: usize = 32 << 20;
 
 /// A measured table row: what, size, time, rate, whether raised to keep time monotone.
 pub struct Row {
@@ -313,14 +350,16 @@ pub fn calibrate_cpu(repetitions: u32, progress: &ProgressBar) -> (Calibration, 
     let mut gemm = Vec::new();
     let mut last_ns = 0u64;
     for &side in &CPU_GEMM_SIDES {
-        let (m, n, k) = (side, side, side);
-        let a = vec![0.5f32; m * k];
-        let b = vec![0.25f32; k * n];
-        let mut c = vec![0.0f32; m * n];
-        let ns = median_ns(repetitions, || {
-            matmul(&a, &b, &mut c, m, n, k);
-            std::hint::black_box(&mut c);
-        });
+        let flops = 2.0 * (side * side * side) as f64;
+        let (m, n, k) = gemm_dims(flops);
+        let ns = op_in_executor_ns(
+            NodeKind::Compute(ComputeWork {
+                kind: ComputeKind::Gemm,
+                flops,
+                bytes: 0.0,
+            }),
+            repetitions,
+        );
         let flops = 2.0 * (m * n * k) as f64;
         let what = format!("gemm {m}x{n}x{k} f32");
         let (_, rate) = monotone_point(&mut rows, &mut last_ns, what, flops, ns);
@@ -335,18 +374,20 @@ pub fn calibrate_cpu(repetitions: u32, progress: &ProgressBar) -> (Calibration, 
     let mut copy_points = Vec::new();
     last_ns = 0;
     for &bytes in &COPY_BYTES {
-        let src = vec![1u8; bytes];
-        let mut dst = vec![0u8; bytes];
         let reps = if bytes >= 16 << 20 {
             repetitions.min(3)
         } else {
             repetitions
         };
-        let ns = median_ns(reps, || {
-            dst.copy_from_slice(&src);
-            std::hint::black_box(&mut dst);
-        });
         let moved = 2.0 * bytes as f64;
+        let ns = op_in_executor_ns(
+            NodeKind::Compute(ComputeWork {
+                kind: ComputeKind::MemoryBound,
+                flops: 0.0,
+                bytes: moved,
+            }),
+            reps,
+        );
         let what = "copy (memory-bound op)".to_string();
         let (_, rate) = monotone_point(&mut rows, &mut last_ns, what, moved, ns);
         memory.push(MemoryPoint {
@@ -380,7 +421,8 @@ pub fn calibrate_cpu(repetitions: u32, progress: &ProgressBar) -> (Calibration, 
         raised: false,
     });
     progress.inc(1);
-    let (alone_ns, beside_ns) = gemm_beside_copy_ns(repetitions);
+    let (alone_ns, beside_ns) =
+        gemm_with_competitors_ns(Competitors::OneCopy, repetitions.max(CONTENTION_REPETITIONS));
     let slowdown = (beside_ns as f64 / alone_ns.max(1) as f64 - 1.0).max(0.0);
     let flops = 2.0 * (CONTENTION_SIDE.pow(3)) as f64;
     rows.push(Row {
@@ -396,7 +438,8 @@ pub fn calibrate_cpu(repetitions: u32, progress: &ProgressBar) -> (Calibration, 
     });
     progress.inc(1);
     let workers = crate::exec::cpu::workers();
-    let (alone_ns, all_ns) = gemm_on_every_worker_ns(workers, repetitions);
+    let (alone_ns, all_ns) =
+        gemm_with_competitors_ns(Competitors::AllGemm, repetitions.max(CONTENTION_REPETITIONS));
     let parallel = if workers > 1 {
         ((all_ns as f64 / alone_ns.max(1) as f64 - 1.0) / (workers - 1) as f64).max(0.0)
     } else {

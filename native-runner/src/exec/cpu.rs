@@ -74,6 +74,17 @@ pub fn workers() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
 }
 
+/// Pins the calling thread to the `i`-th core this process may use (modulo their count), so
+/// that the OS does not put two workers on one core while another idles; where pinning is not
+/// possible the thread stays where the OS put it.
+pub fn pin_to_core(i: usize) {
+    if let Some(ids) = core_affinity::get_core_ids() {
+        if !ids.is_empty() {
+            let _ = core_affinity::set_for_current(ids[i % ids.len()]);
+        }
+    }
+}
+
 impl std::fmt::Debug for CpuExecutor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CpuExecutor")
@@ -438,7 +449,13 @@ impl Executor for CpuExecutor {
             let handles: Vec<_> = self
                 .scratch
                 .iter_mut()
-                .map(|scratch| s.spawn(move || shared.worker(scratch)))
+                .enumerate()
+                .map(|(i, scratch)| {
+                    s.spawn(move || {
+                        pin_to_core(i);
+                        shared.worker(scratch)
+                    })
+                })
                 .collect();
             handles
                 .into_iter()
