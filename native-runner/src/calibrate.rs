@@ -107,11 +107,6 @@ fn time_ns(f: &mut impl FnMut()) -> u64 {
         .max(1)
 }
 
-fn median_ns(reps: u32, mut f: impl FnMut()) -> u64 {
-    f(); // warm-up
-    let mut v: Vec<u64> = (0..reps).map(|_| time_ns(&mut f)).collect();
-    median(&mut v)
-}
 
 /// The CPU executor's own cost per op beside the op's work, ns: a chain of `ops` memory-bound
 /// ops of 64 bytes on one stream (each waits for the previous, allocates its output, copies,
@@ -203,10 +198,14 @@ fn collective_emulation_ns(copy_bytes: usize, repetitions: u32) -> u64 {
     median(&mut v)
 }
 
-/// A GEMM of [`CONTENTION_SIDE`]³ on a worker pinned to the first core, ns (median of
-/// `repetitions`), alone and then while threads pinned to the other cores run `competitor`
-/// (one thread for `Competitors::OneCopy`, one per other core for `Competitors::AllGemm`).
+/// A GEMM of [`CONTENTION_SIDE`]³ on a thread pinned to the first core, alone and while threads
+/// pinned to the other cores run `competitors` (one copying thread for `Competitors::OneCopy`,
+/// the same GEMM on every other core for `Competitors::AllGemm`), ns. The two are measured in
+/// `repetitions` interleaved pairs (the competitors sleep during the lone run), so that the
+/// machine's drift over the measurement affects both alike; returns the lone median and that
+/// median times the median ratio of the pairs.
 fn gemm_with_competitors_ns(competitors: Competitors, repetitions: u32) -> (u64, u64) {
+    use std::sync::atomic::{AtomicBool, Ordering};
     let side = CONTENTION_SIDE;
     let gemm = || {
         let a = vec![0.5f32; side * side];
@@ -217,25 +216,15 @@ fn gemm_with_competitors_ns(competitors: Competitors, repetitions: u32) -> (u64,
             std::hint::black_box(&mut c);
         }
     };
-    let measure = || {
-        std::thread::scope(|s| {
-            s.spawn(|| {
-                crate::exec::cpu::pin_to_core(0);
-                median_ns(repetitions, gemm())
-            })
-            .join()
-            .unwrap_or(0)
-        })
-    };
-    let alone = measure();
     let others = match competitors {
         Competitors::OneCopy => 1,
         Competitors::AllGemm => crate::exec::cpu::workers().saturating_sub(1),
     };
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    let beside = std::thread::scope(|s| {
+    let (active, stop) = (AtomicBool::new(false), AtomicBool::new(false));
+    let pause = std::time::Duration::from_millis(1);
+    std::thread::scope(|s| {
         for i in 1..=others {
-            let stop = &stop;
+            let (active, stop) = (&active, &stop);
             s.spawn(move || {
                 crate::exec::cpu::pin_to_core(i);
                 let mut work: Box<dyn FnMut()> = match competitors {
@@ -249,16 +238,41 @@ fn gemm_with_competitors_ns(competitors: Competitors, repetitions: u32) -> (u64,
                         })
                     }
                 };
-                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    work();
+                while !stop.load(Ordering::Relaxed) {
+                    if active.load(Ordering::Relaxed) {
+                        work();
+                    } else {
+                        std::thread::sleep(std::time::Duration::from_micros(50));
+                    }
                 }
             });
         }
-        let t = measure();
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        t
-    });
-    (alone, beside)
+        let measured = s
+            .spawn(|| {
+                crate::exec::cpu::pin_to_core(0);
+                let mut run = gemm();
+                run(); // warm-up
+                let (mut alone, mut ratios) = (Vec::new(), Vec::new());
+                for _ in 0..repetitions.max(1) {
+                    active.store(false, Ordering::Relaxed);
+                    std::thread::sleep(pause);
+                    let lone = time_ns(&mut run);
+                    active.store(true, Ordering::Relaxed);
+                    std::thread::sleep(pause);
+                    let with = time_ns(&mut run);
+                    alone.push(lone);
+                    ratios.push(with as f64 / lone as f64);
+                }
+                ratios.sort_by(f64::total_cmp);
+                let ratio = ratios[(ratios.len() - 1) / 2];
+                let alone = median(&mut alone);
+                (alone, (alone as f64 * ratio) as u64)
+            })
+            .join()
+            .unwrap_or((1, 1));
+        stop.store(true, Ordering::Relaxed);
+        measured
+    })
 }
 
 /// What runs beside the measured GEMM.
