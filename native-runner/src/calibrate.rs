@@ -107,7 +107,6 @@ fn time_ns(f: &mut impl FnMut()) -> u64 {
         .max(1)
 }
 
-
 /// The CPU executor's own cost per op beside the op's work, ns: a chain of `ops` memory-bound
 /// ops of 64 bytes on one stream (each waits for the previous, allocates its output, copies,
 /// frees its input and marks itself done), its makespan divided by `ops`.
@@ -435,8 +434,10 @@ pub fn calibrate_cpu(repetitions: u32, progress: &ProgressBar) -> (Calibration, 
         raised: false,
     });
     progress.inc(1);
-    let (alone_ns, beside_ns) =
-        gemm_with_competitors_ns(Competitors::OneCopy, repetitions.max(CONTENTION_REPETITIONS));
+    let (alone_ns, beside_ns) = gemm_with_competitors_ns(
+        Competitors::OneCopy,
+        repetitions.max(CONTENTION_REPETITIONS),
+    );
     let slowdown = (beside_ns as f64 / alone_ns.max(1) as f64 - 1.0).max(0.0);
     let flops = 2.0 * (CONTENTION_SIDE.pow(3)) as f64;
     rows.push(Row {
@@ -452,8 +453,10 @@ pub fn calibrate_cpu(repetitions: u32, progress: &ProgressBar) -> (Calibration, 
     });
     progress.inc(1);
     let workers = crate::exec::cpu::workers();
-    let (alone_ns, all_ns) =
-        gemm_with_competitors_ns(Competitors::AllGemm, repetitions.max(CONTENTION_REPETITIONS));
+    let (alone_ns, all_ns) = gemm_with_competitors_ns(
+        Competitors::AllGemm,
+        repetitions.max(CONTENTION_REPETITIONS),
+    );
     let parallel = if workers > 1 {
         ((all_ns as f64 / alone_ns.max(1) as f64 - 1.0) / (workers - 1) as f64).max(0.0)
     } else {
