@@ -98,6 +98,52 @@ async function newWatchedPage(context, label) {
   return { page, log };
 }
 
+// Main-thread long tasks (> 50 ms) of every page, from a PerformanceObserver installed before the
+// page's own scripts run. Printed per lab page, never asserted (timings depend on the machine).
+const LONG_TASK_OBSERVER = `(() => {
+  window.__longTasks = [];
+  try {
+    const obs = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) window.__longTasks.push(e.duration);
+    });
+    obs.observe({ type: 'longtask', buffered: true });
+    window.__longTaskObserver = obs;
+  } catch (err) {
+    window.__longTasksUnsupported = String(err);
+  }
+})();`;
+
+async function newContext(browser) {
+  const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1400, height: 1000 } });
+  await context.addInitScript(LONG_TASK_OBSERVER);
+  return context;
+}
+
+/** Forgets the page's long tasks so far. */
+async function resetLongTasks(page) {
+  await page.evaluate(() => {
+    if (window.__longTaskObserver) window.__longTaskObserver.takeRecords();
+    window.__longTasks = [];
+  });
+}
+
+/** Prints (and resets) the main-thread long tasks the page has had since the last call. */
+async function printLongTasks(page, what) {
+  const tasks = await page.evaluate(() => {
+    const pending = window.__longTaskObserver ? window.__longTaskObserver.takeRecords() : [];
+    const all = (window.__longTasks || []).concat(pending.map((e) => e.duration));
+    window.__longTasks = [];
+    return window.__longTasksUnsupported ? null : all;
+  });
+  if (tasks === null) {
+    console.log(`     long tasks: ${what}: the browser has no 'longtask' PerformanceObserver`);
+    return;
+  }
+  const total = tasks.reduce((a, b) => a + b, 0);
+  const longest = tasks.reduce((a, b) => Math.max(a, b), 0);
+  console.log(`     long tasks (main thread, > 50 ms; printed, not asserted): ${what}: ${tasks.length}, longest ${longest.toFixed(0)} ms, total ${total.toFixed(0)} ms`);
+}
+
 async function dataValue(page, selector) {
   const el = await page.$(selector);
   return el ? el.getAttribute('data-value') : '(element missing)';
@@ -153,7 +199,7 @@ try {
     ],
   });
 
-  const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1400, height: 1000 } });
+  const context = await newContext(browser);
   const { page, log: mainLog } = await newWatchedPage(context, 'main');
   main = page;
 
@@ -202,11 +248,12 @@ try {
       throw new Error(`hash should become a new #/pipeline?s=... link; before: ${before}, now: ${await hash(page)}`);
     }
     sharedUrl = page.url();
+    await printLongTasks(page, 'pipeline lab (load, preset, edit)');
   }, () => main);
 
   await check('the share link reproduces the bubble ratio in a fresh browser context', async () => {
     assert(sharedUrl, 'no share link (the previous check failed)');
-    const fresh = await browser.newContext({ acceptDownloads: true, viewport: { width: 1400, height: 1000 } });
+    const fresh = await newContext(browser);
     ({ page: shared } = await newWatchedPage(fresh, 'shared link'));
     await shared.goto(sharedUrl);
     await shared.locator('#lab-pipeline').waitFor({ state: 'visible' });
@@ -273,6 +320,7 @@ try {
     );
     const h = await hash(costPage);
     assert(h.startsWith('#/cost?s='), `hash is ${h}`);
+    await printLongTasks(costPage, 'cost explorer');
     await costPage.screenshot({ path: path.join(OUT_DIR, 'cost-explorer.png'), fullPage: true });
   });
 
@@ -298,6 +346,7 @@ try {
     await tracePage.setInputFiles('#upload-kineto', { name: 'broken.json', mimeType: 'application/json', buffer: Buffer.from('{"traceEvents": [') });
     const text = (await visibleText(tracePage, '#trace-error')).trim();
     assert(text.startsWith('broken.json'), `error should name the file: ${text}`);
+    await printLongTasks(tracePage, 'trace view (two uploads)');
   });
 
   await check('the fairness lab compares every policy and reads an uploaded DIR-LAB trace', async () => {
@@ -331,6 +380,7 @@ try {
     // A share file with a non-positive share: the error names its row and column.
     await fairPage.setInputFiles('#upload-fairness-shares', { name: 'shares.csv', mimeType: 'text/csv', buffer: Buffer.from('name,share\n1,2\n2,-1\n') });
     await fairPage.waitForFunction(() => document.querySelector('#upload-error')?.textContent.includes('row 3, column `share`'), null, { timeout: TIMEOUT_MS });
+    await printLongTasks(fairPage, 'fairness lab (load, edits, upload)');
     await fairPage.screenshot({ path: path.join(OUT_DIR, 'fairness-lab.png'), fullPage: true });
   });
 
@@ -368,6 +418,7 @@ try {
     await agentPage.waitForSelector('[data-metric="concur.batch_completion_s"]', { timeout: TIMEOUT_MS });
     await agentPage.setInputFiles('#upload-agentic-trace', { name: 'tiny.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(jsonl) });
     await agentPage.waitForFunction(() => Number(document.querySelector('[data-metric="workload.agents"]')?.dataset.value) === 2, null, { timeout: TIMEOUT_MS });
+    await printLongTasks(agentPage, 'agentic lab (load, edits, upload)');
     await agentPage.screenshot({ path: path.join(OUT_DIR, 'agentic-lab.png'), fullPage: true });
   });
 
@@ -390,6 +441,7 @@ try {
     assert(message.includes('must divide'), `the K error should say what K must divide: ${message}`);
     await ovPage.fill('#field-k', '2');
     await ovPage.waitForFunction(() => !document.querySelector('.field-error[data-field="overlap.passes.tile.k"]'), null, { timeout: TIMEOUT_MS });
+    await printLongTasks(ovPage, 'overlap lab (load, edits)');
     await ovPage.screenshot({ path: path.join(OUT_DIR, 'overlap-lab.png'), fullPage: true });
   });
 
@@ -427,6 +479,7 @@ try {
         assert(/ResiHP flagged worker\(s\) \[6\]/.test(text), 'the PAI report should flag worker 6 of job 1');
       }
     }
+    await printLongTasks(resPage, 'resilience lab (load, fault, playback, PAI upload)');
     await resPage.screenshot({ path: path.join(OUT_DIR, 'resilience-lab.png'), fullPage: true });
   });
 
@@ -460,6 +513,7 @@ try {
         assert(windows > 100, `a real 1F1B run should have many bubble windows, found ${windows}`);
       }
     }
+    await printLongTasks(bubPage, 'bubbles lab (load, edits, PipeMorph upload)');
     await bubPage.screenshot({ path: path.join(OUT_DIR, 'bubbles-lab.png'), fullPage: true });
   });
 
@@ -474,6 +528,7 @@ try {
     assert(/Measured 20\d\d-\d\d-\d\d .* UTC on host memory/.test(measured), `expected the measured host run with its date, got ${measured.slice(0, 200)}`);
     const link = await migPage.getAttribute('#fairness-links a[data-option]', 'href');
     assert(link && link.startsWith('#/fairness?s='), `expected a fairness share link, got ${link}`);
+    await printLongTasks(migPage, 'migration lab (load)');
     await migPage.click('#fairness-links a[data-option]');
     await migPage.waitForSelector('[data-metric="astraea.avg_jct_s"]', { timeout: TIMEOUT_MS });
   });
@@ -482,6 +537,7 @@ try {
     const { page: tunPage } = await newWatchedPage(context, 'tuning');
     await tunPage.goto(`${BASE_URL}/#/tuning`);
     await tunPage.waitForSelector('[data-metric="tuning.mup.best_lr_spread_steps"]', { timeout: 120_000 });
+    await printLongTasks(tunPage, 'tuning lab (load + training)');
     const charts = await tunPage.locator('figure.chart').count();
     assert(charts >= 3, `expected SP, muP and fusion charts, found ${charts}`);
     await tunPage.fill('#field-widths', '32, x');
@@ -513,12 +569,14 @@ try {
       await timed.fill('#field-nodes', '140');
       await timed.waitForFunction(() => document.querySelector('.report h2')?.textContent.includes('1120 GPUs'), null, { timeout: TIMEOUT_MS });
       await painted();
+      await resetLongTasks(timed);
       const t0 = Date.now();
       await timed.setInputFiles('#upload-fairness-trace', full);
       await timed.waitForFunction((name) => document.querySelector('#lab-fairness .controls .muted')?.textContent.includes(name), file, { timeout: 120_000 });
       const tRun = Date.now() - t0;
       await painted();
       const title = await visibleText(timed, '.report h2');
+      await printLongTasks(timed, `fairness page, ${file} upload`);
       console.log(`     fairness page: ${file}, ${title.split(':')[1]?.split(',')[0]?.trim()}, all 12 policies on 1,120 GPUs: ${tRun} ms to the Report, ${Date.now() - t0} ms to the next paint`);
     }
     await timed.goto(`${BASE_URL}/#/agentic`);
@@ -527,11 +585,13 @@ try {
     await timed.fill('#field-max_turns', '30');
     await timed.waitForFunction(() => Number(document.querySelector('[data-metric="workload.turns"]')?.dataset.value) === 128 * 30, null, { timeout: TIMEOUT_MS });
     await painted();
+    await resetLongTasks(timed);
     const t0 = Date.now();
     await timed.fill('#field-agents', '1000');
     await timed.waitForFunction(() => Number(document.querySelector('[data-metric="workload.agents"]')?.dataset.value) === 1000, null, { timeout: 120_000 });
     const tRun = Date.now() - t0;
     await painted();
+    await printLongTasks(timed, 'agentic page, 1,000 agents');
     console.log(`     agentic page: 1,000 agents x 30 turns, unbounded + CONCUR: ${tRun} ms to the Report, ${Date.now() - t0} ms to the next paint`);
     // Helix's whole pipeline and the three baselines on GPT-3 175B, 96 layers, TP=8 + SP.
     await timed.goto(`${BASE_URL}/#/overlap`);
@@ -539,11 +599,13 @@ try {
     await timed.selectOption('select#preset', 'overlap-gpt3-175b-vs-asynctp');
     await timed.waitForFunction(() => document.querySelector('.report h2')?.textContent.includes('GPT-3 175B'), null, { timeout: TIMEOUT_MS });
     await painted();
+    await resetLongTasks(timed);
     const t1 = Date.now();
     await timed.fill('#field-layers', '96');
     await timed.waitForFunction(() => document.querySelector('.report h2')?.textContent.includes('96 layer'), null, { timeout: 120_000 });
     const tHelix = Date.now() - t1;
     await painted();
+    await printLongTasks(timed, 'overlap page, GPT-3 175B');
     console.log(`     overlap page: GPT-3 175B, 96 layers, TP=8 + SP, tile K=2 + reorder + bucket and 3 baselines: ${tHelix} ms to the Report, ${Date.now() - t1} ms to the next paint`);
   });
 
