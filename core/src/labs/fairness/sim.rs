@@ -26,7 +26,7 @@ use crate::engine::EventQueue;
 use crate::units::Nanos;
 
 /// Where a job is in its life.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Phase {
     /// Not submitted yet.
     Pending,
@@ -39,7 +39,7 @@ pub enum Phase {
 }
 
 /// A job's state during a run.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct JobState {
     /// Tenant index.
     pub tenant: u32,
@@ -155,7 +155,7 @@ impl JobState {
 }
 
 /// A tenant's state during a run.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct TenantState {
     /// Weight s_u.
     pub weight: f64,
@@ -211,7 +211,7 @@ pub struct RoundCtx<'a> {
 }
 
 /// One run segment of a job: it held `alloc` from `start_ns` to `end_ns`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Segment {
     /// Job index.
     pub job: usize,
@@ -224,7 +224,7 @@ pub struct Segment {
 }
 
 /// Metrics sampled at one window-bucket boundary.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Sample {
     /// Time, ns.
     pub t_ns: u64,
@@ -245,7 +245,7 @@ pub struct Sample {
 }
 
 /// Everything one policy's run produced.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct PolicyRun {
     /// The policy.
     pub kind: PolicyKind,
