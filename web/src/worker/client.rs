@@ -92,7 +92,10 @@ struct Pending {
 }
 
 /// The worker's `onmessage` and `onerror` handlers (kept alive while it runs).
-type Handlers = (Closure<dyn Fn(MessageEvent)>, Closure<dyn Fn(web_sys::Event)>);
+type Handlers = (
+    Closure<dyn Fn(MessageEvent)>,
+    Closure<dyn Fn(web_sys::Event)>,
+);
 
 /// The worker, its handlers and the request it runs.
 struct Inner {
@@ -144,7 +147,8 @@ pub struct WorkerHandle {
 
 impl PartialEq for WorkerHandle {
     fn eq(&self, other: &Self) -> bool {
-        Rc::ptr_eq(&self.inner, &other.inner) && *self.view == *other.view
+        // The handles' own comparison: their render-time snapshots (deref reads the latest).
+        Rc::ptr_eq(&self.inner, &other.inner) && self.view == other.view
     }
 }
 

@@ -17,7 +17,8 @@
 pub mod client;
 pub mod serve;
 
-use bubblelab_core::labs::fairness::PolicyRun;
+use bubblelab_core::labs::fairness::policies::PolicyKind;
+use bubblelab_core::labs::fairness::{PolicyRun, Segment};
 use bubblelab_core::labs::resilience::job::Plan;
 use bubblelab_core::report::Timeline;
 use bubblelab_core::{Report, ScenarioError};
@@ -118,13 +119,13 @@ impl core::fmt::Display for Failure {
 pub enum Output {
     /// A Report (most labs, and uploads shown as one Report).
     Report(Report),
-    /// The fairness lab's Report with every policy's run (for the cluster view and the share
-    /// chart) and the simulated trace's tenant names.
+    /// The fairness lab's Report with what the cluster view and the share chart read of every
+    /// policy's run, and the simulated trace's tenant names.
     Fairness {
         /// The Report.
         report: Report,
         /// One run per policy, in the scenario's order.
-        runs: Vec<PolicyRun>,
+        runs: Vec<ClusterRun>,
         /// Tenant names, by index.
         tenants: Vec<String>,
     },
@@ -153,6 +154,73 @@ pub enum Output {
         /// ResiHP's final layout, when it re-planned.
         replanned: Option<Plan>,
     },
+}
+
+/// What the fairness page's cluster view and share chart read of one policy's run. The worker
+/// sends this rather than the [`PolicyRun`]: a run's job and tenant states (per-job speeds,
+/// per-tenant usage rings) are megabytes of JSON per policy that the page never reads.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClusterRun {
+    /// The policy.
+    pub kind: PolicyKind,
+    /// Tenant of each job, by job index.
+    pub job_tenants: Vec<u32>,
+    /// Every run segment, in end order.
+    pub segments: Vec<Segment>,
+    /// The shares at each sample: (time ns, used share and deserved share per tenant).
+    pub samples: Vec<ShareSample>,
+    /// Tenants in the trace.
+    pub tenant_count: usize,
+    /// Time of the first submission, ns.
+    pub first_submit_ns: u64,
+    /// Time of the last finish, ns.
+    pub last_finish_ns: u64,
+}
+
+/// One sample of a run's per-tenant shares of GPU-time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShareSample {
+    /// Sample time, ns.
+    pub t_ns: u64,
+    /// Each tenant's share of the GPU-time used.
+    pub tenant_used_share: Vec<f64>,
+    /// Each tenant's deserved share.
+    pub tenant_deserved_share: Vec<f64>,
+}
+
+impl ClusterRun {
+    /// What the page reads of `run`.
+    #[must_use]
+    pub fn of(run: PolicyRun) -> ClusterRun {
+        ClusterRun {
+            kind: run.kind,
+            job_tenants: run.jobs.iter().map(|j| j.tenant).collect(),
+            samples: run
+                .samples
+                .into_iter()
+                .map(|s| ShareSample {
+                    t_ns: s.t_ns,
+                    tenant_used_share: s.tenant_used_share,
+                    tenant_deserved_share: s.tenant_deserved_share,
+                })
+                .collect(),
+            segments: run.segments,
+            tenant_count: run.tenants.len(),
+            first_submit_ns: run.first_submit_ns,
+            last_finish_ns: run.last_finish_ns,
+        }
+    }
+
+    /// GPUs each tenant holds on each node at `t_ns` ([`bubblelab_core::labs::fairness::occupancy_at`]).
+    #[must_use]
+    pub fn occupancy_at(&self, nodes: usize, t_ns: u64) -> Vec<Vec<(u32, u32)>> {
+        bubblelab_core::labs::fairness::occupancy_of(
+            &self.segments,
+            |job| self.job_tenants.get(job).copied().unwrap_or(0),
+            nodes,
+            t_ns,
+        )
+    }
 }
 
 /// What the resilience page's playback shows of ResiHP's run, iteration by iteration.

@@ -13,7 +13,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
-use super::{Failure, Job, Output, Playback, Reply, Request};
+use super::{ClusterRun, Failure, Job, Output, Playback, Reply, Request};
 use crate::components::upload::texts;
 
 /// Largest inflated Kineto trace accepted from a gzipped file, bytes (a tab's memory is finite).
@@ -135,7 +135,7 @@ pub fn handle(
             let sim = simulate(&p, &trace, progress).map_err(scenario_failure)?;
             Ok(Output::Fairness {
                 report: sim.report,
-                runs: sim.runs,
+                runs: sim.runs.into_iter().map(ClusterRun::of).collect(),
                 tenants: sim.trace.tenants,
             })
         }

@@ -21,7 +21,7 @@ pub use params::{
     PreemptionModel, TenantShare, TenantWeights, TiresiasParams, WindowSpec,
 };
 pub use policies::PolicyKind;
-pub use sim::{occupancy_at, run_policy, PolicyRun};
+pub use sim::{occupancy_at, occupancy_of, run_policy, PolicyRun, Segment};
 
 use crate::report::Report;
 use crate::scenario::ScenarioError;

@@ -26,7 +26,7 @@ use crate::engine::EventQueue;
 use crate::units::Nanos;
 
 /// Where a job is in its life.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
     /// Not submitted yet.
     Pending,
@@ -39,7 +39,7 @@ pub enum Phase {
 }
 
 /// A job's state during a run.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug)]
 pub struct JobState {
     /// Tenant index.
     pub tenant: u32,
@@ -155,7 +155,7 @@ impl JobState {
 }
 
 /// A tenant's state during a run.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug)]
 pub struct TenantState {
     /// Weight s_u.
     pub weight: f64,
@@ -224,7 +224,7 @@ pub struct Segment {
 }
 
 /// Metrics sampled at one window-bucket boundary.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Sample {
     /// Time, ns.
     pub t_ns: u64,
@@ -245,7 +245,7 @@ pub struct Sample {
 }
 
 /// Everything one policy's run produced.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug)]
 pub struct PolicyRun {
     /// The policy.
     pub kind: PolicyKind,
@@ -1240,12 +1240,24 @@ fn take_in_order(
 /// order. A segment covers [start, end), so at a job's finish instant its GPUs are free.
 #[must_use]
 pub fn occupancy_at(run: &PolicyRun, nodes: usize, t_ns: u64) -> Vec<Vec<(u32, u32)>> {
+    occupancy_of(&run.segments, |job| run.jobs[job].tenant, nodes, t_ns)
+}
+
+/// [`occupancy_at`] from a run's segments and each job's tenant alone (what the page's cluster
+/// view keeps of a run).
+#[must_use]
+pub fn occupancy_of(
+    segments: &[Segment],
+    tenant_of: impl Fn(usize) -> u32,
+    nodes: usize,
+    t_ns: u64,
+) -> Vec<Vec<(u32, u32)>> {
     let mut out: Vec<Vec<(u32, u32)>> = vec![Vec::new(); nodes];
-    for seg in &run.segments {
+    for seg in segments {
         if seg.start_ns > t_ns || seg.end_ns <= t_ns {
             continue;
         }
-        let tenant = run.jobs[seg.job].tenant;
+        let tenant = tenant_of(seg.job);
         for &(n, g) in &seg.alloc {
             let Some(node) = out.get_mut(n as usize) else {
                 continue;

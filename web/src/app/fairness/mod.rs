@@ -14,7 +14,7 @@ mod survey;
 use std::rc::Rc;
 
 use bubblelab_core::labs::fairness::policies::PolicyKind;
-use bubblelab_core::labs::fairness::{FairnessParams, PolicyRun};
+use bubblelab_core::labs::fairness::FairnessParams;
 use bubblelab_core::{presets, Report, Scenario};
 use serde_json::Value;
 use web_sys::HtmlSelectElement;
@@ -34,7 +34,7 @@ use crate::components::timeline::Shared;
 use crate::components::upload::FileUpload;
 use crate::worker::client::{use_worker, Outcome};
 use crate::worker::client::{RunRequest, RunStatus};
-use crate::worker::{Job, Output};
+use crate::worker::{ClusterRun, Job, Output};
 
 /// Properties of [`FairnessLab`].
 #[derive(Properties, PartialEq)]
@@ -65,7 +65,7 @@ struct State {
     form: Form,
     report: Shared<Report>,
     /// Every policy's run (for the cluster view and the share chart).
-    runs: Shared<Vec<PolicyRun>>,
+    runs: Shared<Vec<ClusterRun>>,
     /// Tenant names of the simulated trace.
     tenants: Shared<Vec<String>>,
     /// (nodes, GPUs per node) of the simulated cluster.
