@@ -17,6 +17,8 @@
 //   #link-error              message shown for a share link that cannot be decoded
 //   #lab-cost, #field-ranks  the cost explorer; metric collective_us
 //   #upload-kineto, #trace-error   the trace view's upload and its error banner
+//   #run-status[data-state="running|idle|cancelled"]  a lab's run in its Web Worker, with a
+//                            <progress> and a .cancel-run button while running
 //
 // No sleeps: every wait is on a selector or a condition, with a timeout.
 
@@ -508,7 +510,7 @@ try {
       assert(files.length > 0 || process.env.CI !== 'true', `${dir} has no logs`);
       if (files.length > 0) {
         await bubPage.setInputFiles('#upload-bubbles-log', files);
-        await bubPage.waitForSelector('#use-simulated', { timeout: TIMEOUT_MS });
+        await bubPage.waitForSelector('#use-simulated', { timeout: 60_000 });
         const windows = Number(await dataValue(bubPage, '[data-metric="windows.total"]'));
         assert(windows > 100, `a real 1F1B run should have many bubble windows, found ${windows}`);
       }
@@ -533,9 +535,16 @@ try {
     await migPage.waitForSelector('[data-metric="astraea.avg_jct_s"]', { timeout: TIMEOUT_MS });
   });
 
-  await check('the tuning lab trains MLPs in the page and draws SP and μP curves', async () => {
+  await check('the tuning lab paints its form first, trains its MLPs in the worker (progress shown) and draws SP and μP curves', async () => {
     const { page: tunPage } = await newWatchedPage(context, 'tuning');
     await tunPage.goto(`${BASE_URL}/#/tuning`);
+    // The form is on screen while the worker trains: the run shows its progress beside it,
+    // before any curve exists.
+    await tunPage.locator('#run-status[data-state="running"] progress').waitFor({ state: 'visible' });
+    assert(await tunPage.locator('#lab-tuning #field-steps').isVisible(), 'the form should be painted while the MLPs train');
+    assert(await tunPage.locator('[data-metric="tuning.mup.best_lr_spread_steps"]').count() === 0, 'the curves should not exist before the training ends');
+    const fcp = await tunPage.evaluate(() => performance.getEntriesByName('first-contentful-paint')[0]?.startTime);
+    console.log(`     tuning page: first contentful paint at ${fcp === undefined ? '?' : fcp.toFixed(0)} ms, during training (printed, not asserted)`);
     await tunPage.waitForSelector('[data-metric="tuning.mup.best_lr_spread_steps"]', { timeout: 120_000 });
     await printLongTasks(tunPage, 'tuning lab (load + training)');
     const charts = await tunPage.locator('figure.chart').count();
@@ -572,7 +581,7 @@ try {
       await resetLongTasks(timed);
       const t0 = Date.now();
       await timed.setInputFiles('#upload-fairness-trace', full);
-      await timed.waitForFunction((name) => document.querySelector('#lab-fairness .controls .muted')?.textContent.includes(name), file, { timeout: 120_000 });
+      await timed.waitForFunction((name) => document.querySelector('#lab-fairness .controls .muted')?.textContent.includes(`Running on ${name}`), file, { timeout: 120_000 });
       const tRun = Date.now() - t0;
       await painted();
       const title = await visibleText(timed, '.report h2');
@@ -607,6 +616,58 @@ try {
     await painted();
     await printLongTasks(timed, 'overlap page, GPT-3 175B');
     console.log(`     overlap page: GPT-3 175B, 96 layers, TP=8 + SP, tile K=2 + reorder + bucket and 3 baselines: ${tHelix} ms to the Report, ${Date.now() - t1} ms to the next paint`);
+  });
+
+  await check('a long run (Philly, 12 policies, 1,120 GPUs) goes on in the worker: the page answers a control, a newer run supersedes it, Cancel stops it, the inputs stay', async () => {
+    const file = path.join(DATA_DIR, 'philly_user_jobs_dirlab', 'philly_data_training.csv');
+    let have = true;
+    try { await fs.access(file); } catch { have = false; }
+    if (!have) {
+      assert(process.env.CI !== 'true', `${file} is missing`);
+      console.log('     skipped: no Philly trace');
+      return;
+    }
+    const { page: longPage } = await newWatchedPage(context, 'long run');
+    await longPage.goto(`${BASE_URL}/#/fairness`);
+    await longPage.waitForSelector('[data-metric="astraea.avg_jct_s"]');
+    await longPage.fill('#field-nodes', '140');
+    await longPage.waitForFunction(() => document.querySelector('.report h2')?.textContent.includes('1120 GPUs'), null, { timeout: TIMEOUT_MS });
+    const idle = () => longPage.waitForFunction(() => document.querySelector('#run-status')?.dataset.state === 'idle', null, { timeout: TIMEOUT_MS });
+    await idle();
+    const before = await visibleText(longPage, '.report h2');
+    await resetLongTasks(longPage);
+    await longPage.setInputFiles('#upload-fairness-trace', file);
+    await longPage.locator('#run-status[data-state="running"] progress').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+    const tRunStart = Date.now();
+    // The page answers while the worker runs: the cluster scrubber moves the simulated clock.
+    const tBefore = Number(await longPage.getAttribute('#cluster-time', 'data-t-ns'));
+    const t0 = Date.now();
+    await longPage.fill('#cluster-scrubber', tBefore > 0 ? '0' : '500');
+    await longPage.waitForFunction((t) => Number(document.querySelector('#cluster-time').dataset.tNs) !== t, tBefore, { timeout: TIMEOUT_MS });
+    const answered = Date.now() - t0;
+    // ... and a tab switch inside the page: another policy in the cluster view.
+    await longPage.selectOption('#cluster-policy', { index: 1 });
+    await longPage.waitForFunction(() => document.querySelector('#cluster-policy').selectedIndex === 1, null, { timeout: TIMEOUT_MS });
+    let state = await longPage.getAttribute('#run-status', 'data-state');
+    assert(state === 'running', `the Philly run should still be going after the page answered, state is ${state}`);
+    const progress = await visibleText(longPage, '#run-status .run-text');
+    console.log(`     the page answered the scrubber in ${answered} ms while the Philly run went on (${progress.trim()}; printed, not asserted)`);
+    // A newer run supersedes it: back to the synthetic trace while Philly runs.
+    await longPage.click('#use-synthetic');
+    await idle();
+    const after = await visibleText(longPage, '.report h2');
+    assert(after === before, `the synthetic run should replace the superseded Philly run: "${after}" vs "${before}"`);
+    // Philly again, then Cancel: the run stops and the inputs and the last Report stay.
+    await longPage.setInputFiles('#upload-fairness-trace', file);
+    await longPage.locator('#run-status[data-state="running"] .cancel-run').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+    await longPage.click('#run-status .cancel-run');
+    await longPage.waitForFunction(() => document.querySelector('#run-status')?.dataset.state === 'cancelled', null, { timeout: TIMEOUT_MS });
+    const shown = await visibleText(longPage, '.report h2');
+    assert(shown === before, `Cancel keeps the last finished Report: "${shown}" vs "${before}"`);
+    const nodes = await longPage.inputValue('#field-nodes');
+    assert(nodes === '140', `Cancel keeps the inputs: nodes is ${nodes}`);
+    console.log(`     Philly ran ${Date.now() - tRunStart} ms in the worker across the checks before Cancel`);
+    await printLongTasks(longPage, 'fairness page during the Philly run, supersede and Cancel');
   });
 
   await check('screenshot of the pipeline lab', async () => {
