@@ -61,7 +61,11 @@ async fn pipeline_lab_shows_the_known_bubble_ratio() {
 
 #[wasm_bindgen_test]
 async fn a_tampered_link_explains_itself_and_shows_the_default() {
-    let html = render_at("#/pipeline?s=AAAAAAAA", |h| h.contains("link-error")).await;
+    // The default scenario's Report comes from the worker, after the banner.
+    let html = render_at("#/pipeline?s=AAAAAAAA", |h| {
+        h.contains("link-error") && h.contains("data-metric=\"1f1b.bubble_ratio\"")
+    })
+    .await;
     assert!(html.contains("id=\"link-error\""), "{html}");
     assert!(html.contains("does not decompress"), "{html}");
     assert!(
@@ -226,5 +230,35 @@ fn the_worker_names_a_bad_upload_and_a_bad_field() {
     match through_the_worker(Job::Report, Some(zero_stages), Vec::new()) {
         Err(Failure::Scenario(e)) => assert_eq!(e.path(), Some("pipeline.stages"), "{e}"),
         other => panic!("expected a field error, got {other:?}"),
+    }
+}
+
+#[wasm_bindgen_test]
+fn merged_segments_hold_the_same_gpus_at_every_instant() {
+    use bubblelab_core::labs::fairness::{occupancy_at, simulate, synthetic_trace};
+    use bubblelab_core::Scenario;
+    use bubblelab_web::worker::ClusterRun;
+    let Ok(Scenario::Fairness(p)) =
+        Scenario::from_json(include_str!("../../tests/scenarios/fairness-small.json"))
+    else {
+        panic!("the fairness scenario parses");
+    };
+    let trace = synthetic_trace(&p).unwrap();
+    let sim = simulate(&p, &trace, &mut |_, _| {}).unwrap();
+    let nodes = p.cluster.nodes as usize;
+    for run in sim.runs {
+        let times: Vec<u64> = run
+            .segments
+            .iter()
+            .flat_map(|s| [s.start_ns, s.end_ns, s.end_ns.saturating_sub(1)])
+            .collect();
+        let want: Vec<_> = times
+            .iter()
+            .map(|&t| occupancy_at(&run, nodes, t))
+            .collect();
+        let kept = ClusterRun::of(run);
+        for (t, w) in times.iter().zip(want) {
+            assert_eq!(kept.occupancy_at(nodes, *t), w, "{:?} at {t} ns", kept.kind);
+        }
     }
 }

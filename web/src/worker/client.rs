@@ -264,11 +264,17 @@ impl WorkerHandle {
                     .dyn_ref::<ErrorEvent>()
                     .map(ErrorEvent::message)
                     .unwrap_or_default();
-                if !rc.borrow().ready && message.is_empty() {
-                    // The script did not load: run on the page from now on.
+                if !rc.borrow().ready {
+                    // The worker never started (its script is missing or is not a script):
+                    // run on the page from now on.
                     gloo::console::error!(format!(
-                        "bubblelab: the simulation worker ({WORKER_URL}) could not be loaded; \
-                         simulations run on the page's main thread"
+                        "bubblelab: the simulation worker ({WORKER_URL}) could not start \
+                         ({}); simulations run on the page's main thread",
+                        if message.is_empty() {
+                            "not loaded"
+                        } else {
+                            message.as_str()
+                        }
                     ));
                     let id = {
                         let mut inner = rc.borrow_mut();

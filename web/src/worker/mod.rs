@@ -165,7 +165,7 @@ pub struct ClusterRun {
     pub kind: PolicyKind,
     /// Tenant of each job, by job index.
     pub job_tenants: Vec<u32>,
-    /// Every run segment, in end order.
+    /// The run's segments, back-to-back ones on the same GPUs joined ([`merge_segments`]).
     pub segments: Vec<Segment>,
     /// The shares at each sample: (time ns, used share and deserved share per tenant).
     pub samples: Vec<ShareSample>,
@@ -175,6 +175,28 @@ pub struct ClusterRun {
     pub first_submit_ns: u64,
     /// Time of the last finish, ns.
     pub last_finish_ns: u64,
+}
+
+/// The segments with each run of back-to-back segments of one job on the same GPUs (a lease
+/// renewed, a job kept through a round) joined into one: the GPUs held at every instant are the
+/// same, and the ASTRAEA family's per-lease segments shrink many-fold. Ordered by job, then start.
+#[must_use]
+pub fn merge_segments(mut segments: Vec<Segment>) -> Vec<Segment> {
+    segments.sort_by_key(|s| (s.job, s.start_ns));
+    let mut out: Vec<Segment> = Vec::with_capacity(segments.len());
+    for seg in segments {
+        match out.last_mut() {
+            Some(last)
+                if last.job == seg.job
+                    && last.end_ns == seg.start_ns
+                    && last.alloc == seg.alloc =>
+            {
+                last.end_ns = seg.end_ns;
+            }
+            _ => out.push(seg),
+        }
+    }
+    out
 }
 
 /// One sample of a run's per-tenant shares of GPU-time.
@@ -204,7 +226,7 @@ impl ClusterRun {
                     tenant_deserved_share: s.tenant_deserved_share,
                 })
                 .collect(),
-            segments: run.segments,
+            segments: merge_segments(run.segments),
             tenant_count: run.tenants.len(),
             first_submit_ns: run.first_submit_ns,
             last_finish_ns: run.last_finish_ns,
