@@ -42,16 +42,39 @@ pub use scenario::{Scenario, ScenarioError};
 /// Returns a [`ScenarioError`] when the scenario fails validation or a lab cannot complete
 /// (for example a schedule that would deadlock).
 pub fn run(scenario: &Scenario) -> Result<Report, ScenarioError> {
+    run_with_progress(scenario, &mut |_, _| {})
+}
+
+/// [`run`], calling `progress(done, total)` at the lab's natural steps, the same callback the
+/// CLI's progress bars and the page's worker use: one step per policy in the fairness lab
+/// ([`labs::fairness::simulate`]), one per training run in the tuning lab
+/// ([`labs::tuning::run_with_progress`]), one per controller and sweep cap in the agentic lab
+/// ([`labs::agentic::run_workload_with_progress`]); the other labs report `(0, 1)` before and
+/// `(1, 1)` after their run. The Report does not depend on the callback.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_with_progress(
+    scenario: &Scenario,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Report, ScenarioError> {
     scenario.validate()?;
+    let one_step = |progress: &mut dyn FnMut(usize, usize),
+                    run: &dyn Fn() -> Result<Report, ScenarioError>| {
+        progress(0, 1);
+        let report = run();
+        progress(1, 1);
+        report
+    };
     match scenario {
-        Scenario::Pipeline(params) => labs::pipeline::run(params),
-        Scenario::Cost(params) => labs::cost::run(params),
-        Scenario::Fairness(params) => labs::fairness::run(params),
-        Scenario::Agentic(params) => labs::agentic::run(params),
-        Scenario::Bubbles(params) => labs::bubbles::run(params),
-        Scenario::Overlap(params) => labs::overlap::run(params),
-        Scenario::Resilience(params) => labs::resilience::run(params),
-        Scenario::Tuning(params) => labs::tuning::run(params),
-        Scenario::Migration(params) => labs::migration::run(params),
+        Scenario::Fairness(params) => labs::fairness::run_with_progress(params, progress),
+        Scenario::Tuning(params) => labs::tuning::run_with_progress(params, progress),
+        Scenario::Pipeline(params) => one_step(progress, &|| labs::pipeline::run(params)),
+        Scenario::Cost(params) => one_step(progress, &|| labs::cost::run(params)),
+        Scenario::Agentic(params) => labs::agentic::run_with_progress(params, progress),
+        Scenario::Bubbles(params) => one_step(progress, &|| labs::bubbles::run(params)),
+        Scenario::Overlap(params) => one_step(progress, &|| labs::overlap::run(params)),
+        Scenario::Resilience(params) => one_step(progress, &|| labs::resilience::run(params)),
+        Scenario::Migration(params) => one_step(progress, &|| labs::migration::run(params)),
     }
 }

@@ -69,7 +69,9 @@ pub enum Scenario {
 }
 
 /// Why a scenario (or a run of it) was refused.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// It crosses to and from the page's Web Worker as JSON (serde), so a worker's refusal names the
+/// same field as a run on the page would.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ScenarioError {
     /// The text is not JSON.
     Syntax {

@@ -17,6 +17,8 @@
 //   #link-error              message shown for a share link that cannot be decoded
 //   #lab-cost, #field-ranks  the cost explorer; metric collective_us
 //   #upload-kineto, #trace-error   the trace view's upload and its error banner
+//   #run-status[data-state="running|idle|cancelled"]  a lab's run in its Web Worker, with a
+//                            <progress> and a .cancel-run button while running
 //
 // No sleeps: every wait is on a selector or a condition, with a timeout.
 
@@ -98,6 +100,52 @@ async function newWatchedPage(context, label) {
   return { page, log };
 }
 
+// Main-thread long tasks (> 50 ms) of every page, from a PerformanceObserver installed before the
+// page's own scripts run. Printed per lab page, never asserted (timings depend on the machine).
+const LONG_TASK_OBSERVER = `(() => {
+  window.__longTasks = [];
+  try {
+    const obs = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) window.__longTasks.push(e.duration);
+    });
+    obs.observe({ type: 'longtask', buffered: true });
+    window.__longTaskObserver = obs;
+  } catch (err) {
+    window.__longTasksUnsupported = String(err);
+  }
+})();`;
+
+async function newContext(browser) {
+  const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1400, height: 1000 } });
+  await context.addInitScript(LONG_TASK_OBSERVER);
+  return context;
+}
+
+/** Forgets the page's long tasks so far. */
+async function resetLongTasks(page) {
+  await page.evaluate(() => {
+    if (window.__longTaskObserver) window.__longTaskObserver.takeRecords();
+    window.__longTasks = [];
+  });
+}
+
+/** Prints (and resets) the main-thread long tasks the page has had since the last call. */
+async function printLongTasks(page, what) {
+  const tasks = await page.evaluate(() => {
+    const pending = window.__longTaskObserver ? window.__longTaskObserver.takeRecords() : [];
+    const all = (window.__longTasks || []).concat(pending.map((e) => e.duration));
+    window.__longTasks = [];
+    return window.__longTasksUnsupported ? null : all;
+  });
+  if (tasks === null) {
+    console.log(`     long tasks: ${what}: the browser has no 'longtask' PerformanceObserver`);
+    return;
+  }
+  const total = tasks.reduce((a, b) => a + b, 0);
+  const longest = tasks.reduce((a, b) => Math.max(a, b), 0);
+  console.log(`     long tasks (main thread, > 50 ms; printed, not asserted): ${what}: ${tasks.length}, longest ${longest.toFixed(0)} ms, total ${total.toFixed(0)} ms`);
+}
+
 async function dataValue(page, selector) {
   const el = await page.$(selector);
   return el ? el.getAttribute('data-value') : '(element missing)';
@@ -153,7 +201,7 @@ try {
     ],
   });
 
-  const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1400, height: 1000 } });
+  const context = await newContext(browser);
   const { page, log: mainLog } = await newWatchedPage(context, 'main');
   main = page;
 
@@ -202,11 +250,12 @@ try {
       throw new Error(`hash should become a new #/pipeline?s=... link; before: ${before}, now: ${await hash(page)}`);
     }
     sharedUrl = page.url();
+    await printLongTasks(page, 'pipeline lab (load, preset, edit)');
   }, () => main);
 
   await check('the share link reproduces the bubble ratio in a fresh browser context', async () => {
     assert(sharedUrl, 'no share link (the previous check failed)');
-    const fresh = await browser.newContext({ acceptDownloads: true, viewport: { width: 1400, height: 1000 } });
+    const fresh = await newContext(browser);
     ({ page: shared } = await newWatchedPage(fresh, 'shared link'));
     await shared.goto(sharedUrl);
     await shared.locator('#lab-pipeline').waitFor({ state: 'visible' });
@@ -273,6 +322,7 @@ try {
     );
     const h = await hash(costPage);
     assert(h.startsWith('#/cost?s='), `hash is ${h}`);
+    await printLongTasks(costPage, 'cost explorer');
     await costPage.screenshot({ path: path.join(OUT_DIR, 'cost-explorer.png'), fullPage: true });
   });
 
@@ -298,6 +348,7 @@ try {
     await tracePage.setInputFiles('#upload-kineto', { name: 'broken.json', mimeType: 'application/json', buffer: Buffer.from('{"traceEvents": [') });
     const text = (await visibleText(tracePage, '#trace-error')).trim();
     assert(text.startsWith('broken.json'), `error should name the file: ${text}`);
+    await printLongTasks(tracePage, 'trace view (two uploads)');
   });
 
   await check('the fairness lab compares every policy and reads an uploaded DIR-LAB trace', async () => {
@@ -331,6 +382,7 @@ try {
     // A share file with a non-positive share: the error names its row and column.
     await fairPage.setInputFiles('#upload-fairness-shares', { name: 'shares.csv', mimeType: 'text/csv', buffer: Buffer.from('name,share\n1,2\n2,-1\n') });
     await fairPage.waitForFunction(() => document.querySelector('#upload-error')?.textContent.includes('row 3, column `share`'), null, { timeout: TIMEOUT_MS });
+    await printLongTasks(fairPage, 'fairness lab (load, edits, upload)');
     await fairPage.screenshot({ path: path.join(OUT_DIR, 'fairness-lab.png'), fullPage: true });
   });
 
@@ -368,6 +420,7 @@ try {
     await agentPage.waitForSelector('[data-metric="concur.batch_completion_s"]', { timeout: TIMEOUT_MS });
     await agentPage.setInputFiles('#upload-agentic-trace', { name: 'tiny.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(jsonl) });
     await agentPage.waitForFunction(() => Number(document.querySelector('[data-metric="workload.agents"]')?.dataset.value) === 2, null, { timeout: TIMEOUT_MS });
+    await printLongTasks(agentPage, 'agentic lab (load, edits, upload)');
     await agentPage.screenshot({ path: path.join(OUT_DIR, 'agentic-lab.png'), fullPage: true });
   });
 
@@ -390,6 +443,7 @@ try {
     assert(message.includes('must divide'), `the K error should say what K must divide: ${message}`);
     await ovPage.fill('#field-k', '2');
     await ovPage.waitForFunction(() => !document.querySelector('.field-error[data-field="overlap.passes.tile.k"]'), null, { timeout: TIMEOUT_MS });
+    await printLongTasks(ovPage, 'overlap lab (load, edits)');
     await ovPage.screenshot({ path: path.join(OUT_DIR, 'overlap-lab.png'), fullPage: true });
   });
 
@@ -427,6 +481,7 @@ try {
         assert(/ResiHP flagged worker\(s\) \[6\]/.test(text), 'the PAI report should flag worker 6 of job 1');
       }
     }
+    await printLongTasks(resPage, 'resilience lab (load, fault, playback, PAI upload)');
     await resPage.screenshot({ path: path.join(OUT_DIR, 'resilience-lab.png'), fullPage: true });
   });
 
@@ -455,11 +510,12 @@ try {
       assert(files.length > 0 || process.env.CI !== 'true', `${dir} has no logs`);
       if (files.length > 0) {
         await bubPage.setInputFiles('#upload-bubbles-log', files);
-        await bubPage.waitForSelector('#use-simulated', { timeout: TIMEOUT_MS });
+        await bubPage.waitForSelector('#use-simulated', { timeout: 60_000 });
         const windows = Number(await dataValue(bubPage, '[data-metric="windows.total"]'));
         assert(windows > 100, `a real 1F1B run should have many bubble windows, found ${windows}`);
       }
     }
+    await printLongTasks(bubPage, 'bubbles lab (load, edits, PipeMorph upload)');
     await bubPage.screenshot({ path: path.join(OUT_DIR, 'bubbles-lab.png'), fullPage: true });
   });
 
@@ -474,14 +530,23 @@ try {
     assert(/Measured 20\d\d-\d\d-\d\d .* UTC on host memory/.test(measured), `expected the measured host run with its date, got ${measured.slice(0, 200)}`);
     const link = await migPage.getAttribute('#fairness-links a[data-option]', 'href');
     assert(link && link.startsWith('#/fairness?s='), `expected a fairness share link, got ${link}`);
+    await printLongTasks(migPage, 'migration lab (load)');
     await migPage.click('#fairness-links a[data-option]');
     await migPage.waitForSelector('[data-metric="astraea.avg_jct_s"]', { timeout: TIMEOUT_MS });
   });
 
-  await check('the tuning lab trains MLPs in the page and draws SP and μP curves', async () => {
+  await check('the tuning lab paints its form first, trains its MLPs in the worker (progress shown) and draws SP and μP curves', async () => {
     const { page: tunPage } = await newWatchedPage(context, 'tuning');
     await tunPage.goto(`${BASE_URL}/#/tuning`);
+    // The form is on screen while the worker trains: the run shows its progress beside it,
+    // before any curve exists.
+    await tunPage.locator('#run-status[data-state="running"] progress').waitFor({ state: 'visible' });
+    assert(await tunPage.locator('#lab-tuning #field-steps').isVisible(), 'the form should be painted while the MLPs train');
+    assert(await tunPage.locator('[data-metric="tuning.mup.best_lr_spread_steps"]').count() === 0, 'the curves should not exist before the training ends');
+    const fcp = await tunPage.evaluate(() => performance.getEntriesByName('first-contentful-paint')[0]?.startTime);
+    console.log(`     tuning page: first contentful paint at ${fcp === undefined ? '?' : fcp.toFixed(0)} ms, during training (printed, not asserted)`);
     await tunPage.waitForSelector('[data-metric="tuning.mup.best_lr_spread_steps"]', { timeout: 120_000 });
+    await printLongTasks(tunPage, 'tuning lab (load + training)');
     const charts = await tunPage.locator('figure.chart').count();
     assert(charts >= 3, `expected SP, muP and fusion charts, found ${charts}`);
     await tunPage.fill('#field-widths', '32, x');
@@ -513,12 +578,14 @@ try {
       await timed.fill('#field-nodes', '140');
       await timed.waitForFunction(() => document.querySelector('.report h2')?.textContent.includes('1120 GPUs'), null, { timeout: TIMEOUT_MS });
       await painted();
+      await resetLongTasks(timed);
       const t0 = Date.now();
       await timed.setInputFiles('#upload-fairness-trace', full);
-      await timed.waitForFunction((name) => document.querySelector('#lab-fairness .controls .muted')?.textContent.includes(name), file, { timeout: 120_000 });
+      await timed.waitForFunction((name) => document.querySelector('#lab-fairness .controls .muted')?.textContent.includes(`Running on ${name}`), file, { timeout: 120_000 });
       const tRun = Date.now() - t0;
       await painted();
       const title = await visibleText(timed, '.report h2');
+      await printLongTasks(timed, `fairness page, ${file} upload`);
       console.log(`     fairness page: ${file}, ${title.split(':')[1]?.split(',')[0]?.trim()}, all 12 policies on 1,120 GPUs: ${tRun} ms to the Report, ${Date.now() - t0} ms to the next paint`);
     }
     await timed.goto(`${BASE_URL}/#/agentic`);
@@ -527,11 +594,13 @@ try {
     await timed.fill('#field-max_turns', '30');
     await timed.waitForFunction(() => Number(document.querySelector('[data-metric="workload.turns"]')?.dataset.value) === 128 * 30, null, { timeout: TIMEOUT_MS });
     await painted();
+    await resetLongTasks(timed);
     const t0 = Date.now();
     await timed.fill('#field-agents', '1000');
     await timed.waitForFunction(() => Number(document.querySelector('[data-metric="workload.agents"]')?.dataset.value) === 1000, null, { timeout: 120_000 });
     const tRun = Date.now() - t0;
     await painted();
+    await printLongTasks(timed, 'agentic page, 1,000 agents');
     console.log(`     agentic page: 1,000 agents x 30 turns, unbounded + CONCUR: ${tRun} ms to the Report, ${Date.now() - t0} ms to the next paint`);
     // Helix's whole pipeline and the three baselines on GPT-3 175B, 96 layers, TP=8 + SP.
     await timed.goto(`${BASE_URL}/#/overlap`);
@@ -539,12 +608,66 @@ try {
     await timed.selectOption('select#preset', 'overlap-gpt3-175b-vs-asynctp');
     await timed.waitForFunction(() => document.querySelector('.report h2')?.textContent.includes('GPT-3 175B'), null, { timeout: TIMEOUT_MS });
     await painted();
+    await resetLongTasks(timed);
     const t1 = Date.now();
     await timed.fill('#field-layers', '96');
     await timed.waitForFunction(() => document.querySelector('.report h2')?.textContent.includes('96 layer'), null, { timeout: 120_000 });
     const tHelix = Date.now() - t1;
     await painted();
+    await printLongTasks(timed, 'overlap page, GPT-3 175B');
     console.log(`     overlap page: GPT-3 175B, 96 layers, TP=8 + SP, tile K=2 + reorder + bucket and 3 baselines: ${tHelix} ms to the Report, ${Date.now() - t1} ms to the next paint`);
+  });
+
+  await check('a long run (Philly, 12 policies, 1,120 GPUs) goes on in the worker: the page answers a control, a newer run supersedes it, Cancel stops it, the inputs stay', async () => {
+    const file = path.join(DATA_DIR, 'philly_user_jobs_dirlab', 'philly_data_training.csv');
+    let have = true;
+    try { await fs.access(file); } catch { have = false; }
+    if (!have) {
+      assert(process.env.CI !== 'true', `${file} is missing`);
+      console.log('     skipped: no Philly trace');
+      return;
+    }
+    const { page: longPage } = await newWatchedPage(context, 'long run');
+    await longPage.goto(`${BASE_URL}/#/fairness`);
+    await longPage.waitForSelector('[data-metric="astraea.avg_jct_s"]');
+    await longPage.fill('#field-nodes', '140');
+    await longPage.waitForFunction(() => document.querySelector('.report h2')?.textContent.includes('1120 GPUs'), null, { timeout: TIMEOUT_MS });
+    const idle = () => longPage.waitForFunction(() => document.querySelector('#run-status')?.dataset.state === 'idle', null, { timeout: TIMEOUT_MS });
+    await idle();
+    const before = await visibleText(longPage, '.report h2');
+    await resetLongTasks(longPage);
+    await longPage.setInputFiles('#upload-fairness-trace', file);
+    await longPage.locator('#run-status[data-state="running"] progress').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+    const tRunStart = Date.now();
+    // The page answers while the worker runs: the cluster scrubber moves the simulated clock.
+    const tBefore = Number(await longPage.getAttribute('#cluster-time', 'data-t-ns'));
+    const t0 = Date.now();
+    await longPage.fill('#cluster-scrubber', tBefore > 0 ? '0' : '500');
+    await longPage.waitForFunction((t) => Number(document.querySelector('#cluster-time').dataset.tNs) !== t, tBefore, { timeout: TIMEOUT_MS });
+    const answered = Date.now() - t0;
+    // ... and a tab switch inside the page: another policy in the cluster view.
+    await longPage.selectOption('#cluster-policy', { index: 1 });
+    await longPage.waitForFunction(() => document.querySelector('#cluster-policy').selectedIndex === 1, null, { timeout: TIMEOUT_MS });
+    let state = await longPage.getAttribute('#run-status', 'data-state');
+    assert(state === 'running', `the Philly run should still be going after the page answered, state is ${state}`);
+    const progress = await visibleText(longPage, '#run-status .run-text');
+    console.log(`     the page answered the scrubber in ${answered} ms while the Philly run went on (${progress.trim()}; printed, not asserted)`);
+    // A newer run supersedes it: back to the synthetic trace while Philly runs.
+    await longPage.click('#use-synthetic');
+    await idle();
+    const after = await visibleText(longPage, '.report h2');
+    assert(after === before, `the synthetic run should replace the superseded Philly run: "${after}" vs "${before}"`);
+    // Philly again, then Cancel: the run stops and the inputs and the last Report stay.
+    await longPage.setInputFiles('#upload-fairness-trace', file);
+    await longPage.locator('#run-status[data-state="running"] .cancel-run').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+    await longPage.click('#run-status .cancel-run');
+    await longPage.waitForFunction(() => document.querySelector('#run-status')?.dataset.state === 'cancelled', null, { timeout: TIMEOUT_MS });
+    const shown = await visibleText(longPage, '.report h2');
+    assert(shown === before, `Cancel keeps the last finished Report: "${shown}" vs "${before}"`);
+    const nodes = await longPage.inputValue('#field-nodes');
+    assert(nodes === '140', `Cancel keeps the inputs: nodes is ${nodes}`);
+    console.log(`     Philly ran ${Date.now() - tRunStart} ms in the worker across the checks before Cancel`);
+    await printLongTasks(longPage, 'fairness page during the Philly run, supersede and Cancel');
   });
 
   await check('screenshot of the pipeline lab', async () => {

@@ -3,7 +3,8 @@
 //! * `app`: the route enum and one page per route (home, one folder per lab);
 //! * `components`: pieces every lab uses (report view, canvas timeline, charts, form fields,
 //!   share/export buttons, file upload);
-//! * `browser`: the few browser calls (URL hash, downloads, clipboard) in one place.
+//! * `browser`: the few browser calls (URL hash, downloads, clipboard) in one place;
+//! * `worker`: the Web Worker the simulations run in, its protocol and the page's handle on it.
 //!
 //! Everything here is wasm32-only; the crate is empty on the host.
 #![cfg(target_arch = "wasm32")]
@@ -11,6 +12,7 @@
 pub mod app;
 pub mod browser;
 pub mod components;
+pub mod worker;
 
 pub use app::App;
 

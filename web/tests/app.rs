@@ -61,7 +61,11 @@ async fn pipeline_lab_shows_the_known_bubble_ratio() {
 
 #[wasm_bindgen_test]
 async fn a_tampered_link_explains_itself_and_shows_the_default() {
-    let html = render_at("#/pipeline?s=AAAAAAAA", |h| h.contains("link-error")).await;
+    // The default scenario's Report comes from the worker, after the banner.
+    let html = render_at("#/pipeline?s=AAAAAAAA", |h| {
+        h.contains("link-error") && h.contains("data-metric=\"1f1b.bubble_ratio\"")
+    })
+    .await;
     assert!(html.contains("id=\"link-error\""), "{html}");
     assert!(html.contains("does not decompress"), "{html}");
     assert!(
@@ -129,4 +133,132 @@ fn a_form_keeps_typed_text_and_puts_each_error_under_its_field() {
         "listed twice",
     ));
     assert!(form.field_error("controllers").is_some());
+}
+
+/// What the page gets back from its worker: `handle`'s output, through the reply's JSON.
+fn through_the_worker(
+    job: bubblelab_web::worker::Job,
+    scenario: Option<String>,
+    files: Vec<(String, Vec<u8>)>,
+) -> Result<bubblelab_web::worker::Output, bubblelab_web::worker::Failure> {
+    use bubblelab_web::worker::{serve, Reply, Request};
+    let request = Request {
+        id: 7,
+        job,
+        scenario,
+        names: files.iter().map(|f| f.0.clone()).collect(),
+    };
+    let mut steps = Vec::new();
+    let outcome = serve::handle(&request, files, &mut |done, total| {
+        steps.push((done, total))
+    });
+    let reply = match outcome {
+        Ok(output) => Reply::Done {
+            id: 7,
+            output: Box::new(output),
+        },
+        Err(failure) => Reply::Failed { id: 7, failure },
+    };
+    let text = serde_json::to_string(&reply).unwrap();
+    match serde_json::from_str::<Reply>(&text).unwrap() {
+        Reply::Done { output, .. } => Ok(*output),
+        Reply::Failed { failure, .. } => Err(failure),
+        other => panic!("unexpected reply {other:?}"),
+    }
+}
+
+#[wasm_bindgen_test]
+fn the_worker_s_report_equals_the_native_golden_bytes_after_its_reply() {
+    for (scenario, golden) in [
+        (
+            include_str!("../../tests/scenarios/pipeline-all.json"),
+            include_str!("../../tests/golden/pipeline-all.report.json"),
+        ),
+        (
+            include_str!("../../tests/scenarios/fairness-small.json"),
+            include_str!("../../tests/golden/fairness-small.report.json"),
+        ),
+    ] {
+        let job = if scenario.contains("\"fairness\"") {
+            bubblelab_web::worker::Job::Fairness
+        } else {
+            bubblelab_web::worker::Job::Report
+        };
+        let report = match through_the_worker(job, Some(scenario.to_string()), Vec::new()) {
+            Ok(bubblelab_web::worker::Output::Report(r)) => r,
+            Ok(bubblelab_web::worker::Output::Fairness { report, runs, .. }) => {
+                assert!(
+                    !runs.is_empty(),
+                    "the fairness reply carries every policy's run"
+                );
+                report
+            }
+            other => panic!("unexpected outcome {other:?}"),
+        };
+        assert!(
+            format!("{}\n", report.to_json_pretty()) == golden,
+            "the worker's Report differs from the native golden file"
+        );
+    }
+}
+
+#[wasm_bindgen_test]
+fn the_worker_names_a_bad_upload_and_a_bad_field() {
+    use bubblelab_web::worker::{Failure, Job};
+    let fairness = include_str!("../../tests/scenarios/fairness-small.json").to_string();
+    match through_the_worker(
+        Job::Fairness,
+        Some(fairness),
+        vec![("bad.csv".into(), b"no trace here".to_vec())],
+    ) {
+        Err(Failure::Upload(m)) => assert!(m.starts_with("bad.csv: "), "{m}"),
+        other => panic!("expected an upload failure, got {other:?}"),
+    }
+    match through_the_worker(
+        Job::FairnessShares,
+        None,
+        vec![("shares.csv".into(), b"name,share\n1,2\n2,-1\n".to_vec())],
+    ) {
+        Err(Failure::Upload(m)) => assert!(m.contains("row 3, column `share`"), "{m}"),
+        other => panic!("expected the share file's row, got {other:?}"),
+    }
+    let zero_stages = include_str!("../../tests/scenarios/pipeline-all.json").replacen(
+        "\"stages\": 4",
+        "\"stages\": 0",
+        1,
+    );
+    match through_the_worker(Job::Report, Some(zero_stages), Vec::new()) {
+        Err(Failure::Scenario(e)) => assert_eq!(e.path(), Some("pipeline.stages"), "{e}"),
+        other => panic!("expected a field error, got {other:?}"),
+    }
+}
+
+#[wasm_bindgen_test]
+fn merged_segments_hold_the_same_gpus_at_every_instant() {
+    use bubblelab_core::labs::fairness::{occupancy_at, simulate, synthetic_trace};
+    use bubblelab_core::Scenario;
+    use bubblelab_web::worker::ClusterRun;
+    let Ok(Scenario::Fairness(p)) =
+        Scenario::from_json(include_str!("../../tests/scenarios/fairness-small.json"))
+    else {
+        panic!("the fairness scenario parses");
+    };
+    let trace = synthetic_trace(&p).unwrap();
+    let sim = simulate(&p, &trace, &mut |_, _| {}).unwrap();
+    let nodes = p.cluster.nodes as usize;
+    for run in sim.runs {
+        let times: Vec<u64> = run
+            .segments
+            .iter()
+            .flat_map(|s| [s.start_ns, s.end_ns, s.end_ns.saturating_sub(1)])
+            .collect();
+        let want: Vec<_> = times
+            .iter()
+            .map(|&t| occupancy_at(&run, nodes, t))
+            .collect();
+        let kept = ClusterRun::of(run);
+        for (t, w) in times.iter().zip(want) {
+            assert_eq!(kept.occupancy_at(nodes, *t), w, "{:?} at {t} ns", kept.kind);
+        }
+    }
 }

@@ -10,10 +10,8 @@
 
 use std::rc::Rc;
 
-use bubblelab_core::labs::agentic::traces;
 use bubblelab_core::labs::agentic::{
-    default_sweep_caps, run_workload, AgenticParams, ControllerSpec, EngineSpec, ModelSpec,
-    Workload,
+    default_sweep_caps, AgenticParams, ControllerSpec, EngineSpec, ModelSpec,
 };
 use bubblelab_core::{presets, Report, Scenario, ScenarioError};
 use serde_json::Value;
@@ -23,12 +21,15 @@ use yew::prelude::*;
 use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
+use crate::components::params_form::Upload;
 use crate::components::params_form::{
-    from_payload, get, number_callback, params_value, preset_callback, Form, FormPage,
+    edit, get, number_callback, params_value, preset_callback, use_form_page, Form, FormPage,
 };
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
-use crate::components::upload::{texts, FileUpload};
+use crate::components::upload::FileUpload;
+use crate::worker::client::{RunRequest, RunStatus};
+use crate::worker::{Job, Output};
 
 /// Properties of [`AgenticLab`].
 #[derive(Properties, PartialEq)]
@@ -114,9 +115,8 @@ const MAX_TRACE_BYTES: u64 = 64 << 20;
 struct State {
     form: Form,
     report: Shared<Report>,
-    /// Where the agents came from: the synthetic generator or a file.
-    source: String,
-    uploaded: Option<Rc<Workload>>,
+    /// Agents in the workload of the last run (the sweep's caps depend on it).
+    agents: u64,
 }
 
 /// The page opens on the Qwen3-32B preset (the claim's first row).
@@ -166,8 +166,7 @@ impl State {
         let mut s = State {
             form: Form::new("agentic", &Scenario::Agentic(p.clone()), link_error),
             report: Shared(Rc::new(Report::default())),
-            source: "synthetic".into(),
-            uploaded: None,
+            agents: u64::from(p.synthetic.agents),
         };
         s.refresh_texts();
         s.rerun(false);
@@ -201,47 +200,47 @@ impl FormPage for State {
         &mut self.form
     }
 
-    /// Validates the edited params and runs them on the synthetic or the uploaded agents.
-    fn rerun(&mut self, link: bool) {
-        let Some(scenario) = self.form.scenario() else {
-            return;
-        };
-        let Scenario::Agentic(p) = &scenario else {
-            return;
-        };
-        let result = match &self.uploaded {
-            None => bubblelab_core::run(&scenario),
-            Some(work) => run_workload(p, work),
-        };
-        let outcome = result.map(|report| self.report = Shared(Rc::new(report)));
-        let link = link && self.uploaded.is_none();
-        self.form.finish(&scenario, outcome, link);
+    fn form_ref(&self) -> &Form {
+        &self.form
+    }
+
+    /// The synthetic or the uploaded agents (parsed in the worker).
+    fn request(&self, scenario: &Scenario) -> RunRequest {
+        RunRequest {
+            job: Job::Agentic,
+            scenario: Some(scenario.clone()),
+            files: self.form.upload_files(),
+        }
+    }
+
+    fn show(&mut self, output: Output, _: &Scenario) {
+        if let Output::Agentic { report, agents } = output {
+            self.report = Shared(Rc::new(report));
+            self.agents = agents;
+        }
     }
 }
 
 /// The agentic lab.
 #[function_component(AgenticLab)]
 pub fn agentic_lab(props: &AgenticLabProps) -> Html {
-    let state = {
-        let payload = props.payload.clone();
-        use_state(move || from_payload::<State>(payload.as_deref()))
-    };
+    let (state, worker) = use_form_page::<State>(props.payload.clone());
     let upload_error = use_state(|| None::<String>);
     let on_controllers = {
         let state = state.clone();
         Callback::from(move |text: String| {
-            let mut next = (*state).clone();
-            next.form.set_text("controllers", text.clone());
-            match parse_controllers(&text, &next.form.params) {
-                Ok(list) => {
-                    next.form.set("controllers", list);
-                    next.refresh_texts();
-                    next.form.set_text("controllers", text);
-                    next.rerun(true);
+            edit(&state, move |next: &mut State| {
+                next.form.set_text("controllers", text.clone());
+                match parse_controllers(&text, &next.form.params) {
+                    Ok(list) => {
+                        next.form.set("controllers", list);
+                        next.refresh_texts();
+                        next.form.set_text("controllers", text);
+                        next.rerun(true);
+                    }
+                    Err(e) => next.form.error = Some(e),
                 }
-                Err(e) => next.form.error = Some(e),
-            }
-            state.set(next);
+            });
         })
     };
     let on_engine = {
@@ -251,17 +250,17 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
             let Some((_, _, spec)) = engines().into_iter().find(|(i, _, _)| *i == id) else {
                 return;
             };
-            let mut next = (*state).clone();
-            let engine = params_value(&Scenario::Agentic(AgenticParams {
-                engine: spec,
-                ..AgenticParams::default()
-            }));
-            if let Some(v) = engine.get("engine") {
-                next.form.set("engine", v.clone());
-            }
-            next.refresh_texts();
-            next.rerun(true);
-            state.set(next);
+            edit(&state, move |next: &mut State| {
+                let engine = params_value(&Scenario::Agentic(AgenticParams {
+                    engine: spec,
+                    ..AgenticParams::default()
+                }));
+                if let Some(v) = engine.get("engine") {
+                    next.form.set("engine", v.clone());
+                }
+                next.refresh_texts();
+                next.rerun(true);
+            });
         })
     };
     let on_mode = {
@@ -270,12 +269,12 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
             let mode = e.target_unchecked_into::<HtmlSelectElement>().value();
             // Each engine's own default page size: vLLM's 16-token blocks, SGLang's 1.
             let page = if mode == "sglang" { 1 } else { 16 };
-            let mut next = (*state).clone();
-            next.form.set("engine.mode", Value::from(mode));
-            next.form.set("engine.block_tokens", Value::from(page));
-            next.refresh_texts();
-            next.rerun(true);
-            state.set(next);
+            edit(&state, move |next: &mut State| {
+                next.form.set("engine.mode", Value::from(mode));
+                next.form.set("engine.block_tokens", Value::from(page));
+                next.refresh_texts();
+                next.rerun(true);
+            });
         })
     };
     let mode = get(&state.form.params, "engine.mode")
@@ -291,57 +290,46 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
             let on = e
                 .target_unchecked_into::<web_sys::HtmlInputElement>()
                 .checked();
-            let mut next = (*state).clone();
-            let agents = get(&next.form.params, "synthetic.agents")
-                .and_then(Value::as_u64)
-                .unwrap_or(128);
-            let agents = match &next.uploaded {
-                Some(w) => w.agents.len() as u64,
-                None => agents,
-            };
-            let caps = if on {
-                default_sweep_caps(u32::try_from(agents).unwrap_or(u32::MAX))
-            } else {
-                Vec::new()
-            };
-            next.form.set("sweep_caps", Value::from(caps));
-            next.rerun(true);
-            state.set(next);
+            edit(&state, move |next: &mut State| {
+                let agents = match &next.form.upload {
+                    Some(_) => next.agents,
+                    None => get(&next.form.params, "synthetic.agents")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(128),
+                };
+                let caps = if on {
+                    default_sweep_caps(u32::try_from(agents).unwrap_or(u32::MAX))
+                } else {
+                    Vec::new()
+                };
+                next.form.set("sweep_caps", Value::from(caps));
+                next.rerun(true);
+            });
         })
     };
+    // The workload is parsed in the worker, with every run on it.
     let on_trace = {
         let state = state.clone();
         let upload_error = upload_error.clone();
         Callback::from(move |files: Vec<(String, Vec<u8>)>| {
-            let loaded = texts(files).and_then(|files| {
-                let (name, text) = files.into_iter().next().ok_or("no file chosen")?;
-                let format = traces::detect(&text).ok_or_else(|| {
-                    format!("{name}: not a workload this lab reads (Mooncake JSONL with hash_ids, or the Azure LLM inference CSV)")
-                })?;
-                let work = traces::parse(format, &text).map_err(|e| format!("{name}: {e}"))?;
-                Ok((name, work))
+            upload_error.set(None);
+            edit(&state, move |next: &mut State| {
+                let source = files.first().map(|f| f.0.clone()).unwrap_or_default();
+                next.form.set_upload(Some(Upload {
+                    files: files.into_iter().map(Rc::new).collect(),
+                    source,
+                }));
+                next.rerun(false);
             });
-            match loaded {
-                Ok((name, work)) => {
-                    upload_error.set(None);
-                    let mut next = (*state).clone();
-                    next.uploaded = Some(Rc::new(work));
-                    next.source = name;
-                    next.rerun(false);
-                    state.set(next);
-                }
-                Err(e) => upload_error.set(Some(e)),
-            }
         })
     };
     let on_synthetic = {
         let state = state.clone();
         Callback::from(move |_: MouseEvent| {
-            let mut next = (*state).clone();
-            next.uploaded = None;
-            next.source = "synthetic".into();
-            next.rerun(true);
-            state.set(next);
+            edit(&state, move |next: &mut State| {
+                next.form.set_upload(None);
+                next.rerun(true);
+            });
         })
     };
     let on_upload_error = {
@@ -427,16 +415,17 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
                     }
                     <FileUpload id="upload-agentic-trace" label="Open a workload (Mooncake JSONL or Azure CSV)" accept=".jsonl,.json,.csv,.txt"
                         max_bytes={MAX_TRACE_BYTES} max_files={1} on_load={on_trace} on_error={on_upload_error} />
-                    if state.uploaded.is_some() {
-                        <p class="muted">{ format!("Running on {}. ", state.source) }
+                    if let Some(upload) = state.form.shown_upload() {
+                        <p class="muted">{ format!("Running on {}. ", upload.source) }
                             <button type="button" id="use-synthetic" onclick={on_synthetic}>{ "Back to the synthetic agents" }</button>
                         </p>
                     }
-                    if let Some(message) = &*upload_error {
+                    if let Some(message) = state.form.upload_error.as_ref().or(upload_error.as_ref()) {
                         <div class="banner error" id="upload-error" role="alert">{ message.clone() }</div>
                     }
                 </form>
                 <div class="results stacked-charts">
+                    <RunStatus worker={worker.clone()} unit="controller runs" error={state.form.worker_error.clone()} />
                     <ExportBar report={state.report.clone()} stem="agentic" />
                     <ReportView report={state.report.clone()} chart_titles={vec![
                         ("agentic.active_agents".to_string(), "Active agents (the admission window)".to_string()),

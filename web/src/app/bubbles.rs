@@ -7,8 +7,7 @@
 
 use std::rc::Rc;
 
-use bubblelab_core::labs::bubbles::{run_log, BubblesParams, TrialPreset};
-use bubblelab_core::labs::pipeline::pipemorph::{load_run, PipelineRun};
+use bubblelab_core::labs::bubbles::{BubblesParams, TrialPreset};
 use bubblelab_core::labs::pipeline::ScheduleKind;
 use bubblelab_core::{presets, Report, Scenario};
 use serde_json::Value;
@@ -18,12 +17,17 @@ use yew::prelude::*;
 use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
+use crate::components::params_form::Upload;
 use crate::components::params_form::{
-    from_payload, get, list_text, number_callback, params_value, preset_callback, Form, FormPage,
+    edit, get, list_text, number_callback, params_value, preset_callback, use_form_page, Form,
+    FormPage,
 };
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
-use crate::components::upload::{texts, FileUpload};
+use crate::components::upload::FileUpload;
+use crate::worker::client::{RunRequest, RunStatus};
+use crate::worker::serve::bubbles_source;
+use crate::worker::{Job, Output};
 
 /// Properties of [`BubblesLab`].
 #[derive(Properties, PartialEq)]
@@ -66,9 +70,6 @@ const MAX_LOG_BYTES: u64 = 64 << 20;
 struct State {
     form: Form,
     report: Shared<Report>,
-    /// Where the bubbles came from: the simulated job or a PipeMorph run's name.
-    source: String,
-    uploaded: Option<Rc<PipelineRun>>,
 }
 
 /// The page opens on the seed's preset.
@@ -87,8 +88,6 @@ impl State {
         let mut s = State {
             form,
             report: Shared(Rc::new(Report::default())),
-            source: "simulated".into(),
-            uploaded: None,
         };
         s.rerun(false);
         s
@@ -113,30 +112,30 @@ impl FormPage for State {
         &mut self.form
     }
 
-    fn rerun(&mut self, link: bool) {
-        let Some(scenario) = self.form.scenario() else {
-            return;
-        };
-        let Scenario::Bubbles(p) = &scenario else {
-            return;
-        };
-        let result = match &self.uploaded {
-            None => bubblelab_core::run(&scenario),
-            Some(log) => run_log(p, log, &self.source),
-        };
-        let outcome = result.map(|report| self.report = Shared(Rc::new(report)));
-        let link = link && self.uploaded.is_none();
-        self.form.finish(&scenario, outcome, link);
+    fn form_ref(&self) -> &Form {
+        &self.form
+    }
+
+    /// The simulated job, or the uploaded stage logs (parsed in the worker).
+    fn request(&self, scenario: &Scenario) -> RunRequest {
+        RunRequest {
+            job: Job::Bubbles,
+            scenario: Some(scenario.clone()),
+            files: self.form.upload_files(),
+        }
+    }
+
+    fn show(&mut self, output: Output, _: &Scenario) {
+        if let Output::Report(report) = output {
+            self.report = Shared(Rc::new(report));
+        }
     }
 }
 
 /// The bubbles lab.
 #[function_component(BubblesLab)]
 pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
-    let state = {
-        let payload = props.payload.clone();
-        use_state(move || from_payload::<State>(payload.as_deref()))
-    };
+    let (state, worker) = use_form_page::<State>(props.payload.clone());
     let upload_error = use_state(|| None::<String>);
     // One static-memory value for every stage; the other fields set their own path.
     let on_number = |path: &str| {
@@ -145,43 +144,43 @@ pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
         }
         let state = state.clone();
         Callback::from(move |text: String| {
-            let mut next = (*state).clone();
-            if next.form.edit_number("static_bytes.0", text) {
-                let value = get(&next.form.params, "static_bytes.0").cloned();
-                next.form.set(
-                    "static_bytes",
-                    Value::from(value.into_iter().collect::<Vec<_>>()),
-                );
-                next.rerun(true);
-            }
-            state.set(next);
+            edit(&state, move |next: &mut State| {
+                if next.form.edit_number("static_bytes.0", text) {
+                    let value = get(&next.form.params, "static_bytes.0").cloned();
+                    next.form.set(
+                        "static_bytes",
+                        Value::from(value.into_iter().collect::<Vec<_>>()),
+                    );
+                    next.rerun(true);
+                }
+            });
         })
     };
     let on_policies = {
         let state = state.clone();
         Callback::from(move |text: String| {
-            let mut next = (*state).clone();
-            next.form.set_text("policies", text.clone());
-            let list: Vec<Value> = text
-                .split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(Value::from)
-                .collect();
-            next.form.set("policies", Value::from(list));
-            next.rerun(true);
-            state.set(next);
+            edit(&state, move |next: &mut State| {
+                next.form.set_text("policies", text.clone());
+                let list: Vec<Value> = text
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(Value::from)
+                    .collect();
+                next.form.set("policies", Value::from(list));
+                next.rerun(true);
+            });
         })
     };
     let on_schedule = {
         let state = state.clone();
         Callback::from(move |e: Event| {
             let id = e.target_unchecked_into::<HtmlSelectElement>().value();
-            let mut next = (*state).clone();
-            next.form
-                .set("main.schedules", Value::from(vec![Value::from(id)]));
-            next.rerun(true);
-            state.set(next);
+            edit(&state, move |next: &mut State| {
+                next.form
+                    .set("main.schedules", Value::from(vec![Value::from(id)]));
+                next.rerun(true);
+            });
         })
     };
     let on_trial = {
@@ -189,68 +188,58 @@ pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
         Callback::from(move |e: Event| {
             let id = e.target_unchecked_into::<HtmlSelectElement>().value();
             let preset = TrialPreset::from_id(&id).unwrap_or(TrialPreset::Resnet18);
-            let mut next = (*state).clone();
-            let v = params_value(&Scenario::Bubbles(BubblesParams {
-                trial: preset.profile(),
-                trial_preset: preset,
-                ..BubblesParams::default()
-            }));
-            for key in ["trial", "trial_preset"] {
-                if let Some(x) = v.get(key) {
-                    next.form.set(key, x.clone());
+            edit(&state, move |next: &mut State| {
+                let v = params_value(&Scenario::Bubbles(BubblesParams {
+                    trial: preset.profile(),
+                    trial_preset: preset,
+                    ..BubblesParams::default()
+                }));
+                for key in ["trial", "trial_preset"] {
+                    if let Some(x) = v.get(key) {
+                        next.form.set(key, x.clone());
+                    }
                 }
-            }
-            next.rerun(true);
-            state.set(next);
+                next.rerun(true);
+            });
         })
     };
     let on_tuner = {
         let state = state.clone();
         Callback::from(move |e: Event| {
             let tuner = e.target_unchecked_into::<HtmlSelectElement>().value();
-            let mut next = (*state).clone();
-            next.form.set("hpo.tuner", Value::from(tuner));
-            next.rerun(true);
-            state.set(next);
+            edit(&state, move |next: &mut State| {
+                next.form.set("hpo.tuner", Value::from(tuner));
+                next.rerun(true);
+            });
         })
     };
     let tuner = get(&state.form.params, "hpo.tuner")
         .and_then(Value::as_str)
         .unwrap_or("asha")
         .to_string();
+    // The logs are parsed in the worker, with every run on them.
     let on_log = {
         let state = state.clone();
         let upload_error = upload_error.clone();
         Callback::from(move |files: Vec<(String, Vec<u8>)>| {
-            let loaded = texts(files).and_then(|files| {
-                let name = files
-                    .first()
-                    .map(|(n, _)| n.clone())
-                    .ok_or("no file chosen")?;
-                let run = load_run(&files).map_err(|e| e.to_string())?;
-                Ok((name, run))
+            upload_error.set(None);
+            edit(&state, move |next: &mut State| {
+                let first = files.first().map(|f| f.0.clone()).unwrap_or_default();
+                next.form.set_upload(Some(Upload {
+                    files: files.into_iter().map(Rc::new).collect(),
+                    source: bubbles_source(&first),
+                }));
+                next.rerun(false);
             });
-            match loaded {
-                Ok((name, run)) => {
-                    upload_error.set(None);
-                    let mut next = (*state).clone();
-                    next.uploaded = Some(Rc::new(run));
-                    next.source = format!("{name} and the other stage logs");
-                    next.rerun(false);
-                    state.set(next);
-                }
-                Err(e) => upload_error.set(Some(e)),
-            }
         })
     };
     let on_simulated = {
         let state = state.clone();
         Callback::from(move |_: MouseEvent| {
-            let mut next = (*state).clone();
-            next.uploaded = None;
-            next.source = "simulated".into();
-            next.rerun(true);
-            state.set(next);
+            edit(&state, move |next: &mut State| {
+                next.form.set_upload(None);
+                next.rerun(true);
+            });
         })
     };
     let on_upload_error = {
@@ -314,16 +303,17 @@ pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
                     }
                     <FileUpload id="upload-bubbles-log" label="Open a PipeMorph run (all its rank *.log files)" accept=".log,.txt"
                         multiple=true max_bytes={MAX_LOG_BYTES} max_files={16} on_load={on_log} on_error={on_upload_error} />
-                    if state.uploaded.is_some() {
-                        <p class="muted">{ format!("Squeezing the real bubbles of {}. The main job's fields above do not apply; memory, trial and F do. ", state.source) }
+                    if let Some(upload) = form.shown_upload() {
+                        <p class="muted">{ format!("Squeezing the real bubbles of {}. The main job's fields above do not apply; memory, trial and F do. ", upload.source) }
                             <button type="button" id="use-simulated" onclick={on_simulated}>{ "Back to the simulated job" }</button>
                         </p>
                     }
-                    if let Some(message) = &*upload_error {
+                    if let Some(message) = form.upload_error.as_ref().or(upload_error.as_ref()) {
                         <div class="banner error" id="upload-error" role="alert">{ message.clone() }</div>
                     }
                 </form>
                 <div class="results stacked-charts">
+                    <RunStatus worker={worker.clone()} error={form.worker_error.clone()} />
                     <ExportBar report={state.report.clone()} stem="bubbles" />
                     <ReportView report={state.report.clone()} chart_titles={vec![
                         ("bubbles.sm_activity".to_string(), "SM activity, mean over stages".to_string()),

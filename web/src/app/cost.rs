@@ -19,6 +19,8 @@ use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::{texts, FileUpload};
+use crate::worker::client::{use_worker, Outcome, RunRequest, RunStatus};
+use crate::worker::{Failure, Job, Output};
 
 /// Properties of [`CostExplorer`].
 #[derive(Properties, PartialEq)]
@@ -76,9 +78,9 @@ fn set(p: &mut CostParams, name: &str, v: u64) {
 
 #[derive(Clone, PartialEq)]
 struct State {
+    /// The last valid parameters (the page's worker runs these).
     params: CostParams,
     texts: Vec<String>,
-    report: Shared<Report>,
     error: Option<ScenarioError>,
     link_error: Option<String>,
 }
@@ -89,11 +91,9 @@ impl State {
             .iter()
             .map(|(name, _, _, scale)| (get(&params, name) as f64 / scale).to_string())
             .collect();
-        let report = bubblelab_core::run(&Scenario::Cost(params.clone())).unwrap_or_default();
         State {
             params,
             texts,
-            report: Shared(Rc::new(report)),
             error: None,
             link_error,
         }
@@ -108,7 +108,8 @@ impl State {
         }
     }
 
-    /// Applies the form: parse every field, validate, run.
+    /// Applies the form: parse every field and validate; valid parameters are run by the
+    /// page's worker.
     fn apply(&mut self, mut params: CostParams) {
         for (i, (name, path, _, scale)) in FIELDS.iter().enumerate() {
             let text = self.texts[i].trim();
@@ -128,10 +129,9 @@ impl State {
             }
         }
         let scenario = Scenario::Cost(params.clone());
-        match bubblelab_core::run(&scenario) {
-            Ok(report) => {
+        match scenario.validate() {
+            Ok(()) => {
                 self.params = params;
-                self.report = Shared(Rc::new(report));
                 self.error = None;
                 self.link_error = None;
                 browser::replace_hash(&share::fragment(&scenario));
@@ -150,6 +150,40 @@ pub fn cost_explorer(props: &CostExplorerProps) -> Html {
     };
     let measured = use_state(|| None::<String>);
     let upload_error = use_state(|| None::<String>);
+    // The model runs in the worker; the last finished Report stays on screen meanwhile.
+    let worker = use_worker();
+    let shown = use_state(|| Shared(Rc::new(Report::default())));
+    let run_error = use_state(|| None::<ScenarioError>);
+    let worker_error = use_state(|| None::<String>);
+    {
+        let worker = worker.clone();
+        let shown = shown.clone();
+        let run_error = run_error.clone();
+        let worker_error = worker_error.clone();
+        use_effect_with(state.params.clone(), move |params| {
+            run_error.set(None);
+            let run_error = run_error.clone();
+            let request = RunRequest {
+                job: Job::Report,
+                scenario: Some(Scenario::Cost(params.clone())),
+                files: Vec::new(),
+            };
+            worker.run(
+                request,
+                Callback::from(move |outcome: Outcome| {
+                    worker_error.set(None);
+                    match outcome {
+                        Ok(Output::Report(r)) => shown.set(Shared(Rc::new(r))),
+                        Ok(_) => {}
+                        Err(Failure::Scenario(e)) => run_error.set(Some(e)),
+                        Err(e) => worker_error.set(Some(e.to_string())),
+                    }
+                }),
+            );
+        });
+    }
+    // The input's own error first, else what the run of the last valid input said.
+    let error = state.error.clone().or_else(|| (*run_error).clone());
     let on_text = |i: usize| {
         let state = state.clone();
         Callback::from(move |text: String| {
@@ -220,7 +254,7 @@ pub fn cost_explorer(props: &CostExplorerProps) -> Html {
     };
     // The report, with the measured points of the chosen collective and group laid over it.
     let report = match &*measured {
-        None => state.report.clone(),
+        None => (*shown).clone(),
         Some(csv) => match bubblelab_core::labs::cost::measured_series(
             csv,
             state.params.collective,
@@ -228,12 +262,12 @@ pub fn cost_explorer(props: &CostExplorerProps) -> Html {
             state.params.ranks_per_node,
         ) {
             Ok(series) => {
-                let mut r = (*state.report.0).clone();
+                let mut r = (*shown.0).clone();
                 r.series.extend(series);
                 Shared(Rc::new(r))
             }
             Err(e) => {
-                let mut r = (*state.report.0).clone();
+                let mut r = (*shown.0).clone();
                 r.findings
                     .push(format!("The measured file was not used: {e}"));
                 Shared(Rc::new(r))
@@ -241,14 +275,12 @@ pub fn cost_explorer(props: &CostExplorerProps) -> Html {
         },
     };
     let field_error = |path: &str| {
-        state
-            .error
+        error
             .as_ref()
             .filter(|e| e.path() == Some(path))
             .map(ToString::to_string)
     };
-    let other_error = state
-        .error
+    let other_error = error
         .as_ref()
         .filter(|e| !FIELDS.iter().any(|f| e.path() == Some(f.1)))
         .map(ToString::to_string);
@@ -291,6 +323,7 @@ pub fn cost_explorer(props: &CostExplorerProps) -> Html {
                     }
                 </form>
                 <div class="results">
+                    <RunStatus worker={worker.clone()} error={(*worker_error).clone()} />
                     <ExportBar report={report.clone()} stem="cost" />
                     <ReportView report={report} chart_titles={vec![
                         ("collective_time".to_string(), "Collective time by message size".to_string()),

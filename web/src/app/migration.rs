@@ -16,10 +16,12 @@ use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
 use crate::components::params_form::{
-    from_payload, number_callback, preset_callback, scenario_of, Form, FormPage,
+    number_callback, preset_callback, scenario_of, use_form_page, Form, FormPage,
 };
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
+use crate::worker::client::{RunRequest, RunStatus};
+use crate::worker::{Job, Output};
 
 /// Properties of [`MigrationLab`].
 #[derive(Properties, PartialEq)]
@@ -116,15 +118,23 @@ impl FormPage for State {
         &mut self.form
     }
 
-    fn rerun(&mut self, link: bool) {
-        let Some(scenario) = self.form.scenario() else {
-            return;
-        };
-        let outcome = bubblelab_core::run(&scenario).map(|report| {
+    fn form_ref(&self) -> &Form {
+        &self.form
+    }
+
+    fn request(&self, scenario: &Scenario) -> RunRequest {
+        RunRequest {
+            job: Job::Report,
+            scenario: Some(scenario.clone()),
+            files: Vec::new(),
+        }
+    }
+
+    fn show(&mut self, output: Output, scenario: &Scenario) {
+        if let Output::Report(report) = output {
             self.report = Shared(Rc::new(report));
             self.scenario_json = Some(scenario.to_json_pretty());
-        });
-        self.form.finish(&scenario, outcome, link);
+        }
     }
 }
 
@@ -158,10 +168,7 @@ impl State {
 /// The migration lab.
 #[function_component(MigrationLab)]
 pub fn migration_lab(props: &MigrationLabProps) -> Html {
-    let state = {
-        let payload = props.payload.clone();
-        use_state(move || from_payload::<State>(payload.as_deref()))
-    };
+    let (state, worker) = use_form_page::<State>(props.payload.clone());
     let measured = use_memo((), |()| measured_reports());
     let form = &state.form;
     let other_error = form.other_error(FIELDS.iter().map(|(p, _)| *p));
@@ -211,6 +218,7 @@ pub fn migration_lab(props: &MigrationLabProps) -> Html {
                     </p>
                 </form>
                 <div class="results">
+                    <RunStatus worker={worker.clone()} error={form.worker_error.clone()} />
                     <ExportBar report={state.report.clone()} stem="migration" scenario_json={state.scenario_json.clone().map(AttrValue::from)} />
                     <ReportView report={state.report.clone()} chart_titles={vec![
                         ("active-memory".to_string(), "Active memory over one iteration, per GPU, with the pause points".to_string()),

@@ -10,9 +10,8 @@
 use std::rc::Rc;
 
 use bubblelab_core::graph::build::ModelKind;
-use bubblelab_core::graph::sim::timeline;
 use bubblelab_core::hw::GpuKind;
-use bubblelab_core::labs::overlap::{report, simulate_all, OverlapParams, OverlapRun};
+use bubblelab_core::labs::overlap::OverlapParams;
 use bubblelab_core::report::Timeline;
 use bubblelab_core::{presets, Report, Scenario, ScenarioError};
 use serde_json::Value;
@@ -23,11 +22,14 @@ use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
 use crate::components::params_form::{
-    from_payload, get, number_callback, number_value, preset_callback, text_at, Form, FormPage,
+    edit, get, number_callback, number_value, preset_callback, text_at, use_form_page, Form,
+    FormPage,
 };
 use crate::components::report_view::ReportView;
 use crate::components::timeline::{Shared, TimelineView};
 use crate::components::upload::{texts, FileUpload};
+use crate::worker::client::{RunRequest, RunStatus};
+use crate::worker::{Job, Output};
 
 /// The form field a core error path belongs to: the pass list is edited through fixed fields,
 /// so `overlap.passes[0].k` is the K field and `overlap.passes[2].memory_budget_gib` the budget.
@@ -141,6 +143,9 @@ struct State {
     step: usize,
     /// Name of an imported graph file, when one replaces the built model.
     imported: Option<String>,
+    /// A graph file being tried: its name, and the graph and name it replaced (restored if
+    /// the core refuses it).
+    trying_graph: Option<(String, Option<Value>, Option<String>)>,
 }
 
 fn default_params() -> OverlapParams {
@@ -148,22 +153,6 @@ fn default_params() -> OverlapParams {
         Some(Ok(Scenario::Overlap(p))) => p,
         _ => OverlapParams::default(),
     }
-}
-
-fn step_timelines(run: &OverlapRun) -> Vec<(String, Shared<Timeline>)> {
-    let mut out = vec![(
-        "original".to_string(),
-        Shared(Rc::new(timeline(
-            &run.original,
-            &run.original_sim,
-            "graph as built",
-        ))),
-    )];
-    for s in &run.steps {
-        let t = timeline(&s.graph, &s.sim, &format!("after {}", s.pass));
-        out.push((s.pass.clone(), Shared(Rc::new(t))));
-    }
-    out
 }
 
 impl State {
@@ -179,10 +168,10 @@ impl State {
                 .map(|_| "a graph from the link".to_string()),
             report: Shared(Rc::new(Report::default())),
             steps: Shared(Rc::new(Vec::new())),
-            step: 0,
+            step: usize::MAX,
+            trying_graph: None,
         };
         s.rerun(false);
-        s.step = s.steps.0.len().saturating_sub(1);
         s
     }
 }
@@ -205,68 +194,103 @@ impl FormPage for State {
         &mut self.form
     }
 
-    /// Validates the edited params, runs every strategy and the pass steps.
-    fn rerun(&mut self, link: bool) {
-        let Some(scenario) = self.form.scenario() else {
-            return;
-        };
-        let Scenario::Overlap(p) = &scenario else {
-            return;
-        };
-        let outcome = simulate_all(p).map(|run| {
-            self.report = Shared(Rc::new(report::build(p, &run)));
-            self.steps = Shared(Rc::new(step_timelines(&run)));
-            self.step = self.step.min(self.steps.0.len().saturating_sub(1));
-        });
-        // Imported graphs can be large: links carry built models only.
-        let link = link && self.imported.is_none();
-        self.form.finish(&scenario, outcome, link);
+    fn form_ref(&self) -> &Form {
+        &self.form
+    }
+
+    /// Every strategy and the pass steps' timelines.
+    fn request(&self, scenario: &Scenario) -> RunRequest {
+        RunRequest {
+            job: Job::Overlap,
+            scenario: Some(scenario.clone()),
+            files: Vec::new(),
+        }
+    }
+
+    fn show(&mut self, output: Output, _: &Scenario) {
+        if let Output::Overlap { report, steps } = output {
+            self.report = Shared(Rc::new(report));
+            let steps: Vec<(String, Shared<Timeline>)> = steps
+                .into_iter()
+                .map(|(name, t)| (name, Shared(Rc::new(t))))
+                .collect();
+            self.step = self.step.min(steps.len().saturating_sub(1));
+            self.steps = Shared(Rc::new(steps));
+            self.trying_graph = None;
+        }
+    }
+
+    /// Imported graphs can be large: links carry built models only.
+    fn linkable(&self) -> bool {
+        self.imported.is_none()
+    }
+
+    fn refused(&mut self) {
+        if let Some((name, graph, imported)) = self.trying_graph.take() {
+            if let Some(e) = self.form.error.take() {
+                self.form.upload_error = Some(format!("{name}: {e}"));
+            }
+            self.restore_graph((graph, imported));
+        }
+    }
+}
+
+impl State {
+    /// Puts back the graph (or the built model) and its name.
+    fn restore_graph(&mut self, (graph, imported): (Option<Value>, Option<String>)) {
+        match graph {
+            Some(g) => self.form.set("graph", g),
+            None => {
+                if let Some(obj) = self.form.params.as_object_mut() {
+                    obj.remove("graph");
+                }
+            }
+        }
+        self.imported = imported;
     }
 }
 
 /// The overlap lab.
 #[function_component(OverlapLab)]
 pub fn overlap_lab(props: &OverlapLabProps) -> Html {
-    let state = {
-        let payload = props.payload.clone();
-        use_state(move || from_payload::<State>(payload.as_deref()))
-    };
+    let (state, worker) = use_form_page::<State>(props.payload.clone());
     let upload_error = use_state(|| None::<String>);
     let on_select = |path: &'static str| {
         let state = state.clone();
         Callback::from(move |e: Event| {
             let value = e.target_unchecked_into::<HtmlSelectElement>().value();
-            let mut next = (*state).clone();
-            next.form.set(path, Value::from(value));
-            next.rerun(true);
-            state.set(next);
+            edit(&state, move |next: &mut State| {
+                next.form.set(path, Value::from(value));
+                next.rerun(true);
+            });
         })
     };
     let on_backward = {
         let state = state.clone();
         Callback::from(move |e: Event| {
             let on = e.target_unchecked_into::<HtmlInputElement>().checked();
-            let mut next = (*state).clone();
-            next.form.set("workload.backward", Value::from(on));
-            next.rerun(true);
-            state.set(next);
+            edit(&state, move |next: &mut State| {
+                next.form.set("workload.backward", Value::from(on));
+                next.rerun(true);
+            });
         })
     };
     // Every pass control edits `Passes`, then the whole `passes` list is rebuilt.
-    let on_passes = |edit: fn(&mut Passes, String)| {
+    let on_passes = |change: fn(&mut Passes, String)| {
         let state = state.clone();
         Callback::from(move |value: String| {
-            let mut next = (*state).clone();
-            edit(&mut next.passes, value);
-            match next.passes.to_value() {
-                Ok(list) => {
-                    next.form.set("passes", list);
-                    next.rerun(true);
-                    next.step = next.steps.0.len().saturating_sub(1);
+            edit(&state, move |next: &mut State| {
+                change(&mut next.passes, value);
+                match next.passes.to_value() {
+                    Ok(list) => {
+                        next.form.set("passes", list);
+                        next.rerun(true);
+                        // Show the last step once the run finishes.
+                        next.step = usize::MAX;
+                    }
+                    Err(e) => next.form.error = Some(e),
                 }
-                Err(e) => next.form.error = Some(e),
-            }
-            state.set(next);
+            });
         })
     };
     let checkbox = |cb: Callback<String>| {
@@ -289,9 +313,9 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
     let on_step = {
         let state = state.clone();
         Callback::from(move |i: usize| {
-            let mut next = (*state).clone();
-            next.step = i;
-            state.set(next);
+            edit(&state, move |next: &mut State| {
+                next.step = i;
+            });
         })
     };
     let on_graph = {
@@ -309,18 +333,24 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
             });
             match loaded {
                 Ok((name, value)) => {
-                    let mut next = (*state).clone();
-                    next.form.set("graph", value);
-                    next.imported = Some(name.clone());
-                    next.rerun(false);
-                    match next.form.error.clone() {
-                        // The core named what is wrong with the graph: keep the last good run.
-                        Some(e) => upload_error.set(Some(format!("{name}: {e}"))),
-                        None => {
-                            upload_error.set(None);
-                            state.set(next);
+                    upload_error.set(None);
+                    edit(&state, move |next: &mut State| {
+                        let before = (
+                            get(&next.form.params, "graph").cloned(),
+                            next.imported.clone(),
+                        );
+                        next.form.set("graph", value);
+                        next.imported = Some(name.clone());
+                        next.rerun(false);
+                        match next.form.error.clone() {
+                            // The core named what is wrong with the graph: keep the last good run.
+                            Some(e) => {
+                                next.form.upload_error = Some(format!("{name}: {e}"));
+                                next.restore_graph(before);
+                            }
+                            None => next.trying_graph = Some((name, before.0, before.1)),
                         }
-                    }
+                    });
                 }
                 Err(e) => upload_error.set(Some(e)),
             }
@@ -329,13 +359,13 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
     let on_built = {
         let state = state.clone();
         Callback::from(move |_: MouseEvent| {
-            let mut next = (*state).clone();
-            if let Some(obj) = next.form.params.as_object_mut() {
-                obj.remove("graph");
-            }
-            next.imported = None;
-            next.rerun(true);
-            state.set(next);
+            edit(&state, move |next: &mut State| {
+                if let Some(obj) = next.form.params.as_object_mut() {
+                    obj.remove("graph");
+                }
+                next.imported = None;
+                next.rerun(true);
+            });
         })
     };
     let on_upload_error = {
@@ -441,11 +471,12 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
                             <button type="button" id="use-built" onclick={on_built}>{ "Back to the built model" }</button>
                         </p>
                     }
-                    if let Some(message) = &*upload_error {
+                    if let Some(message) = state.form.upload_error.as_ref().or(upload_error.as_ref()) {
                         <div class="banner error" id="upload-error" role="alert">{ message.clone() }</div>
                     }
                 </form>
                 <div class="results">
+                    <RunStatus worker={worker.clone()} error={state.form.worker_error.clone()} />
                     <ExportBar report={state.report.clone()} stem="overlap" />
                     <section class="pass-steps" id="pass-steps">
                         <h2>{ "Helix, pass by pass" }</h2>

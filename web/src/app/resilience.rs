@@ -11,8 +11,7 @@ use std::rc::Rc;
 
 use bubblelab_core::labs::resilience::job::Plan;
 use bubblelab_core::labs::resilience::params::DetectorSpec;
-use bubblelab_core::labs::resilience::StrategyKind;
-use bubblelab_core::labs::resilience::{detect_pai, report, run_all, ResilienceParams};
+use bubblelab_core::labs::resilience::ResilienceParams;
 use bubblelab_core::{presets, Report, Scenario};
 use serde_json::Value;
 use web_sys::HtmlSelectElement;
@@ -22,11 +21,14 @@ use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
 use crate::components::params_form::{
-    from_payload, get, number_callback, number_value, preset_callback, scenario_of, Form, FormPage,
+    edit, get, number_callback, number_value, preset_callback, scenario_of, use_form_page, Form,
+    FormPage,
 };
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
-use crate::components::upload::{texts, FileUpload};
+use crate::components::upload::FileUpload;
+use crate::worker::client::{use_worker, Outcome, RunRequest, RunStatus};
+use crate::worker::{Job, Output, Playback};
 
 /// Properties of [`ResilienceLab`].
 #[derive(Properties, PartialEq)]
@@ -62,45 +64,6 @@ const FAULTS: [(&str, &str, f64, bool); 4] = [
 
 /// Largest PAI file the page reads, bytes.
 const MAX_PAI_BYTES: u64 = 32 << 20;
-
-/// What the playback shows of ResiHP's run, iteration by iteration.
-#[derive(Clone, Debug, Default, PartialEq)]
-struct Playback {
-    /// (iteration, observed ns, predicted ns) of each executed iteration, in order.
-    steps: Vec<(u32, u64, Option<f64>)>,
-    /// Iterations at whose end ResiHP raised a fail-slow alarm, with the GPUs it blamed.
-    alarms: Vec<(u32, Vec<u32>)>,
-    /// First iteration run on the re-planned layout.
-    replanned_at: Option<u32>,
-}
-
-impl Playback {
-    fn of(run: &bubblelab_core::labs::resilience::StrategyRun) -> Playback {
-        let first_reconfig = run
-            .pauses
-            .iter()
-            .find(|p| p.cat == "reconfigure")
-            .map(|p| p.start_ns);
-        Playback {
-            steps: run
-                .steps
-                .iter()
-                .map(|s| (s.iteration, s.dur_ns, s.predicted_ns))
-                .collect(),
-            alarms: run
-                .alarms
-                .iter()
-                .map(|a| (a.iteration, a.gpus.clone()))
-                .collect(),
-            replanned_at: first_reconfig.and_then(|t| {
-                run.steps
-                    .iter()
-                    .find(|s| s.start_ns >= t)
-                    .map(|s| s.iteration)
-            }),
-        }
-    }
-}
 
 #[derive(Clone, PartialEq)]
 struct State {
@@ -153,25 +116,34 @@ impl FormPage for State {
         &mut self.form
     }
 
-    fn rerun(&mut self, link: bool) {
-        let Some(scenario) = self.form.scenario() else {
+    fn form_ref(&self) -> &Form {
+        &self.form
+    }
+
+    /// Every strategy, ResiHP's playback and its layout after re-planning.
+    fn request(&self, scenario: &Scenario) -> RunRequest {
+        RunRequest {
+            job: Job::Resilience,
+            scenario: Some(scenario.clone()),
+            files: Vec::new(),
+        }
+    }
+
+    fn show(&mut self, output: Output, scenario: &Scenario) {
+        let (
+            Output::Resilience {
+                report,
+                playback,
+                replanned,
+            },
+            Scenario::Resilience(p),
+        ) = (output, scenario)
+        else {
             return;
         };
-        let Scenario::Resilience(p) = &scenario else {
-            return;
-        };
-        let outcome = run_all(p).map(|runs| {
-            let tokens = f64::from(p.cluster.dp * p.cluster.micro_batches)
-                * f64::from(p.lengths.tokens_per_micro_batch);
-            self.report = Shared(Rc::new(report::build(p, &runs, tokens)));
-            let resihp = runs.iter().find(|r| r.kind == StrategyKind::Resihp);
-            self.resihp = Rc::new(resihp.map(Playback::of).unwrap_or_default());
-            let after = resihp
-                .filter(|r| r.replans > 0)
-                .map(|r| r.final_plan.clone());
-            self.plans = Rc::new((Plan::initial(p), after));
-        });
-        self.form.finish(&scenario, outcome, link);
+        self.report = Shared(Rc::new(report));
+        self.resihp = Rc::new(playback);
+        self.plans = Rc::new((Plan::initial(p), replanned));
     }
 }
 
@@ -207,10 +179,7 @@ fn plan_stages(r: &bubblelab_core::labs::resilience::job::ReplicaPlan) -> Vec<(u
 /// The resilience lab.
 #[function_component(ResilienceLab)]
 pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
-    let state = {
-        let payload = props.payload.clone();
-        use_state(move || from_payload::<State>(payload.as_deref()))
-    };
+    let (state, worker) = use_form_page::<State>(props.payload.clone());
     let colour_by = use_state(|| "stage".to_string());
     let fault = use_state(|| 1usize);
     let at_iteration = use_state(|| "200".to_string());
@@ -238,65 +207,80 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
         });
     }
     let upload_error = use_state(|| None::<String>);
+    let pai_worker = use_worker();
     let on_gpu = {
         let state = state.clone();
         let fault = fault.clone();
         let at_iteration = at_iteration.clone();
         Callback::from(move |gpu: u32| {
-            let mut next = (*state).clone();
-            let at = match number_value("resilience", "events.at_iteration", &at_iteration) {
-                Ok(v) => v,
-                Err(e) => {
-                    next.form.error = Some(e);
-                    return state.set(next);
-                }
-            };
+            let at = number_value("resilience", "events.at_iteration", &at_iteration);
             let (_, _, slowdown, dead) = FAULTS[*fault];
-            let mut events = get(&next.form.params, "events")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            // A second click on a GPU with an event removes it.
-            let before = events.len();
-            events.retain(|e| e.get("gpu").and_then(Value::as_u64) != Some(u64::from(gpu)));
-            if events.len() == before {
-                events.push(serde_json::json!({"at_iteration": at, "gpu": gpu, "slowdown": slowdown, "dead": dead}));
-            }
-            next.form.set("events", Value::from(events));
-            next.rerun(true);
-            state.set(next);
+            edit(&state, move |next: &mut State| {
+                let at = match at {
+                    Ok(v) => v,
+                    Err(e) => {
+                        next.form.error = Some(e);
+                        return;
+                    }
+                };
+                let mut events = get(&next.form.params, "events")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                // A second click on a GPU with an event removes it.
+                let before = events.len();
+                events.retain(|e| e.get("gpu").and_then(Value::as_u64) != Some(u64::from(gpu)));
+                if events.len() == before {
+                    events.push(serde_json::json!({"at_iteration": at, "gpu": gpu, "slowdown": slowdown, "dead": dead}));
+                }
+                next.form.set("events", Value::from(events));
+                next.rerun(true);
+            });
         })
     };
+    // The detectors read the PAI file in a second worker, beside the simulation's.
     let on_pai = {
         let state = state.clone();
         let upload_error = upload_error.clone();
+        let pai_worker = pai_worker.clone();
         Callback::from(move |files: Vec<(String, Vec<u8>)>| {
-            let loaded = texts(files).and_then(|files| {
-                let (name, text) = files.into_iter().next().ok_or("no file chosen")?;
-                let spec = match scenario_of("resilience", &state.form.params) {
-                    Ok(Scenario::Resilience(p)) => p.detector,
-                    _ => DetectorSpec::default(),
-                };
-                let report = detect_pai(&name, &text, &spec).map_err(|e| format!("{name}: {e}"))?;
-                Ok((name, report))
-            });
-            match loaded {
-                Ok((name, report)) => {
-                    upload_error.set(None);
-                    let mut next = (*state).clone();
-                    next.pai = Some((name, Shared(Rc::new(report))));
-                    state.set(next);
-                }
-                Err(e) => upload_error.set(Some(e)),
-            }
+            let detector = match scenario_of("resilience", &state.form.params) {
+                Ok(Scenario::Resilience(p)) => p.detector,
+                _ => DetectorSpec::default(),
+            };
+            let name = files.first().map(|f| f.0.clone()).unwrap_or_default();
+            let request = RunRequest {
+                job: Job::Pai,
+                scenario: Some(Scenario::Resilience(ResilienceParams {
+                    detector,
+                    ..ResilienceParams::default()
+                })),
+                files: files.into_iter().map(Rc::new).collect(),
+            };
+            let state = state.clone();
+            let upload_error = upload_error.clone();
+            pai_worker.run(
+                request,
+                Callback::from(move |outcome: Outcome| match outcome {
+                    Ok(Output::Report(report)) => {
+                        upload_error.set(None);
+                        let name = name.clone();
+                        edit(&state, move |next: &mut State| {
+                            next.pai = Some((name, Shared(Rc::new(report))));
+                        });
+                    }
+                    Ok(_) => {}
+                    Err(e) => upload_error.set(Some(e.to_string())),
+                }),
+            );
         })
     };
     let on_back = {
         let state = state.clone();
         Callback::from(move |_: MouseEvent| {
-            let mut next = (*state).clone();
-            next.pai = None;
-            state.set(next);
+            edit(&state, move |next: &mut State| {
+                next.pai = None;
+            });
         })
     };
     let on_upload_error = {
@@ -475,6 +459,8 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
                     }
                 </form>
                 <div class="results">
+                    <RunStatus worker={worker.clone()} error={state.form.worker_error.clone()} />
+                    <RunStatus worker={pai_worker.clone()} id="pai-status" />
                     <section class="cluster" id="resilience-grid">
                         <h2>{ "The job's GPUs" }</h2>
                         <div class="cluster-controls">

@@ -5,37 +5,48 @@
 
 use std::rc::Rc;
 
-use bubblelab_core::kineto;
 use yew::prelude::*;
 
 use crate::components::export::ExportBar;
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::FileUpload;
+use crate::worker::client::{use_worker, Outcome, RunRequest, RunStatus};
+use crate::worker::{Job, Output};
 
 /// Largest trace file the page reads, bytes.
 const MAX_TRACE_BYTES: u64 = 256 << 20;
-/// Largest inflated trace the page accepts from a gzipped file, bytes (a tab's memory is finite).
-const MAX_INFLATED_BYTES: usize = 1 << 30;
 
 /// The Kineto trace view.
 #[function_component(TraceView)]
 pub fn trace_view() -> Html {
     let report = use_state(|| None::<Shared<bubblelab_core::Report>>);
     let error = use_state(|| None::<String>);
+    // The traces are parsed (and inflated) in the worker, a progress step per file.
+    let worker = use_worker();
     let on_load = {
         let report = report.clone();
         let error = error.clone();
+        let worker = worker.clone();
         Callback::from(move |files: Vec<(String, Vec<u8>)>| {
-            let mut traces = Vec::with_capacity(files.len());
-            for (name, bytes) in files {
-                match kineto::parse_trace_with_limit(&bytes, MAX_INFLATED_BYTES) {
-                    Ok(trace) => traces.push((name, trace)),
-                    Err(e) => return error.set(Some(format!("{name}: {e}"))),
-                }
-            }
-            error.set(None);
-            report.set(Some(Shared(Rc::new(kineto::report(&traces)))));
+            let report = report.clone();
+            let error = error.clone();
+            let request = RunRequest {
+                job: Job::Kineto,
+                scenario: None,
+                files: files.into_iter().map(Rc::new).collect(),
+            };
+            worker.run(
+                request,
+                Callback::from(move |outcome: Outcome| match outcome {
+                    Ok(Output::Report(r)) => {
+                        error.set(None);
+                        report.set(Some(Shared(Rc::new(r))));
+                    }
+                    Ok(_) => {}
+                    Err(e) => error.set(Some(e.to_string())),
+                }),
+            );
         })
     };
     let on_error = {
@@ -55,6 +66,7 @@ pub fn trace_view() -> Html {
             </p>
             <FileUpload id="upload-kineto" label="Open traces (.json, .json.gz)" multiple=true accept=".json,.gz,application/json,application/gzip"
                 max_bytes={MAX_TRACE_BYTES} max_files={64} {on_load} {on_error} />
+            <RunStatus worker={worker.clone()} unit="files" />
             if let Some(message) = &*error {
                 <div class="banner error" id="trace-error" role="alert">{ message.clone() }</div>
             }

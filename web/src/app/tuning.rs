@@ -18,10 +18,12 @@ use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
 use crate::components::params_form::{
-    from_payload, list_text, number_callback, preset_callback, text_at, Form, FormPage,
+    edit, list_text, number_callback, preset_callback, text_at, use_form_page, Form, FormPage,
 };
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
+use crate::worker::client::{RunRequest, RunStatus};
+use crate::worker::{Job, Output};
 
 /// Properties of [`TuningLab`].
 #[derive(Properties, PartialEq)]
@@ -97,58 +99,64 @@ impl FormPage for State {
         &mut self.form
     }
 
-    fn rerun(&mut self, link: bool) {
-        let Some(scenario) = self.form.scenario() else {
-            return;
-        };
-        let outcome = bubblelab_core::run(&scenario).map(|report| {
+    fn form_ref(&self) -> &Form {
+        &self.form
+    }
+
+    /// The MLPs train in the worker (with a step per training run), so the page paints first.
+    fn request(&self, scenario: &Scenario) -> RunRequest {
+        RunRequest {
+            job: Job::Report,
+            scenario: Some(scenario.clone()),
+            files: Vec::new(),
+        }
+    }
+
+    fn show(&mut self, output: Output, _: &Scenario) {
+        if let Output::Report(report) = output {
             self.report = Shared(Rc::new(report));
-        });
-        self.form.finish(&scenario, outcome, link);
+        }
     }
 }
 
 /// The tuning lab.
 #[function_component(TuningLab)]
 pub fn tuning_lab(props: &TuningLabProps) -> Html {
-    let state = {
-        let payload = props.payload.clone();
-        use_state(move || from_payload::<State>(payload.as_deref()))
-    };
+    let (state, worker) = use_form_page::<State>(props.payload.clone());
     let on_widths = {
         let state = state.clone();
         Callback::from(move |text: String| {
-            let mut next = (*state).clone();
-            next.form.set_text("experiment.widths", text.clone());
-            let parsed: Result<Vec<u64>, String> = text
-                .split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(|s| s.parse::<u64>().map_err(|_| s.to_string()))
-                .collect();
-            match parsed {
-                Ok(list) => {
-                    next.form.set("experiment.widths", Value::from(list));
-                    next.rerun(true);
+            edit(&state, move |next: &mut State| {
+                next.form.set_text("experiment.widths", text.clone());
+                let parsed: Result<Vec<u64>, String> = text
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(|s| s.parse::<u64>().map_err(|_| s.to_string()))
+                    .collect();
+                match parsed {
+                    Ok(list) => {
+                        next.form.set("experiment.widths", Value::from(list));
+                        next.rerun(true);
+                    }
+                    Err(bad) => {
+                        next.form.error = Some(ScenarioError::field(
+                            "tuning.experiment.widths",
+                            format!("expected whole numbers separated by commas, got `{bad}`"),
+                        ));
+                    }
                 }
-                Err(bad) => {
-                    next.form.error = Some(ScenarioError::field(
-                        "tuning.experiment.widths",
-                        format!("expected whole numbers separated by commas, got `{bad}`"),
-                    ));
-                }
-            }
-            state.set(next);
+            });
         })
     };
     let on_optimizer = {
         let state = state.clone();
         Callback::from(move |e: Event| {
             let value = e.target_unchecked_into::<HtmlSelectElement>().value();
-            let mut next = (*state).clone();
-            next.form.set("experiment.optimizer", Value::from(value));
-            next.rerun(true);
-            state.set(next);
+            edit(&state, move |next: &mut State| {
+                next.form.set("experiment.optimizer", Value::from(value));
+                next.rerun(true);
+            });
         })
     };
     let form = &state.form;
@@ -188,6 +196,7 @@ pub fn tuning_lab(props: &TuningLabProps) -> Html {
                     }
                 </form>
                 <div class="results">
+                    <RunStatus worker={worker.clone()} unit="training runs" error={form.worker_error.clone()} />
                     <ExportBar report={state.report.clone()} stem="tuning" />
                     <ReportView report={state.report.clone()} chart_titles={vec![
                         ("tuning.sp".to_string(), "Standard parametrization: held-out loss vs learning rate, per width".to_string()),

@@ -2,9 +2,15 @@
 //! many nested fields: the page changes one value, then the core parses and validates the
 //! whole scenario, so every message names the field exactly as the CLI would.
 
+use std::ops::Deref;
+use std::rc::Rc;
+
 use bubblelab_core::{share, Scenario, ScenarioError};
 use serde_json::Value;
-use yew::{Callback, UseStateHandle};
+use yew::prelude::*;
+
+use crate::worker::client::{use_worker, Outcome, RunRequest, SharedFile, WorkerHandle};
+use crate::worker::{Failure, Output};
 
 /// One step of a path: an object key, or an array index when the value is an array.
 fn step<'a>(v: &'a Value, k: &str) -> Option<&'a Value> {
@@ -130,6 +136,38 @@ pub struct Form {
     pub error: Option<ScenarioError>,
     /// Why the share link the page was opened with could not be used.
     pub link_error: Option<String>,
+    /// The run the page asked for last (the worker runs it; see [`use_form_page`]).
+    pub pending: Option<Rc<PendingRun>>,
+    /// The uploaded files the runs read, when they replace the scenario's own input.
+    pub upload: Option<Upload>,
+    /// The last upload a run finished on (a refused upload falls back to it).
+    upload_ok: Option<Upload>,
+    /// Why the last upload was refused (by the worker, which reads it).
+    pub upload_error: Option<String>,
+    /// Why the worker failed, when it did.
+    pub worker_error: Option<String>,
+    seq: u64,
+}
+
+/// A run the page asked for: the scenario and whether a success puts its link in the address
+/// bar.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PendingRun {
+    /// Number of the ask (a newer ask supersedes it).
+    pub seq: u64,
+    /// The validated scenario.
+    pub scenario: Scenario,
+    /// Put the share link in the address bar on success.
+    pub link: bool,
+}
+
+/// Files a lab runs on instead of its synthetic input, and how the page names them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Upload {
+    /// The files, as read (the worker parses them for every run).
+    pub files: Vec<SharedFile>,
+    /// What the page calls them (`trace.csv`).
+    pub source: String,
 }
 
 impl Form {
@@ -142,6 +180,12 @@ impl Form {
             texts: Vec::new(),
             error: None,
             link_error,
+            pending: None,
+            upload: None,
+            upload_ok: None,
+            upload_error: None,
+            worker_error: None,
+            seq: 0,
         }
     }
 
@@ -196,17 +240,83 @@ impl Form {
         }
     }
 
-    /// Records the outcome of running `scenario`; on success clears the error and, when asked,
-    /// puts the scenario's share link in the address bar.
-    pub fn finish(&mut self, scenario: &Scenario, outcome: Result<(), ScenarioError>, link: bool) {
+    /// Asks for a run of `scenario` (the page's effect posts it to the worker).
+    pub fn ask(&mut self, scenario: Scenario, link: bool) {
+        self.seq += 1;
+        self.error = None;
+        self.pending = Some(Rc::new(PendingRun {
+            seq: self.seq,
+            scenario,
+            link,
+        }));
+    }
+
+    /// Number of the last ask (0 before any).
+    #[must_use]
+    pub fn pending_seq(&self) -> u64 {
+        self.pending.as_ref().map_or(0, |p| p.seq)
+    }
+
+    /// Runs the next asks on `upload` (`None`: the scenario's own input again).
+    pub fn set_upload(&mut self, upload: Option<Upload>) {
+        self.upload_error = None;
+        if upload.is_none() {
+            self.upload_ok = None;
+        }
+        self.upload = upload;
+    }
+
+    /// The upload the results shown were computed on (`None`: the scenario's own input).
+    #[must_use]
+    pub fn shown_upload(&self) -> Option<&Upload> {
+        self.upload_ok.as_ref()
+    }
+
+    /// The upload's files (none without an upload).
+    #[must_use]
+    pub fn upload_files(&self) -> Vec<SharedFile> {
+        self.upload
+            .as_ref()
+            .map(|u| u.files.clone())
+            .unwrap_or_default()
+    }
+
+    /// Records how the run of `pending` ended, unless a newer ask superseded it; returns the
+    /// output to show on success.
+    pub fn finish(
+        &mut self,
+        pending: &PendingRun,
+        outcome: Outcome,
+        linkable: bool,
+    ) -> Option<Output> {
+        if pending.seq != self.pending_seq() {
+            return None;
+        }
+        self.worker_error = None;
         match outcome {
-            Ok(()) => {
+            Ok(output) => {
                 self.error = None;
-                if link {
-                    crate::browser::replace_hash(&share::fragment(scenario));
+                self.upload_error = None;
+                self.upload_ok = self.upload.clone();
+                if pending.link && linkable && self.upload.is_none() {
+                    crate::browser::replace_hash(&share::fragment(&pending.scenario));
                 }
+                Some(output)
             }
-            Err(e) => self.error = Some(e),
+            Err(Failure::Scenario(e)) => {
+                self.error = Some(e);
+                None
+            }
+            Err(Failure::Upload(message)) => {
+                // The refused files are dropped; the results shown stay those of the last run.
+                self.upload = self.upload_ok.clone();
+                self.upload_error = Some(message);
+                None
+            }
+            Err(failure @ Failure::Worker(_)) => {
+                self.worker_error = Some(failure.to_string());
+                None
+            }
         }
     }
 
@@ -284,19 +394,37 @@ pub fn decode_payload(lab: &str, payload: Option<&str>) -> (Option<Scenario>, Op
     }
 }
 
-/// A lab page's state that holds a [`Form`] and can run its model again.
-pub trait FormPage: Clone + 'static {
+/// A lab page's state that holds a [`Form`]; its model runs in the page's worker.
+pub trait FormPage: Clone + PartialEq + 'static {
     /// The lab's id (`tuning`), as in share links.
     const LAB: &'static str;
     /// The page's form.
     fn form(&mut self) -> &mut Form;
-    /// Runs the page's model on the form's scenario; `link` puts the share link in the
-    /// address bar on success.
-    fn rerun(&mut self, link: bool);
-    /// The page showing `scenario`, already run; `None` when it is another lab's.
+    /// The page's form, to read.
+    fn form_ref(&self) -> &Form;
+    /// What the worker runs for `scenario` (the form's upload rides along).
+    fn request(&self, scenario: &Scenario) -> RunRequest;
+    /// Shows a finished run of `scenario`.
+    fn show(&mut self, output: Output, scenario: &Scenario);
+    /// The page showing `scenario` (its run asked for); `None` when it is another lab's.
     fn open(scenario: Scenario, link_error: Option<String>) -> Option<Self>;
-    /// The page without a usable link: the lab's default scenario, already run.
+    /// The page without a usable link: the lab's default scenario (its run asked for).
     fn opening(link_error: Option<String>) -> Self;
+    /// Whether a successful run may put its share link in the address bar.
+    fn linkable(&self) -> bool {
+        true
+    }
+
+    /// Called after the worker refused the run asked for last (the form holds the error).
+    fn refused(&mut self) {}
+
+    /// Validates the form's scenario and asks for its run; `link` puts the share link in the
+    /// address bar on success. An invalid form keeps its error and asks for nothing.
+    fn rerun(&mut self, link: bool) {
+        if let Some(scenario) = self.form().scenario() {
+            self.form().ask(scenario, link);
+        }
+    }
 }
 
 /// The page a share-link payload opens: its scenario, or the default with the link's error.
@@ -308,34 +436,102 @@ pub fn from_payload<S: FormPage>(payload: Option<&str>) -> S {
     }
 }
 
+/// A change to a page's state, applied to its latest value (so a run that ends late never
+/// undoes an edit made while it ran).
+pub struct Edit<S>(Box<dyn FnOnce(&mut S)>);
+
+/// A [`FormPage`] as a Yew reducer state.
+#[derive(Clone, PartialEq)]
+pub struct Page<S>(pub S);
+
+impl<S> Deref for Page<S> {
+    type Target = S;
+    fn deref(&self) -> &S {
+        &self.0
+    }
+}
+
+impl<S: FormPage> Reducible for Page<S> {
+    type Action = Edit<S>;
+    fn reduce(self: Rc<Self>, action: Edit<S>) -> Rc<Self> {
+        let mut next = self.0.clone();
+        (action.0)(&mut next);
+        Rc::new(Page(next))
+    }
+}
+
+/// A page's state handle.
+pub type PageHandle<S> = UseReducerHandle<Page<S>>;
+
+/// Changes the page's state.
+pub fn edit<S: FormPage>(state: &PageHandle<S>, change: impl FnOnce(&mut S) + 'static) {
+    state.dispatch(Edit(Box::new(change)));
+}
+
+/// A form page's state (from the share-link payload) and its worker: every ask of the form is
+/// posted to the worker, and its outcome comes back into the state.
+#[hook]
+pub fn use_form_page<S: FormPage>(payload: Option<String>) -> (PageHandle<S>, WorkerHandle) {
+    let worker = use_worker();
+    let state = use_reducer(move || Page(from_payload::<S>(payload.as_deref())));
+    {
+        let state = state.clone();
+        let worker = worker.clone();
+        use_effect_with(state.form_ref().pending_seq(), move |_| {
+            if let Some(pending) = state.form_ref().pending.clone() {
+                let request = state.request(&pending.scenario);
+                let dispatcher = state.dispatcher();
+                worker.run(
+                    request,
+                    Callback::from(move |outcome: Outcome| {
+                        let pending = pending.clone();
+                        dispatcher.dispatch(Edit(Box::new(move |s: &mut S| {
+                            if pending.seq != s.form_ref().pending_seq() {
+                                return; // a newer ask supersedes this run
+                            }
+                            let linkable = s.linkable();
+                            match s.form().finish(&pending, outcome, linkable) {
+                                Some(output) => s.show(output, &pending.scenario),
+                                None => s.refused(),
+                            }
+                        })));
+                    }),
+                );
+            }
+        });
+    }
+    (state, worker)
+}
+
 /// The preset picker's callback: the page on the preset (run once), its share link in the
-/// address bar.
+/// address bar when the run succeeds.
 #[must_use]
-pub fn preset_callback<S: FormPage>(
-    state: &UseStateHandle<S>,
-) -> Callback<(&'static str, Scenario)> {
+pub fn preset_callback<S: FormPage>(state: &PageHandle<S>) -> Callback<(&'static str, Scenario)> {
     let state = state.clone();
     Callback::from(move |(_, scenario): (&'static str, Scenario)| {
-        let fragment = share::fragment(&scenario);
         if let Some(mut next) = S::open(scenario, None) {
-            if next.form().error.is_none() {
-                crate::browser::replace_hash(&fragment);
-            }
-            state.set(next);
+            // The new page's asks continue the old numbering, so its effect fires.
+            edit(&state, move |s: &mut S| {
+                let seq = s.form().seq;
+                next.form().seq = seq;
+                next.rerun(true);
+                *s = next;
+            });
         }
     })
 }
 
 /// The callback of number field `path`: keep the text, and run again when it is a number.
 #[must_use]
-pub fn number_callback<S: FormPage>(state: &UseStateHandle<S>, path: &str) -> Callback<String> {
+pub fn number_callback<S: FormPage>(state: &PageHandle<S>, path: &str) -> Callback<String> {
     let state = state.clone();
     let path = path.to_string();
     Callback::from(move |text: String| {
-        let mut next = (*state).clone();
-        if next.form().edit_number(&path, text) {
-            next.rerun(true);
-        }
-        state.set(next);
+        let path = path.clone();
+        edit(&state, move |next: &mut S| {
+            if next.form().edit_number(&path, text) {
+                next.rerun(true);
+            }
+        });
     })
 }

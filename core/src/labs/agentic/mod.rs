@@ -36,9 +36,20 @@ pub const MAX_OUTPUT_TOKENS: u64 = 200_000_000;
 /// # Errors
 /// [`ScenarioError::Field`] for invalid parameters.
 pub fn run(params: &AgenticParams) -> Result<Report, ScenarioError> {
+    run_with_progress(params, &mut |_, _| {})
+}
+
+/// [`run`], calling `progress(done, total)` as [`run_workload_with_progress`] does.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_with_progress(
+    params: &AgenticParams,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Report, ScenarioError> {
     params.validate()?;
     let work = workload::generate(&params.synthetic);
-    run_workload(params, &work)
+    run_workload_with_progress(params, &work, progress)
 }
 
 /// Runs every chosen controller (and the cap sweep) on `work` (an uploaded or real trace; the
@@ -48,35 +59,46 @@ pub fn run(params: &AgenticParams) -> Result<Report, ScenarioError> {
 /// [`ScenarioError::Field`] for invalid parameters or a workload too large or with no agent that
 /// fits the engine.
 pub fn run_workload(params: &AgenticParams, work: &Workload) -> Result<Report, ScenarioError> {
+    run_workload_with_progress(params, work, &mut |_, _| {})
+}
+
+/// [`run_workload`], calling `progress(runs done, runs)` before the first and after each
+/// controller's and each sweep cap's run (for progress bars); the Report does not depend on it.
+///
+/// # Errors
+/// As [`run_workload`].
+pub fn run_workload_with_progress(
+    params: &AgenticParams,
+    work: &Workload,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Report, ScenarioError> {
     params.validate_simulation()?;
     let (usable, dropped) = prepare(params, work)?;
     let interval_ns = crate::units::nanos_from_f64(params.control_interval_s * 1e9).0;
-    let runs = params
-        .controllers
-        .iter()
-        .map(|c| {
-            run_controller(
-                &params.engine,
-                c,
-                &usable,
-                interval_ns,
-                params.timeline_agents,
-            )
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let sweep = params
-        .sweep_caps
-        .iter()
-        .map(|&cap| {
-            run_controller(
-                &params.engine,
-                &ControllerSpec::StaticCap { cap },
-                &usable,
-                interval_ns,
-                0,
-            )
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let total = params.controllers.len() + params.sweep_caps.len();
+    progress(0, total);
+    let mut runs = Vec::with_capacity(params.controllers.len());
+    for c in &params.controllers {
+        runs.push(run_controller(
+            &params.engine,
+            c,
+            &usable,
+            interval_ns,
+            params.timeline_agents,
+        )?);
+        progress(runs.len(), total);
+    }
+    let mut sweep = Vec::with_capacity(params.sweep_caps.len());
+    for &cap in &params.sweep_caps {
+        sweep.push(run_controller(
+            &params.engine,
+            &ControllerSpec::StaticCap { cap },
+            &usable,
+            interval_ns,
+            0,
+        )?);
+        progress(runs.len() + sweep.len(), total);
+    }
     Ok(report::build(params, &usable, &runs, &sweep, dropped))
 }
 

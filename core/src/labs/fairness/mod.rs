@@ -21,7 +21,7 @@ pub use params::{
     PreemptionModel, TenantShare, TenantWeights, TiresiasParams, WindowSpec,
 };
 pub use policies::PolicyKind;
-pub use sim::{occupancy_at, run_policy, PolicyRun};
+pub use sim::{occupancy_at, occupancy_of, run_policy, PolicyRun, Segment};
 
 use crate::report::Report;
 use crate::scenario::ScenarioError;
@@ -34,7 +34,18 @@ pub const MAX_JOB_RUNS: u64 = 2_000_000;
 /// # Errors
 /// [`ScenarioError::Field`] for invalid parameters.
 pub fn run(params: &FairnessParams) -> Result<Report, ScenarioError> {
-    run_trace(params, &synthetic_trace(params)?)
+    run_with_progress(params, &mut |_, _| {})
+}
+
+/// [`run`], calling `progress(policies done, policies)` as [`simulate`] does.
+///
+/// # Errors
+/// [`ScenarioError::Field`] for invalid parameters.
+pub fn run_with_progress(
+    params: &FairnessParams,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Report, ScenarioError> {
+    simulate(params, &synthetic_trace(params)?, progress).map(|s| s.report)
 }
 
 /// The seeded synthetic trace that `params.synthetic` describes, once `params` are valid.

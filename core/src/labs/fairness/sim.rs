@@ -211,7 +211,7 @@ pub struct RoundCtx<'a> {
 }
 
 /// One run segment of a job: it held `alloc` from `start_ns` to `end_ns`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Segment {
     /// Job index.
     pub job: usize,
@@ -1240,12 +1240,24 @@ fn take_in_order(
 /// order. A segment covers [start, end), so at a job's finish instant its GPUs are free.
 #[must_use]
 pub fn occupancy_at(run: &PolicyRun, nodes: usize, t_ns: u64) -> Vec<Vec<(u32, u32)>> {
+    occupancy_of(&run.segments, |job| run.jobs[job].tenant, nodes, t_ns)
+}
+
+/// [`occupancy_at`] from a run's segments and each job's tenant alone (what the page's cluster
+/// view keeps of a run).
+#[must_use]
+pub fn occupancy_of(
+    segments: &[Segment],
+    tenant_of: impl Fn(usize) -> u32,
+    nodes: usize,
+    t_ns: u64,
+) -> Vec<Vec<(u32, u32)>> {
     let mut out: Vec<Vec<(u32, u32)>> = vec![Vec::new(); nodes];
-    for seg in &run.segments {
+    for seg in segments {
         if seg.start_ns > t_ns || seg.end_ns <= t_ns {
             continue;
         }
-        let tenant = run.jobs[seg.job].tenant;
+        let tenant = tenant_of(seg.job);
         for &(n, g) in &seg.alloc {
             let Some(node) = out.get_mut(n as usize) else {
                 continue;

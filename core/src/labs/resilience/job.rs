@@ -149,7 +149,7 @@ impl Job {
 }
 
 /// One pipeline stage of a plan: the TP group and how many layers it holds.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StagePlan {
     /// GPUs of the TP group (its degree is their count).
     pub gpus: Vec<u32>,
@@ -158,7 +158,7 @@ pub struct StagePlan {
 }
 
 /// One data-parallel replica of a plan.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ReplicaPlan {
     /// Index of the replica in the original layout.
     pub id: u32,
@@ -173,7 +173,7 @@ pub struct ReplicaPlan {
 
 /// A parallel plan: which GPUs form which TP group, stage and replica, with layer and
 /// micro-batch shares.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Plan {
     /// Active replicas.
     pub replicas: Vec<ReplicaPlan>,

@@ -5,7 +5,6 @@
 
 use std::rc::Rc;
 
-use bubblelab_core::labs::fairness::{occupancy_at, PolicyRun};
 use gloo::timers::callback::Interval;
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, HtmlInputElement, HtmlSelectElement};
@@ -14,12 +13,13 @@ use yew::prelude::*;
 use super::colours::{tenant_colour, FREE};
 use super::shares::ShareChart;
 use crate::components::timeline::Shared;
+use crate::worker::ClusterRun;
 
 /// Properties of [`ClusterSection`].
 #[derive(Properties, PartialEq)]
 pub struct ClusterProps {
     /// Every policy's run on one trace.
-    pub runs: Shared<Vec<PolicyRun>>,
+    pub runs: Shared<Vec<ClusterRun>>,
     /// Tenant names, by index.
     pub tenants: Shared<Vec<String>>,
     /// Nodes in the cluster.
@@ -79,7 +79,7 @@ impl Reducible for Clock {
 }
 
 /// Time of scrubber position `pos` in a run, ns.
-fn time_at(run: &PolicyRun, pos: u32) -> u64 {
+fn time_at(run: &ClusterRun, pos: u32) -> u64 {
     let span = run.last_finish_ns.saturating_sub(run.first_submit_ns);
     run.first_submit_ns + (u128::from(span) * u128::from(pos) / u128::from(STEPS)) as u64
 }
@@ -148,7 +148,7 @@ pub fn cluster_section(props: &ClusterProps) -> Html {
         .get(props.selected.min(props.runs.0.len().saturating_sub(1)));
     let t_ns = run.map_or(0, |r| time_at(r, clock.pos));
     let occupancy: Rc<Vec<Vec<(u32, u32)>>> = Rc::new(
-        run.map(|r| occupancy_at(r, props.nodes as usize, t_ns))
+        run.map(|r| r.occupancy_at(props.nodes as usize, t_ns))
             .unwrap_or_default(),
     );
     {

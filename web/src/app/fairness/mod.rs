@@ -13,10 +13,8 @@ mod survey;
 
 use std::rc::Rc;
 
-use bubblelab_core::labs::fairness::job::Trace;
 use bubblelab_core::labs::fairness::policies::PolicyKind;
-use bubblelab_core::labs::fairness::traces::{self, shares as share_file, ReadOptions};
-use bubblelab_core::labs::fairness::{simulate, synthetic_trace, FairnessParams, PolicyRun};
+use bubblelab_core::labs::fairness::FairnessParams;
 use bubblelab_core::{presets, Report, Scenario};
 use serde_json::Value;
 use web_sys::HtmlSelectElement;
@@ -27,12 +25,16 @@ use self::survey::SurveyMap;
 use crate::components::export::ExportBar;
 use crate::components::fields::{CheckboxGroup, NumberField};
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
+use crate::components::params_form::Upload;
 use crate::components::params_form::{
-    from_payload, get, number_callback, preset_callback, Form, FormPage,
+    edit, get, number_callback, preset_callback, use_form_page, Form, FormPage,
 };
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
-use crate::components::upload::{texts, FileUpload};
+use crate::components::upload::FileUpload;
+use crate::worker::client::{use_worker, Outcome};
+use crate::worker::client::{RunRequest, RunStatus};
+use crate::worker::{ClusterRun, Job, Output};
 
 /// Properties of [`FairnessLab`].
 #[derive(Properties, PartialEq)]
@@ -63,16 +65,15 @@ struct State {
     form: Form,
     report: Shared<Report>,
     /// Every policy's run (for the cluster view and the share chart).
-    runs: Shared<Vec<PolicyRun>>,
+    runs: Shared<Vec<ClusterRun>>,
     /// Tenant names of the simulated trace.
     tenants: Shared<Vec<String>>,
     /// (nodes, GPUs per node) of the simulated cluster.
     cluster: (u32, u32),
     /// Index into `runs` shown in the cluster view.
     selected: usize,
-    /// Where the report came from: the synthetic trace or a file.
-    source: String,
-    uploaded: Option<Rc<Trace>>,
+    /// The policy to show once the run asked for finishes (a survey-map pick).
+    want_policy: Option<PolicyKind>,
 }
 
 /// The page opens on the 15-tenant preset: the scenario defaults (a Philly-rate trace on
@@ -93,8 +94,7 @@ impl State {
             tenants: Shared(Rc::new(Vec::new())),
             cluster: (p.cluster.nodes, p.cluster.gpus_per_node),
             selected: 0,
-            source: "synthetic".into(),
-            uploaded: None,
+            want_policy: None,
         };
         s.rerun(false);
         s
@@ -119,42 +119,53 @@ impl FormPage for State {
         &mut self.form
     }
 
-    /// Validates the edited params and runs them on the synthetic or the uploaded trace.
-    fn rerun(&mut self, link: bool) {
-        let Some(scenario) = self.form.scenario() else {
+    fn form_ref(&self) -> &Form {
+        &self.form
+    }
+
+    /// Every policy on the synthetic or the uploaded trace (parsed in the worker), a progress
+    /// step per policy.
+    fn request(&self, scenario: &Scenario) -> RunRequest {
+        RunRequest {
+            job: Job::Fairness,
+            scenario: Some(scenario.clone()),
+            files: self.form.upload_files(),
+        }
+    }
+
+    fn show(&mut self, output: Output, scenario: &Scenario) {
+        let Output::Fairness {
+            report,
+            runs,
+            tenants,
+        } = output
+        else {
             return;
         };
-        let Scenario::Fairness(p) = &scenario else {
-            return;
-        };
-        let result = match &self.uploaded {
-            None => synthetic_trace(p).and_then(|trace| simulate(p, &trace, &mut |_, _| {})),
-            Some(trace) => simulate(p, trace, &mut |_, _| {}),
-        };
-        let outcome = result.map(|sim| {
-            let shown = self.runs.0.get(self.selected).map(|r| r.kind);
-            self.selected = shown
-                .or(Some(PolicyKind::Astraea))
-                .and_then(|k| sim.runs.iter().position(|r| r.kind == k))
-                .unwrap_or(0);
-            self.report = Shared(Rc::new(sim.report));
-            self.runs = Shared(Rc::new(sim.runs));
-            self.tenants = Shared(Rc::new(sim.trace.tenants));
+        let shown = self
+            .want_policy
+            .take()
+            .or_else(|| self.runs.0.get(self.selected).map(|r| r.kind));
+        self.selected = shown
+            .or(Some(PolicyKind::Astraea))
+            .and_then(|k| runs.iter().position(|r| r.kind == k))
+            .unwrap_or(0);
+        self.report = Shared(Rc::new(report));
+        self.runs = Shared(Rc::new(runs));
+        self.tenants = Shared(Rc::new(tenants));
+        if let Scenario::Fairness(p) = scenario {
             self.cluster = (p.cluster.nodes, p.cluster.gpus_per_node);
-        });
-        let link = link && self.uploaded.is_none();
-        self.form.finish(&scenario, outcome, link);
+        }
     }
 }
 
 /// The fairness lab.
 #[function_component(FairnessLab)]
 pub fn fairness_lab(props: &FairnessLabProps) -> Html {
-    let state = {
-        let payload = props.payload.clone();
-        use_state(move || from_payload::<State>(payload.as_deref()))
-    };
+    let (state, worker) = use_form_page::<State>(props.payload.clone());
     let upload_error = use_state(|| None::<String>);
+    // Shares files are read by a second worker, so a long run goes on meanwhile.
+    let parser = use_worker();
     let policies: Vec<String> = get(&state.form.params, "policies")
         .and_then(Value::as_array)
         .map(|a| {
@@ -176,55 +187,48 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
     let on_toggle = {
         let state = state.clone();
         Callback::from(move |(id, on): (String, bool)| {
-            let mut next = (*state).clone();
-            let mut list: Vec<String> = PolicyKind::ALL
-                .iter()
-                .map(|k| k.id().to_string())
-                .filter(|k| {
-                    (k == &id && on)
-                        || (k != &id
-                            && get(&next.form.params, "policies")
-                                .and_then(Value::as_array)
-                                .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(k))))
-                })
-                .collect();
-            list.dedup();
-            next.form.set("policies", Value::from(list));
-            next.rerun(true);
-            state.set(next);
+            edit(&state, move |next: &mut State| {
+                let mut list: Vec<String> = PolicyKind::ALL
+                    .iter()
+                    .map(|k| k.id().to_string())
+                    .filter(|k| {
+                        (k == &id && on)
+                            || (k != &id
+                                && get(&next.form.params, "policies")
+                                    .and_then(Value::as_array)
+                                    .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(k))))
+                    })
+                    .collect();
+                list.dedup();
+                next.form.set("policies", Value::from(list));
+                next.rerun(true);
+            });
         })
     };
     let on_select = |path: &'static str| {
         let state = state.clone();
         Callback::from(move |e: Event| {
             let value = e.target_unchecked_into::<HtmlSelectElement>().value();
-            let mut next = (*state).clone();
-            next.form.set(path, Value::from(value));
-            next.rerun(true);
-            state.set(next);
+            edit(&state, move |next: &mut State| {
+                next.form.set(path, Value::from(value));
+                next.rerun(true);
+            });
         })
     };
+    // The trace is parsed in the worker, with every run on it.
     let on_trace = {
         let state = state.clone();
         let upload_error = upload_error.clone();
         Callback::from(move |files: Vec<(String, Vec<u8>)>| {
-            let loaded = texts(files).and_then(|files| {
-                let (name, text) = files.into_iter().next().ok_or("no file chosen")?;
-                let format = traces::detect(&text).ok_or_else(|| format!("{name}: not a trace format this lab reads (Tiresias/Astraea CSV, Helios, Philly JSON, Alibaba openb, DIR-LAB)"))?;
-                let trace = traces::parse(format, &text, &ReadOptions { skip_bad_rows: true, ..ReadOptions::default() }).map_err(|e| format!("{name}: {e}"))?;
-                Ok((name, trace))
+            upload_error.set(None);
+            edit(&state, move |next: &mut State| {
+                let source = files.first().map(|f| f.0.clone()).unwrap_or_default();
+                next.form.set_upload(Some(Upload {
+                    files: files.into_iter().map(Rc::new).collect(),
+                    source,
+                }));
+                next.rerun(false);
             });
-            match loaded {
-                Ok((name, trace)) => {
-                    upload_error.set(None);
-                    let mut next = (*state).clone();
-                    next.uploaded = Some(Rc::new(trace));
-                    next.source = name;
-                    next.rerun(false);
-                    state.set(next);
-                }
-                Err(e) => upload_error.set(Some(e)),
-            }
         })
     };
     // Tenant shares (the ASTRAEA artifact's `name,share` CSV) go into the scenario inline, so a
@@ -232,66 +236,73 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
     let on_shares = {
         let state = state.clone();
         let upload_error = upload_error.clone();
+        let parser = parser.clone();
         Callback::from(move |files: Vec<(String, Vec<u8>)>| {
-            let loaded = texts(files).and_then(|files| {
-                let (name, text) = files.into_iter().next().ok_or("no file chosen")?;
-                share_file::parse_shares(&text).map_err(|e| format!("{name}: {e}"))
-            });
-            match loaded {
-                Ok(list) => {
-                    upload_error.set(None);
-                    let rows: Vec<Value> = list
-                        .iter()
-                        .map(|t| serde_json::json!({ "name": t.name, "share": t.share }))
-                        .collect();
-                    let mut next = (*state).clone();
-                    next.form
-                        .set("tenant_weights", serde_json::json!({ "shares": rows }));
-                    next.rerun(true);
-                    state.set(next);
-                }
-                Err(e) => upload_error.set(Some(e)),
-            }
+            let state = state.clone();
+            let upload_error = upload_error.clone();
+            let request = RunRequest {
+                job: Job::FairnessShares,
+                scenario: None,
+                files: files.into_iter().map(Rc::new).collect(),
+            };
+            parser.run(
+                request,
+                Callback::from(move |outcome: Outcome| match outcome {
+                    Ok(Output::Shares(list)) => {
+                        upload_error.set(None);
+                        let rows: Vec<Value> = list
+                            .iter()
+                            .map(
+                                |(name, share)| serde_json::json!({ "name": name, "share": share }),
+                            )
+                            .collect();
+                        edit(&state, move |next: &mut State| {
+                            next.form
+                                .set("tenant_weights", serde_json::json!({ "shares": rows }));
+                            next.rerun(true);
+                        });
+                    }
+                    Ok(_) => {}
+                    Err(e) => upload_error.set(Some(e.to_string())),
+                }),
+            );
         })
     };
     let on_synthetic = {
         let state = state.clone();
         Callback::from(move |_: MouseEvent| {
-            let mut next = (*state).clone();
-            next.uploaded = None;
-            next.source = "synthetic".into();
-            next.rerun(true);
-            state.set(next);
+            edit(&state, move |next: &mut State| {
+                next.form.set_upload(None);
+                next.rerun(true);
+            });
         })
     };
     let on_cluster_select = {
         let state = state.clone();
         Callback::from(move |i: usize| {
-            let mut next = (*state).clone();
-            next.selected = i;
-            state.set(next);
+            edit(&state, move |next: &mut State| {
+                next.selected = i;
+            });
         })
     };
     let on_survey_pick = {
         let state = state.clone();
         Callback::from(move |kind: PolicyKind| {
-            let mut next = (*state).clone();
-            if let Some(i) = next.runs.0.iter().position(|r| r.kind == kind) {
-                next.selected = i;
-            } else {
-                let mut list: Vec<String> = PolicyKind::ALL
-                    .iter()
-                    .filter(|k| **k == kind || next.runs.0.iter().any(|r| r.kind == **k))
-                    .map(|k| k.id().to_string())
-                    .collect();
-                list.dedup();
-                next.form.set("policies", Value::from(list));
-                next.rerun(true);
+            edit(&state, move |next: &mut State| {
                 if let Some(i) = next.runs.0.iter().position(|r| r.kind == kind) {
                     next.selected = i;
+                } else {
+                    let mut list: Vec<String> = PolicyKind::ALL
+                        .iter()
+                        .filter(|k| **k == kind || next.runs.0.iter().any(|r| r.kind == **k))
+                        .map(|k| k.id().to_string())
+                        .collect();
+                    list.dedup();
+                    next.form.set("policies", Value::from(list));
+                    next.want_policy = Some(kind);
+                    next.rerun(true);
                 }
-            }
-            state.set(next);
+            });
         })
     };
     let running: Vec<PolicyKind> = state.runs.0.iter().map(|r| r.kind).collect();
@@ -354,16 +365,20 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
                     }
                     <FileUpload id="upload-fairness-trace" label="Open a cluster trace (CSV or JSON)" accept=".csv,.json,.txt"
                         max_bytes={MAX_TRACE_BYTES} max_files={1} on_load={on_trace} on_error={on_upload_error} />
-                    if state.uploaded.is_some() {
-                        <p class="muted">{ format!("Running on {}. ", state.source) }
+                    if let Some(upload) = &form.upload {
+                        <p class="muted">{ match form.shown_upload() {
+                            Some(shown) if shown == upload => format!("Running on {}. ", upload.source),
+                            _ => format!("Opening {} (read and run in the background). ", upload.source),
+                        } }
                             <button type="button" id="use-synthetic" onclick={on_synthetic}>{ "Back to the synthetic trace" }</button>
                         </p>
                     }
-                    if let Some(message) = &*upload_error {
+                    if let Some(message) = form.upload_error.as_ref().or(upload_error.as_ref()) {
                         <div class="banner error" id="upload-error" role="alert">{ message.clone() }</div>
                     }
                 </form>
                 <div class="results">
+                    <RunStatus worker={worker.clone()} unit="policies" error={form.worker_error.clone()} />
                     <ExportBar report={state.report.clone()} stem="fairness" />
                     <ClusterSection runs={state.runs.clone()} tenants={state.tenants.clone()}
                         nodes={state.cluster.0} gpus_per_node={state.cluster.1}

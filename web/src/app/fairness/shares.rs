@@ -2,17 +2,17 @@
 //! each tenant deserved (rate min(demand, quota)) drawn as dashed outlines stacked in the same
 //! order: a band thinner than its dashed band is a tenant served below its due.
 
-use bubblelab_core::labs::fairness::PolicyRun;
 use yew::prelude::*;
 
 use super::colours::tenant_colour;
 use crate::components::timeline::Shared;
+use crate::worker::ClusterRun;
 
 /// Properties of [`ShareChart`].
 #[derive(Properties, PartialEq)]
 pub struct ShareChartProps {
     /// Every policy's run.
-    pub runs: Shared<Vec<PolicyRun>>,
+    pub runs: Shared<Vec<ClusterRun>>,
     /// The run drawn.
     pub index: usize,
     /// Tenant names.
@@ -43,9 +43,9 @@ struct Bands {
     x_max_h: f64,
 }
 
-fn bands(run: &PolicyRun, names: &[String]) -> Bands {
+fn bands(run: &ClusterRun, names: &[String]) -> Bands {
     let samples = &run.samples;
-    let tenants = run.tenants.len();
+    let tenants = run.tenant_count;
     let mut totals: Vec<(f64, usize)> = (0..tenants)
         .map(|u| {
             let used: f64 = samples

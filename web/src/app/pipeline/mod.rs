@@ -7,7 +7,7 @@ mod state;
 use std::rc::Rc;
 
 use bubblelab_core::labs::pipeline::{pipemorph, ScheduleKind};
-use bubblelab_core::Scenario;
+use bubblelab_core::{Report, Scenario, ScenarioError};
 use yew::prelude::*;
 
 use crate::browser;
@@ -17,6 +17,8 @@ use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::{texts, FileUpload};
+use crate::worker::client::{use_worker, Outcome, RunRequest, RunStatus};
+use crate::worker::{Failure, Job, Output};
 use state::{Action, LabState, FIELDS};
 
 /// Properties of [`PipelineLab`].
@@ -68,10 +70,49 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
     let share_url = use_state(|| None::<String>);
     let real_run = use_state(|| None::<Shared<bubblelab_core::Report>>);
     let upload_error = use_state(|| None::<String>);
+    // The schedules run in the worker; the last finished Report stays on screen meanwhile.
+    let worker = use_worker();
+    let report = use_state(|| Shared(Rc::new(Report::default())));
+    let run_error = use_state(|| None::<ScenarioError>);
+    let worker_error = use_state(|| None::<String>);
+    {
+        let scenario = state.scenario();
+        let worker = worker.clone();
+        let report = report.clone();
+        let run_error = run_error.clone();
+        let worker_error = worker_error.clone();
+        use_effect_with(state.scenario_json.clone(), move |_| {
+            run_error.set(None);
+            let run_error = run_error.clone();
+            let request = RunRequest {
+                job: Job::Report,
+                scenario: Some(scenario),
+                files: Vec::new(),
+            };
+            worker.run(
+                request,
+                Callback::from(move |outcome: Outcome| {
+                    worker_error.set(None);
+                    match outcome {
+                        Ok(Output::Report(r)) => {
+                            run_error.set(None);
+                            report.set(Shared(Rc::new(r)));
+                        }
+                        Ok(_) => {}
+                        Err(Failure::Scenario(e)) => run_error.set(Some(e)),
+                        Err(e) => worker_error.set(Some(e.to_string())),
+                    }
+                }),
+            );
+        });
+    }
+    // PipeMorph logs are read by a second worker, beside the schedules' runs.
+    let log_worker = use_worker();
+    // The input's own error first, else what the run of the last valid input said.
+    let error = state.error.clone().or_else(|| (*run_error).clone());
 
     let field_error = |path: &str| {
-        state
-            .error
+        error
             .as_ref()
             .filter(|e| e.path() == Some(path))
             .map(ToString::to_string)
@@ -128,20 +169,26 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
     let on_logs = {
         let real_run = real_run.clone();
         let upload_error = upload_error.clone();
+        let log_worker = log_worker.clone();
         Callback::from(move |files: Vec<(String, Vec<u8>)>| {
-            let loaded = texts(files).and_then(|files| {
-                let name = files.first().map_or("run", |f| f.0.as_str()).to_string();
-                pipemorph::load_run(&files)
-                    .map(|run| run.report(&name))
-                    .map_err(|e| e.to_string())
-            });
-            match loaded {
-                Ok(report) => {
-                    upload_error.set(None);
-                    real_run.set(Some(Shared(Rc::new(report))));
-                }
-                Err(e) => upload_error.set(Some(e)),
-            }
+            let real_run = real_run.clone();
+            let upload_error = upload_error.clone();
+            let request = RunRequest {
+                job: Job::Pipemorph,
+                scenario: None,
+                files: files.into_iter().map(Rc::new).collect(),
+            };
+            log_worker.run(
+                request,
+                Callback::from(move |outcome: Outcome| match outcome {
+                    Ok(Output::Report(r)) => {
+                        upload_error.set(None);
+                        real_run.set(Some(Shared(Rc::new(r))));
+                    }
+                    Ok(_) => {}
+                    Err(e) => upload_error.set(Some(e.to_string())),
+                }),
+            );
         })
     };
     let on_upload_error = {
@@ -167,16 +214,14 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
             }
         })
     };
-    let schedules_error = state
-        .error
+    let schedules_error = error
         .as_ref()
         .filter(|e| {
             e.path()
                 .is_some_and(|p| p.starts_with("pipeline.schedules"))
         })
         .map(ToString::to_string);
-    let other_error = state
-        .error
+    let other_error = error
         .as_ref()
         .filter(|e| {
             !e.path().is_some_and(|p| {
@@ -205,7 +250,7 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
                             error={field_error(f.path)} on_change={on_field(f.name)} />
                     }) }
                     if let Some(message) = other_error {
-                        <p class="field-error" data-field={state.error.as_ref().and_then(|e| e.path()).unwrap_or("").to_string()}>{ message }</p>
+                        <p class="field-error" data-field={error.as_ref().and_then(|e| e.path()).unwrap_or("").to_string()}>{ message }</p>
                     }
                     <div class="buttons">
                         <button type="button" id="compare-all" onclick={on_compare_all}>{ "Compare all schedules" }</button>
@@ -219,8 +264,9 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
                         max_bytes={256 * 1024} max_files={1} on_load={on_scenario_file} on_error={on_upload_error.clone()} />
                 </form>
                 <div class="results">
-                    <ExportBar report={state.report.clone()} stem="pipeline" scenario_json={Some(AttrValue::from(state.scenario_json.clone()))} />
-                    <ReportView report={state.report.clone()} chart_titles={CHART_TITLES.iter().map(|(k, t)| (k.to_string(), t.to_string())).collect::<Vec<_>>()} />
+                    <RunStatus worker={worker.clone()} error={(*worker_error).clone()} />
+                    <ExportBar report={(*report).clone()} stem="pipeline" scenario_json={Some(AttrValue::from(state.scenario_json.clone()))} />
+                    <ReportView report={(*report).clone()} chart_titles={CHART_TITLES.iter().map(|(k, t)| (k.to_string(), t.to_string())).collect::<Vec<_>>()} />
                 </div>
             </div>
             <section class="real-run">
@@ -232,6 +278,7 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
                 </p>
                 <FileUpload id="upload-pipemorph" label="Open stage logs" multiple=true accept=".log,.txt"
                     max_bytes={pipemorph::MAX_LOG_BYTES as u64} max_files={16} on_load={on_logs} on_error={on_upload_error} />
+                <RunStatus worker={log_worker.clone()} id="pipemorph-status" />
                 if let Some(message) = &*upload_error {
                     <div class="banner error" id="upload-error" role="alert">{ message.clone() }</div>
                 }

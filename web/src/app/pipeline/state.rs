@@ -1,6 +1,6 @@
 //! The pipeline page's state: the text of every form field as typed, the last valid scenario
-//! and its Report, and the error of the current input. An invalid input never replaces the
-//! last good Report, and its text stays in the form.
+//! (the page's worker runs it) and the error of the current input. An invalid input never
+//! replaces the last good scenario, and its text stays in the form.
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -8,10 +8,8 @@ use std::rc::Rc;
 use bubblelab_core::labs::pipeline::{PipelineParams, ScheduleKind};
 use bubblelab_core::share;
 use bubblelab_core::units::GIB;
-use bubblelab_core::{Report, Scenario, ScenarioError};
+use bubblelab_core::{Scenario, ScenarioError};
 use yew::prelude::*;
-
-use crate::components::timeline::Shared;
 
 /// How a form field maps to a scenario field.
 #[derive(Clone, Copy)]
@@ -170,11 +168,9 @@ pub struct LabState {
     texts: BTreeMap<&'static str, String>,
     /// Chosen schedules (may be invalid, e.g. empty).
     pub schedules: Vec<ScheduleKind>,
-    /// The last valid parameters (the Report shows these).
+    /// The last valid parameters (the page's worker runs these).
     pub params: PipelineParams,
-    /// The Report of `params`.
-    pub report: Shared<Report>,
-    /// Canonical JSON of `params`.
+    /// Canonical JSON of `params` (a new value asks the worker for its Report).
     pub scenario_json: String,
     /// `#/pipeline?s=…` of `params`.
     pub fragment: String,
@@ -190,7 +186,7 @@ pub struct LabState {
 
 impl PartialEq for LabState {
     fn eq(&self, other: &Self) -> bool {
-        self.report == other.report
+        self.scenario_json == other.scenario_json
             && self.texts == other.texts
             && self.error == other.error
             && self.schedules == other.schedules
@@ -264,7 +260,6 @@ impl LabState {
             texts,
             schedules: params.schedules.clone(),
             params: params.clone(),
-            report: Shared(Rc::new(Report::default())),
             scenario_json: String::new(),
             fragment: String::new(),
             error: None,
@@ -282,12 +277,12 @@ impl LabState {
         AttrValue::from(self.texts.get(name).cloned().unwrap_or_default())
     }
 
-    /// Runs `params`; on success it becomes the shown scenario, otherwise its error is shown.
+    /// Validates `params`; when valid they become the scenario to run (the page posts it to
+    /// its worker), otherwise the error is shown.
     fn apply(&mut self, params: PipelineParams) {
         let scenario = Scenario::Pipeline(params.clone());
-        match bubblelab_core::run(&scenario) {
-            Ok(report) => {
-                self.report = Shared(Rc::new(report));
+        match scenario.validate() {
+            Ok(()) => {
                 self.scenario_json = scenario.to_json_pretty();
                 self.fragment = share::fragment(&scenario);
                 self.params = params;
@@ -295,6 +290,12 @@ impl LabState {
             }
             Err(e) => self.error = Some(e),
         }
+    }
+
+    /// The scenario to run.
+    #[must_use]
+    pub fn scenario(&self) -> Scenario {
+        Scenario::Pipeline(self.params.clone())
     }
 
     /// Builds parameters from the form's text and schedules.

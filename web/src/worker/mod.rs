@@ -1,0 +1,287 @@
+//! The simulations run in a dedicated Web Worker, not on the page's main thread.
+//!
+//! Trunk builds two binaries of this crate: the page (`bubblelab-web`) and the worker
+//! (`bubblelab-worker`, `static/index.html`'s `data-type="worker"` link, loaded from
+//! `./bubblelab-worker_loader.js` relative to the page, so `dist/` works from any path).
+//!
+//! The protocol, one message each way per step:
+//! * page → worker: `{ request: <JSON of a [`Request`]>, files: [Uint8Array, …] }`: what to
+//!   run, the scenario as its JSON text, and the bytes of the uploaded files (named in
+//!   `Request::names`), which the worker parses;
+//! * worker → page: the JSON of a [`Reply`]: `Ready` once its module is loaded, then for each
+//!   request `Progress` at the core's natural steps and finally `Done` with the [`Output`] or
+//!   `Failed`.
+//!
+//! The page's side is [`client`]; the worker's is [`serve`].
+
+pub mod client;
+pub mod serve;
+
+use bubblelab_core::labs::fairness::policies::PolicyKind;
+use bubblelab_core::labs::fairness::{PolicyRun, Segment};
+use bubblelab_core::labs::resilience::job::Plan;
+use bubblelab_core::report::Timeline;
+use bubblelab_core::{Report, ScenarioError};
+use serde::{Deserialize, Serialize};
+
+/// What the worker is asked to do with the request's scenario and files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Job {
+    /// [`bubblelab_core::run_with_progress`] on the scenario.
+    Report,
+    /// The fairness lab: every chosen policy on the synthetic trace, or on the trace file.
+    Fairness,
+    /// The fairness lab's tenant shares file (`name,share`), parsed.
+    FairnessShares,
+    /// The agentic lab on the synthetic agents, or on the workload file.
+    Agentic,
+    /// The bubbles lab on the simulated job, or on the PipeMorph stage logs.
+    Bubbles,
+    /// The overlap lab: every strategy and the pass steps' timelines.
+    Overlap,
+    /// The resilience lab: every strategy, ResiHP's playback and its re-planned layout.
+    Resilience,
+    /// The resilience lab's detectors on a PAI file.
+    Pai,
+    /// The pipeline lab's measured run from PipeMorph stage logs.
+    Pipemorph,
+    /// The trace view: Kineto traces, one per rank.
+    Kineto,
+}
+
+/// One request: `id` ties the worker's replies to it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Request {
+    /// Run id, new for every request of the page.
+    pub id: u32,
+    /// What to do.
+    pub job: Job,
+    /// The scenario as JSON text (`Scenario::to_json`), when the job has one.
+    pub scenario: Option<String>,
+    /// Names of the files whose bytes travel beside the request, in order.
+    pub names: Vec<String>,
+}
+
+/// A worker's message to the page.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum Reply {
+    /// The worker's module is loaded; it reads requests from now on.
+    Ready,
+    /// `done` of `total` steps of request `id` are finished.
+    Progress {
+        /// The request.
+        id: u32,
+        /// Steps done.
+        done: usize,
+        /// Steps in all.
+        total: usize,
+    },
+    /// Request `id` finished.
+    Done {
+        /// The request.
+        id: u32,
+        /// What it produced.
+        output: Box<Output>,
+    },
+    /// Request `id` failed.
+    Failed {
+        /// The request.
+        id: u32,
+        /// Why.
+        failure: Failure,
+    },
+}
+
+/// Why a request failed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Failure {
+    /// The core refused the scenario or its run (the message names the field).
+    Scenario(ScenarioError),
+    /// An uploaded file could not be read (the message names the file, row or byte).
+    Upload(String),
+    /// The worker itself failed (it could not start, stopped, or sent what the page cannot
+    /// read).
+    Worker(String),
+}
+
+impl core::fmt::Display for Failure {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Failure::Scenario(e) => write!(f, "{e}"),
+            Failure::Upload(m) => write!(f, "{m}"),
+            Failure::Worker(m) => write!(f, "the simulation worker failed: {m}"),
+        }
+    }
+}
+
+/// What a finished request produced.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum Output {
+    /// A Report (most labs, and uploads shown as one Report).
+    Report(Report),
+    /// The fairness lab's Report with what the cluster view and the share chart read of every
+    /// policy's run, and the simulated trace's tenant names.
+    Fairness {
+        /// The Report.
+        report: Report,
+        /// One run per policy, in the scenario's order.
+        runs: Vec<ClusterRun>,
+        /// Tenant names, by index.
+        tenants: Vec<String>,
+    },
+    /// Tenant shares read from a shares file: (name, share).
+    Shares(Vec<(String, f64)>),
+    /// The agentic lab's Report and how many agents the workload has.
+    Agentic {
+        /// The Report.
+        report: Report,
+        /// Agents (sessions) in the synthetic or uploaded workload.
+        agents: u64,
+    },
+    /// The overlap lab's Report and the timelines of the graph as built and after each pass.
+    Overlap {
+        /// The Report.
+        report: Report,
+        /// (pass name, timeline) in order, `original` first.
+        steps: Vec<(String, Timeline)>,
+    },
+    /// The resilience lab's Report, ResiHP's playback and its layout after re-planning.
+    Resilience {
+        /// The Report.
+        report: Report,
+        /// ResiHP's iterations for the playback.
+        playback: Playback,
+        /// ResiHP's final layout, when it re-planned.
+        replanned: Option<Plan>,
+    },
+}
+
+/// What the fairness page's cluster view and share chart read of one policy's run. The worker
+/// sends this rather than the [`PolicyRun`]: a run's job and tenant states (per-job speeds,
+/// per-tenant usage rings) are megabytes of JSON per policy that the page never reads.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClusterRun {
+    /// The policy.
+    pub kind: PolicyKind,
+    /// Tenant of each job, by job index.
+    pub job_tenants: Vec<u32>,
+    /// The run's segments, back-to-back ones on the same GPUs joined ([`merge_segments`]).
+    pub segments: Vec<Segment>,
+    /// The shares at each sample: (time ns, used share and deserved share per tenant).
+    pub samples: Vec<ShareSample>,
+    /// Tenants in the trace.
+    pub tenant_count: usize,
+    /// Time of the first submission, ns.
+    pub first_submit_ns: u64,
+    /// Time of the last finish, ns.
+    pub last_finish_ns: u64,
+}
+
+/// The segments with each run of back-to-back segments of one job on the same GPUs (a lease
+/// renewed, a job kept through a round) joined into one: the GPUs held at every instant are the
+/// same, and the ASTRAEA family's per-lease segments shrink many-fold. Ordered by job, then start.
+#[must_use]
+pub fn merge_segments(mut segments: Vec<Segment>) -> Vec<Segment> {
+    segments.sort_by_key(|s| (s.job, s.start_ns));
+    let mut out: Vec<Segment> = Vec::with_capacity(segments.len());
+    for seg in segments {
+        match out.last_mut() {
+            Some(last)
+                if last.job == seg.job
+                    && last.end_ns == seg.start_ns
+                    && last.alloc == seg.alloc =>
+            {
+                last.end_ns = seg.end_ns;
+            }
+            _ => out.push(seg),
+        }
+    }
+    out
+}
+
+/// One sample of a run's per-tenant shares of GPU-time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShareSample {
+    /// Sample time, ns.
+    pub t_ns: u64,
+    /// Each tenant's share of the GPU-time used.
+    pub tenant_used_share: Vec<f64>,
+    /// Each tenant's deserved share.
+    pub tenant_deserved_share: Vec<f64>,
+}
+
+impl ClusterRun {
+    /// What the page reads of `run`.
+    #[must_use]
+    pub fn of(run: PolicyRun) -> ClusterRun {
+        ClusterRun {
+            kind: run.kind,
+            job_tenants: run.jobs.iter().map(|j| j.tenant).collect(),
+            samples: run
+                .samples
+                .into_iter()
+                .map(|s| ShareSample {
+                    t_ns: s.t_ns,
+                    tenant_used_share: s.tenant_used_share,
+                    tenant_deserved_share: s.tenant_deserved_share,
+                })
+                .collect(),
+            segments: merge_segments(run.segments),
+            tenant_count: run.tenants.len(),
+            first_submit_ns: run.first_submit_ns,
+            last_finish_ns: run.last_finish_ns,
+        }
+    }
+
+    /// GPUs each tenant holds on each node at `t_ns` ([`bubblelab_core::labs::fairness::occupancy_at`]).
+    #[must_use]
+    pub fn occupancy_at(&self, nodes: usize, t_ns: u64) -> Vec<Vec<(u32, u32)>> {
+        bubblelab_core::labs::fairness::occupancy_of(
+            &self.segments,
+            |job| self.job_tenants.get(job).copied().unwrap_or(0),
+            nodes,
+            t_ns,
+        )
+    }
+}
+
+/// What the resilience page's playback shows of ResiHP's run, iteration by iteration.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Playback {
+    /// (iteration, observed ns, predicted ns) of each executed iteration, in order.
+    pub steps: Vec<(u32, u64, Option<f64>)>,
+    /// Iterations at whose end ResiHP raised a fail-slow alarm, with the GPUs it blamed.
+    pub alarms: Vec<(u32, Vec<u32>)>,
+    /// First iteration run on the re-planned layout.
+    pub replanned_at: Option<u32>,
+}
+
+impl Playback {
+    /// The playback of one strategy's run.
+    #[must_use]
+    pub fn of(run: &bubblelab_core::labs::resilience::StrategyRun) -> Playback {
+        let first_reconfig = run
+            .pauses
+            .iter()
+            .find(|p| p.cat == "reconfigure")
+            .map(|p| p.start_ns);
+        Playback {
+            steps: run
+                .steps
+                .iter()
+                .map(|s| (s.iteration, s.dur_ns, s.predicted_ns))
+                .collect(),
+            alarms: run
+                .alarms
+                .iter()
+                .map(|a| (a.iteration, a.gpus.clone()))
+                .collect(),
+            replanned_at: first_reconfig.and_then(|t| {
+                run.steps
+                    .iter()
+                    .find(|s| s.start_ns >= t)
+                    .map(|s| s.iteration)
+            }),
+        }
+    }
+}
