@@ -2,7 +2,8 @@
 //
 // Run by `cargo xtask e2e` / `cargo xtask test`, which build dist/ with Trunk, serve it and set:
 //   BASE_URL  where dist/ is served (default http://127.0.0.1:8080)
-//   OUT_DIR   where screenshots and the exported trace go (default tests/e2e/out)
+//   OUT_DIR   where screenshots and the exported trace go (default tests/e2e/out; cargo xtask
+//             e2e sets target/e2e, outside git)
 //   BUBBLELAB_DATA  the real data sets; the fairness and agentic pages are timed on them
 //                   (printed, never asserted; required when CI=true)
 //
@@ -670,13 +671,37 @@ try {
     await printLongTasks(longPage, 'fairness page during the Philly run, supersede and Cancel');
   });
 
-  await check('screenshot of the pipeline lab', async () => {
-    const target = shared && !shared.isClosed() ? shared : page;
-    const file = path.join(OUT_DIR, 'pipeline-lab.png');
-    await target.screenshot({ path: file, fullPage: true });
-    const { size } = await fs.stat(file);
-    assert(size > 0, 'empty screenshot');
-    console.log(`     saved ${file}`);
+  await check('a screenshot of every page once its run has finished (OUT_DIR/pages/<page>.png)', async () => {
+    const pages = [
+      ['home', '#/', '#home'],
+      ['pipeline', '#/pipeline', '#lab-pipeline', true],
+      ['cost', '#/cost', '#lab-cost', true],
+      ['trace', '#/trace', '#trace-view'],
+      ['fairness', '#/fairness', '#lab-fairness', true],
+      ['agentic', '#/agentic', '#lab-agentic', true],
+      ['overlap', '#/overlap', '#lab-overlap', true],
+      ['resilience', '#/resilience', '#lab-resilience', true],
+      ['bubbles', '#/bubbles', '#lab-bubbles', true],
+      ['migration', '#/migration', '#lab-migration', true],
+      ['tuning', '#/tuning', '#lab-tuning', true],
+    ];
+    await fs.mkdir(path.join(OUT_DIR, 'pages'), { recursive: true });
+    for (const [name, route, section, hasReport] of pages) {
+      const { page: shot } = await newWatchedPage(context, `screenshot ${name}`);
+      await shot.setViewportSize({ width: 1440, height: 900 });
+      await shot.goto(`${BASE_URL}/${route}`);
+      await shot.locator(section).waitFor({ state: 'visible' });
+      // A lab's first run starts at once: wait for its Report's metrics, then for no run in
+      // progress.
+      if (hasReport) await shot.waitForSelector('[data-metric]', { timeout: 120_000 });
+      await shot.waitForFunction(() => !document.querySelector('.run-status[data-state="running"]'), null, { timeout: 120_000 });
+      const file = path.join(OUT_DIR, 'pages', `${name}.png`);
+      await shot.screenshot({ path: file, fullPage: true });
+      const { size } = await fs.stat(file);
+      assert(size > 0, `empty screenshot of ${name}`);
+      await shot.close();
+    }
+    console.log(`     saved ${pages.length} pages under ${path.join(OUT_DIR, 'pages')}`);
   });
 
   await check('dist/ served under a sub-path (/a/b/): the assets load, a lab runs and its share link opens there', async () => {
@@ -732,7 +757,8 @@ try {
   failed += 1;
   console.log(`FAIL e2e aborted: ${err && err.stack ? err.stack : err}`);
 } finally {
-  // Always leave a picture of the pipeline lab behind, even after a failure.
+  // Always leave a picture of the pipeline lab behind, even after a failure (the per-page
+  // screenshots above are taken only when the run gets that far).
   const file = path.join(OUT_DIR, 'pipeline-lab.png');
   const exists = await fs.stat(file).then(() => true, () => false);
   const target = [shared, main].find((p) => p && !p.isClosed());

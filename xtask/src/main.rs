@@ -152,7 +152,9 @@ fn e2e(root: &Path) -> Result<()> {
     // The same dist/ under a sub-path, as a static host's project folder serves it.
     let sub = serve::Server::start_under(&root.join("dist"), 0, "/a/b/")?;
     println!("== serving dist/ under a sub-path on {}/", sub.url());
-    let out_dir = root.join("tests/e2e/out");
+    // Screenshots (a PNG of every page under pages/) and the exported trace: under target/, out
+    // of git.
+    let out_dir = root.join("target/e2e");
     std::fs::create_dir_all(&out_dir)?;
     // The real traces the page is timed on: `$BUBBLELAB_DATA`, else `shared/data` beside the
     // workspace (as the Rust tests find them).
