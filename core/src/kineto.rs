@@ -63,7 +63,7 @@ pub use gzip::{crc32, gunzip, is_gzip};
 pub use hta::{HtaKernelType, HtaOptions, HtaOverlap, HtaRows};
 pub use parse::decimal_to_ns;
 
-use crate::report::{Cell, Lane, Report, Span, Table, Timeline};
+use crate::report::{Cell, KindDef, Lane, Report, Span, Table, Timeline};
 
 /// Largest inflated size of a gzip trace, bytes (2 GiB).
 pub const MAX_INFLATED_BYTES: usize = 2 << 30;
@@ -105,6 +105,32 @@ impl KernelClass {
         }
     }
 }
+
+/// Span kinds of an imported trace: HTA's three kernel classes (memory kernels drawn with
+/// "other", as HTA's overlap metric counts neither).
+pub const SPAN_KINDS: &[KindDef] = &[
+    KindDef {
+        cat: "compute",
+        label: "computation kernel",
+        meaning: "a kernel HTA classes as computation",
+        colour: "#3b82f6",
+        trace_colour: "rail_response",
+    },
+    KindDef {
+        cat: "comm",
+        label: "communication kernel",
+        meaning: "an NCCL kernel; HTA's overlap is the share of its time under computation",
+        colour: "#a855f7",
+        trace_colour: "detailed_memory_dump",
+    },
+    KindDef {
+        cat: "other",
+        label: "memory copy, set or other",
+        meaning: "memcpy, memset and kernels HTA classes as neither",
+        colour: "#94a3b8",
+        trace_colour: "generic_work",
+    },
+];
 
 /// One GPU event kept from a trace.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -427,14 +453,13 @@ impl RankTrace {
                 lanes.push(Lane { name, spans });
             }
         }
-        (
-            Timeline {
-                name: name.to_string(),
-                lanes,
-                counters: Vec::new(),
-            },
-            moved,
-        )
+        let mut timeline = Timeline {
+            name: name.to_string(),
+            lanes,
+            ..Timeline::default()
+        };
+        timeline.declare(&[SPAN_KINDS]);
+        (timeline, moved)
     }
 }
 

@@ -106,6 +106,130 @@ pub struct Timeline {
     pub lanes: Vec<Lane>,
     /// Counter tracks.
     pub counters: Vec<CounterTrack>,
+    /// What each span category of this timeline is, and its colour: the page's spans and
+    /// legend, the Chrome trace and the CSV all read this one list. One entry per category
+    /// that occurs, in the declaring lab's order.
+    pub kinds: Vec<SpanKind>,
+}
+
+/// One category of span: its name in plain words, what it means and its colour.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpanKind {
+    /// The [`Span::cat`] it describes.
+    pub cat: String,
+    /// Legend label, e.g. `forward`.
+    pub label: String,
+    /// One sentence on what the time is.
+    pub meaning: String,
+    /// CSS colour of its spans and legend swatch (`#rrggbb` or `hsl(…)`).
+    pub colour: String,
+    /// The nearest of the Chrome trace viewer's reserved colour names (the `cname` of its
+    /// events; arbitrary colours are not part of the Trace Event Format).
+    pub trace_colour: String,
+}
+
+/// A lab's declaration of one span kind, written once as a constant table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KindDef {
+    /// The span category.
+    pub cat: &'static str,
+    /// Legend label.
+    pub label: &'static str,
+    /// What the time is.
+    pub meaning: &'static str,
+    /// CSS colour, `#rrggbb`.
+    pub colour: &'static str,
+    /// Chrome trace viewer reserved colour name.
+    pub trace_colour: &'static str,
+}
+
+impl KindDef {
+    /// The owned kind a Report carries.
+    #[must_use]
+    pub fn to_kind(&self) -> SpanKind {
+        SpanKind {
+            cat: self.cat.to_string(),
+            label: self.label.to_string(),
+            meaning: self.meaning.to_string(),
+            colour: self.colour.to_string(),
+            trace_colour: self.trace_colour.to_string(),
+        }
+    }
+}
+
+/// Colour `i` of an open-ended set (tenants, groups): hues spaced by the golden angle, so
+/// neighbouring indices never look alike, at three lightness levels in turn.
+#[must_use]
+pub fn categorical_colour(i: u32) -> String {
+    let hue = libm::fmod(f64::from(i) * 137.508, 360.0);
+    let light = [52, 40, 64][(i % 3) as usize];
+    alloc::format!("hsl({hue:.0}, 68%, {light}%)")
+}
+
+/// The Chrome trace viewer's reserved colour names cycled for an open-ended set.
+const TRACE_CYCLE: [&str; 8] = [
+    "rail_response",
+    "rail_load",
+    "rail_idle",
+    "rail_animation",
+    "thread_state_runnable",
+    "thread_state_running",
+    "olive",
+    "background_memory_dump",
+];
+
+/// The kind of an open-ended set's member `i` (a tenant, say), coloured by
+/// [`categorical_colour`].
+#[must_use]
+pub fn categorical_kind(i: u32, cat: &str, label: &str, meaning: &str) -> SpanKind {
+    SpanKind {
+        cat: cat.to_string(),
+        label: label.to_string(),
+        meaning: meaning.to_string(),
+        colour: categorical_colour(i),
+        trace_colour: TRACE_CYCLE[i as usize % TRACE_CYCLE.len()].to_string(),
+    }
+}
+
+impl Timeline {
+    /// Declares this timeline's kinds from the lab tables: keeps, in table order, the kinds
+    /// whose category occurs on a lane (a category listed in two tables keeps the first).
+    pub fn declare(&mut self, tables: &[&[KindDef]]) {
+        let used = self.categories();
+        let mut kinds: Vec<SpanKind> = Vec::new();
+        for def in tables.iter().flat_map(|t| t.iter()) {
+            if used.contains(&def.cat) && !kinds.iter().any(|k| k.cat == def.cat) {
+                kinds.push(def.to_kind());
+            }
+        }
+        self.kinds = kinds;
+    }
+
+    /// The categories that occur on its lanes, sorted and unique.
+    #[must_use]
+    pub fn categories(&self) -> alloc::collections::BTreeSet<&str> {
+        self.lanes
+            .iter()
+            .flat_map(|l| l.spans.iter().map(|s| s.cat.as_str()))
+            .collect()
+    }
+
+    /// The kind of category `cat`, if declared.
+    #[must_use]
+    pub fn kind(&self, cat: &str) -> Option<&SpanKind> {
+        self.kinds.iter().find(|k| k.cat == cat)
+    }
+
+    /// Categories on a lane that have no declared kind (a lab bug: the views would have no
+    /// colour or meaning for them).
+    #[must_use]
+    pub fn undeclared(&self) -> Vec<&str> {
+        self.categories()
+            .into_iter()
+            .filter(|c| self.kind(c).is_none())
+            .collect()
+    }
 }
 
 /// One row of a timeline: a stage, a stream or a link. Spans on a lane never overlap.
@@ -253,8 +377,66 @@ impl Report {
                 let _ = writeln!(out, "{}", cells.join(","));
             }
         }
+        let mut header = false;
+        for timeline in &self.timelines {
+            for kind in &timeline.kinds {
+                if !header {
+                    out.push_str("\ntimeline,kind,label,meaning,colour,spans,busy_ns\n");
+                    header = true;
+                }
+                let spans = timeline
+                    .lanes
+                    .iter()
+                    .flat_map(|l| l.spans.iter())
+                    .filter(|s| s.cat == kind.cat);
+                let (count, busy_ns) = spans.fold((0u64, 0u64), |(n, t), s| (n + 1, t + s.dur_ns));
+                let _ = writeln!(
+                    out,
+                    "{},{},{},{},{},{count},{busy_ns}",
+                    csv_field(&timeline.name),
+                    csv_field(&kind.cat),
+                    csv_field(&kind.label),
+                    csv_field(&kind.meaning),
+                    csv_field(&kind.colour),
+                );
+            }
+        }
         out
     }
+
+    /// One colour per series owner ([`series_owner`]) across every chart of the Report, in
+    /// order of first appearance, so a policy or controller keeps its colour from chart to
+    /// chart.
+    #[must_use]
+    pub fn series_colours(&self) -> Vec<(&str, String)> {
+        let mut out: Vec<(&str, String)> = Vec::new();
+        for s in &self.series {
+            let owner = series_owner(&s.name);
+            if !out.iter().any(|(n, _)| *n == owner) {
+                let colour = series_colour(out.len());
+                out.push((owner, colour));
+            }
+        }
+        out
+    }
+}
+
+/// The policy, controller or run a series belongs to: a series named `owner: quantity` (e.g.
+/// `CONCUR: window`) belongs to `owner`; any other name is its own owner.
+#[must_use]
+pub fn series_owner(name: &str) -> &str {
+    name.split_once(": ").map_or(name, |(owner, _)| owner)
+}
+
+/// Colours of chart curves, in order; past them, [`categorical_colour`].
+const SERIES_PALETTE: [&str; 8] = [
+    "#2563eb", "#16a34a", "#ea580c", "#9333ea", "#dc2626", "#0891b2", "#ca8a04", "#4b5563",
+];
+
+fn series_colour(i: usize) -> String {
+    SERIES_PALETTE
+        .get(i)
+        .map_or_else(|| categorical_colour(i as u32), |c| (*c).to_string())
 }
 
 fn vec_of<const N: usize>(items: [String; N]) -> Vec<String> {

@@ -3,6 +3,11 @@
 //! Each [`Timeline`] of a Report becomes a process (`pid`), each lane a thread (`tid`) named by
 //! `M` metadata events, each span an `X` (complete) event with microsecond timestamps, and each
 //! counter track a series of `C` events. Format: "Trace Event Format", Google, 2016.
+//!
+//! A span carries its kind (the timeline's [`crate::report::SpanKind`]): the label in
+//! `args.kind` and the kind's reserved colour name in `cname`, which `chrome://tracing` draws.
+//! Perfetto colours slices by name and deliberately ignores `cname` (google/perfetto issues
+//! #208 and #624); there the kind is in the slice's arguments.
 
 use alloc::collections::BTreeMap;
 use alloc::string::String;
@@ -35,6 +40,8 @@ struct Event<'a> {
     dur: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     cat: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cname: Option<&'a str>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     args: BTreeMap<&'a str, ArgValue<'a>>,
 }
@@ -69,6 +76,7 @@ fn metadata<'a>(
         ts: None,
         dur: None,
         cat: None,
+        cname: None,
         args,
     }
 }
@@ -108,6 +116,11 @@ pub fn to_chrome_trace(report: &Report) -> String {
                 ArgValue::Int(tid),
             ));
             for span in &lane.spans {
+                let kind = timeline.kind(&span.cat);
+                let mut args = BTreeMap::new();
+                if let Some(k) = kind {
+                    args.insert("kind", ArgValue::Text(&k.label));
+                }
                 events.push(Event {
                     name: &span.name,
                     ph: "X",
@@ -116,7 +129,8 @@ pub fn to_chrome_trace(report: &Report) -> String {
                     ts: Some(ns_to_us(span.start_ns)),
                     dur: Some(ns_to_us(span.dur_ns)),
                     cat: Some(&span.cat),
-                    args: BTreeMap::new(),
+                    cname: kind.map(|k| k.trace_colour.as_str()),
+                    args,
                 });
             }
         }
@@ -132,6 +146,7 @@ pub fn to_chrome_trace(report: &Report) -> String {
                     ts: Some(ns_to_us(t)),
                     dur: None,
                     cat: None,
+                    cname: None,
                     args,
                 });
             }
@@ -176,6 +191,7 @@ mod tests {
                     unit: "bytes".into(),
                     points: vec![(0, 1.0)],
                 }],
+                kinds: vec![crate::labs::pipeline::sim::SPAN_KINDS[0].to_kind()],
             }],
             ..Report::default()
         };
@@ -190,6 +206,8 @@ mod tests {
         let x = events.iter().find(|e| e["ph"] == "X").unwrap();
         assert_eq!(x["ts"], 1.5);
         assert_eq!(x["dur"], 2.0);
+        assert_eq!(x["cname"], "rail_response");
+        assert_eq!(x["args"]["kind"], "forward");
         assert!(events
             .iter()
             .any(|e| e["ph"] == "C" && e["args"]["bytes"] == 1.0));

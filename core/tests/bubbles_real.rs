@@ -64,6 +64,14 @@ fn squeezer_on_the_1f1b_run_with_a_slow_link() {
         return;
     };
     let r = bubbles::run_log(&a10(), &run, "1F1B/2_3/0.06").unwrap();
+    for tl in &r.timelines {
+        assert!(
+            tl.undeclared().is_empty(),
+            "{}: {:?}",
+            tl.name,
+            tl.undeclared()
+        );
+    }
     println!(
         "{}",
         r.to_text()

@@ -270,6 +270,12 @@ fn dlrm_report_has_four_ranks_and_clean_lanes() {
         / (5_798_000.0 + 11_336_000.0 + 3_492_000.0 + 9_774_000.0);
     assert!((r.metric("all.overlap_pct").unwrap() - all).abs() < 1e-9);
     for tl in &r.timelines {
+        assert!(
+            tl.undeclared().is_empty(),
+            "{}: {:?}",
+            tl.name,
+            tl.undeclared()
+        );
         let names: Vec<&str> = tl.lanes.iter().map(|l| l.name.as_str()).collect();
         assert_eq!(
             names,

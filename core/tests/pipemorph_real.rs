@@ -102,6 +102,9 @@ fn a_slow_link_stretches_every_iteration_after_injection() {
                 return;
             };
             let report = run.report("run");
+            for tl in &report.timelines {
+                assert!(tl.undeclared().is_empty(), "{:?}", tl.undeclared());
+            }
             let spans = &report
                 .series
                 .iter()

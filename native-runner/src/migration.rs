@@ -586,8 +586,7 @@ fn demo_report(run: &DemoRun) -> Report {
     };
     let mut timeline = Timeline {
         name: "checkpoint-demo".into(),
-        lanes: Vec::new(),
-        counters: Vec::new(),
+        ..Timeline::default()
     };
     let mut t_ns = 0u64;
     let mut lane = Lane {
@@ -673,6 +672,7 @@ fn demo_report(run: &DemoRun) -> Report {
             cat: "restore".into(),
         }],
     });
+    timeline.declare(&[bubblelab_core::labs::migration::report::SPAN_KINDS]);
     report.timelines.push(timeline);
     report.tables.push(table);
     if !memory.rows.is_empty() {

@@ -311,7 +311,7 @@ try {
     const { page: costPage } = await newWatchedPage(context, 'cost');
     await costPage.goto(`${BASE_URL}/#/cost`);
     const metric = '[data-metric="collective_us"]';
-    await costPage.waitForSelector(metric);
+    await costPage.waitForSelector(metric, { state: 'attached' });
     const oneNode = parseFloat(await dataValue(costPage, metric));
     assert(Number.isFinite(oneNode) && oneNode > 0, `collective time ${oneNode}`);
     await costPage.fill('#field-ranks', '16');
@@ -355,9 +355,19 @@ try {
   await check('the fairness lab compares every policy and reads an uploaded DIR-LAB trace', async () => {
     const { page: fairPage } = await newWatchedPage(context, 'fairness');
     await fairPage.goto(`${BASE_URL}/#/fairness`);
-    await fairPage.waitForSelector('[data-metric="astraea.avg_jct_s"]');
+    await fairPage.waitForSelector('[data-metric="astraea.avg_jct_s"]', { state: 'attached' });
     const rows = await fairPage.locator('table[data-table="policies"] tbody tr').count();
     assert(rows === 12, `expected 12 policy rows (every policy), found ${rows}`);
+    // One policy's timeline at a time, behind a picker; each tenant is a coloured legend entry.
+    const shownTimelines = await fairPage.locator('.report figure.timeline').count();
+    assert(shownTimelines === 1, `expected one timeline behind the picker, found ${shownTimelines}`);
+    const tabs = fairPage.locator('.timeline-picker button[role="tab"]');
+    assert(await tabs.count() === 12, `expected a tab per policy, found ${await tabs.count()}`);
+    const firstName = await visibleText(fairPage, '.report figure.timeline figcaption strong');
+    await tabs.nth(4).click();
+    await fairPage.waitForFunction((n) => document.querySelector('.report figure.timeline figcaption strong')?.textContent !== n, firstName, { timeout: TIMEOUT_MS });
+    const swatches = await fairPage.locator('.report figure.timeline .legend li[data-kind] .swatch').count();
+    assert(swatches >= 2, `expected a legend entry per tenant, found ${swatches}`);
     await fairPage.fill('#field-jobs', '300');
     await fairPage.press('#field-jobs', 'Tab');
     await fairPage.waitForFunction(() => window.location.hash.startsWith('#/fairness?s='), null, { timeout: TIMEOUT_MS });
@@ -390,14 +400,14 @@ try {
   await check('the agentic lab stacks its time series, edits controllers and reads a Mooncake file', async () => {
     const { page: agentPage } = await newWatchedPage(context, 'agentic');
     await agentPage.goto(`${BASE_URL}/#/agentic`);
-    await agentPage.waitForSelector('[data-metric="concur.batch_completion_s"]');
+    await agentPage.waitForSelector('[data-metric="concur.batch_completion_s"]', { state: 'attached' });
     const charts = await agentPage.locator('.stacked-charts figure.chart').count();
     assert(charts >= 5, `expected the five time-series charts, found ${charts}`);
     const unbounded = Number(await dataValue(agentPage, '[data-metric="unbounded.useful_throughput_tokens_per_s"]'));
     const concur = Number(await dataValue(agentPage, '[data-metric="concur.useful_throughput_tokens_per_s"]'));
     assert(concur > unbounded, `CONCUR ${concur} should beat unbounded ${unbounded} tokens/s on the Qwen3-32B preset`);
     await agentPage.fill('#field-controllers', 'unbounded, cap-16, concur');
-    await agentPage.waitForSelector('[data-metric="cap-16.batch_completion_s"]', { timeout: TIMEOUT_MS });
+    await agentPage.waitForSelector('[data-metric="cap-16.batch_completion_s"]', { state: 'attached', timeout: TIMEOUT_MS });
     await agentPage.waitForFunction(() => window.location.hash.startsWith('#/agentic?s='), null, { timeout: TIMEOUT_MS });
     await agentPage.fill('#field-controllers', 'unbounded, cap-x');
     await agentPage.waitForSelector('.field-error[data-field="agentic.controllers"]', { timeout: TIMEOUT_MS });
@@ -407,7 +417,7 @@ try {
     await agentPage.selectOption('#field-engine-mode', 'sglang');
     await agentPage.waitForFunction(() => document.body.innerText.includes('× H100 SXM, SGLang'), null, { timeout: TIMEOUT_MS });
     await agentPage.fill('#field-usage_high', '0.6');
-    await agentPage.waitForSelector('[data-metric="concur.batch_completion_s"]', { timeout: TIMEOUT_MS });
+    await agentPage.waitForSelector('[data-metric="concur.batch_completion_s"]', { state: 'attached', timeout: TIMEOUT_MS });
     assert(await agentPage.locator('.field-error[data-field$="usage_high"]').count() === 0, 'U_high 0.6 is a valid constant');
     await agentPage.fill('#field-usage_high', '0.1');
     await agentPage.waitForSelector('.field-error[data-field$="usage_high"]', { timeout: TIMEOUT_MS });
@@ -418,7 +428,7 @@ try {
       + '{"timestamp":5000,"input_length":1500,"output_length":80,"hash_ids":[1,2,3]}\n'
       + '{"timestamp":7000,"input_length":600,"output_length":50,"hash_ids":[9,10]}\n';
     await agentPage.fill('#field-controllers', 'unbounded, concur');
-    await agentPage.waitForSelector('[data-metric="concur.batch_completion_s"]', { timeout: TIMEOUT_MS });
+    await agentPage.waitForSelector('[data-metric="concur.batch_completion_s"]', { state: 'attached', timeout: TIMEOUT_MS });
     await agentPage.setInputFiles('#upload-agentic-trace', { name: 'tiny.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(jsonl) });
     await agentPage.waitForFunction(() => Number(document.querySelector('[data-metric="workload.agents"]')?.dataset.value) === 2, null, { timeout: TIMEOUT_MS });
     await printLongTasks(agentPage, 'agentic lab (load, edits, upload)');
@@ -428,9 +438,13 @@ try {
   await check('the overlap lab cuts exposed communication, walks the passes and names a bad K', async () => {
     const { page: ovPage } = await newWatchedPage(context, 'overlap');
     await ovPage.goto(`${BASE_URL}/#/overlap`);
-    await ovPage.waitForSelector('[data-metric="helix.exposed_cut_vs_serial"]');
+    await ovPage.waitForSelector('[data-metric="helix.exposed_cut_vs_serial"]', { state: 'attached' });
     const cut = Number(await dataValue(ovPage, '[data-metric="helix.exposed_cut_vs_serial"]'));
     assert(cut > 0.6, `Helix should remove more than 60 % of serial's exposed communication, got ${cut}`);
+    // Exposed communication has its own colour and legend entry, apart from hidden communication.
+    const exposed = await ovPage.locator('#pass-steps .legend li[data-kind="exposed"] .swatch').getAttribute('style');
+    const comm = await ovPage.locator('#pass-steps .legend li[data-kind="comm"] .swatch').getAttribute('style');
+    assert(exposed && comm && exposed !== comm, `exposed (${exposed}) and hidden communication (${comm}) should differ`);
     const steps = await ovPage.locator('#pass-steps button[data-step]').count();
     assert(steps === 4, `expected original, tile, reorder, bucket steps, found ${steps}`);
     await ovPage.click('#pass-steps button[data-step="tile"]');
@@ -489,7 +503,7 @@ try {
   await check('the bubbles lab squeezes trials into bubbles without slowing the main job, and reads real PipeMorph logs', async () => {
     const { page: bubPage } = await newWatchedPage(context, 'bubbles');
     await bubPage.goto(`${BASE_URL}/#/bubbles`);
-    await bubPage.waitForSelector('[data-metric="squeezer.bubble_sm_activity"]');
+    await bubPage.waitForSelector('[data-metric="squeezer.bubble_sm_activity"]', { state: 'attached' });
     const alone = Number(await dataValue(bubPage, '[data-metric="none.bubble_sm_activity"]'));
     const squeezed = Number(await dataValue(bubPage, '[data-metric="squeezer.bubble_sm_activity"]'));
     assert(squeezed > 5 * alone, `bubble SM activity should rise several-fold with the squeezer: ${alone} -> ${squeezed}`);
@@ -523,7 +537,7 @@ try {
   await check('the migration lab prices pause/restore/migrate and links each cost into the fairness lab', async () => {
     const { page: migPage } = await newWatchedPage(context, 'migration');
     await migPage.goto(`${BASE_URL}/#/migration`);
-    await migPage.waitForSelector('[data-metric="active-low-point-dedup.migrate_s"]');
+    await migPage.waitForSelector('[data-metric="active-low-point-dedup.migrate_s"]', { state: 'attached' });
     const framework = Number(await dataValue(migPage, '[data-metric="framework.migrate_s"]'));
     const flow = Number(await dataValue(migPage, '[data-metric="active-low-point-dedup.migrate_s"]'));
     assert(flow < framework, `migration with active memory + dedup (${flow} s) should beat a framework checkpoint (${framework} s)`);
@@ -533,7 +547,7 @@ try {
     assert(link && link.startsWith('#/fairness?s='), `expected a fairness share link, got ${link}`);
     await printLongTasks(migPage, 'migration lab (load)');
     await migPage.click('#fairness-links a[data-option]');
-    await migPage.waitForSelector('[data-metric="astraea.avg_jct_s"]', { timeout: TIMEOUT_MS });
+    await migPage.waitForSelector('[data-metric="astraea.avg_jct_s"]', { state: 'attached', timeout: TIMEOUT_MS });
   });
 
   await check('the tuning lab paints its form first, trains its MLPs in the worker (progress shown) and draws SP and μP curves', async () => {
@@ -546,7 +560,7 @@ try {
     assert(await tunPage.locator('[data-metric="tuning.mup.best_lr_spread_steps"]').count() === 0, 'the curves should not exist before the training ends');
     const fcp = await tunPage.evaluate(() => performance.getEntriesByName('first-contentful-paint')[0]?.startTime);
     console.log(`     tuning page: first contentful paint at ${fcp === undefined ? '?' : fcp.toFixed(0)} ms, during training (printed, not asserted)`);
-    await tunPage.waitForSelector('[data-metric="tuning.mup.best_lr_spread_steps"]', { timeout: 120_000 });
+    await tunPage.waitForSelector('[data-metric="tuning.mup.best_lr_spread_steps"]', { state: 'attached', timeout: 120_000 });
     await printLongTasks(tunPage, 'tuning lab (load + training)');
     const charts = await tunPage.locator('figure.chart').count();
     assert(charts >= 3, `expected SP, muP and fusion charts, found ${charts}`);
@@ -574,7 +588,7 @@ try {
       const full = path.join(DATA_DIR, folder, file);
       try { await fs.access(full); } catch { assert(process.env.CI !== 'true', `${full} is missing`); continue; }
       await timed.goto(`${BASE_URL}/#/fairness`);
-      await timed.waitForSelector('[data-metric="astraea.avg_jct_s"]');
+      await timed.waitForSelector('[data-metric="astraea.avg_jct_s"]', { state: 'attached' });
       // ASTRAEA's cluster: 140 nodes x 8 GPUs.
       await timed.fill('#field-nodes', '140');
       await timed.waitForFunction(() => document.querySelector('.report h2')?.textContent.includes('1120 GPUs'), null, { timeout: TIMEOUT_MS });
@@ -590,7 +604,7 @@ try {
       console.log(`     fairness page: ${file}, ${title.split(':')[1]?.split(',')[0]?.trim()}, all 12 policies on 1,120 GPUs: ${tRun} ms to the Report, ${Date.now() - t0} ms to the next paint`);
     }
     await timed.goto(`${BASE_URL}/#/agentic`);
-    await timed.waitForSelector('[data-metric="concur.batch_completion_s"]');
+    await timed.waitForSelector('[data-metric="concur.batch_completion_s"]', { state: 'attached' });
     await timed.fill('#field-min_turns', '30');
     await timed.fill('#field-max_turns', '30');
     await timed.waitForFunction(() => Number(document.querySelector('[data-metric="workload.turns"]')?.dataset.value) === 128 * 30, null, { timeout: TIMEOUT_MS });
@@ -605,7 +619,7 @@ try {
     console.log(`     agentic page: 1,000 agents x 30 turns, unbounded + CONCUR: ${tRun} ms to the Report, ${Date.now() - t0} ms to the next paint`);
     // Helix's whole pipeline and the three baselines on GPT-3 175B, 96 layers, TP=8 + SP.
     await timed.goto(`${BASE_URL}/#/overlap`);
-    await timed.waitForSelector('[data-metric="helix.exposed_cut_vs_serial"]');
+    await timed.waitForSelector('[data-metric="helix.exposed_cut_vs_serial"]', { state: 'attached' });
     await timed.selectOption('select#preset', 'overlap-gpt3-175b-vs-asynctp');
     await timed.waitForFunction(() => document.querySelector('.report h2')?.textContent.includes('GPT-3 175B'), null, { timeout: TIMEOUT_MS });
     await painted();
@@ -630,7 +644,7 @@ try {
     }
     const { page: longPage } = await newWatchedPage(context, 'long run');
     await longPage.goto(`${BASE_URL}/#/fairness`);
-    await longPage.waitForSelector('[data-metric="astraea.avg_jct_s"]');
+    await longPage.waitForSelector('[data-metric="astraea.avg_jct_s"]', { state: 'attached' });
     await longPage.fill('#field-nodes', '140');
     await longPage.waitForFunction(() => document.querySelector('.report h2')?.textContent.includes('1120 GPUs'), null, { timeout: TIMEOUT_MS });
     const idle = () => longPage.waitForFunction(() => document.querySelector('#run-status')?.dataset.state === 'idle', null, { timeout: TIMEOUT_MS });
@@ -671,7 +685,7 @@ try {
     await printLongTasks(longPage, 'fairness page during the Philly run, supersede and Cancel');
   });
 
-  await check('a screenshot of every page once its run has finished (OUT_DIR/pages/<page>.png)', async () => {
+  await check('every page, picture first, fits 390, 1,440 and 1,920 px without horizontal overflow; a screenshot of each (OUT_DIR/pages/<page>.png, <page>-390.png)', async () => {
     const pages = [
       ['home', '#/', '#home'],
       ['pipeline', '#/pipeline', '#lab-pipeline', true],
@@ -693,12 +707,43 @@ try {
       await shot.locator(section).waitFor({ state: 'visible' });
       // A lab's first run starts at once: wait for its Report's metrics, then for no run in
       // progress.
-      if (hasReport) await shot.waitForSelector('[data-metric]', { timeout: 120_000 });
+      if (hasReport) await shot.waitForSelector('[data-metric]', { state: 'attached', timeout: 120_000 });
       await shot.waitForFunction(() => !document.querySelector('.run-status[data-state="running"]'), null, { timeout: 120_000 });
       const file = path.join(OUT_DIR, 'pages', `${name}.png`);
       await shot.screenshot({ path: file, fullPage: true });
       const { size } = await fs.stat(file);
       assert(size > 0, `empty screenshot of ${name}`);
+      for (const width of [390, 1440, 1920]) {
+        await shot.setViewportSize({ width, height: 900 });
+        // Let the canvases redraw at the new width.
+        await shot.waitForTimeout(150);
+        const over = await shot.evaluate(() => {
+          const limit = document.documentElement.clientWidth + 1;
+          if (document.documentElement.scrollWidth <= limit) return null;
+          // The outermost elements that stick out, to name in the failure.
+          const out = [];
+          for (const el of document.querySelectorAll('body *')) {
+            const r = el.getBoundingClientRect();
+            if (r.right > limit && !(el.parentElement && el.parentElement.getBoundingClientRect().right > limit)) {
+              out.push(`${el.tagName.toLowerCase()}${el.id ? '#' + el.id : ''}${el.className && typeof el.className === 'string' ? '.' + el.className.split(' ').join('.') : ''} (right ${Math.round(r.right)} px)`);
+            }
+          }
+          return `page ${document.documentElement.scrollWidth} px wide: ${out.slice(0, 5).join(', ')}`;
+        });
+        assert(over === null, `${name} at ${width} px overflows: ${over}`);
+        if (width === 390) {
+          await shot.screenshot({ path: path.join(OUT_DIR, 'pages', `${name}-390.png`), fullPage: true });
+        }
+      }
+      if (hasReport) {
+        // Picture first: inside the Report, the findings and the picture come before the tables.
+        const order = await shot.evaluate(() => {
+          const report = document.querySelector('.report');
+          const first = (sel) => [...report.querySelectorAll(sel)].map((el) => [...report.querySelectorAll('*')].indexOf(el))[0] ?? Infinity;
+          return { picture: Math.min(first('figure'), first('section'), first('canvas')), table: first('.tables table') };
+        });
+        assert(order.picture < order.table, `${name}: the picture should come before the tables (${JSON.stringify(order)})`);
+      }
       await shot.close();
     }
     console.log(`     saved ${pages.length} pages under ${path.join(OUT_DIR, 'pages')}`);
@@ -713,7 +758,7 @@ try {
     subPage.on('response', (r) => { if (r.status() >= 400) missing.push(`${r.status()} ${r.url()}`); });
     await subPage.goto(`${sub}/#/pipeline`);
     await subPage.locator('#lab-pipeline').waitFor({ state: 'visible' });
-    await subPage.waitForSelector(BUBBLE);
+    await subPage.waitForSelector(BUBBLE, { state: 'attached' });
     const initial = await dataValue(subPage, BUBBLE);
     const before = await hash(subPage);
     const m = Number(await subPage.inputValue('#field-micro_batches'));

@@ -106,7 +106,7 @@ fn test(root: &Path) -> Result<()> {
             || {
                 cargo(
                     "test --locked --profile bench -p bubblelab-core --test tuning_claim \
-                     --test astraea_artifact --test fairness_real",
+                     --test astraea_artifact --test fairness_real --test palette",
                     &[],
                 )
             },

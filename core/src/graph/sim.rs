@@ -28,7 +28,7 @@ use super::validate::{validate, GraphError};
 use super::{Graph, NodeKind};
 use crate::cost::{CostModel, Group};
 use crate::engine::{EventQueue, MemoryLedger};
-use crate::report::{CounterTrack, Lane, Report, Span, Timeline};
+use crate::report::{CounterTrack, KindDef, Lane, Report, Span, Timeline};
 use crate::units::{nanos_from_f64, Nanos};
 
 /// When one node ran.
@@ -403,7 +403,7 @@ pub fn timeline(graph: &Graph, sim: &GraphSim, name: &str) -> Timeline {
         lane.spans.sort_by_key(|s| s.start_ns);
         lanes.push(lane);
     }
-    Timeline {
+    let mut timeline = Timeline {
         name: name.into(),
         lanes,
         counters: vec![CounterTrack {
@@ -411,8 +411,39 @@ pub fn timeline(graph: &Graph, sim: &GraphSim, name: &str) -> Timeline {
             unit: "bytes".into(),
             points: sim.memory.iter().map(|&(t, b)| (t.0, b as f64)).collect(),
         }],
-    }
+        kinds: Vec::new(),
+    };
+    timeline.declare(&[SPAN_KINDS]);
+    timeline
 }
+
+/// Span kinds of a simulated execution graph (the overlap lab, `bubblelab graph`). Exposed
+/// communication is the time the compute stream waits on a collective: it is drawn in red so
+/// it stands out from the communication that runs hidden under compute.
+pub const SPAN_KINDS: &[KindDef] = &[
+    KindDef {
+        cat: "compute",
+        label: "compute",
+        meaning: "a GEMM, attention or memory-bound op on the compute stream",
+        colour: "#3b82f6",
+        trace_colour: "rail_response",
+    },
+    KindDef {
+        cat: "comm",
+        label: "communication",
+        meaning:
+            "a collective on its group's stream; hidden where the compute stream is busy meanwhile",
+        colour: "#a855f7",
+        trace_colour: "detailed_memory_dump",
+    },
+    KindDef {
+        cat: "exposed",
+        label: "exposed communication",
+        meaning: "the compute stream waits for a collective to finish: communication not hidden",
+        colour: "#dc2626",
+        trace_colour: "terrible",
+    },
+];
 
 /// Adds the simulation's headline metrics to `report` under `prefix` (e.g. `serial.`).
 pub fn push_metrics(report: &mut Report, prefix: &str, label: &str, graph: &Graph, sim: &GraphSim) {

@@ -427,7 +427,7 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
                 <div class="results stacked-charts">
                     <RunStatus worker={worker.clone()} unit="controller runs" error={state.form.worker_error.clone()} />
                     <ExportBar report={state.report.clone()} stem="agentic" />
-                    <ReportView report={state.report.clone()} chart_titles={vec![
+                    <ReportView report={state.report.clone()} charts_first=true chart_titles={vec![
                         ("agentic.active_agents".to_string(), "Active agents (the admission window)".to_string()),
                         ("agentic.kv_usage".to_string(), "KV-cache usage".to_string()),
                         ("agentic.hit_rate".to_string(), "Cache hit rate: engine-wide H (CONCUR's signal) and on agents' histories".to_string()),

@@ -478,6 +478,7 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
                 <div class="results">
                     <RunStatus worker={worker.clone()} error={state.form.worker_error.clone()} />
                     <ExportBar report={state.report.clone()} stem="overlap" />
+                    <ReportView report={state.report.clone()} picture={html! {
                     <section class="pass-steps" id="pass-steps">
                         <h2>{ "Helix, pass by pass" }</h2>
                         <div class="step-buttons">
@@ -492,7 +493,7 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
                             <TimelineView timeline={t} />
                         }
                     </section>
-                    <ReportView report={state.report.clone()} chart_titles={vec![
+                    }} chart_titles={vec![
                         ("memory".to_string(), "Live activations over the step, with the budget".to_string()),
                     ]} />
                 </div>

@@ -461,6 +461,8 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
                 <div class="results">
                     <RunStatus worker={worker.clone()} error={state.form.worker_error.clone()} />
                     <RunStatus worker={pai_worker.clone()} id="pai-status" />
+                    <ExportBar report={shown_report.clone()} stem="resilience" />
+                    <ReportView report={shown_report} picture={html! {
                     <section class="cluster" id="resilience-grid">
                         <h2>{ "The job's GPUs" }</h2>
                         <div class="cluster-controls">
@@ -510,8 +512,7 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
                             }) }
                         </svg>
                     </section>
-                    <ExportBar report={shown_report.clone()} stem="resilience" />
-                    <ReportView report={shown_report} chart_titles={vec![
+                    }} chart_titles={vec![
                         ("resilience.iteration_time".to_string(), "Iteration time: observed vs ResiHP's prediction".to_string()),
                         ("resilience.throughput".to_string(), "Training throughput per strategy".to_string()),
                         ("resilience.pai_time".to_string(), "Real mini-batch times: slowest vs median worker".to_string()),

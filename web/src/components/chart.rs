@@ -1,5 +1,7 @@
 //! Line charts of a Report's series, drawn as SVG. Series with the same `chart` key share one
-//! chart; each gets a colour and a legend entry.
+//! chart; each gets its Report-wide colour (`Report::series_colours`, so a policy keeps its
+//! colour from chart to chart) and a legend entry. Sparse curves mark every point; dense ones
+//! are lines only.
 
 use bubblelab_core::report::{format_number, Series};
 
@@ -13,10 +15,8 @@ fn tick_label(v: f64) -> String {
 }
 use yew::prelude::*;
 
-/// Colours for curves, in order.
-const PALETTE: [&str; 8] = [
-    "#2563eb", "#16a34a", "#ea580c", "#9333ea", "#dc2626", "#0891b2", "#ca8a04", "#4b5563",
-];
+/// Curves with more points than this are drawn as lines without point markers.
+const MARKED_POINTS: usize = 40;
 
 /// Properties of [`LineChart`].
 #[derive(Properties, PartialEq)]
@@ -25,6 +25,8 @@ pub struct LineChartProps {
     pub title: AttrValue,
     /// The curves (same axes).
     pub series: Vec<Series>,
+    /// The colour of each curve, in `series` order.
+    pub colours: Vec<String>,
 }
 
 const W: f64 = 520.0;
@@ -56,6 +58,23 @@ pub fn line_chart(props: &LineChartProps) -> Html {
         y1 = y0 + 1.0;
     }
     y1 *= 1.05;
+    let colour_of = |i: usize| {
+        props
+            .colours
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| "#4b5563".into())
+    };
+    // Curves of one owner in one chart (e.g. a controller's window and its active agents)
+    // share its colour and differ by dash: solid, dashed, dotted.
+    let dash_of = |i: usize| {
+        let colour = colour_of(i);
+        match (0..i).filter(|&j| colour_of(j) == colour).count() {
+            0 => None,
+            1 => Some("7 4"),
+            _ => Some("2 3"),
+        }
+    };
     let sx = move |x: f64| LEFT + (x - x0) / (x1 - x0) * (W - LEFT - RIGHT);
     let sy = move |y: f64| H - BOTTOM - (y - y0) / (y1 - y0) * (H - TOP - BOTTOM);
     let first = props.series.first();
@@ -94,13 +113,16 @@ pub fn line_chart(props: &LineChartProps) -> Html {
                 <text class="axis-label" x={((LEFT + W - RIGHT) / 2.0).to_string()} y={(H - 6.0).to_string()} text-anchor="middle">{ x_label }</text>
                 <text class="axis-label" transform={format!("translate(12 {}) rotate(-90)", (TOP + H - BOTTOM) / 2.0)} text-anchor="middle">{ y_label }</text>
                 { for props.series.iter().enumerate().map(|(i, s)| {
-                    let colour = PALETTE[i % PALETTE.len()];
+                    let colour = colour_of(i);
                     let path: Vec<String> = s.points.iter().map(|&(x, y)| format!("{:.1},{:.1}", sx(x), sy(y))).collect();
+                    let marked = if s.points.len() <= MARKED_POINTS { s.points.as_slice() } else { &[] };
                     html! {
                         <g>
-                            <polyline fill="none" stroke={colour} stroke-width="2" points={path.join(" ")} />
-                            { for s.points.iter().map(|&(x, y)| html! {
-                                <circle cx={format!("{:.1}", sx(x))} cy={format!("{:.1}", sy(y))} r="2.5" fill={colour}>
+                            <polyline fill="none" stroke={colour.clone()} stroke-width="2" stroke-dasharray={dash_of(i)} points={path.join(" ")}>
+                                <title>{ s.name.clone() }</title>
+                            </polyline>
+                            { for marked.iter().map(|&(x, y)| html! {
+                                <circle cx={format!("{:.1}", sx(x))} cy={format!("{:.1}", sy(y))} r="2.5" fill={colour.clone()}>
                                     <title>{ format!("{}: ({}, {})", s.name, format_number(x), format_number(y)) }</title>
                                 </circle>
                             }) }
@@ -110,7 +132,10 @@ pub fn line_chart(props: &LineChartProps) -> Html {
             </svg>
             <ul class="legend">
                 { for props.series.iter().enumerate().map(|(i, s)| html! {
-                    <li><span class="swatch" style={format!("background:{}", PALETTE[i % PALETTE.len()])}></span>{ s.name.clone() }</li>
+                    <li><span class="swatch" style={match dash_of(i) {
+                        None => format!("background:{}", colour_of(i)),
+                        Some(_) => format!("background:repeating-linear-gradient(90deg,{0} 0 3px,transparent 3px 5px)", colour_of(i)),
+                    }}></span>{ s.name.clone() }</li>
                 }) }
             </ul>
         </figure>

@@ -1,5 +1,7 @@
-//! The generic report view: metrics with units, tables, charts, timelines and findings. Every
-//! lab shows its Report through this one component.
+//! The generic report view. Every lab shows its Report through this one component, picture
+//! first: the findings, then the timelines and charts, then the comparison tables (each in its
+//! own scrolling box), then the full metric list, collapsed. Many long timelines (one per
+//! policy, each with a lane per tenant or agent) are shown one at a time behind a picker.
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -18,7 +20,18 @@ pub struct ReportViewProps {
     /// Chart titles by series chart key; charts without one use the key.
     #[prop_or_default]
     pub chart_titles: Vec<(String, String)>,
+    /// Draw the charts before the timelines (labs whose main picture is a curve).
+    #[prop_or_default]
+    pub charts_first: bool,
+    /// The page's own main picture (a cluster view, a GPU grid, pass-by-pass timelines),
+    /// shown right under the findings.
+    #[prop_or_default]
+    pub picture: Html,
 }
+
+/// Timelines are stacked while they hold at most this many lanes together; past it, one is
+/// shown at a time.
+const STACKED_LANES: usize = 48;
 
 /// Rows a table shows before "show all" (long tables, e.g. every bubble window of a real log,
 /// would bury the rest of the Report).
@@ -52,6 +65,7 @@ pub fn table_view(props: &TableViewProps) -> Html {
         Callback::from(move |_: MouseEvent| expanded.set(!*expanded))
     };
     html! {
+        <div class="table-scroll">
         <table class="data" data-table={t.key.clone()}>
             <caption>{ t.title.clone() }</caption>
             <thead><tr>{ for t.columns.iter().map(|c| html! { <th>{ c.clone() }</th> }) }</tr></thead>
@@ -68,6 +82,7 @@ pub fn table_view(props: &TableViewProps) -> Html {
                 </td></tr></tfoot>
             }
         </table>
+        </div>
     }
 }
 
@@ -91,7 +106,15 @@ pub fn report_view(props: &ReportViewProps) -> Html {
             .map(|t| Shared(Rc::new(t.clone())))
             .collect::<Vec<_>>()
     });
+    let picked = use_state(|| 0usize);
     let report = &props.report.0;
+    let colours = report.series_colours();
+    let colour_of = |name: &str| {
+        colours
+            .iter()
+            .find(|(n, _)| *n == bubblelab_core::report::series_owner(name))
+            .map_or_else(|| "#4b5563".to_string(), |(_, c)| c.clone())
+    };
     let mut charts: BTreeMap<&str, Vec<Series>> = BTreeMap::new();
     let mut chart_order: Vec<&str> = Vec::new();
     for s in &report.series {
@@ -107,18 +130,65 @@ pub fn report_view(props: &ReportViewProps) -> Html {
             .find(|(k, _)| k == key)
             .map_or_else(|| key.replace('_', " "), |(_, t)| t.clone())
     };
+    let lanes: usize = timelines.iter().map(|t| t.0.lanes.len()).sum();
+    let one_at_a_time = timelines.len() > 1 && lanes > STACKED_LANES;
+    let shown = (*picked).min(timelines.len().saturating_sub(1));
+    let timeline_view = if one_at_a_time {
+        html! {
+            <div class="timeline-picker">
+                <div class="picker" role="tablist" aria-label="Timeline to show">
+                    { for timelines.iter().enumerate().map(|(i, t)| {
+                        let picked = picked.clone();
+                        html! {
+                            <button type="button" role="tab" aria-selected={(i == shown).to_string()}
+                                class={classes!("tab", (i == shown).then_some("on"))}
+                                onclick={Callback::from(move |_: MouseEvent| picked.set(i))}>
+                                { t.0.name.clone() }
+                            </button>
+                        }
+                    }) }
+                </div>
+                <TimelineView timeline={timelines[shown].clone()} />
+            </div>
+        }
+    } else {
+        html! { { for timelines.iter().map(|t| html! { <TimelineView timeline={t.clone()} /> }) } }
+    };
+    let chart_view = html! {
+        <div class="charts">
+            { for chart_order.iter().map(|key| {
+                let series = charts[key].clone();
+                let colours: Vec<String> = series.iter().map(|s| colour_of(&s.name)).collect();
+                html! { <LineChart title={title_of(key)} {series} {colours} /> }
+            }) }
+        </div>
+    };
+    let (first, second) = if props.charts_first {
+        (chart_view, timeline_view)
+    } else {
+        (timeline_view, chart_view)
+    };
     html! {
         <div class="report">
             <h2>{ report.title.clone() }</h2>
-            if !report.findings.is_empty() {
-                <ul class="findings">
-                    { for report.findings.iter().map(|f| html! { <li>{ f.clone() }</li> }) }
-                </ul>
-            }
+            // Always rendered, and the picture always wrapped, so that nodes appearing later
+            // keep their place (no conditional sibling next to a component).
+            <ul class="findings" hidden={report.findings.is_empty()}>
+                { for report.findings.iter().map(|f| html! { <li>{ f.clone() }</li> }) }
+            </ul>
+            <div class="picture">{ props.picture.clone() }</div>
+            { first }
+            { second }
             <div class="tables">
                 { for report.tables.iter().enumerate().map(|(i, _)| html! {
                     <TableView report={props.report.clone()} index={i} />
                 }) }
+            </div>
+            // The metric list is collapsed behind the comparison tables; a Report without
+            // tables (the cost explorer's) is its metrics, shown open.
+            <details class="all-metrics" open={report.tables.is_empty()}>
+                <summary>{ format!("All {} metrics", report.metrics.len()) }</summary>
+                <div class="table-scroll">
                 <table class="data metrics">
                     <caption>{ "Metrics" }</caption>
                     <thead><tr><th>{ "metric" }</th><th>{ "value" }</th></tr></thead>
@@ -133,13 +203,8 @@ pub fn report_view(props: &ReportViewProps) -> Html {
                         }) }
                     </tbody>
                 </table>
-            </div>
-            <div class="charts">
-                { for chart_order.iter().map(|key| html! {
-                    <LineChart title={title_of(key)} series={charts[key].clone()} />
-                }) }
-            </div>
-            { for timelines.iter().map(|t| html! { <TimelineView timeline={t.clone()} /> }) }
+                </div>
+            </details>
         </div>
     }
 }

@@ -3,10 +3,9 @@
 //! visited (binary search on the sorted, non-overlapping spans of a lane) and spans narrower
 //! than a pixel that land on an already painted pixel are skipped, so 50,000 spans stay smooth.
 
-use std::collections::BTreeSet;
 use std::rc::Rc;
 
-use bubblelab_core::report::{Span, Timeline};
+use bubblelab_core::report::{Span, SpanKind, Timeline};
 use gloo::events::EventListener;
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
@@ -31,35 +30,45 @@ pub struct TimelineProps {
 
 const LABEL_W: f64 = 118.0;
 const AXIS_H: f64 = 22.0;
+/// Lane height, px, while the lanes fit; many lanes (agents, tenants) get thinner ones.
 const LANE_H: f64 = 20.0;
+/// The height many lanes share before they get thinner, px.
+const LANES_BUDGET_PX: f64 = 640.0;
 const COUNTER_H: f64 = 34.0;
 /// Narrowest visible window, ns.
 const MIN_WINDOW_NS: f64 = 1_000.0;
+/// Drawn for a category the lab did not declare (a test forbids it for every preset).
+const UNDECLARED: &str = "#000000";
 
-/// The fill colour of a span category.
-#[must_use]
-pub fn colour(cat: &str) -> &'static str {
-    match cat {
-        "F" => "#3b82f6",
-        "B" => "#22c55e",
-        "W" => "#f59e0b",
-        "p2p" => "#a855f7",
-        "bubble" => "#fde2e2",
-        "comm" => "#a855f7",
-        _ => "#64748b",
+/// Height of one lane of `timeline`, px: 20 while the lanes fit in 640 px, thinner (down to
+/// 4 px) past that, so 256 agents stay one screen tall.
+fn lane_h(timeline: &Timeline) -> f64 {
+    let n = timeline.lanes.len().max(1) as f64;
+    if n * LANE_H <= LANES_BUDGET_PX {
+        LANE_H
+    } else {
+        (LANES_BUDGET_PX / n).max(4.0).floor()
     }
 }
 
-/// What a category means, for the legend.
-fn describe(cat: &str) -> &str {
-    match cat {
-        "F" => "forward",
-        "B" => "backward (input gradient; whole backward if not split)",
-        "W" => "weight gradient",
-        "p2p" => "stage-to-stage transfer",
-        "bubble" => "idle (bubble)",
-        other => other,
+/// The fill colour of category `cat` on `timeline`.
+fn colour<'a>(timeline: &'a Timeline, cat: &str) -> &'a str {
+    timeline.kind(cat).map_or(UNDECLARED, |k| k.colour.as_str())
+}
+
+/// Whether text on `colour` should be dark: light fills (`#rrggbb` by luma, `hsl()` by
+/// lightness) get dark text.
+fn dark_text_on(colour: &str) -> bool {
+    if let Some(hex) = colour.strip_prefix('#') {
+        let ch = |i: usize| u8::from_str_radix(hex.get(i..i + 2).unwrap_or("00"), 16).unwrap_or(0);
+        let luma = 0.299 * f64::from(ch(0)) + 0.587 * f64::from(ch(2)) + 0.114 * f64::from(ch(4));
+        return luma > 150.0;
     }
+    colour
+        .rsplit(',')
+        .next()
+        .and_then(|l| l.trim().trim_end_matches([')', '%']).parse::<f64>().ok())
+        .is_some_and(|l| l >= 60.0)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -118,6 +127,9 @@ fn draw(canvas: &HtmlCanvasElement, timeline: &Timeline, window: Window) {
     };
     let css_w = f64::from(canvas.client_width().max(300));
     let css_h = height_px(timeline);
+    let lane_px = lane_h(timeline);
+    // Lane names every `label_every` lanes where lanes are thinner than the text.
+    let label_every = (12.0 / lane_px).ceil().max(1.0) as usize;
     let dpr = gloo::utils::window().device_pixel_ratio().max(1.0);
     canvas.set_width((css_w * dpr) as u32);
     canvas.set_height((css_h * dpr) as u32);
@@ -145,9 +157,12 @@ fn draw(canvas: &HtmlCanvasElement, timeline: &Timeline, window: Window) {
 
     // Lanes.
     for (i, lane) in timeline.lanes.iter().enumerate() {
-        let y = AXIS_H + LANE_H * i as f64;
-        ctx.set_fill_style_str("#0f172a");
-        let _ = ctx.fill_text(&lane.name, 4.0, y + 14.0);
+        let y = AXIS_H + lane_px * i as f64;
+        if i % label_every == 0 {
+            ctx.set_fill_style_str("#0f172a");
+            let _ = ctx.fill_text(&lane.name, 4.0, y + lane_px.min(LANE_H) * 0.5 + 4.0);
+        }
+        let pad = if lane_px >= 10.0 { 2.0 } else { 0.5 };
         let mut last_px = f64::NEG_INFINITY;
         for span in &lane.spans[first_visible(&lane.spans, window.start_ns)..] {
             let start = span.start_ns as f64;
@@ -161,10 +176,15 @@ fn draw(canvas: &HtmlCanvasElement, timeline: &Timeline, window: Window) {
                 continue;
             }
             last_px = x0.floor();
-            ctx.set_fill_style_str(colour(&span.cat));
-            ctx.fill_rect(x0, y + 2.0, w.max(1.0), LANE_H - 4.0);
-            if w > 24.0 && span.cat != "bubble" {
-                ctx.set_fill_style_str("#ffffff");
+            let fill = colour(timeline, &span.cat);
+            ctx.set_fill_style_str(fill);
+            ctx.fill_rect(x0, y + pad, w.max(1.0), lane_px - 2.0 * pad);
+            if w > 24.0 && lane_px >= LANE_H && !span.cat.starts_with("bubble") {
+                ctx.set_fill_style_str(if dark_text_on(fill) {
+                    "#0f172a"
+                } else {
+                    "#ffffff"
+                });
                 if let Ok(m) = ctx.measure_text(&span.name) {
                     if m.width() + 4.0 < w {
                         let _ = ctx.fill_text(&span.name, x0 + 2.0, y + 14.0);
@@ -175,7 +195,7 @@ fn draw(canvas: &HtmlCanvasElement, timeline: &Timeline, window: Window) {
     }
 
     // Counter tracks: a step line scaled to each track's own maximum.
-    let top = AXIS_H + LANE_H * timeline.lanes.len() as f64;
+    let top = AXIS_H + lane_px * timeline.lanes.len() as f64;
     for (i, counter) in timeline.counters.iter().enumerate() {
         let y = top + COUNTER_H * i as f64;
         let max = counter.points.iter().map(|p| p.1).fold(0.0, f64::max);
@@ -202,7 +222,10 @@ fn draw(canvas: &HtmlCanvasElement, timeline: &Timeline, window: Window) {
 
 /// CSS height of the canvas for a timeline.
 fn height_px(timeline: &Timeline) -> f64 {
-    AXIS_H + LANE_H * timeline.lanes.len() as f64 + COUNTER_H * timeline.counters.len() as f64 + 4.0
+    AXIS_H
+        + lane_h(timeline) * timeline.lanes.len() as f64
+        + COUNTER_H * timeline.counters.len() as f64
+        + 4.0
 }
 
 #[derive(Clone, PartialEq)]
@@ -217,21 +240,24 @@ fn hover_at(timeline: &Timeline, window: Window, plot_w: f64, x: f64, y: f64) ->
         return None;
     }
     let t = window.start_ns + (x - LABEL_W) / plot_w * (window.end_ns - window.start_ns);
-    let lane_index = ((y - AXIS_H) / LANE_H).floor() as usize;
+    let lane_px = lane_h(timeline);
+    let lane_index = ((y - AXIS_H) / lane_px).floor() as usize;
     if let Some(lane) = timeline.lanes.get(lane_index) {
         let i = first_visible(&lane.spans, t);
         let span = lane.spans.get(i).filter(|s| (s.start_ns as f64) <= t)?;
         return Some(format!(
             "{} · {} · {} · start {} · {}",
             span.name,
-            describe(&span.cat),
+            timeline
+                .kind(&span.cat)
+                .map_or(span.cat.as_str(), |k| k.label.as_str()),
             lane.name,
             format_time(span.start_ns as f64),
             format_time(span.dur_ns as f64)
         ));
     }
     let counter_index =
-        ((y - AXIS_H - LANE_H * timeline.lanes.len() as f64) / COUNTER_H).floor() as usize;
+        ((y - AXIS_H - lane_px * timeline.lanes.len() as f64) / COUNTER_H).floor() as usize;
     let counter = timeline.counters.get(counter_index)?;
     let i = counter.points.partition_point(|p| (p.0 as f64) <= t);
     let value = counter.points.get(i.checked_sub(1)?)?.1;
@@ -379,12 +405,10 @@ pub fn timeline_view(props: &TimelineProps) -> Html {
         Callback::from(move |_: MouseEvent| zoom(0.5, 0.5))
     };
     let zoom_out = Callback::from(move |_: MouseEvent| zoom(2.0, 0.5));
-    let categories: BTreeSet<&str> = timeline
-        .0
-        .lanes
-        .iter()
-        .flat_map(|l| l.spans.iter().map(|s| s.cat.as_str()))
-        .collect();
+    // Kinds with a meaning of their own are explained in the legend; an open-ended set
+    // (tenants) shares one meaning, said once.
+    let kinds: &[SpanKind] = &timeline.0.kinds;
+    let shared_meaning = kinds.len() > 1 && kinds.iter().all(|k| k.meaning == kinds[0].meaning);
     let span_count: usize = timeline.0.lanes.iter().map(|l| l.spans.len()).sum();
     html! {
         <figure class="timeline">
@@ -404,9 +428,18 @@ pub fn timeline_view(props: &TimelineProps) -> Html {
                 }
             </div>
             <ul class="legend">
-                { for categories.iter().map(|c| html! {
-                    <li><span class="swatch" style={format!("background:{}", colour(c))}></span>{ describe(c) }</li>
+                { for kinds.iter().map(|k| html! {
+                    <li title={k.meaning.clone()} data-kind={k.cat.clone()}>
+                        <span class="swatch" style={format!("background:{}", k.colour)}></span>
+                        { k.label.clone() }
+                        if !shared_meaning {
+                            <span class="meaning">{ format!(": {}", k.meaning) }</span>
+                        }
+                    </li>
                 }) }
+                if shared_meaning {
+                    <li class="meaning">{ kinds[0].meaning.clone() }</li>
+                }
             </ul>
         </figure>
     }

@@ -10,7 +10,7 @@ use super::engine::Counters;
 use super::params::{AgenticParams, LatencySlo};
 use super::sim::{ControllerRun, Sample};
 use super::workload::Workload;
-use crate::report::{Cell, CounterTrack, Lane, Report, Series, Span, Table, Timeline};
+use crate::report::{Cell, CounterTrack, KindDef, Lane, Report, Series, Span, Table, Timeline};
 
 /// Most points per time series (consecutive control intervals are merged beyond it).
 pub const MAX_SERIES_POINTS: usize = 400;
@@ -608,9 +608,10 @@ fn timeline(run: &ControllerRun, agents: u32) -> Timeline {
     }
     lanes.retain(|l| !l.spans.is_empty());
     let pts = merged(&run.samples);
-    Timeline {
+    let mut timeline = Timeline {
         name: run.spec.label(),
         lanes,
+        kinds: Vec::new(),
         counters: alloc::vec![
             CounterTrack {
                 name: "active agents".into(),
@@ -626,8 +627,72 @@ fn timeline(run: &ControllerRun, agents: u32) -> Timeline {
                 points: pts.iter().map(|(_, e, s)| (*e, s.kv_usage)).collect(),
             },
         ],
-    }
+    };
+    timeline.declare(&[SPAN_KINDS]);
+    timeline
 }
+
+/// The agentic lab's span kinds, one per state of an agent (`SpanKind` in `sim.rs`). Useful
+/// work is green and blue, the thrashing CONCUR attacks (recomputation, preemption, evicted
+/// tool calls) red, orange and pink, waiting greys and yellow.
+pub const SPAN_KINDS: &[KindDef] = &[
+    KindDef {
+        cat: "decode",
+        label: "decode",
+        meaning: "generating output tokens",
+        colour: "#22c55e",
+        trace_colour: "good",
+    },
+    KindDef {
+        cat: "prefill",
+        label: "prefill",
+        meaning: "prefill of new tokens only (the cached history is reused)",
+        colour: "#3b82f6",
+        trace_colour: "rail_response",
+    },
+    KindDef {
+        cat: "recompute",
+        label: "recompute",
+        meaning: "prefill that recomputes history whose KV cache was evicted: thrashing",
+        colour: "#dc2626",
+        trace_colour: "terrible",
+    },
+    KindDef {
+        cat: "preempted",
+        label: "preempted",
+        meaning: "preempted by the engine (KV freed), waiting to be rescheduled",
+        colour: "#f97316",
+        trace_colour: "bad",
+    },
+    KindDef {
+        cat: "queued",
+        label: "queued in the engine",
+        meaning: "admitted, the request waits in the engine's queue",
+        colour: "#cbd5e1",
+        trace_colour: "grey",
+    },
+    KindDef {
+        cat: "paused",
+        label: "held by the controller",
+        meaning: "arrived but not admitted, or paused by the agent-level controller",
+        colour: "#fde68a",
+        trace_colour: "yellow",
+    },
+    KindDef {
+        cat: "tool",
+        label: "tool call",
+        meaning: "the agent runs a tool; its KV cache stays resident",
+        colour: "#a855f7",
+        trace_colour: "detailed_memory_dump",
+    },
+    KindDef {
+        cat: "tool-evicted",
+        label: "tool call, KV evicted",
+        meaning: "a tool call during which some of its cached KV was evicted",
+        colour: "#f472b6",
+        trace_colour: "cq_build_failed",
+    },
+];
 
 fn pct(v: f64) -> String {
     format!("{:.0} %", v * 100.0)

@@ -12,7 +12,7 @@ use super::params::{BubblesParams, PolicyKind, TrialPreset};
 use super::policies::{self, GuestKind, Outcome, PolicyRun};
 use super::windows::MainTimeline;
 use crate::labs::pipeline::pipemorph::PipelineRun;
-use crate::report::{Cell, CounterTrack, Lane, Report, Series, Span, Table, Timeline};
+use crate::report::{Cell, CounterTrack, KindDef, Lane, Report, Series, Span, Table, Timeline};
 use crate::units::GIB;
 
 fn cols(names: &[&str]) -> Vec<String> {
@@ -657,12 +657,54 @@ fn timeline(run: &PolicyRun, params: &BubblesParams) -> Timeline {
             points: pts,
         });
     }
-    Timeline {
+    let mut timeline = Timeline {
         name: run.kind.label().into(),
         lanes,
         counters,
-    }
+        kinds: Vec::new(),
+    };
+    timeline.declare(&[SPAN_KINDS, crate::labs::pipeline::sim::SPAN_KINDS]);
+    timeline
 }
+
+/// The bubbles lab's own span kinds; the main job's F, B and W are the pipeline lab's.
+pub const SPAN_KINDS: &[KindDef] = &[
+    KindDef {
+        cat: "bubble",
+        label: "bubble (safe)",
+        meaning: "a main-job bubble whose end the squeezer knows: a guest may run in it",
+        colour: "#fecaca",
+        trace_colour: "cq_build_failed",
+    },
+    KindDef {
+        cat: "bubble-unsafe",
+        label: "bubble (unsafe)",
+        meaning: "the idle time at an iteration's end, whose length depends on the next iteration: left empty",
+        colour: "#fda4af",
+        trace_colour: "cq_build_abandoned",
+    },
+    KindDef {
+        cat: "guest",
+        label: "guest trials",
+        meaning: "the fused tuning trials running on the stage's GPU",
+        colour: "#0d9488",
+        trace_colour: "background_memory_dump",
+    },
+    KindDef {
+        cat: "resume",
+        label: "guest resume",
+        meaning: "the guest bundle's state brought back onto the GPU before it runs",
+        colour: "#facc15",
+        trace_colour: "yellow",
+    },
+    KindDef {
+        cat: "pause",
+        label: "guest pause",
+        meaning: "the squeezer pauses the guest at the window's end (an instant)",
+        colour: "#1e293b",
+        trace_colour: "black",
+    },
+];
 
 /// Mean SM activity over stages against time (ms), as a step curve.
 fn sm_series(run: &PolicyRun) -> Series {

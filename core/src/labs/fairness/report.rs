@@ -12,7 +12,8 @@ use super::policies::PolicyKind;
 use super::sim::PolicyRun;
 use crate::report::{Cell, CounterTrack, Lane, Report, Series, Span, Table, Timeline};
 
-/// Most spans per timeline; beyond it spans are left out (a finding says so).
+/// Most spans per timeline; beyond it the lanes are drawn at the sample instants (a finding
+/// says so).
 pub const MAX_SPANS: usize = 20_000;
 /// Most counter points per timeline; beyond it counters are drawn at the sample instants.
 pub const MAX_COUNTER_POINTS: usize = 50_000;
@@ -286,57 +287,109 @@ fn cdf_points(sorted: &[f64]) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// A tenant's GPU count at each of the run's sample instants (the count in force then).
+fn sampled(run: &PolicyRun, track: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut out = Vec::with_capacity(run.samples.len());
+    let mut k = 0;
+    for s in &run.samples {
+        while k + 1 < track.len() && track[k + 1].0 <= s.t_ns {
+            k += 1;
+        }
+        let v = track.get(k).filter(|p| p.0 <= s.t_ns).map_or(0, |p| p.1);
+        out.push((s.t_ns, v));
+    }
+    out
+}
+
+/// Spans of constant, non-zero GPU count along a step track, equal neighbours merged, at most
+/// `budget` of them; `true` if some were left out.
+fn count_spans(track: &[(u64, u64)], cat: &str, budget: usize) -> (Vec<Span>, bool) {
+    let mut spans: Vec<Span> = Vec::new();
+    for w in track.windows(2) {
+        let ((t0, v), (t1, _)) = (w[0], w[1]);
+        if v == 0 || t1 == t0 {
+            continue;
+        }
+        let name = format!("{v} GPUs");
+        if let Some(last) = spans.last_mut() {
+            if last.start_ns + last.dur_ns == t0 && last.name == name {
+                last.dur_ns = t1 - last.start_ns;
+                continue;
+            }
+        }
+        if spans.len() == budget {
+            return (spans, true);
+        }
+        spans.push(Span {
+            start_ns: t0,
+            dur_ns: t1 - t0,
+            name,
+            cat: String::from(cat),
+        });
+    }
+    (spans, false)
+}
+
 /// One timeline: a lane per tenant with spans of constant GPU count, a counter per tenant.
+/// Past [`MAX_SPANS`] spans (or [`MAX_COUNTER_POINTS`] counter points) in all, every tenant's
+/// lane (or counter) is drawn at the run's sample instants instead, so each tenant keeps its
+/// whole run rather than the first tenants using up the budget.
 fn timeline(run: &PolicyRun, trace: &Trace) -> (Timeline, bool) {
     let mut tl = Timeline {
         name: run.kind.label().into(),
         ..Timeline::default()
     };
     let total_points: usize = run.tenant_gpus.iter().map(Vec::len).sum();
-    let mut spans_left = MAX_SPANS;
-    let mut cut = false;
+    let exact_spans: usize = run
+        .tenant_gpus
+        .iter()
+        .map(|t| {
+            t.windows(2)
+                .filter(|w| w[0].1 > 0 && w[1].0 > w[0].0)
+                .count()
+        })
+        .sum();
+    let coarse = exact_spans > MAX_SPANS;
+    let tenants = run.tenant_gpus.len().max(1);
+    let mut cut = coarse;
     for (u, track) in run.tenant_gpus.iter().enumerate() {
         let name = trace
             .tenants
             .get(u)
             .cloned()
             .unwrap_or_else(|| format!("tenant {u}"));
-        let mut lane = Lane {
-            name: name.clone(),
-            spans: Vec::new(),
+        let samples = (coarse || total_points > MAX_COUNTER_POINTS).then(|| sampled(run, track));
+        let shown: &[(u64, u64)] = match &samples {
+            Some(s) if coarse => s,
+            _ => track,
         };
-        for w in track.windows(2) {
-            let ((t0, v), (t1, _)) = (w[0], w[1]);
-            if v == 0 || t1 == t0 {
-                continue;
-            }
-            if spans_left == 0 {
-                cut = true;
-                break;
-            }
-            spans_left -= 1;
-            lane.spans.push(Span {
-                start_ns: t0,
-                dur_ns: t1 - t0,
-                name: format!("{v} GPUs"),
-                cat: name.clone(),
-            });
-        }
-        tl.lanes.push(lane);
-        let points: Vec<(u64, f64)> = if total_points <= MAX_COUNTER_POINTS {
-            track.iter().map(|&(t, v)| (t, v as f64)).collect()
+        let budget = if coarse {
+            MAX_SPANS / tenants
         } else {
-            cut = true;
-            let mut out = Vec::new();
-            let mut k = 0;
-            for s in &run.samples {
-                while k + 1 < track.len() && track[k + 1].0 <= s.t_ns {
-                    k += 1;
-                }
-                let v = track.get(k).filter(|p| p.0 <= s.t_ns).map_or(0, |p| p.1);
-                out.push((s.t_ns, v as f64));
+            MAX_SPANS
+        };
+        let (spans, left_out) = count_spans(shown, &name, budget);
+        cut |= left_out;
+        if !spans.is_empty() {
+            // One kind per tenant, coloured by its index in the trace, so a tenant keeps its
+            // colour in every policy's timeline and in the page's cluster view.
+            tl.kinds.push(crate::report::categorical_kind(
+                u as u32,
+                &name,
+                &name,
+                "GPUs held by this tenant's jobs (the span names the count)",
+            ));
+        }
+        tl.lanes.push(Lane {
+            name: name.clone(),
+            spans,
+        });
+        let points: Vec<(u64, f64)> = match &samples {
+            Some(s) if total_points > MAX_COUNTER_POINTS => {
+                cut = true;
+                s.iter().map(|&(t, v)| (t, v as f64)).collect()
             }
-            out
+            _ => track.iter().map(|&(t, v)| (t, v as f64)).collect(),
         };
         tl.counters.push(CounterTrack {
             name: format!("{name} GPUs"),
@@ -462,7 +515,7 @@ fn findings(
     }
     if !truncated.is_empty() {
         out.push(format!(
-            "Timelines of {} are truncated: at most {MAX_SPANS} spans each, and counters at the {} s sample instants when there are more than {MAX_COUNTER_POINTS} changes.",
+            "Timelines of {} are coarsened: lanes at the {} s sample instants when there are more than {MAX_SPANS} spans, and counters when there are more than {MAX_COUNTER_POINTS} changes.",
             truncated.join(", "),
             params.window.bucket_s
         ));

@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 
 use super::model::{self, CheckpointOption, OptionCost, Phases, GIB};
 use super::params::MigrationParams;
-use crate::report::{Cell, Lane, Report, Series, Span, Table, Timeline};
+use crate::report::{Cell, KindDef, Lane, Report, Series, Span, Table, Timeline};
 
 fn find(costs: &[OptionCost], o: CheckpointOption) -> Option<&OptionCost> {
     costs.iter().find(|c| c.option == o)
@@ -25,6 +25,74 @@ fn ratio(a: f64, b: f64) -> f64 {
 fn ns(s: f64) -> u64 {
     crate::units::nanos_from_f64(s * 1e9).0
 }
+
+/// The migration lab's span kinds: the phases of a pause and a restore (`Phases`), and the
+/// measured copy and restore of the CLI's `checkpoint-demo`.
+pub const SPAN_KINDS: &[KindDef] = &[
+    KindDef {
+        cat: "wait",
+        label: "wait for the pause point",
+        meaning: "the job runs on until the chosen point of its iteration",
+        colour: "#cbd5e1",
+        trace_colour: "grey",
+    },
+    KindDef {
+        cat: "drain",
+        label: "drain",
+        meaning: "in-flight kernels and collectives finish before the state is frozen",
+        colour: "#94a3b8",
+        trace_colour: "generic_work",
+    },
+    KindDef {
+        cat: "copy",
+        label: "GPU state copy",
+        meaning: "GPU memory copied between the device and host, storage or the network",
+        colour: "#3b82f6",
+        trace_colour: "rail_response",
+    },
+    KindDef {
+        cat: "cpu",
+        label: "CPU state",
+        meaning: "the process's host memory dumped or restored (checkpoint and migration only)",
+        colour: "#22c55e",
+        trace_colour: "good",
+    },
+    KindDef {
+        cat: "process",
+        label: "process restore",
+        meaning: "a new process rebuilt from the CPU dump",
+        colour: "#f59e0b",
+        trace_colour: "rail_idle",
+    },
+    KindDef {
+        cat: "context",
+        label: "CUDA context",
+        meaning: "a CUDA context created on the destination GPU",
+        colour: "#a855f7",
+        trace_colour: "detailed_memory_dump",
+    },
+    KindDef {
+        cat: "replay",
+        label: "handle replay",
+        meaning: "streams, events, allocations and library handles re-created by replaying the intercepted calls",
+        colour: "#ec4899",
+        trace_colour: "rail_animation",
+    },
+    KindDef {
+        cat: "init",
+        label: "framework initialisation",
+        meaning: "a framework restart: imports, model build, communicators, warm-up",
+        colour: "#dc2626",
+        trace_colour: "terrible",
+    },
+    KindDef {
+        cat: "restore",
+        label: "restore (measured)",
+        meaning: "the checkpoint demo's measured restore of the image at its original addresses",
+        colour: "#0d9488",
+        trace_colour: "background_memory_dump",
+    },
+];
 
 /// Appends one pause or restore's spans at `at_s`; returns its end, s.
 fn push_phases(lanes: &mut [Lane; 4], at_s: f64, ph: &Phases, what: &str) -> f64 {
@@ -202,11 +270,13 @@ pub fn build(params: &MigrationParams, costs: &[OptionCost]) -> Report {
         ];
         let mid = push_phases(&mut lanes, 0.0, &c.migrate_pause, "pause");
         push_phases(&mut lanes, mid, &c.migrate_restore, "restore");
-        report.timelines.push(Timeline {
+        let mut timeline = Timeline {
             name: format!("migrate: {}", c.option.label()),
             lanes: lanes.into_iter().collect(),
-            counters: Vec::new(),
-        });
+            ..Timeline::default()
+        };
+        timeline.declare(&[SPAN_KINDS]);
+        report.timelines.push(timeline);
     }
     report.tables.push(table);
     // The active-memory curve over one iteration, with the pause points.

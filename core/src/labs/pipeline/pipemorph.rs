@@ -481,11 +481,13 @@ impl PipelineRun {
         for lane in &mut lanes {
             lane.spans.sort_by_key(|s| s.start_ns);
         }
-        report.timelines.push(Timeline {
+        let mut timeline = Timeline {
             name: format!("{name} (measured)"),
             lanes,
-            counters: Vec::new(),
-        });
+            ..Timeline::default()
+        };
+        timeline.declare(&[super::sim::SPAN_KINDS]);
+        report.timelines.push(timeline);
 
         report.push_metric(
             "complete_iterations",

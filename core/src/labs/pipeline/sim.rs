@@ -10,7 +10,7 @@ use alloc::vec::Vec;
 use super::params::PipelineParams;
 use super::schedules::{Op, OpKind, ScheduleKind};
 use crate::engine::{self, Dep, Discipline, MemoryLedger, Resource, Task, TaskGraph};
-use crate::report::{CounterTrack, Lane, Span, Timeline};
+use crate::report::{CounterTrack, KindDef, Lane, Span, Timeline};
 use crate::scenario::ScenarioError;
 use crate::units::{nanos_from_f64, Nanos};
 
@@ -381,9 +381,51 @@ pub fn timeline(run: &ScheduleRun, label: &str, stages: u32) -> Timeline {
             points: points.iter().map(|&(t, b)| (t.0, b as f64)).collect(),
         })
         .collect();
-    Timeline {
+    let mut timeline = Timeline {
         name: label.into(),
         lanes,
         counters,
-    }
+        kinds: Vec::new(),
+    };
+    timeline.declare(&[SPAN_KINDS]);
+    timeline
 }
+
+/// The pipeline lab's span kinds (also the bubbles lab's main job and the PipeMorph logs).
+pub const SPAN_KINDS: &[KindDef] = &[
+    KindDef {
+        cat: "F",
+        label: "forward",
+        meaning: "forward pass of one micro-batch on one stage",
+        colour: "#3b82f6",
+        trace_colour: "rail_response",
+    },
+    KindDef {
+        cat: "B",
+        label: "backward",
+        meaning: "backward pass: the input gradient where W is split off, else the whole backward",
+        colour: "#22c55e",
+        trace_colour: "good",
+    },
+    KindDef {
+        cat: "W",
+        label: "weight gradient",
+        meaning: "the weight-gradient half of a split backward (zero-bubble schedules)",
+        colour: "#f59e0b",
+        trace_colour: "rail_idle",
+    },
+    KindDef {
+        cat: "p2p",
+        label: "stage-to-stage transfer",
+        meaning: "activations or gradients sent to the neighbouring stage",
+        colour: "#a855f7",
+        trace_colour: "detailed_memory_dump",
+    },
+    KindDef {
+        cat: "bubble",
+        label: "idle (bubble)",
+        meaning: "the stage waits for work from a neighbour",
+        colour: "#fecaca",
+        trace_colour: "cq_build_failed",
+    },
+];

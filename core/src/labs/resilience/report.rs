@@ -16,7 +16,7 @@ use super::detect::Alarm;
 use super::params::ResilienceParams;
 use super::plan::StrategyKind;
 use super::sim::StrategyRun;
-use crate::report::{Cell, Lane, Report, Series, Span, Table, Timeline};
+use crate::report::{Cell, KindDef, Lane, Report, Series, Span, Table, Timeline};
 
 /// A fail-slow event as ground truth.
 #[derive(Clone, Debug, PartialEq)]
@@ -586,11 +586,13 @@ pub fn build(params: &ResilienceParams, runs: &[StrategyRun], tokens_per_iterati
                 })
                 .collect(),
         };
-        report.timelines.push(Timeline {
+        let mut timeline = Timeline {
             name: run.kind.label().into(),
             lanes: alloc::vec![iterations, pauses, alarms],
-            counters: Vec::new(),
-        });
+            ..Timeline::default()
+        };
+        timeline.declare(&[SPAN_KINDS]);
+        report.timelines.push(timeline);
     }
 
     // Findings.
@@ -647,3 +649,50 @@ pub fn build(params: &ResilienceParams, runs: &[StrategyRun], tokens_per_iterati
     }
     report
 }
+
+/// The resilience lab's span kinds: training iterations, each strategy's pauses (`Pause::cat`
+/// in `sim.rs`) and its own detector's alarms.
+pub const SPAN_KINDS: &[KindDef] = &[
+    KindDef {
+        cat: "iteration",
+        label: "training iteration",
+        meaning: "one training iteration of the whole job",
+        colour: "#3b82f6",
+        trace_colour: "rail_response",
+    },
+    KindDef {
+        cat: "timeout",
+        label: "heartbeat timeout",
+        meaning: "the job hangs until the heartbeat declares a dead GPU",
+        colour: "#7f1d1d",
+        trace_colour: "terrible",
+    },
+    KindDef {
+        cat: "restart",
+        label: "checkpoint restart",
+        meaning: "the job restarts from its last checkpoint (lost work and reload)",
+        colour: "#dc2626",
+        trace_colour: "bad",
+    },
+    KindDef {
+        cat: "reconfigure",
+        label: "re-plan / reconfigure",
+        meaning: "the job pauses to move to a new TP/PP/DP plan or re-split its layers",
+        colour: "#f59e0b",
+        trace_colour: "rail_idle",
+    },
+    KindDef {
+        cat: "verify",
+        label: "verification benchmarks",
+        meaning: "micro-benchmarks that confirm a suspected fail-slow (Greyhound)",
+        colour: "#a855f7",
+        trace_colour: "detailed_memory_dump",
+    },
+    KindDef {
+        cat: "alarm",
+        label: "fail-slow alarm",
+        meaning: "the iteration in which the strategy's own detector raised an alarm",
+        colour: "#f43f5e",
+        trace_colour: "rail_animation",
+    },
+];

@@ -380,10 +380,11 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
                 <div class="results">
                     <RunStatus worker={worker.clone()} unit="policies" error={form.worker_error.clone()} />
                     <ExportBar report={state.report.clone()} stem="fairness" />
-                    <ClusterSection runs={state.runs.clone()} tenants={state.tenants.clone()}
-                        nodes={state.cluster.0} gpus_per_node={state.cluster.1}
-                        selected={state.selected} on_select={on_cluster_select} />
-                    <ReportView report={state.report.clone()} chart_titles={vec![
+                    <ReportView report={state.report.clone()} picture={html! {
+                        <ClusterSection runs={state.runs.clone()} tenants={state.tenants.clone()}
+                            nodes={state.cluster.0} gpus_per_node={state.cluster.1}
+                            selected={state.selected} on_select={on_cluster_select} />
+                    }} chart_titles={vec![
                         ("jct_cdf".to_string(), "Job completion time, CDF".to_string()),
                         ("job_fairness_cdf".to_string(), "Job fairness F_j at the finish, CDF (the artifact's fair band is 0.95–1.05)".to_string()),
                         ("tenant_fairness_over_time".to_string(), "Tenant fairness over time".to_string()),
