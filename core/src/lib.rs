@@ -49,8 +49,11 @@ pub fn run(scenario: &Scenario) -> Result<Report, ScenarioError> {
 /// CLI's progress bars and the page's worker use: one step per policy in the fairness lab
 /// ([`labs::fairness::simulate`]), one per training run in the tuning lab
 /// ([`labs::tuning::run_with_progress`]), one per controller and sweep cap in the agentic lab
-/// ([`labs::agentic::run_workload_with_progress`]); the other labs report `(0, 1)` before and
-/// `(1, 1)` after their run. The Report does not depend on the callback.
+/// ([`labs::agentic::run_workload_with_progress`]), one per pass and strategy in the overlap
+/// lab ([`labs::overlap::simulate_all_with_progress`]), one per strategy in the resilience lab
+/// ([`labs::resilience::run_all_with_progress`]); the other labs (each one simulation of well
+/// under a second) report `(0, 1)` before and `(1, 1)` after their run. The Report does not
+/// depend on the callback.
 ///
 /// # Errors
 /// As [`run`].
@@ -73,8 +76,8 @@ pub fn run_with_progress(
         Scenario::Cost(params) => one_step(progress, &|| labs::cost::run(params)),
         Scenario::Agentic(params) => labs::agentic::run_with_progress(params, progress),
         Scenario::Bubbles(params) => one_step(progress, &|| labs::bubbles::run(params)),
-        Scenario::Overlap(params) => one_step(progress, &|| labs::overlap::run(params)),
-        Scenario::Resilience(params) => one_step(progress, &|| labs::resilience::run(params)),
+        Scenario::Overlap(params) => labs::overlap::run_with_progress(params, progress),
+        Scenario::Resilience(params) => labs::resilience::run_with_progress(params, progress),
         Scenario::Migration(params) => one_step(progress, &|| labs::migration::run(params)),
     }
 }

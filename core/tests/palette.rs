@@ -199,3 +199,23 @@ fn the_csv_lists_each_kind_with_its_busy_time() {
     // p = 4 stages × m = 8 micro-batches of F = 1 ms.
     assert!(gpipe_f.ends_with(",32,32000000"), "{gpipe_f}");
 }
+
+/// Progress counts up by one to its total, which it reaches, and the Report is the same with
+/// or without the callback.
+#[test]
+fn overlap_and_resilience_report_progress_per_step() {
+    for id in ["overlap-gpt3-curie-k4-budget", "resilience-slow-gpu-2x"] {
+        let scenario = bubblelab_core::presets::find(id)
+            .unwrap()
+            .scenario()
+            .unwrap();
+        let mut seen = Vec::new();
+        let report =
+            bubblelab_core::run_with_progress(&scenario, &mut |d, t| seen.push((d, t))).unwrap();
+        let total = seen[0].1;
+        assert!(total > 2, "{id}: {seen:?}");
+        let want: Vec<(usize, usize)> = (0..=total).map(|d| (d, total)).collect();
+        assert_eq!(seen, want, "{id}");
+        assert_eq!(report, bubblelab_core::run(&scenario).unwrap(), "{id}");
+    }
+}

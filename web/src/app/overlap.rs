@@ -476,7 +476,7 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
                     }
                 </form>
                 <div class="results">
-                    <RunStatus worker={worker.clone()} error={state.form.worker_error.clone()} />
+                    <RunStatus worker={worker.clone()} unit="simulations" error={state.form.worker_error.clone()} />
                     <ExportBar report={state.report.clone()} stem="overlap" />
                     <ReportView report={state.report.clone()} picture={html! {
                     <section class="pass-steps" id="pass-steps">

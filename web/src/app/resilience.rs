@@ -459,7 +459,7 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
                     }
                 </form>
                 <div class="results">
-                    <RunStatus worker={worker.clone()} error={state.form.worker_error.clone()} />
+                    <RunStatus worker={worker.clone()} unit="strategies" error={state.form.worker_error.clone()} />
                     <RunStatus worker={pai_worker.clone()} id="pai-status" />
                     <ExportBar report={shown_report.clone()} stem="resilience" />
                     <ReportView report={shown_report} picture={html! {

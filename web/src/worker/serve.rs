@@ -6,7 +6,7 @@ use bubblelab_core::labs::fairness::traces::{self as fairness_traces, shares, Re
 use bubblelab_core::labs::fairness::{simulate, synthetic_trace};
 use bubblelab_core::labs::pipeline::pipemorph;
 use bubblelab_core::labs::resilience::job::Plan;
-use bubblelab_core::labs::resilience::{detect_pai, run_all, StrategyKind};
+use bubblelab_core::labs::resilience::{detect_pai, run_all_with_progress, StrategyKind};
 use bubblelab_core::labs::{agentic, bubbles, overlap, resilience};
 use bubblelab_core::{kineto, Scenario};
 use wasm_bindgen::prelude::*;
@@ -191,19 +191,17 @@ pub fn handle(
             let Some(Scenario::Overlap(p)) = scenario else {
                 return Err(need("overlap"));
             };
-            progress(0, 1);
-            let run = overlap::simulate_all(&p).map_err(scenario_failure)?;
+            let run =
+                overlap::simulate_all_with_progress(&p, progress).map_err(scenario_failure)?;
             let report = overlap::report::build(&p, &run);
             let steps = overlap_steps(&run);
-            progress(1, 1);
             Ok(Output::Overlap { report, steps })
         }
         Job::Resilience => {
             let Some(Scenario::Resilience(p)) = scenario else {
                 return Err(need("resilience"));
             };
-            progress(0, 1);
-            let runs = run_all(&p).map_err(scenario_failure)?;
+            let runs = run_all_with_progress(&p, progress).map_err(scenario_failure)?;
             let tokens = f64::from(p.cluster.dp * p.cluster.micro_batches)
                 * f64::from(p.lengths.tokens_per_micro_batch);
             let report = resilience::report::build(&p, &runs, tokens);
@@ -212,7 +210,6 @@ pub fn handle(
             let replanned: Option<Plan> = resihp
                 .filter(|r| r.replans > 0)
                 .map(|r| r.final_plan.clone());
-            progress(1, 1);
             Ok(Output::Resilience {
                 report,
                 playback,

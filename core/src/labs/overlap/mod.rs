@@ -144,6 +144,7 @@ pub fn run_passes(
     graph: &Graph,
     pipeline: &[PassSpec],
     cost: &CostModel,
+    after_pass: &mut dyn FnMut(),
 ) -> Result<PipelineRun, ScenarioError> {
     let mut current = graph.clone();
     let mut steps = Vec::new();
@@ -187,6 +188,7 @@ pub fn run_passes(
             note,
         });
         current = next;
+        after_pass();
     }
     Ok((steps, refused, budget))
 }
@@ -196,11 +198,31 @@ pub fn run_passes(
 /// # Errors
 /// [`ScenarioError::Field`] for invalid parameters; [`ScenarioError::Run`] for a bug.
 pub fn simulate_all(params: &OverlapParams) -> Result<OverlapRun, ScenarioError> {
+    simulate_all_with_progress(params, &mut |_, _| {})
+}
+
+/// [`simulate_all`], calling `progress(done, total)` after the original graph's simulation,
+/// each pass and each strategy (total = 1 + passes + 4).
+///
+/// # Errors
+/// As [`simulate_all`].
+pub fn simulate_all_with_progress(
+    params: &OverlapParams,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<OverlapRun, ScenarioError> {
     params.validate()?;
+    let total = 1 + params.passes.len() + 4;
+    let mut done = 0;
+    progress(done, total);
     let cost = cost_model(params);
     let original = graph_of(params)?;
     let original_sim = simulate(&original, &cost).map_err(|e| run_error(&e))?;
-    let (steps, refused, budget_bytes) = run_passes(&original, &params.passes, &cost)?;
+    done += 1;
+    progress(done, total);
+    let (steps, refused, budget_bytes) = run_passes(&original, &params.passes, &cost, &mut || {
+        done += 1;
+        progress(done, total);
+    })?;
     let helix = steps
         .last()
         .map_or_else(|| original.clone(), |s| s.graph.clone());
@@ -217,6 +239,8 @@ pub fn simulate_all(params: &OverlapParams) -> Result<OverlapRun, ScenarioError>
     ] {
         let sim = simulate(&g, &cost).map_err(|e| run_error(&e))?;
         strategies.push((s, g, sim));
+        done += 1;
+        progress(done, total);
     }
     Ok(OverlapRun {
         original,
@@ -234,6 +258,17 @@ pub fn simulate_all(params: &OverlapParams) -> Result<OverlapRun, ScenarioError>
 /// # Errors
 /// [`ScenarioError::Field`] for invalid parameters; [`ScenarioError::Run`] for a bug.
 pub fn run(params: &OverlapParams) -> Result<Report, ScenarioError> {
-    let run = simulate_all(params)?;
+    run_with_progress(params, &mut |_, _| {})
+}
+
+/// [`run`] with progress per pass and strategy ([`simulate_all_with_progress`]).
+///
+/// # Errors
+/// As [`run`].
+pub fn run_with_progress(
+    params: &OverlapParams,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Report, ScenarioError> {
+    let run = simulate_all_with_progress(params, progress)?;
     Ok(report::build(params, &run))
 }

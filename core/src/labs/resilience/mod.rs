@@ -34,7 +34,18 @@ use crate::scenario::ScenarioError;
 /// # Errors
 /// [`ScenarioError::Field`] for invalid parameters.
 pub fn run(params: &ResilienceParams) -> Result<Report, ScenarioError> {
-    let runs = run_all(params)?;
+    run_with_progress(params, &mut |_, _| {})
+}
+
+/// [`run`] with progress per strategy ([`run_all_with_progress`]).
+///
+/// # Errors
+/// As [`run`].
+pub fn run_with_progress(
+    params: &ResilienceParams,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Report, ScenarioError> {
+    let runs = run_all_with_progress(params, progress)?;
     let tokens = f64::from(params.cluster.dp * params.cluster.micro_batches)
         * f64::from(params.lengths.tokens_per_micro_batch);
     Ok(report::build(params, &runs, tokens))
@@ -45,13 +56,29 @@ pub fn run(params: &ResilienceParams) -> Result<Report, ScenarioError> {
 /// # Errors
 /// [`ScenarioError::Field`] for invalid parameters.
 pub fn run_all(params: &ResilienceParams) -> Result<Vec<StrategyRun>, ScenarioError> {
+    run_all_with_progress(params, &mut |_, _| {})
+}
+
+/// [`run_all`], calling `progress(done, total)` after each strategy.
+///
+/// # Errors
+/// As [`run_all`].
+pub fn run_all_with_progress(
+    params: &ResilienceParams,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<StrategyRun>, ScenarioError> {
     params.validate()?;
     let job = job::Job::new(params);
     let batches = job::draw_micro_batches(params, params.iterations);
-    params::strategies_to_run(params)
-        .into_iter()
-        .map(|k| run_strategy(&job, params, &batches, k))
-        .collect()
+    let kinds = params::strategies_to_run(params);
+    let total = kinds.len();
+    progress(0, total);
+    let mut runs = Vec::with_capacity(total);
+    for k in kinds {
+        runs.push(run_strategy(&job, params, &batches, k)?);
+        progress(runs.len(), total);
+    }
+    Ok(runs)
 }
 
 /// Runs the detectors on a PAI `job_N_norm.csv` text named `source`.
