@@ -96,7 +96,9 @@ fn first_visible(spans: &[Span], t_ns: f64) -> usize {
 
 /// Formats a time for axis ticks and tooltips.
 fn format_time(ns: f64) -> String {
-    if ns.abs() >= 1e9 {
+    if ns.abs() >= 36e12 {
+        format!("{:.1} h", ns / 3.6e12)
+    } else if ns.abs() >= 1e9 {
         format!("{:.3} s", ns / 1e9)
     } else if ns.abs() >= 1e6 {
         format!("{:.3} ms", ns / 1e6)
