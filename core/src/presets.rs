@@ -87,6 +87,11 @@ pub const PRESETS: &[Preset] = &[
         "CONCUR's headline (Table 1): 256 agents, Qwen3-32B TP=8 on 8×H100, SGLang"
     ),
     preset!(
+        "agentic-concur-qwen3-32b-tp8-long-agents",
+        "agentic",
+        "Table 1's 256 agents on TP=8 living 20–60 turns: the pool overfills and CONCUR pays off"
+    ),
+    preset!(
         "agentic-concur-qwen3-32b-tp2-fixed-levels",
         "agentic",
         "CONCUR vs fixed agent levels 30/32/64/128 (Fig. 6): Qwen3-32B TP=2 on 2×H100, SGLang"
