@@ -36,7 +36,8 @@ macro_rules! preset {
     };
 }
 
-/// Every preset, in menu order.
+/// Every preset, in menu order. A lab's first preset is what its page opens with
+/// ([`default_for`]).
 pub const PRESETS: &[Preset] = &[
     preset!("pipeline-all", "pipeline", "All four schedules, p=4, m=8"),
     preset!(
@@ -56,14 +57,39 @@ pub const PRESETS: &[Preset] = &[
         "A 1.5× slow stage 2 with P2P cost"
     ),
     preset!(
-        "fairness-synthetic-15-tenants",
+        "cost-allreduce-h100",
+        "cost",
+        "AllReduce of 64 MiB on 8 H100s in one node (NVLink)"
+    ),
+    preset!(
+        "cost-allreduce-two-nodes",
+        "cost",
+        "The same AllReduce on 16 H100s across two nodes (InfiniBand)"
+    ),
+    preset!(
+        "fairness-contended-15-tenants",
         "fairness",
-        "ASTRAEA vs the field: 15 tenants, 3,000 Philly-shaped jobs, 128 GPUs"
+        "Contended: 15 tenants, 3,000 Philly-shaped jobs of at most a day, offered 1.2× the capacity of 128 GPUs"
+    ),
+    preset!(
+        "fairness-light-load-15-tenants",
+        "fairness",
+        "Light load: the same tenants with Philly's arrival rate and 60-day tail, 30 % utilisation, every policy alike"
+    ),
+    preset!(
+        "agentic-qwen3-32b-h100",
+        "agentic",
+        "Mid-phase thrashing: unbounded vs CONCUR, 128 agents, Qwen3-32B on 2×H100"
     ),
     preset!(
         "agentic-concur-qwen3-32b-tp8-256-agents",
         "agentic",
         "CONCUR's headline (Table 1): 256 agents, Qwen3-32B TP=8 on 8×H100, SGLang"
+    ),
+    preset!(
+        "agentic-concur-qwen3-32b-tp8-long-agents",
+        "agentic",
+        "Table 1's 256 agents on TP=8 living 20–60 turns: the pool overfills and CONCUR pays off"
     ),
     preset!(
         "agentic-concur-qwen3-32b-tp2-fixed-levels",
@@ -74,11 +100,6 @@ pub const PRESETS: &[Preset] = &[
         "agentic-concur-deepseek-v3-tp16-40-agents",
         "agentic",
         "CONCUR's 1.9× row (Table 1): 40 agents, DeepSeek-V3 TP=16 on 16×H100, SGLang"
-    ),
-    preset!(
-        "agentic-qwen3-32b-h100",
-        "agentic",
-        "Mid-phase thrashing: unbounded vs CONCUR, 128 agents, Qwen3-32B on 2×H100"
     ),
     preset!(
         "agentic-deepseek-v3-8xh200",
@@ -141,14 +162,14 @@ pub const PRESETS: &[Preset] = &[
         "Mixed TP+SP+EP on Qwen3-30B-A3B: one dimension hides under another"
     ),
     preset!(
-        "resilience-slow-gpu-1.5x",
-        "resilience",
-        "One GPU 1.5× slow: ResiHP vs Greyhound, Oobleck, ReCycle, restart, 256 H100s"
-    ),
-    preset!(
         "resilience-slow-gpu-2x",
         "resilience",
         "One GPU 2× slow: ResiHP vs Greyhound, Oobleck, ReCycle, restart, 256 H100s"
+    ),
+    preset!(
+        "resilience-slow-gpu-1.5x",
+        "resilience",
+        "One GPU 1.5× slow: ResiHP vs Greyhound, Oobleck, ReCycle, restart, 256 H100s"
     ),
     preset!(
         "resilience-slow-gpu-4x",
@@ -256,6 +277,13 @@ pub const PRESETS: &[Preset] = &[
 #[must_use]
 pub fn find(id: &str) -> Option<&'static Preset> {
     PRESETS.iter().find(|p| p.id == id)
+}
+
+/// The preset a lab's page opens with: the lab's first in menu order (`None` for a lab
+/// without presets).
+#[must_use]
+pub fn default_for(lab: &str) -> Option<&'static Preset> {
+    for_lab(lab).next()
 }
 
 /// The presets of one lab.

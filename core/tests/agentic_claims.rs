@@ -105,6 +105,11 @@ fn qwen3_32b_tp8_table1_depends_on_how_long_the_agents_live() {
         wins.push(m(&r, "concur.speedup_vs_unbounded"));
     }
     assert!(wins.iter().all(|&w| w > 3.0), "{wins:?}");
+    // The 20–60-turn row is a preset of its own, the same scenario with longer-lived agents.
+    let mut long = preset("agentic-concur-qwen3-32b-tp8-256-agents");
+    long.synthetic.min_turns = 20;
+    long.synthetic.max_turns = 60;
+    assert_eq!(preset("agentic-concur-qwen3-32b-tp8-long-agents"), long);
 }
 
 #[test]

@@ -301,7 +301,7 @@ fn cost_model_from_preset_and_run() {
         "migration.links.d2h_gbps",
     );
     assert_bad_input(
-        &bubblelab(&["migration", "--preset", "fairness-synthetic-15-tenants"]),
+        &bubblelab(&["migration", "--preset", "fairness-light-load-15-tenants"]),
         "needs a migration scenario",
     );
 }

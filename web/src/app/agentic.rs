@@ -119,9 +119,10 @@ struct State {
     agents: u64,
 }
 
-/// The page opens on the Qwen3-32B preset (the claim's first row).
+/// The page opens on the lab's first preset: unbounded admission vs CONCUR, Qwen3-32B on
+/// 2 × H100 (mid-phase thrashing and its cure).
 fn default_params() -> AgenticParams {
-    match presets::find("agentic-qwen3-32b-h100").map(presets::Preset::scenario) {
+    match presets::default_for("agentic").map(presets::Preset::scenario) {
         Some(Ok(Scenario::Agentic(p))) => p,
         _ => AgenticParams::default(),
     }

@@ -72,9 +72,9 @@ struct State {
     report: Shared<Report>,
 }
 
-/// The page opens on the seed's preset.
+/// The page opens on the lab's first preset, the seed's setting.
 fn default_params() -> BubblesParams {
-    match presets::find("bubbles-gpt-32gpus-resnet18").map(presets::Preset::scenario) {
+    match presets::default_for("bubbles").map(presets::Preset::scenario) {
         Some(Ok(Scenario::Bubbles(p))) => p,
         _ => BubblesParams::default(),
     }

@@ -93,8 +93,9 @@ struct State {
     scenario_json: Option<String>,
 }
 
+/// The page opens on the lab's first preset.
 fn default_params() -> MigrationParams {
-    match presets::find("migration-7b-tp2-dp4-one-node").map(presets::Preset::scenario) {
+    match presets::default_for("migration").map(presets::Preset::scenario) {
         Some(Ok(Scenario::Migration(p))) => p,
         _ => MigrationParams::default(),
     }

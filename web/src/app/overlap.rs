@@ -148,8 +148,9 @@ struct State {
     trying_graph: Option<(String, Option<Value>, Option<String>)>,
 }
 
+/// The page opens on the lab's first preset.
 fn default_params() -> OverlapParams {
-    match presets::find("overlap-gpt3-curie-tp2-sp4").map(presets::Preset::scenario) {
+    match presets::default_for("overlap").map(presets::Preset::scenario) {
         Some(Ok(Scenario::Overlap(p))) => p,
         _ => OverlapParams::default(),
     }

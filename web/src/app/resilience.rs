@@ -77,8 +77,9 @@ struct State {
     pai: Option<(String, Shared<Report>)>,
 }
 
+/// The page opens on the lab's first preset.
 fn default_params() -> ResilienceParams {
-    match presets::find("resilience-slow-gpu-2x").map(presets::Preset::scenario) {
+    match presets::default_for("resilience").map(presets::Preset::scenario) {
         Some(Ok(Scenario::Resilience(p))) => p,
         _ => ResilienceParams::default(),
     }

@@ -60,8 +60,9 @@ struct State {
     report: Shared<Report>,
 }
 
+/// The page opens on the lab's first preset.
 fn default_params() -> TuningParams {
-    match presets::find("tuning-mutransfer-mlp").map(presets::Preset::scenario) {
+    match presets::default_for("tuning").map(presets::Preset::scenario) {
         Some(Ok(Scenario::Tuning(p))) => p,
         _ => TuningParams::default(),
     }

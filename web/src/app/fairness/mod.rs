@@ -76,10 +76,11 @@ struct State {
     want_policy: Option<PolicyKind>,
 }
 
-/// The page opens on the 15-tenant preset: the scenario defaults (a Philly-rate trace on
-/// 1,120 GPUs) never fill the cluster, so every policy would look the same.
+/// The page opens on the lab's first preset, the contended 15-tenant trace: the scenario
+/// defaults (a Philly-rate trace on 1,120 GPUs) never fill the cluster, so every policy would
+/// look the same.
 fn default_params() -> FairnessParams {
-    match presets::find("fairness-synthetic-15-tenants").map(presets::Preset::scenario) {
+    match presets::default_for("fairness").map(presets::Preset::scenario) {
         Some(Ok(Scenario::Fairness(p))) => p,
         _ => FairnessParams::default(),
     }
