@@ -141,7 +141,7 @@ fn exposed_communication_stands_out() {
 
 #[test]
 fn a_tenant_keeps_its_colour_in_every_policy_timeline() {
-    let report = run("fairness-synthetic-15-tenants");
+    let report = run("fairness-contended-15-tenants");
     assert!(report.timelines.len() > 1);
     let first = &report.timelines[0];
     // Every tenant that held GPUs has spans in every timeline: a span budget is never used up
