@@ -114,6 +114,12 @@ impl<E> EventQueue<E> {
         self.heap.is_empty()
     }
 
+    /// Drops every waiting event for which `keep` returns false (events the simulator knows
+    /// can no longer do anything); the others keep their order.
+    pub fn retain(&mut self, mut keep: impl FnMut(&E) -> bool) {
+        self.heap.retain(|Reverse(entry)| keep(&entry.event));
+    }
+
     /// Number of events popped so far (the engine's work count, used by benchmarks).
     #[must_use]
     pub fn processed(&self) -> u64 {

@@ -184,6 +184,16 @@ pub struct TenantState {
     pub used_total: u128,
     /// Deserved GPU-ns over the whole run.
     pub deserved_total: u128,
+    /// The rings and totals are integrated up to this time, ns: a tenant is brought up to
+    /// date when its rates (held GPUs, demand) change, before a global policy's round, and for
+    /// all tenants at every window-bucket boundary, so between events nothing is done for a
+    /// tenant whose rates did not change.
+    pub accounted_to_ns: u64,
+    /// Used GPU-ns over the completed buckets of the window (the artifact's U_u over the last
+    /// 24 whole hours), as f64; changes only when a bucket completes.
+    pub used_window: f64,
+    /// Entitled GPU-ns (rate Q_u) over the completed buckets of the window (W_u), as f64.
+    pub entitled_window: f64,
 }
 
 /// Sum of a window ring over the completed buckets only (every slot but the current one,
@@ -403,6 +413,8 @@ struct Sim<'p> {
     recent_starts: Vec<alloc::collections::VecDeque<(u64, usize, u32)>>,
     /// ASTRAEA machinery: the round's lists, reused.
     ql_scratch: quota_lease::Scratch,
+    /// Queue length above which its stale events are dropped ([`Sim::drop_stale_events`]).
+    compact_at: usize,
 }
 
 /// Runs one policy on a trace.
@@ -431,6 +443,9 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
             entitled_ring: vec![0; buckets + 1],
             used_total: 0,
             deserved_total: 0,
+            accounted_to_ns: 0,
+            used_window: 0.0,
+            entitled_window: 0.0,
         })
         .collect();
     let jobs: Vec<JobState> = trace
@@ -516,6 +531,7 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
         waiting_list: Vec::new(),
         recent_starts: vec![alloc::collections::VecDeque::new(); n_tenants],
         ql_scratch: quota_lease::Scratch::default(),
+        compact_at: MIN_COMPACT_AT,
     };
     let mut policy = kind.build(params, n_tenants, n_jobs);
     for (i, j) in sim.jobs.iter().enumerate() {
@@ -546,14 +562,22 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
         }
         if dirty {
             match policy.as_deref_mut() {
-                Some(p) => sim.round(p),
+                Some(p) => {
+                    // A global policy may read any tenant's totals.
+                    sim.account_all();
+                    sim.round(p);
+                }
                 None => sim.quota_lease_rounds(),
             }
+        }
+        if sim.queue.len() > sim.compact_at {
+            sim.drop_stale_events();
         }
         if sim.done == n_jobs && sim.queue.is_empty() {
             break;
         }
     }
+    sim.account_all();
     sim.run.events = sim.queue.processed();
     let mut run = sim.run;
     run.jobs = sim.jobs;
@@ -561,7 +585,30 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
     run
 }
 
+/// Smallest queue length at which stale events are dropped.
+const MIN_COMPACT_AT: usize = 1 << 12;
+
 impl Sim<'_> {
+    /// True when `ev` can no longer do anything: a completion re-armed since, or a lease,
+    /// wake-up or starvation event of an older epoch (ids and epochs only grow).
+    fn is_stale(&self, ev: &Ev) -> bool {
+        match *ev {
+            Ev::Completion(j, id) => self.run_id[j] != id,
+            Ev::Lease(j, e) | Ev::Wakeup(j, e) | Ev::Starving(j, e) => self.jobs[j].epoch != e,
+            Ev::Arrival(_) | Ev::LeaseEnd | Ev::Bucket => false,
+        }
+    }
+
+    /// Drops the queue's stale events (a job whose lease is renewed every 900 s would
+    /// otherwise leave one dead event per lease behind, until its old times come), and sets
+    /// the next length to do it at: amortised O(1) per event.
+    fn drop_stale_events(&mut self) {
+        let mut queue = core::mem::take(&mut self.queue);
+        queue.retain(|ev| !self.is_stale(ev));
+        self.queue = queue;
+        self.compact_at = (2 * self.queue.len()).max(MIN_COMPACT_AT);
+    }
+
     /// Moves the accounting window to bucket `b`: the ring slots of the buckets entered since
     /// the current one are reused, so they start empty (after a jump of a whole window or more,
     /// every slot is cleared).
@@ -582,34 +629,61 @@ impl Sim<'_> {
         self.cur_bucket = b;
     }
 
-    /// Integrates accounting from `self.now` to `t`.
+    /// Integrates accounting from `self.now` to `t`: the cluster's integrals at once, the
+    /// tenants' lazily ([`Sim::account`]) unless `t` lies in a later window bucket.
     fn advance(&mut self, t: u64) {
-        let mut from = self.now;
+        let from = self.now;
         let busy = self.total_gpus - self.free_gpus;
         self.run.busy_gpu_ns += u128::from(busy) * u128::from(t - from);
         if self.free_gpus > 0 {
             self.run.fragmentation_integral += self.fragmentation() * (t - from) as f64;
         }
+        if t / self.bucket_ns == from / self.bucket_ns {
+            self.now = t;
+            return;
+        }
+        // A bucket boundary is crossed: every tenant up to now, then through the boundaries.
+        self.account_all();
+        let mut from = from;
         while from < t {
             let b = from / self.bucket_ns;
             self.enter_bucket(b);
             let end = ((b + 1) * self.bucket_ns).min(t);
-            let dt = u128::from(end - from);
             let slot = (b % (self.buckets as u64 + 1)) as usize;
             for u in &mut self.tenants {
-                let used = u128::from(u.running_gpus) * dt;
-                let des = u128::from(u.demand_gpus.min(u.quota)) * dt;
-                u.used_ring[slot] += used;
-                u.deserved_ring[slot] += des;
-                u.entitled_ring[slot] += u128::from(u.quota) * dt;
-                u.used_total += used;
-                u.deserved_total += des;
+                accrue_rings(u, slot, u128::from(end - from));
             }
             from = end;
         }
         // At an exact bucket boundary the new bucket starts empty.
         self.enter_bucket(t / self.bucket_ns);
         self.now = t;
+        let cur = self.cur_slot();
+        for u in &mut self.tenants {
+            u.accounted_to_ns = t;
+            u.used_window = completed_window(&u.used_ring, cur) as f64;
+            u.entitled_window = completed_window(&u.entitled_ring, cur) as f64;
+        }
+    }
+
+    /// Brings tenant `u`'s rings and totals up to now (within the current bucket: every
+    /// boundary brought all tenants up to it).
+    fn account(&mut self, u: usize) {
+        let slot = self.cur_slot();
+        let now = self.now;
+        let t = &mut self.tenants[u];
+        let dt = now - t.accounted_to_ns;
+        if dt > 0 {
+            accrue_rings(t, slot, u128::from(dt));
+            t.accounted_to_ns = now;
+        }
+    }
+
+    /// Brings every tenant's rings and totals up to now.
+    fn account_all(&mut self) {
+        for u in 0..self.tenants.len() {
+            self.account(u);
+        }
     }
 
     fn fragmentation(&self) -> f64 {
@@ -657,6 +731,7 @@ impl Sim<'_> {
     }
 
     fn set_tenant_gpus(&mut self, tenant: usize, delta: i64) {
+        self.account(tenant);
         let u = &mut self.tenants[tenant];
         u.running_gpus = (u.running_gpus as i64 + delta) as u64;
         let v = u.running_gpus;
@@ -685,6 +760,7 @@ impl Sim<'_> {
                 };
                 self.jobs[j].deserved_base = ints[i].1;
                 self.count_waiting(j, true);
+                self.account(u);
                 self.tenants[u].demand_gpus += u64::from(self.jobs[j].gpus);
                 self.tenants[u].active_jobs += 1;
                 self.arm_starvation(j);
@@ -857,6 +933,7 @@ impl Sim<'_> {
         let g = job.gpus;
         self.accrue(u);
         self.run.job_deserved_gpu_ns[j] = self.deserved_of(j);
+        self.account(u);
         self.tenants[u].demand_gpus -= u64::from(g);
         self.tenants[u].active_jobs -= 1;
         if let Ok(pos) = self.active.binary_search(&j) {
@@ -1214,6 +1291,18 @@ impl Sim<'_> {
             self.run.placement_blocks += 1;
         }
     }
+}
+
+/// Adds `dt` ns at tenant `u`'s current rates (held GPUs, deserved min(demand, Q_u), entitled
+/// Q_u) to ring slot `slot` and to its totals.
+fn accrue_rings(u: &mut TenantState, slot: usize, dt: u128) {
+    let used = u128::from(u.running_gpus) * dt;
+    let des = u128::from(u.demand_gpus.min(u.quota)) * dt;
+    u.used_ring[slot] += used;
+    u.deserved_ring[slot] += des;
+    u.entitled_ring[slot] += u128::from(u.quota) * dt;
+    u.used_total += used;
+    u.deserved_total += des;
 }
 
 fn take_in_order(

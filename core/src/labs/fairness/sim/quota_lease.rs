@@ -37,10 +37,11 @@
 //! Between events F_j and ρ drift; the artifact re-sorts at every tick, a round here sorts
 //! when it runs (the differences this leaves are in docs/MODEL.md).
 
+use alloc::collections::BTreeSet;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{completed_window, Ev, Sim};
+use super::{Ev, Sim};
 use crate::labs::fairness::params::s_to_ns;
 use crate::labs::fairness::policies::{JobSelection, Key, QuotaMode};
 use crate::units::Nanos;
@@ -409,7 +410,6 @@ impl Sim<'_> {
     /// Phase 1 of the fair quota: each tenant's quota for this round (held + granted), GPUs.
     fn phase1_grants(&self, lists: &[Vec<usize>], waiting_total: usize) -> Vec<u64> {
         let nt = self.tenants.len();
-        let cur = self.cur_slot();
         let lease_ns = s_to_ns(self.params.lease_s) as f64;
         let low = self.params.astraea.low_quota_share;
         let mut quota: Vec<u64> = self.tenants.iter().map(|t| t.running_gpus).collect();
@@ -426,37 +426,41 @@ impl Sim<'_> {
         let mut weighted: Vec<f64> = Vec::with_capacity(nt);
         let mut uw: Vec<f64> = Vec::with_capacity(nt);
         for t in &self.tenants {
-            let u_win = completed_window(&t.used_ring, cur) as f64;
-            let w_win = completed_window(&t.entitled_ring, cur) as f64;
+            let u_win = t.used_window;
+            let w_win = t.entitled_window;
             uw.push(if w_win == 0.0 { 1.0 } else { u_win / w_win });
             used.push(u_win);
             weighted.push(w_win + t.quota as f64 * lease_ns);
         }
-        let mut alive = vec![true; nt];
-        let mut alive_count = nt;
+        // The artifact's `min` over the tenants still in the running, ties to the first: an
+        // ordered set of (value, tenant) per criterion (every value is ≥ 0 or +∞, whose bit
+        // patterns order as the values do), updated for the one tenant a grant changes. A
+        // tenant with nothing waiting would only be picked to drop out, changing nothing, so
+        // it never enters.
+        let bits = |v: f64| {
+            debug_assert!(v >= 0.0, "phase-1 values are non-negative, got {v}");
+            v.to_bits()
+        };
+        let in_running = || (0..nt).filter(|&u| !lists[u].is_empty());
+        let mut by_ratio: BTreeSet<(u64, usize)> =
+            in_running().map(|u| (bits(ratio[u]), u)).collect();
+        let mut by_uw: BTreeSet<(u64, usize)> = in_running().map(|u| (bits(uw[u]), u)).collect();
         let mut cursor = vec![0usize; nt];
         let mut free = self.free_gpus;
-        let first_min = |vals: &[f64], alive: &[bool]| {
-            let mut best: Option<usize> = None;
-            for u in 0..vals.len() {
-                if alive[u] && best.is_none_or(|b| vals[u] < vals[b]) {
-                    best = Some(u);
-                }
-            }
-            best
-        };
-        while free > 0 && waiting_total > 0 && alive_count > 0 {
-            let Some(by_ratio) = first_min(&ratio, &alive) else {
+        while free > 0 && waiting_total > 0 {
+            let Some(&(lowest_ratio, first_by_ratio)) = by_ratio.first() else {
                 break;
             };
-            let u = if ratio[by_ratio] < low {
-                by_ratio
+            let u = if f64::from_bits(lowest_ratio) < low {
+                first_by_ratio
             } else {
-                match first_min(&uw, &alive) {
-                    Some(u) => u,
+                match by_uw.first() {
+                    Some(&(_, u)) => u,
                     None => break,
                 }
             };
+            by_ratio.remove(&(bits(ratio[u]), u));
+            by_uw.remove(&(bits(uw[u]), u));
             let list = &lists[u];
             while cursor[u] < list.len() {
                 let j = list[cursor[u]];
@@ -472,9 +476,10 @@ impl Sim<'_> {
                 ratio[u] = ratio_of(u, quota[u]);
                 break;
             }
-            if cursor[u] >= list.len() {
-                alive[u] = false;
-                alive_count -= 1;
+            // A tenant whose list is used up drops out.
+            if cursor[u] < list.len() {
+                by_ratio.insert((bits(ratio[u]), u));
+                by_uw.insert((bits(uw[u]), u));
             }
         }
         quota
