@@ -38,7 +38,6 @@
 //! when it runs (the differences this leaves are in docs/MODEL.md).
 
 use alloc::collections::BTreeSet;
-use alloc::vec;
 use alloc::vec::Vec;
 
 use super::{Ev, Sim};
@@ -52,9 +51,15 @@ const MAX_ROUNDS_PER_INSTANT: u32 = 64;
 /// A sort key: (primary, secondary, job index); the job index makes it total.
 type SortKey = (Key, u64, usize);
 
-/// A round's per-tenant lists, kept across rounds so that a round allocates nothing.
+/// A round's per-tenant lists, kept across rounds so that a round allocates nothing. Only the
+/// entries of the tenants with waiting jobs ([`Scratch::waiting_tenants`]) are used in a round;
+/// the others stay empty.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Scratch {
+    /// The tenants with waiting jobs this round, ascending.
+    waiting_tenants: Vec<usize>,
+    /// Phase 1's per-tenant values (indexed by tenant; valid for the waiting tenants).
+    phase1: Phase1,
     /// Starving waiting jobs: (submission ns, job).
     starving: Vec<Vec<(u64, usize)>>,
     /// Other waiting jobs with their selection key.
@@ -69,18 +74,49 @@ pub(super) struct Scratch {
     has_new: Vec<bool>,
 }
 
+/// Phase 1's per-tenant values, indexed by tenant.
+#[derive(Clone, Debug, Default)]
+struct Phase1 {
+    /// The round's quota: held + granted, GPUs.
+    quota: Vec<u64>,
+    /// quota / Q_u.
+    ratio: Vec<f64>,
+    /// U_u over the window plus the leases granted, GPU-ns.
+    used: Vec<f64>,
+    /// W_u over the window plus one lease of Q_u, GPU-ns.
+    weighted: Vec<f64>,
+    /// U_u/W_u.
+    uw: Vec<f64>,
+    /// Next job of the tenant's list to look at.
+    cursor: Vec<usize>,
+}
+
 impl Scratch {
+    /// Empties the lists of last round's tenants (the only ones that hold anything) and sizes
+    /// everything for `tenants`.
     fn reset(&mut self, tenants: usize) {
-        for v in [&mut self.delay, &mut self.lists] {
-            v.resize_with(tenants, Vec::new);
-            v.iter_mut().for_each(Vec::clear);
+        for &u in &self.waiting_tenants {
+            self.delay[u].clear();
+            self.lists[u].clear();
+            self.starving[u].clear();
+            self.keyed[u].clear();
+            self.has_new[u] = false;
         }
-        self.starving.resize_with(tenants, Vec::new);
-        self.starving.iter_mut().for_each(Vec::clear);
-        self.keyed.resize_with(tenants, Vec::new);
-        self.keyed.iter_mut().for_each(Vec::clear);
-        self.has_new.clear();
-        self.has_new.resize(tenants, false);
+        self.waiting_tenants.clear();
+        if self.lists.len() != tenants {
+            self.delay.resize_with(tenants, Vec::new);
+            self.lists.resize_with(tenants, Vec::new);
+            self.starving.resize_with(tenants, Vec::new);
+            self.keyed.resize_with(tenants, Vec::new);
+            self.has_new.resize(tenants, false);
+            let p = &mut self.phase1;
+            p.quota.resize(tenants, 0);
+            p.ratio.resize(tenants, 0.0);
+            p.used.resize(tenants, 0.0);
+            p.weighted.resize(tenants, 0.0);
+            p.uw.resize(tenants, 0.0);
+            p.cursor.resize(tenants, 0);
+        }
     }
 }
 
@@ -250,28 +286,37 @@ impl Sim<'_> {
         }
         sc.reset(nt);
         // Nothing can change unless a waiting job fits the free GPUs or a tenant's new waiting
-        // job may preempt one of its delay jobs.
+        // job may preempt one of its delay jobs. Only tenants with waiting jobs take part in
+        // a round: for every other one each step below is empty.
         let mut smallest = u64::MAX;
         for &j in &self.waiting_list {
             let job = &self.jobs[j];
+            let u = job.tenant as usize;
             smallest = smallest.min(u64::from(job.gpus));
             if job.done_before_segment() == 0 && job.preemptions == 0 {
-                sc.has_new[job.tenant as usize] = true;
+                sc.has_new[u] = true;
+            }
+            if sc.lists[u].is_empty() {
+                // A marker until the lists are built: the tenant is listed once.
+                sc.lists[u].push(j);
+                sc.waiting_tenants.push(u);
             }
         }
+        sc.waiting_tenants.sort_unstable();
         // Delay jobs: among the segments started in the last `delay_s` (older ones are dropped
-        // for good: a segment only ages).
+        // for good: a segment only ages), of the tenants with a new waiting job.
+        let mut could_preempt = false;
         if delays {
             let delay_ns = s_to_ns(self.params.astraea.delay_s);
-            for u in 0..nt {
+            for &u in &sc.waiting_tenants {
+                if !sc.has_new[u] {
+                    continue;
+                }
                 while self.recent_starts[u]
                     .front()
                     .is_some_and(|&(t0, _, _)| now - t0 >= delay_ns)
                 {
                     self.recent_starts[u].pop_front();
-                }
-                if !sc.has_new[u] {
-                    continue;
                 }
                 for &(_, j, e) in &self.recent_starts[u] {
                     if self.jobs[j].epoch == e && self.jobs[j].is_running() && self.is_delay_job(j)
@@ -279,9 +324,9 @@ impl Sim<'_> {
                         sc.delay[u].push(j);
                     }
                 }
+                could_preempt |= !sc.delay[u].is_empty();
             }
         }
-        let could_preempt = (0..nt).any(|u| sc.has_new[u] && !sc.delay[u].is_empty());
         if smallest > self.free_gpus && !could_preempt {
             return false;
         }
@@ -299,7 +344,8 @@ impl Sim<'_> {
             }
         }
         // Sorted lists: starving (by submission) then waiting (by the selection).
-        for u in 0..nt {
+        for i in 0..sc.waiting_tenants.len() {
+            let u = sc.waiting_tenants[i];
             sc.starving[u].sort_unstable();
             sc.keyed[u].sort_unstable();
             let Scratch {
@@ -310,8 +356,12 @@ impl Sim<'_> {
                 dkeyed,
                 ..
             } = &mut *sc;
+            lists[u].clear();
             lists[u].extend(starving[u].iter().map(|e| e.1));
             lists[u].extend(keyed[u].iter().map(|e| e.1));
+            if delay[u].is_empty() {
+                continue;
+            }
             dkeyed.clear();
             dkeyed.extend(delay[u].iter().map(|&j| {
                 let job = &self.jobs[j];
@@ -328,24 +378,29 @@ impl Sim<'_> {
             delay[u].clear();
             delay[u].extend(dkeyed.iter().map(|e| e.2));
         }
-        let lists = &sc.lists;
-        let delay = &sc.delay;
-        let starving = &sc.starving;
         if m.selection == JobSelection::Themis {
-            for list in lists {
-                for &j in list {
+            for &u in &sc.waiting_tenants {
+                for &j in &sc.lists[u] {
                     self.jobs[j].last_rho = self.artifact_rho(j);
                 }
             }
         }
-        let round_quota = match m.quota {
-            QuotaMode::Static => self.tenants.iter().map(|t| t.quota).collect(),
-            QuotaMode::Fair => self.phase1_grants(lists, waiting_total),
-        };
-        // Phase 2.
+        match m.quota {
+            QuotaMode::Static => {
+                for &u in &sc.waiting_tenants {
+                    sc.phase1.quota[u] = self.tenants[u].quota;
+                }
+            }
+            QuotaMode::Fair => self.phase1_grants(sc, waiting_total),
+        }
+        let lists = &sc.lists;
+        let delay = &sc.delay;
+        let starving = &sc.starving;
+        let round_quota = &sc.phase1.quota;
+        // Phase 2, tenants in order.
         let block = self.params.astraea.block_scheduling;
         let mut changed = false;
-        for u in 0..nt {
+        for &u in &sc.waiting_tenants {
             let mut starve_left = starving[u].len();
             let mut next_delay = 0usize;
             for &j in &lists[u] {
@@ -407,12 +462,11 @@ impl Sim<'_> {
         }
     }
 
-    /// Phase 1 of the fair quota: each tenant's quota for this round (held + granted), GPUs.
-    fn phase1_grants(&self, lists: &[Vec<usize>], waiting_total: usize) -> Vec<u64> {
-        let nt = self.tenants.len();
+    /// Phase 1 of the fair quota: each waiting tenant's quota for this round (held +
+    /// granted, GPUs), into `sc.phase1.quota`.
+    fn phase1_grants(&self, sc: &mut Scratch, waiting_total: usize) {
         let lease_ns = s_to_ns(self.params.lease_s) as f64;
         let low = self.params.astraea.low_quota_share;
-        let mut quota: Vec<u64> = self.tenants.iter().map(|t| t.running_gpus).collect();
         let ratio_of = |u: usize, q: u64| {
             let cap = self.tenants[u].quota;
             if cap == 0 {
@@ -421,16 +475,24 @@ impl Sim<'_> {
                 q as f64 / cap as f64
             }
         };
-        let mut ratio: Vec<f64> = (0..nt).map(|u| ratio_of(u, quota[u])).collect();
-        let mut used: Vec<f64> = Vec::with_capacity(nt);
-        let mut weighted: Vec<f64> = Vec::with_capacity(nt);
-        let mut uw: Vec<f64> = Vec::with_capacity(nt);
-        for t in &self.tenants {
-            let u_win = t.used_window;
-            let w_win = t.entitled_window;
-            uw.push(if w_win == 0.0 { 1.0 } else { u_win / w_win });
-            used.push(u_win);
-            weighted.push(w_win + t.quota as f64 * lease_ns);
+        let Scratch {
+            waiting_tenants,
+            lists,
+            phase1: p,
+            ..
+        } = sc;
+        for &u in waiting_tenants.iter() {
+            let t = &self.tenants[u];
+            p.quota[u] = t.running_gpus;
+            p.ratio[u] = ratio_of(u, t.running_gpus);
+            p.uw[u] = if t.entitled_window == 0.0 {
+                1.0
+            } else {
+                t.used_window / t.entitled_window
+            };
+            p.used[u] = t.used_window;
+            p.weighted[u] = t.entitled_window + t.quota as f64 * lease_ns;
+            p.cursor[u] = 0;
         }
         // The artifact's `min` over the tenants still in the running, ties to the first: an
         // ordered set of (value, tenant) per criterion (every value is ≥ 0 or +∞, whose bit
@@ -441,11 +503,14 @@ impl Sim<'_> {
             debug_assert!(v >= 0.0, "phase-1 values are non-negative, got {v}");
             v.to_bits()
         };
-        let in_running = || (0..nt).filter(|&u| !lists[u].is_empty());
-        let mut by_ratio: BTreeSet<(u64, usize)> =
-            in_running().map(|u| (bits(ratio[u]), u)).collect();
-        let mut by_uw: BTreeSet<(u64, usize)> = in_running().map(|u| (bits(uw[u]), u)).collect();
-        let mut cursor = vec![0usize; nt];
+        let mut by_ratio: BTreeSet<(u64, usize)> = waiting_tenants
+            .iter()
+            .map(|&u| (bits(p.ratio[u]), u))
+            .collect();
+        let mut by_uw: BTreeSet<(u64, usize)> = waiting_tenants
+            .iter()
+            .map(|&u| (bits(p.uw[u]), u))
+            .collect();
         let mut free = self.free_gpus;
         while free > 0 && waiting_total > 0 {
             let Some(&(lowest_ratio, first_by_ratio)) = by_ratio.first() else {
@@ -459,30 +524,29 @@ impl Sim<'_> {
                     None => break,
                 }
             };
-            by_ratio.remove(&(bits(ratio[u]), u));
-            by_uw.remove(&(bits(uw[u]), u));
+            by_ratio.remove(&(bits(p.ratio[u]), u));
+            by_uw.remove(&(bits(p.uw[u]), u));
             let list = &lists[u];
-            while cursor[u] < list.len() {
-                let j = list[cursor[u]];
-                cursor[u] += 1;
+            while p.cursor[u] < list.len() {
+                let j = list[p.cursor[u]];
+                p.cursor[u] += 1;
                 let g = u64::from(self.jobs[j].gpus);
                 if free < g {
                     continue;
                 }
-                quota[u] += g;
+                p.quota[u] += g;
                 free -= g;
-                used[u] += g as f64 * lease_ns;
-                uw[u] = used[u] / weighted[u];
-                ratio[u] = ratio_of(u, quota[u]);
+                p.used[u] += g as f64 * lease_ns;
+                p.uw[u] = p.used[u] / p.weighted[u];
+                p.ratio[u] = ratio_of(u, p.quota[u]);
                 break;
             }
             // A tenant whose list is used up drops out.
-            if cursor[u] < list.len() {
-                by_ratio.insert((bits(ratio[u]), u));
-                by_uw.insert((bits(uw[u]), u));
+            if p.cursor[u] < list.len() {
+                by_ratio.insert((bits(p.ratio[u]), u));
+                by_uw.insert((bits(p.uw[u]), u));
             }
         }
-        quota
     }
 }
 
