@@ -16,6 +16,7 @@
 
 pub mod quota_lease;
 
+use alloc::collections::BTreeSet;
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -374,6 +375,9 @@ struct Sim<'p> {
     jobs: Vec<JobState>,
     tenants: Vec<TenantState>,
     node_free: Vec<u32>,
+    /// Per GPU type, per free-GPU count f (0 ..= GPUs per node): the nodes of that type with f
+    /// free, ascending (placement's best and first fits without a scan of every node).
+    nodes_by_free: Vec<Vec<BTreeSet<u32>>>,
     node_type: Vec<u32>,
     gpus_per_node: u32,
     total_gpus: u64,
@@ -490,6 +494,14 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
         jobs,
         tenants,
         node_free: vec![params.cluster.gpus_per_node; params.cluster.nodes as usize],
+        nodes_by_free: {
+            let gpn = params.cluster.gpus_per_node as usize;
+            let mut by_free = vec![vec![BTreeSet::new(); gpn + 1]; params.cluster.type_count()];
+            for (n, &t) in params.cluster.node_types().iter().enumerate() {
+                by_free[t as usize][gpn].insert(n as u32);
+            }
+            by_free
+        },
         node_type,
         gpus_per_node: params.cluster.gpus_per_node,
         total_gpus,
@@ -703,6 +715,9 @@ impl Sim<'_> {
             }
         };
         self.partial_free = self.partial_free - partial(self.node_free[n]) + partial(free);
+        let by_free = &mut self.nodes_by_free[self.node_type[n] as usize];
+        by_free[self.node_free[n] as usize].remove(&(n as u32));
+        by_free[free as usize].insert(n as u32);
         self.node_free[n] = free;
     }
 
@@ -948,18 +963,21 @@ impl Sim<'_> {
         let gpn = self.gpus_per_node;
         let nodes =
             || (0..self.node_free.len() as u32).filter(move |&n| self.node_type[n as usize] == t);
+        let by_free = &self.nodes_by_free[t as usize];
+        // The node of type `t` with the fewest free GPUs ≥ `need`, lowest index first, not in
+        // `exclude`.
         let best_fit = |need: u32, exclude: &[(u32, u32)]| {
-            nodes()
-                .filter(|n| !exclude.iter().any(|e| e.0 == *n))
-                .filter(|&n| self.node_free[n as usize] >= need)
-                .min_by_key(|&n| (self.node_free[n as usize], n))
+            (need..=gpn)
+                .flat_map(|f| by_free[f as usize].iter().copied())
+                .find(|n| !exclude.iter().any(|e| e.0 == *n))
         };
         match self.params.cluster.placement {
             Placement::Consolidated => {
                 let full = gpus / gpn;
                 let rest = gpus % gpn;
-                let mut out: Vec<(u32, u32)> = nodes()
-                    .filter(|&n| self.node_free[n as usize] == gpn)
+                let mut out: Vec<(u32, u32)> = by_free[gpn as usize]
+                    .iter()
+                    .copied()
                     .take(full as usize)
                     .map(|n| (n, gpn))
                     .collect();
@@ -999,7 +1017,17 @@ impl Sim<'_> {
                 let mut missing = gpus;
                 while missing > 0 {
                     let need = missing.min(gpn);
-                    let Some(n) = nodes().find(|&n| avail(&taken, n) >= need) else {
+                    // The first node in order with `need` free, among the untouched ones (a
+                    // chunk is a node's GPUs or the last rest, so a touched node has fewer).
+                    let Some(n) = (need..=gpn)
+                        .filter_map(|f| {
+                            by_free[f as usize]
+                                .iter()
+                                .copied()
+                                .find(|n| !taken.iter().any(|e| e.0 == *n))
+                        })
+                        .min()
+                    else {
                         break;
                     };
                     taken.push((n, need));
