@@ -59,6 +59,14 @@ const FIELDS: [(&str, &str); 22] = [
     ),
     ("systems.pos.replay_s", "POS: handle replay on restore (s)"),
     (
+        "systems.flowgpu.context_s",
+        "FlowGPU: CUDA context + modules on restore (s; 1.15–2.22 without a pool)",
+    ),
+    (
+        "systems.pos.context_s",
+        "POS: CUDA context + modules on restore (s; PhOS's pool: 0.00014)",
+    ),
+    (
         "options.request_at_fraction",
         "Pause request (share of the iteration)",
     ),

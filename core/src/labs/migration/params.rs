@@ -113,25 +113,32 @@ impl Default for Links {
 
 /// The fixed costs one checkpoint system pays when it restores a process on other GPUs (a
 /// migration's second half), each its own term. A local pause keeps the process, its context
-/// and its handles alive, so a local resume pays none of them. Sources: docs/MODEL.md,
-/// "Migration lab"; where no source read states a number the default is this lab's assumption,
-/// the same for both systems.
+/// and its handles alive, so a local resume pays none of them. The bytes (GPU state, CPU
+/// state) are charged apart, by the links. Defaults are PhOS's own restore
+/// (SJTU-IPADS/PhoenixOS @eb2ac2d, `osdi_data/`) where its logs state a figure; FlowGPU states
+/// none, so it gets the same (docs/MODEL.md, "Migration lab").
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RestoreCosts {
     /// Re-creating the process from its CPU image (CRIU-style restore of the process tree,
     /// mappings and descriptors), on top of the CPU-state bytes at `links.cpu_state_gbps`, s.
-    /// Assumed 0.1 s: no source read states it.
+    /// Assumed 0.1 s: no source read states a fixed part (the CRIU restores in PhOS's
+    /// `osdi_data/cuda-checkpoint/*.txt` print only totals, 2.23 s for 4.34 GiB to 20.3 s for
+    /// 52.9 GiB, i.e. set by the bytes).
     pub process_restore_s: f64,
-    /// Creating the CUDA context (and loading the modules) on the destination GPU, s. Assumed
-    /// 0.2 s: no source read states it (PhOS keeps an execution-context pool to avoid it;
-    /// arXiv 2405.12079 states the technique, not its time).
+    /// Getting a CUDA context with the process's modules on the destination GPU, s. Default
+    /// 0.14 ms: PhOS takes a live context from its execution-context pool
+    /// (`osdi_data/singularity/*.txt`, "restore handle: rid(1)", 0.02–0.14 ms). A system
+    /// without a pool creates the context and loads every module and function again: 1.15–2.22
+    /// s per process in the same logs (rid 2 and 3, PhOS's restore-everything baseline).
     pub context_s: f64,
-    /// Re-creating the opaque handles (streams, events, library handles, communicators) by
-    /// replaying the logged calls, s. Default 0.359 s: PhOS's own restore of a ResNet-152
-    /// training process replays its 10,562 logged "recomputation APIs" in 358.99 ms
-    /// (SJTU-IPADS/PhoenixOS, `osdi_data/phos/resnet_train_cow.txt`); FlowGPU states no figure,
-    /// so it gets the same.
+    /// Re-creating the opaque handles (device allocations, streams, events, library handles)
+    /// from the log, s. Default 25.7 ms: PhOS's restore of a ResNet-152 training process
+    /// re-creates its 205 handles in 25.66 ms (`osdi_data/phos/resnet_train_cow.txt`,
+    /// "On-demand Reload (by Worker Thread)"). The same log's 358.99 ms "Recomputation APIs"
+    /// window also holds 302.04 ms of reloading 1.04 GB of buffer contents (bytes, charged by
+    /// the links here) and the re-run of the 10,562 calls logged during PhOS's *concurrent*
+    /// checkpoint, which a stop-the-world pause does not have.
     pub replay_s: f64,
 }
 
@@ -139,8 +146,8 @@ impl Default for RestoreCosts {
     fn default() -> Self {
         RestoreCosts {
             process_restore_s: 0.1,
-            context_s: 0.2,
-            replay_s: 0.359,
+            context_s: 0.000_14,
+            replay_s: 0.025_7,
         }
     }
 }

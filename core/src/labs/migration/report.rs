@@ -67,14 +67,14 @@ pub const SPAN_KINDS: &[KindDef] = &[
     KindDef {
         cat: "context",
         label: "CUDA context",
-        meaning: "a CUDA context created on the destination GPU",
+        meaning: "the CUDA context with its modules on the destination GPU: from a pool (PhOS) or created",
         colour: "#a855f7",
         trace_colour: "detailed_memory_dump",
     },
     KindDef {
         cat: "replay",
         label: "handle replay",
-        meaning: "streams, events, allocations and library handles re-created by replaying the intercepted calls",
+        meaning: "device allocations, streams, events and library handles re-created from the intercepted calls",
         colour: "#ec4899",
         trace_colour: "rail_animation",
     },
@@ -387,16 +387,16 @@ fn findings(params: &MigrationParams, costs: &[OptionCost]) -> Vec<String> {
         params.options.max_wait_s
     ));
     out.push(format!(
-        "An in-place pause keeps the process alive: no CPU-state dump, no process restore, no context or handle re-creation. A migration's restore pays them: {:.2} s of CPU state and {:.2} s of fixed costs for FlowGPU (process {:.2}, context {:.2}, replay {:.2} s), {:.2} s for POS (process {:.2}, context {:.2}, replay {:.2} s).",
+        "An in-place pause keeps the process alive: no CPU-state dump, no process restore, no context or handle re-creation. A migration's restore pays them: {:.2} s of CPU state and {:.3} s of fixed costs for FlowGPU (process {:.1} ms, context {:.2} ms, handles {:.1} ms), {:.3} s for POS (process {:.1} ms, context {:.2} ms, handles {:.1} ms).",
         best.migrate_restore.cpu_state_s,
         best.migrate_restore.fixed_s(),
-        params.systems.flowgpu.process_restore_s,
-        params.systems.flowgpu.context_s,
-        params.systems.flowgpu.replay_s,
+        params.systems.flowgpu.process_restore_s * 1e3,
+        params.systems.flowgpu.context_s * 1e3,
+        params.systems.flowgpu.replay_s * 1e3,
         pool.migrate_restore.fixed_s(),
-        params.systems.pos.process_restore_s,
-        params.systems.pos.context_s,
-        params.systems.pos.replay_s,
+        params.systems.pos.process_restore_s * 1e3,
+        params.systems.pos.context_s * 1e3,
+        params.systems.pos.replay_s * 1e3,
     ));
     out.push(format!(
         "Migration via storage: {:.2} s transparent (active + low point + dedup) vs {:.2} s framework checkpoint + restart ({:.1}×); the restart's {:.1} s of initialisation is the part a transparent restore does not pay.",
