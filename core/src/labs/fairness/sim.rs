@@ -412,6 +412,11 @@ struct Sim<'p> {
     machinery: Option<QuotaLease>,
     /// Submitted jobs holding no GPUs, in no particular order.
     waiting_list: Vec<usize>,
+    /// Per job: its index in `waiting_list` (`usize::MAX` when not waiting).
+    waiting_pos: Vec<usize>,
+    /// ASTRAEA machinery with a job order that does not change while a job waits (FIFO,
+    /// 2DAS): the per-tenant lists, kept sorted across rounds.
+    ql_static: Option<quota_lease::StaticLists>,
     /// ASTRAEA machinery: per tenant, (start ns, job, epoch) of the segments started in the
     /// last `delay_s`, oldest first (the candidates for delay jobs).
     recent_starts: Vec<alloc::collections::VecDeque<(u64, usize, u32)>>,
@@ -541,6 +546,11 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
         partial_free: 0,
         machinery: kind.quota_lease(params.astraea.quota),
         waiting_list: Vec::new(),
+        waiting_pos: vec![usize::MAX; n_jobs],
+        ql_static: kind
+            .quota_lease(params.astraea.quota)
+            .filter(|m| m.selection.is_static())
+            .map(|_| quota_lease::StaticLists::new(n_tenants, n_jobs)),
         recent_starts: vec![alloc::collections::VecDeque::new(); n_tenants],
         ql_scratch: quota_lease::Scratch::default(),
         compact_at: MIN_COMPACT_AT,
@@ -731,12 +741,20 @@ impl Sim<'_> {
                 i
             }
         };
+        if let Some(lists) = &mut self.ql_static {
+            lists.touch(j);
+        }
         if add {
+            self.waiting_pos[j] = self.waiting_list.len();
             self.waiting_list.push(j);
             self.waiting_gpus[i].1 += 1;
         } else {
-            if let Some(pos) = self.waiting_list.iter().position(|&x| x == j) {
+            let pos = core::mem::replace(&mut self.waiting_pos[j], usize::MAX);
+            if pos != usize::MAX {
                 self.waiting_list.swap_remove(pos);
+                if let Some(&moved) = self.waiting_list.get(pos) {
+                    self.waiting_pos[moved] = pos;
+                }
             }
             self.waiting_gpus[i].1 -= 1;
             if self.waiting_gpus[i].1 == 0 {
@@ -804,7 +822,13 @@ impl Sim<'_> {
                 due
             }
             Ev::Starving(j, epoch) => {
-                self.jobs[j].epoch == epoch && self.jobs[j].phase == Phase::Waiting
+                let due = self.jobs[j].epoch == epoch && self.jobs[j].phase == Phase::Waiting;
+                if due {
+                    if let Some(lists) = &mut self.ql_static {
+                        lists.touch(j);
+                    }
+                }
+                due
             }
             Ev::LeaseEnd => {
                 // Every boundary at or before now has been reached.

@@ -87,6 +87,14 @@ impl JobSelection {
     pub fn preempts_delay_jobs(self) -> bool {
         matches!(self, JobSelection::Fairness | JobSelection::Themis)
     }
+
+    /// True when a waiting job's key does not change while it waits (FIFO: submission;
+    /// 2DAS: executed time, fixed while the job holds no GPUs), so a tenant's list can be
+    /// kept sorted across rounds.
+    #[must_use]
+    pub fn is_static(self) -> bool {
+        matches!(self, JobSelection::Fifo | JobSelection::TwoDas)
+    }
 }
 
 /// How the ASTRAEA machinery sets a tenant's quota for one scheduling round (`--user_quota`).

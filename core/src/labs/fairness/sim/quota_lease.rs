@@ -38,11 +38,12 @@
 //! when it runs (the differences this leaves are in docs/MODEL.md).
 
 use alloc::collections::BTreeSet;
+use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{Ev, Sim};
+use super::{Ev, Phase, Sim};
 use crate::labs::fairness::params::s_to_ns;
-use crate::labs::fairness::policies::{JobSelection, Key, QuotaMode};
+use crate::labs::fairness::policies::{JobSelection, Key, QuotaLease, QuotaMode};
 use crate::units::Nanos;
 
 /// Most rounds at one instant (each one that changes something starts or preempts a job).
@@ -116,6 +117,65 @@ impl Scratch {
             p.weighted.resize(tenants, 0.0);
             p.uw.resize(tenants, 0.0);
             p.cursor.resize(tenants, 0);
+        }
+    }
+}
+
+/// A tenant's waiting jobs kept sorted across rounds, for the selections whose key stands
+/// still while a job waits ([`JobSelection::is_static`]): a job is filed again only when it
+/// starts or stops waiting or starts to starve, so a round sorts nothing.
+#[derive(Clone, Debug)]
+pub(super) struct StaticLists {
+    /// The lists (taken out while a round walks them).
+    lists: TenantLists,
+    /// Per job: where it is filed.
+    filed: Vec<Filed>,
+    /// Jobs to file again before the next round.
+    touched: Vec<usize>,
+    /// Per job: in `touched`.
+    is_touched: Vec<bool>,
+}
+
+/// The kept lists proper.
+#[derive(Clone, Debug, Default)]
+struct TenantLists {
+    /// Per tenant: starving waiting jobs by (submission ns, job).
+    starving: Vec<BTreeSet<(u64, usize)>>,
+    /// Per tenant: its other waiting jobs by (selection key, job).
+    keyed: Vec<BTreeSet<((Key, u64), usize)>>,
+    /// The tenants with waiting jobs, ascending.
+    tenants: BTreeSet<usize>,
+}
+
+/// Where a job is filed in [`StaticLists`], with its key there.
+#[derive(Clone, Copy, Debug)]
+enum Filed {
+    No,
+    Starving(u64),
+    Keyed((Key, u64)),
+}
+
+impl StaticLists {
+    /// Empty lists for `tenants` tenants and `jobs` jobs.
+    pub(super) fn new(tenants: usize, jobs: usize) -> Self {
+        StaticLists {
+            lists: TenantLists {
+                starving: vec![BTreeSet::new(); tenants],
+                keyed: vec![BTreeSet::new(); tenants],
+                tenants: BTreeSet::new(),
+            },
+            filed: vec![Filed::No; jobs],
+            touched: Vec::new(),
+            is_touched: vec![false; jobs],
+        }
+    }
+
+    /// Job `j` started or stopped waiting, or starts to starve: file it again before the
+    /// next round.
+    pub(super) fn touch(&mut self, j: usize) {
+        if !self.is_touched[j] {
+            self.is_touched[j] = true;
+            self.touched.push(j);
         }
     }
 }
@@ -276,6 +336,9 @@ impl Sim<'_> {
         let Some(m) = self.machinery else {
             return false;
         };
+        if self.ql_static.is_some() {
+            return self.static_round(sc, m);
+        }
         let now = self.now;
         let nt = self.tenants.len();
         let starve_ns = s_to_ns(self.params.astraea.starvation_s);
@@ -393,59 +456,179 @@ impl Sim<'_> {
             }
             QuotaMode::Fair => self.phase1_grants(sc, waiting_total),
         }
-        let lists = &sc.lists;
-        let delay = &sc.delay;
-        let starving = &sc.starving;
-        let round_quota = &sc.phase1.quota;
         // Phase 2, tenants in order.
-        let block = self.params.astraea.block_scheduling;
         let mut changed = false;
         for &u in &sc.waiting_tenants {
-            let mut starve_left = starving[u].len();
-            let mut next_delay = 0usize;
-            for &j in &lists[u] {
-                let g = u64::from(self.jobs[j].gpus);
-                let is_new =
-                    self.jobs[j].done_before_segment() == 0 && self.jobs[j].preemptions == 0;
-                if delays && is_new {
-                    while self.tenants[u].running_gpus + g > round_quota[u]
-                        && next_delay < delay[u].len()
-                    {
-                        let p = delay[u][next_delay];
-                        next_delay += 1;
-                        self.preempt_losing_lease(p);
-                        changed = true;
-                    }
+            changed |= self.phase2_tenant(
+                u,
+                sc.lists[u].iter().copied(),
+                sc.starving[u].len(),
+                sc.phase1.quota[u],
+                if delays { &sc.delay[u] } else { &[] },
+            );
+        }
+        changed
+    }
+
+    /// The round for a selection whose keys stand still while jobs wait
+    /// ([`JobSelection::is_static`]): the same steps, on the lists kept sorted across rounds
+    /// ([`StaticLists`]); with static quotas a tenant's list is read only as far as phase 2
+    /// walks it. No delay jobs (FIFO and 2DAS preempt none).
+    fn static_round(&mut self, sc: &mut Scratch, m: QuotaLease) -> bool {
+        let nt = self.tenants.len();
+        let waiting_total = self.waiting_list.len();
+        if waiting_total == 0 {
+            return false;
+        }
+        self.file_touched_jobs(m.selection);
+        let smallest = self
+            .waiting_gpus
+            .first()
+            .map_or(u64::MAX, |e| u64::from(e.0));
+        if smallest > self.free_gpus {
+            return false;
+        }
+        self.run.rounds += 1;
+        for u in 0..nt {
+            self.accrue(u);
+        }
+        sc.reset(nt);
+        let Some(kept) = self.ql_static.as_mut() else {
+            return false;
+        };
+        let lists = core::mem::take(&mut kept.lists);
+        sc.waiting_tenants.extend(lists.tenants.iter().copied());
+        let tenant_list = |u: usize| {
+            lists.starving[u]
+                .iter()
+                .map(|e| e.1)
+                .chain(lists.keyed[u].iter().map(|e| e.1))
+        };
+        match m.quota {
+            QuotaMode::Static => {
+                for &u in &sc.waiting_tenants {
+                    sc.phase1.quota[u] = self.tenants[u].quota;
                 }
-                let stop_here = starve_left > 0 || block;
-                if self.tenants[u].running_gpus + g > round_quota[u] {
+            }
+            QuotaMode::Fair => {
+                for i in 0..sc.waiting_tenants.len() {
+                    let u = sc.waiting_tenants[i];
+                    sc.lists[u].extend(tenant_list(u));
+                }
+                self.phase1_grants(sc, waiting_total);
+            }
+        }
+        let mut changed = false;
+        for &u in &sc.waiting_tenants {
+            changed |= self.phase2_tenant(
+                u,
+                tenant_list(u),
+                lists.starving[u].len(),
+                sc.phase1.quota[u],
+                &[],
+            );
+        }
+        if let Some(kept) = self.ql_static.as_mut() {
+            kept.lists = lists;
+        }
+        changed
+    }
+
+    /// Phase 2 for tenant `u` (l. 795–840): walks its list from the top (the first `starving`
+    /// jobs are its starving ones) against its round quota `quota`; a new job short of quota
+    /// preempts the tenant's `delay` jobs in order; a job that fails the quota check or
+    /// placement ends the turn under block scheduling or while starving jobs are unplaced.
+    /// True when it started or preempted a job.
+    fn phase2_tenant(
+        &mut self,
+        u: usize,
+        list: impl Iterator<Item = usize>,
+        starving: usize,
+        quota: u64,
+        delay: &[usize],
+    ) -> bool {
+        let block = self.params.astraea.block_scheduling;
+        let mut changed = false;
+        let mut starve_left = starving;
+        let mut next_delay = 0usize;
+        for j in list {
+            let g = u64::from(self.jobs[j].gpus);
+            let is_new = self.jobs[j].done_before_segment() == 0 && self.jobs[j].preemptions == 0;
+            if is_new {
+                while self.tenants[u].running_gpus + g > quota && next_delay < delay.len() {
+                    let p = delay[next_delay];
+                    next_delay += 1;
+                    self.preempt_losing_lease(p);
+                    changed = true;
+                }
+            }
+            let stop_here = starve_left > 0 || block;
+            if self.tenants[u].running_gpus + g > quota {
+                if stop_here {
+                    break;
+                }
+                continue;
+            }
+            let gpus = self.jobs[j].gpus;
+            let placed = (g <= self.free_gpus)
+                .then(|| {
+                    (0..self.gpus_by_type.len() as u32)
+                        .find_map(|t| self.place(gpus, t).map(|a| (a, t)))
+                })
+                .flatten();
+            match placed {
+                Some((alloc, t)) => {
+                    starve_left = starve_left.saturating_sub(1);
+                    self.start_leased(j, alloc, t);
+                    changed = true;
+                }
+                None => {
                     if stop_here {
                         break;
-                    }
-                    continue;
-                }
-                let gpus = self.jobs[j].gpus;
-                let placed = (g <= self.free_gpus)
-                    .then(|| {
-                        (0..self.gpus_by_type.len() as u32)
-                            .find_map(|t| self.place(gpus, t).map(|a| (a, t)))
-                    })
-                    .flatten();
-                match placed {
-                    Some((alloc, t)) => {
-                        starve_left = starve_left.saturating_sub(1);
-                        self.start_leased(j, alloc, t);
-                        changed = true;
-                    }
-                    None => {
-                        if stop_here {
-                            break;
-                        }
                     }
                 }
             }
         }
         changed
+    }
+
+    /// Files the touched jobs of the kept lists again: out of where they were, into the
+    /// tenant's starving list (waiting ≥ `starvation_s`) or its keyed list (other waiting
+    /// jobs) by the selection's key, or nowhere (not waiting).
+    fn file_touched_jobs(&mut self, sel: JobSelection) {
+        let Some(mut kept) = self.ql_static.take() else {
+            return;
+        };
+        let starve_ns = s_to_ns(self.params.astraea.starvation_s);
+        for j in core::mem::take(&mut kept.touched) {
+            kept.is_touched[j] = false;
+            let u = self.jobs[j].tenant as usize;
+            let l = &mut kept.lists;
+            match core::mem::replace(&mut kept.filed[j], Filed::No) {
+                Filed::No => {}
+                Filed::Starving(submit) => {
+                    l.starving[u].remove(&(submit, j));
+                }
+                Filed::Keyed(key) => {
+                    l.keyed[u].remove(&(key, j));
+                }
+            }
+            let job = &self.jobs[j];
+            if job.phase == Phase::Waiting {
+                kept.filed[j] = if self.now - job.last_stop_ns >= starve_ns {
+                    l.starving[u].insert((job.submit_ns, j));
+                    Filed::Starving(job.submit_ns)
+                } else {
+                    let key = self.selection_key(sel, j);
+                    l.keyed[u].insert((key, j));
+                    Filed::Keyed(key)
+                };
+                l.tenants.insert(u);
+            } else if l.starving[u].is_empty() && l.keyed[u].is_empty() {
+                l.tenants.remove(&u);
+            }
+        }
+        self.ql_static = Some(kept);
     }
 
     /// The selection's key of waiting job `j`: (primary, secondary).
