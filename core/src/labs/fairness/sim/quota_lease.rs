@@ -497,6 +497,8 @@ impl Sim<'_> {
             return false;
         };
         let lists = core::mem::take(&mut kept.lists);
+        #[cfg(debug_assertions)]
+        self.check_kept_lists(&lists, m.selection);
         sc.waiting_tenants.extend(lists.tenants.iter().copied());
         let tenant_list = |u: usize| {
             lists.starving[u]
@@ -532,6 +534,49 @@ impl Sim<'_> {
             kept.lists = lists;
         }
         changed
+    }
+
+    /// Debug builds: the kept lists are exactly what sorting the waiting jobs afresh gives
+    /// (for queues short enough to check at every round).
+    #[cfg(debug_assertions)]
+    fn check_kept_lists(&self, lists: &TenantLists, sel: JobSelection) {
+        if self.waiting_list.len() > 256 {
+            return;
+        }
+        let starve_ns = s_to_ns(self.params.astraea.starvation_s);
+        let nt = self.tenants.len();
+        let mut starving: Vec<Vec<(u64, usize)>> = vec![Vec::new(); nt];
+        let mut keyed: Vec<Vec<((Key, u64), usize)>> = vec![Vec::new(); nt];
+        for &j in &self.waiting_list {
+            let job = &self.jobs[j];
+            let u = job.tenant as usize;
+            if self.now - job.last_stop_ns >= starve_ns {
+                starving[u].push((job.submit_ns, j));
+            } else {
+                keyed[u].push((self.selection_key(sel, j), j));
+            }
+        }
+        for u in 0..nt {
+            starving[u].sort_unstable();
+            keyed[u].sort_unstable();
+            assert!(
+                lists.starving[u].iter().eq(starving[u].iter()),
+                "tenant {u}'s kept starving list differs from a fresh sort at {} ns",
+                self.now
+            );
+            assert!(
+                lists.keyed[u].iter().eq(keyed[u].iter()),
+                "tenant {u}'s kept list differs from a fresh sort at {} ns",
+                self.now
+            );
+            let waiting = !starving[u].is_empty() || !keyed[u].is_empty();
+            assert_eq!(
+                lists.tenants.contains(&u),
+                waiting,
+                "tenant {u} at {} ns",
+                self.now
+            );
+        }
     }
 
     /// Phase 2 for tenant `u` (l. 795–840): walks its list from the top (the first `starving`
