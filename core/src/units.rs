@@ -75,6 +75,38 @@ pub fn format_bytes(bytes: f64) -> alloc::string::String {
     alloc::format!("{value:.2} {}", UNITS[unit])
 }
 
+/// `v` rounded to `decimals` decimal places (half away from zero; ±∞ and NaN unchanged), as the
+/// Reports' tables show figures. At most 9 places.
+#[must_use]
+pub fn round_to(v: f64, decimals: u32) -> f64 {
+    const SCALE: [f64; 10] = [1.0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9];
+    let scale = SCALE[(decimals as usize).min(SCALE.len() - 1)];
+    libm::round(v * scale) / scale
+}
+
+/// Index of the nearest-rank percentile `q` (0–1) in a sorted slice of `len` values: the
+/// ⌈q·len⌉-th value, at least the first; `None` when empty.
+#[must_use]
+pub fn nearest_rank(len: usize, q: f64) -> Option<usize> {
+    if len == 0 {
+        return None;
+    }
+    let rank = libm::ceil(q * len as f64) as usize;
+    Some(rank.clamp(1, len) - 1)
+}
+
+/// The median of `values` (sorted in place, by `total_cmp`): the middle value, or the mean of
+/// the middle two for an even count; `None` when empty.
+pub fn median(values: &mut [f64]) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(values[n / 2]),
+        _ => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,5 +125,21 @@ mod tests {
     fn bytes_format() {
         assert_eq!(format_bytes(1536.0 * 1024.0 * 1024.0), "1.50 GiB");
         assert_eq!(format_bytes(12.0), "12.00 B");
+    }
+
+    #[test]
+    fn round_to_percentile_and_median() {
+        assert_eq!(round_to(1.234_56, 3), 1.235);
+        assert_eq!(round_to(-2.5, 0), -3.0);
+        assert!(round_to(f64::NAN, 2).is_nan());
+        assert_eq!(round_to(f64::INFINITY, 4), f64::INFINITY);
+        assert_eq!(nearest_rank(0, 0.5), None);
+        assert_eq!(nearest_rank(4, 0.0), Some(0));
+        assert_eq!(nearest_rank(4, 0.5), Some(1));
+        assert_eq!(nearest_rank(4, 0.51), Some(2));
+        assert_eq!(nearest_rank(4, 1.0), Some(3));
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(median(&mut []), None);
     }
 }

@@ -474,16 +474,7 @@ impl BucketComparison {
 
 /// The median of `values` (sorted in place); the mean of the middle two for an even count.
 fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    }
+    crate::units::median(values).unwrap_or(f64::NAN)
 }
 
 /// Per bucket: measured times, model times and sizes of its rows.

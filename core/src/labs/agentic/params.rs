@@ -195,11 +195,11 @@ impl StepTimeFit {
 }
 
 fn round3(v: f64) -> f64 {
-    libm::round(v * 1e3) / 1e3
+    crate::units::round_to(v, 3)
 }
 
 fn round4(v: f64) -> f64 {
-    libm::round(v * 1e4) / 1e4
+    crate::units::round_to(v, 4)
 }
 
 /// The (query, key) pairs a causal prefill chunk of `chunk` tokens attends after `cached`

@@ -65,12 +65,9 @@ pub struct RunSummary {
     pub counters: Counters,
 }
 
+/// Nearest-rank percentile `q` of sorted ns values, s (0 when empty).
 fn percentile(sorted: &[u64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let rank = libm::ceil(q * sorted.len() as f64) as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1] as f64 / 1e9
+    crate::units::nearest_rank(sorted.len(), q).map_or(0.0, |i| sorted[i] as f64 / 1e9)
 }
 
 fn computed(c: &Counters) -> u64 {

@@ -51,11 +51,7 @@ pub struct PolicyMetrics {
 /// Nearest-rank percentile of sorted values (q in 0–1).
 #[must_use]
 pub fn percentile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let rank = libm::ceil(q * sorted.len() as f64) as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
+    crate::units::nearest_rank(sorted.len(), q).map_or(0.0, |i| sorted[i])
 }
 
 /// Per sample: (mean shortfall, std of F_u, lowest F_u) over tenants with a defined F_u.

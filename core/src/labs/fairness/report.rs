@@ -255,10 +255,10 @@ pub fn build(
 }
 
 fn round3(v: f64) -> f64 {
-    libm::round(v * 1e3) / 1e3
+    crate::units::round_to(v, 3)
 }
 fn round4(v: f64) -> f64 {
-    libm::round(v * 1e4) / 1e4
+    crate::units::round_to(v, 4)
 }
 
 /// Index of the baseline (not ASTRAEA) with the lowest tenant unfairness.

@@ -337,11 +337,7 @@ fn point_series(j: &crate::labs::migration::JobState, name: &str, t: f64) -> Ser
 }
 
 fn round(v: f64) -> f64 {
-    if v.is_finite() {
-        libm::round(v * 1e4) / 1e4
-    } else {
-        v
-    }
+    crate::units::round_to(v, 4)
 }
 
 fn findings(params: &MigrationParams, costs: &[OptionCost]) -> Vec<String> {

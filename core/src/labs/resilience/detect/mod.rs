@@ -40,14 +40,5 @@ pub(crate) fn mean_std(values: &[f64]) -> (f64, f64) {
 
 /// Median of `values` (NaN-free; empty gives 0).
 pub(crate) fn median(values: &mut [f64]) -> f64 {
-    if values.is_empty() {
-        return 0.0;
-    }
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    }
+    crate::units::median(values).unwrap_or(0.0)
 }
