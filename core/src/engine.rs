@@ -51,6 +51,13 @@ impl<E> Entry<E> {
     }
 }
 
+/// A simulator's event, which knows its rank among events at the same instant (lower first):
+/// each simulator's event enum states its ranks once, so no push names a number.
+pub trait Prioritized {
+    /// Rank among events at the same time, lowest first.
+    fn priority(&self) -> u8;
+}
+
 /// A priority queue of timed events: earliest time first, then lowest `priority` value, then
 /// insertion order.
 #[derive(Debug)]
@@ -87,6 +94,15 @@ impl<E> EventQueue<E> {
             seq,
             event,
         }));
+    }
+
+    /// Schedules `event` at `time` at its own rank ([`Prioritized::priority`]).
+    pub fn schedule(&mut self, time: Nanos, event: E)
+    where
+        E: Prioritized,
+    {
+        let priority = event.priority();
+        self.push(time, priority, event);
     }
 
     /// Removes and returns the next event and its time.
@@ -275,15 +291,21 @@ fn rerate(
         p.rate = rate;
         *version += 1;
         p.version = *version;
-        queue.push(
+        queue.schedule(
             now + crate::units::nanos_from_f64(p.remaining_ns / rate),
-            PRIORITY_END,
             TaskEvent::End(p.task, p.version),
         );
     }
 }
-const PRIORITY_END: u8 = 0;
-const PRIORITY_READY: u8 = 1;
+impl Prioritized for TaskEvent {
+    /// A task's end before the dependencies satisfied at the same instant.
+    fn priority(&self) -> u8 {
+        match self {
+            TaskEvent::End(..) => 0,
+            TaskEvent::DepSatisfied(_) => 1,
+        }
+    }
+}
 
 /// The result of [`simulate`].
 #[derive(Clone, Debug)]
@@ -402,7 +424,7 @@ fn run(graph: &TaskGraph, processors: Option<Processors>) -> Result<Simulation, 
     let mut queue: EventQueue<TaskEvent> = EventQueue::new();
     for (id, w) in waiting.iter().enumerate() {
         if *w == 0 {
-            queue.push(Nanos::ZERO, PRIORITY_READY, TaskEvent::DepSatisfied(id));
+            queue.schedule(Nanos::ZERO, TaskEvent::DepSatisfied(id));
             // Counted as satisfied by the event itself.
         }
     }
@@ -449,11 +471,7 @@ fn run(graph: &TaskGraph, processors: Option<Processors>) -> Result<Simulation, 
                 finished += 1;
                 makespan = makespan.max(now);
                 for &(succ, delay) in &successors[t] {
-                    queue.push(
-                        now + Nanos(delay),
-                        PRIORITY_READY,
-                        TaskEvent::DepSatisfied(succ),
-                    );
+                    queue.schedule(now + Nanos(delay), TaskEvent::DepSatisfied(succ));
                 }
                 let r = graph.tasks[t].resource;
                 states[r].busy = false;
@@ -493,7 +511,7 @@ fn run(graph: &TaskGraph, processors: Option<Processors>) -> Result<Simulation, 
                 None => {
                     let end = now + Nanos(graph.tasks[t].duration_ns);
                     timings[t] = TaskTiming { start: now, end };
-                    queue.push(end, PRIORITY_END, TaskEvent::End(t, 0));
+                    queue.schedule(end, TaskEvent::End(t, 0));
                 }
                 Some(p) if on.len() >= p.count as usize => waiting_for_processor.push_back(t),
                 Some(p) => {

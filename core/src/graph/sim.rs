@@ -83,6 +83,13 @@ enum Event {
     CollectiveEnd { node: NodeIndex },
 }
 
+impl crate::engine::Prioritized for Event {
+    /// Ends at one instant keep the order they were scheduled in.
+    fn priority(&self) -> u8 {
+        0
+    }
+}
+
 struct Running {
     node: NodeIndex,
     /// Work left, ns at full speed.
@@ -185,7 +192,7 @@ pub(crate) fn simulate_valid(graph: &Graph, cost: &CostModel) -> Result<GraphSim
                         &mut version,
                         &mut queue,
                     );
-                    queue.push(now + dur, 0, Event::CollectiveEnd { node: n });
+                    queue.schedule(now + dur, Event::CollectiveEnd { node: n });
                     progressed = true;
                 }
             }
@@ -208,7 +215,7 @@ pub(crate) fn simulate_valid(graph: &Graph, cost: &CostModel) -> Result<GraphSim
                                     since: now,
                                     version,
                                 });
-                                queue.push(end, 0, Event::ComputeEnd { node: n, version });
+                                queue.schedule(end, Event::ComputeEnd { node: n, version });
                             }
                             _ => {
                                 // A wait whose collective has finished: passes at once.
@@ -354,9 +361,8 @@ fn set_slowdown(
         r.since = now;
         *version += 1;
         r.version = *version;
-        queue.push(
+        queue.schedule(
             now + nanos_from_f64(r.remaining_ns / r.rate),
-            0,
             Event::ComputeEnd {
                 node: r.node,
                 version: r.version,

@@ -112,6 +112,16 @@ enum Ev {
     ToolDone(u32),
 }
 
+impl crate::engine::Prioritized for Ev {
+    /// Arrivals before tool completions at the same instant.
+    fn priority(&self) -> u8 {
+        match self {
+            Ev::Arrive(_) => 0,
+            Ev::ToolDone(_) => 1,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default)]
 struct AgentState {
     next_turn: usize,
@@ -191,7 +201,7 @@ impl Sim<'_> {
         } else {
             st.since_ns = now;
             let _ = self.engine.take_evicted(a);
-            self.events.push(Nanos(now + tool_ns), 1, Ev::ToolDone(a));
+            self.events.schedule(Nanos(now + tool_ns), Ev::ToolDone(a));
         }
     }
 
@@ -259,7 +269,7 @@ pub fn run_controller(
     };
     for (i, a) in work.agents.iter().enumerate() {
         sim.events
-            .push(Nanos(a.arrival_ns), 0, Ev::Arrive(i as u32));
+            .schedule(Nanos(a.arrival_ns), Ev::Arrive(i as u32));
     }
     let interval = control_interval_ns.max(1);
     let mut next_tick = interval;

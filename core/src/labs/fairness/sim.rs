@@ -307,13 +307,17 @@ enum Ev {
     Bucket,
 }
 
-fn priority(ev: &Ev) -> u8 {
-    match ev {
-        Ev::Completion(..) => 0,
-        Ev::Arrival(_) => 1,
-        Ev::Lease(..) | Ev::LeaseEnd => 2,
-        Ev::Wakeup(..) | Ev::Starving(..) => 3,
-        Ev::Bucket => 4,
+impl crate::engine::Prioritized for Ev {
+    /// At one instant: completions, then arrivals, then lease ends, then wake-ups and
+    /// starvation checks, then the window bucket.
+    fn priority(&self) -> u8 {
+        match self {
+            Ev::Completion(..) => 0,
+            Ev::Arrival(_) => 1,
+            Ev::Lease(..) | Ev::LeaseEnd => 2,
+            Ev::Wakeup(..) | Ev::Starving(..) => 3,
+            Ev::Bucket => 4,
+        }
     }
 }
 
@@ -557,10 +561,10 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
     };
     let mut policy = kind.build(params, n_tenants, n_jobs);
     for (i, j) in sim.jobs.iter().enumerate() {
-        sim.queue.push(Nanos(j.submit_ns), 1, Ev::Arrival(i));
+        sim.queue.schedule(Nanos(j.submit_ns), Ev::Arrival(i));
     }
     if n_jobs > 0 {
-        sim.queue.push(Nanos(sim.bucket_ns), 4, Ev::Bucket);
+        sim.queue.schedule(Nanos(sim.bucket_ns), Ev::Bucket);
     }
     let mut pending: Option<(Nanos, Ev)> = None;
     loop {
@@ -580,7 +584,7 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
         }
         // The round may schedule events before the one held back: put it back first.
         if let Some((t2, ev2)) = pending.take() {
-            sim.queue.push(t2, priority(&ev2), ev2);
+            sim.queue.schedule(t2, ev2);
         }
         if dirty {
             match policy.as_deref_mut() {
@@ -845,7 +849,7 @@ impl Sim<'_> {
                 // Only while something else can still happen (a stuck job ends the run).
                 if self.done < self.jobs.len() && !self.queue.is_empty() {
                     self.queue
-                        .push(Nanos(self.now + self.bucket_ns), 4, Ev::Bucket);
+                        .schedule(Nanos(self.now + self.bucket_ns), Ev::Bucket);
                 }
                 // The ASTRAEA machinery's max-min order reads the completed-hours window.
                 self.machinery.is_some()
@@ -1135,7 +1139,7 @@ impl Sim<'_> {
         self.run_id[j] += 1;
         self.armed_end[j] = end;
         self.queue
-            .push(Nanos(end), 0, Ev::Completion(j, self.run_id[j]));
+            .schedule(Nanos(end), Ev::Completion(j, self.run_id[j]));
     }
 
     fn renew(&mut self, j: usize, policy: &dyn super::policies::Policy) {
@@ -1151,14 +1155,14 @@ impl Sim<'_> {
                 Ok(i) => self.lease_due[i].1 += 1,
                 Err(i) => {
                     self.lease_due.insert(i, (end, 1));
-                    self.queue.push(Nanos(end), 2, Ev::LeaseEnd);
+                    self.queue.schedule(Nanos(end), Ev::LeaseEnd);
                 }
             }
         }
         let ctx = self.ctx();
         if let Some(w) = policy.wakeup_after_ns(&ctx, j) {
             let e = self.jobs[j].epoch;
-            self.queue.push(Nanos(now + w.max(1)), 3, Ev::Wakeup(j, e));
+            self.queue.schedule(Nanos(now + w.max(1)), Ev::Wakeup(j, e));
         }
     }
 

@@ -222,7 +222,7 @@ impl Sim<'_> {
         let at = self.jobs[j].last_stop_ns + s_to_ns(self.params.astraea.starvation_s);
         let e = self.jobs[j].epoch;
         self.queue
-            .push(Nanos(at.max(self.now)), 3, Ev::Starving(j, e));
+            .schedule(Nanos(at.max(self.now)), Ev::Starving(j, e));
     }
 
     /// The lease of running job `j` expired: checkpointed (progress kept), waiting again.
@@ -255,7 +255,7 @@ impl Sim<'_> {
         }
         if m.leases {
             let lease = s_to_ns(self.params.lease_s);
-            self.queue.push(Nanos(now + lease), 2, Ev::Lease(j, e));
+            self.queue.schedule(Nanos(now + lease), Ev::Lease(j, e));
         }
         let p = &self.params.astraea;
         if m.selection.preempts_delay_jobs()
@@ -264,7 +264,7 @@ impl Sim<'_> {
             && p.first_lease_delay_min_s < p.delay_s
         {
             let at = now + s_to_ns(p.first_lease_delay_min_s);
-            self.queue.push(Nanos(at), 3, Ev::Wakeup(j, e));
+            self.queue.schedule(Nanos(at), Ev::Wakeup(j, e));
         }
     }
 
