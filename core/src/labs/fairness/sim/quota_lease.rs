@@ -251,7 +251,14 @@ impl Sim<'_> {
         let e = self.jobs[j].epoch;
         if m.selection.preempts_delay_jobs() {
             let u = self.jobs[j].tenant as usize;
-            self.recent_starts[u].push_back((now, j, e));
+            // Segments older than `delay_s` can never be delay jobs again: dropped here too,
+            // so a tenant that rarely has a new waiting job keeps a short list.
+            let delay_ns = s_to_ns(self.params.astraea.delay_s);
+            let starts = &mut self.recent_starts[u];
+            while starts.front().is_some_and(|&(t0, _, _)| now - t0 >= delay_ns) {
+                starts.pop_front();
+            }
+            starts.push_back((now, j, e));
         }
         if m.leases {
             let lease = s_to_ns(self.params.lease_s);
