@@ -255,7 +255,10 @@ impl Sim<'_> {
             // so a tenant that rarely has a new waiting job keeps a short list.
             let delay_ns = s_to_ns(self.params.astraea.delay_s);
             let starts = &mut self.recent_starts[u];
-            while starts.front().is_some_and(|&(t0, _, _)| now - t0 >= delay_ns) {
+            while starts
+                .front()
+                .is_some_and(|&(t0, _, _)| now - t0 >= delay_ns)
+            {
                 starts.pop_front();
             }
             starts.push_back((now, j, e));
