@@ -32,7 +32,7 @@ pub struct MigrationLabProps {
 }
 
 /// Number fields: (path inside `params`, label with unit).
-const FIELDS: [(&str, &str); 22] = [
+const FIELDS: [(&str, &str); 24] = [
     ("job.gpus", "GPUs of the job"),
     ("job.gpus_per_node", "GPUs per node"),
     ("job.model_parallel", "Model-parallel degree (TP × PP)"),
