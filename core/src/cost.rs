@@ -68,50 +68,23 @@ pub struct ComputeWork {
     pub bytes: f64,
 }
 
-/// A collective communication operation (NCCL's names).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CollectiveKind {
-    /// Every rank ends with the sum of every rank's buffer.
-    AllReduce,
-    /// Every rank ends with the concatenation of every rank's shard.
-    AllGather,
-    /// Every rank ends with its shard of the sum.
-    ReduceScatter,
-    /// Every rank sends a distinct shard to every other rank.
-    AllToAll,
-    /// One rank sends a buffer to one other rank.
-    SendRecv,
+crate::kinds! {
+    /// A collective communication operation (NCCL's names).
+    pub enum CollectiveKind as "collective" {
+        /// Every rank ends with the sum of every rank's buffer.
+        AllReduce = "all-reduce";
+        /// Every rank ends with the concatenation of every rank's shard.
+        AllGather = "all-gather";
+        /// Every rank ends with its shard of the sum.
+        ReduceScatter = "reduce-scatter";
+        /// Every rank sends a distinct shard to every other rank.
+        AllToAll = "all-to-all";
+        /// One rank sends a buffer to one other rank.
+        SendRecv = "send-recv";
+    }
 }
 
 impl CollectiveKind {
-    /// Every collective.
-    pub const ALL: [CollectiveKind; 5] = [
-        CollectiveKind::AllReduce,
-        CollectiveKind::AllGather,
-        CollectiveKind::ReduceScatter,
-        CollectiveKind::AllToAll,
-        CollectiveKind::SendRecv,
-    ];
-
-    /// The id used in JSON and on the command line (`all-reduce`, …, `send-recv`).
-    #[must_use]
-    pub fn id(self) -> &'static str {
-        match self {
-            CollectiveKind::AllReduce => "all-reduce",
-            CollectiveKind::AllGather => "all-gather",
-            CollectiveKind::ReduceScatter => "reduce-scatter",
-            CollectiveKind::AllToAll => "all-to-all",
-            CollectiveKind::SendRecv => "send-recv",
-        }
-    }
-
-    /// The collective with this [`id`](Self::id), if any.
-    #[must_use]
-    pub fn from_id(id: &str) -> Option<CollectiveKind> {
-        CollectiveKind::ALL.into_iter().find(|k| k.id() == id)
-    }
-
     /// Latency steps of the ring algorithm on `p` ranks: 2(p−1) for AllReduce (a
     /// reduce-scatter then an all-gather), p−1 for AllGather, ReduceScatter and AllToAll, 1 for
     /// a send/receive (Thakur, Rabenseifner, Gropp, "Optimization of Collective Communication

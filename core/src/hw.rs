@@ -61,22 +61,19 @@ impl GpuProfile {
 /// [`GpuProfile::launch_overhead_ns`]).
 pub const LAUNCH_OVERHEAD_NS: f64 = 4_000.0;
 
-/// The built-in GPUs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum GpuKind {
-    /// NVIDIA A100 80GB SXM4.
-    A100,
-    /// NVIDIA H100 SXM5 (80 GB HBM3).
-    H100,
-    /// NVIDIA H200 SXM (141 GB HBM3e).
-    H200,
+crate::kinds! {
+    /// The built-in GPUs.
+    pub enum GpuKind as "GPU" {
+        /// NVIDIA A100 80GB SXM4.
+        A100 = "a100", "A100 80GB SXM";
+        /// NVIDIA H100 SXM5 (80 GB HBM3).
+        H100 = "h100", "H100 SXM";
+        /// NVIDIA H200 SXM (141 GB HBM3e).
+        H200 = "h200", "H200 SXM";
+    }
 }
 
 impl GpuKind {
-    /// Every built-in GPU, oldest first.
-    pub const ALL: [GpuKind; 3] = [GpuKind::A100, GpuKind::H100, GpuKind::H200];
-
     /// The GPU's datasheet numbers.
     ///
     /// Sources:
@@ -105,32 +102,6 @@ impl GpuKind {
             sm_count,
             launch_overhead_ns: LAUNCH_OVERHEAD_NS,
         }
-    }
-
-    /// The id used in JSON and on the command line (`a100`, `h100`, `h200`).
-    #[must_use]
-    pub fn id(self) -> &'static str {
-        match self {
-            GpuKind::A100 => "a100",
-            GpuKind::H100 => "h100",
-            GpuKind::H200 => "h200",
-        }
-    }
-
-    /// A human label (`A100 80GB SXM`).
-    #[must_use]
-    pub fn label(self) -> &'static str {
-        match self {
-            GpuKind::A100 => "A100 80GB SXM",
-            GpuKind::H100 => "H100 SXM",
-            GpuKind::H200 => "H200 SXM",
-        }
-    }
-
-    /// The GPU with this [`id`](Self::id), if any.
-    #[must_use]
-    pub fn from_id(id: &str) -> Option<GpuKind> {
-        GpuKind::ALL.into_iter().find(|g| g.id() == id)
     }
 
     /// This GPU's NVLink generation.
@@ -172,22 +143,22 @@ pub struct LinkProfile {
     pub p2p_efficiency: f64,
 }
 
-/// The built-in links.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LinkKind {
-    /// NVLink 3 through NVSwitch, as on DGX/HGX A100: 12 links × 25 GB/s per direction.
-    NvlinkA100,
-    /// NVLink 4 through NVSwitch, as on DGX/HGX H100 and H200: 18 links × 25 GB/s per direction.
-    NvlinkH100,
-    /// InfiniBand HDR, one 200 Gb/s NIC per GPU (DGX A100).
-    InfinibandHdr,
-    /// InfiniBand NDR, one 400 Gb/s NIC per GPU (DGX H100/H200).
-    InfinibandNdr,
-    /// PCIe 4.0 x16.
-    Pcie4,
-    /// PCIe 5.0 x16.
-    Pcie5,
+crate::kinds! {
+    /// The built-in links.
+    pub enum LinkKind as "link" {
+        /// NVLink 3 through NVSwitch, as on DGX/HGX A100: 12 links × 25 GB/s per direction.
+        NvlinkA100 = "nvlink-a100", "NVLink 3 (A100), 300 GB/s per direction";
+        /// NVLink 4 through NVSwitch, as on DGX/HGX H100 and H200: 18 links × 25 GB/s per direction.
+        NvlinkH100 = "nvlink-h100", "NVLink 4 (H100/H200), 450 GB/s per direction";
+        /// InfiniBand HDR, one 200 Gb/s NIC per GPU (DGX A100).
+        InfinibandHdr = "infiniband-hdr", "InfiniBand HDR, 25 GB/s per GPU";
+        /// InfiniBand NDR, one 400 Gb/s NIC per GPU (DGX H100/H200).
+        InfinibandNdr = "infiniband-ndr", "InfiniBand NDR, 50 GB/s per GPU";
+        /// PCIe 4.0 x16.
+        Pcie4 = "pcie4", "PCIe 4.0 x16, 31.5 GB/s";
+        /// PCIe 5.0 x16.
+        Pcie5 = "pcie5", "PCIe 5.0 x16, 63 GB/s";
+    }
 }
 
 /// NCCL's per-step ring latency over NVLink, Simple protocol, ns (`hwLat[NVLINK][RING][SIMPLE]
@@ -201,16 +172,6 @@ pub const NCCL_PCI_STEP_NS: f64 = 5_700.0;
 pub const NCCL_NET_STEP_NS: f64 = 14_000.0;
 
 impl LinkKind {
-    /// Every built-in link.
-    pub const ALL: [LinkKind; 6] = [
-        LinkKind::NvlinkA100,
-        LinkKind::NvlinkH100,
-        LinkKind::InfinibandHdr,
-        LinkKind::InfinibandNdr,
-        LinkKind::Pcie4,
-        LinkKind::Pcie5,
-    ];
-
     /// The link's numbers.
     ///
     /// Bandwidth per direction per GPU:
@@ -269,38 +230,6 @@ impl LinkKind {
             collective_efficiency,
             p2p_efficiency,
         }
-    }
-
-    /// The id used in JSON and on the command line (`nvlink-a100`, …, `pcie5`).
-    #[must_use]
-    pub fn id(self) -> &'static str {
-        match self {
-            LinkKind::NvlinkA100 => "nvlink-a100",
-            LinkKind::NvlinkH100 => "nvlink-h100",
-            LinkKind::InfinibandHdr => "infiniband-hdr",
-            LinkKind::InfinibandNdr => "infiniband-ndr",
-            LinkKind::Pcie4 => "pcie4",
-            LinkKind::Pcie5 => "pcie5",
-        }
-    }
-
-    /// A human label.
-    #[must_use]
-    pub fn label(self) -> &'static str {
-        match self {
-            LinkKind::NvlinkA100 => "NVLink 3 (A100), 300 GB/s per direction",
-            LinkKind::NvlinkH100 => "NVLink 4 (H100/H200), 450 GB/s per direction",
-            LinkKind::InfinibandHdr => "InfiniBand HDR, 25 GB/s per GPU",
-            LinkKind::InfinibandNdr => "InfiniBand NDR, 50 GB/s per GPU",
-            LinkKind::Pcie4 => "PCIe 4.0 x16, 31.5 GB/s",
-            LinkKind::Pcie5 => "PCIe 5.0 x16, 63 GB/s",
-        }
-    }
-
-    /// The link with this [`id`](Self::id), if any.
-    #[must_use]
-    pub fn from_id(id: &str) -> Option<LinkKind> {
-        LinkKind::ALL.into_iter().find(|l| l.id() == id)
     }
 }
 

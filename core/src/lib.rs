@@ -22,6 +22,7 @@ pub mod cost;
 pub mod engine;
 pub mod graph;
 pub mod hw;
+pub mod kinds;
 pub mod kineto;
 pub mod labs;
 pub mod presets;
@@ -62,22 +63,5 @@ pub fn run_with_progress(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Report, ScenarioError> {
     scenario.validate()?;
-    let one_step = |progress: &mut dyn FnMut(usize, usize),
-                    run: &dyn Fn() -> Result<Report, ScenarioError>| {
-        progress(0, 1);
-        let report = run();
-        progress(1, 1);
-        report
-    };
-    match scenario {
-        Scenario::Fairness(params) => labs::fairness::run_with_progress(params, progress),
-        Scenario::Tuning(params) => labs::tuning::run_with_progress(params, progress),
-        Scenario::Pipeline(params) => one_step(progress, &|| labs::pipeline::run(params)),
-        Scenario::Cost(params) => one_step(progress, &|| labs::cost::run(params)),
-        Scenario::Agentic(params) => labs::agentic::run_with_progress(params, progress),
-        Scenario::Bubbles(params) => one_step(progress, &|| labs::bubbles::run(params)),
-        Scenario::Overlap(params) => labs::overlap::run_with_progress(params, progress),
-        Scenario::Resilience(params) => labs::resilience::run_with_progress(params, progress),
-        Scenario::Migration(params) => one_step(progress, &|| labs::migration::run(params)),
-    }
+    scenario.run_lab(progress)
 }

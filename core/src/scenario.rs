@@ -25,47 +25,136 @@ use crate::labs::overlap::OverlapParams;
 use crate::labs::pipeline::PipelineParams;
 use crate::labs::resilience::ResilienceParams;
 use crate::labs::tuning::TuningParams;
+use crate::report::Report;
 
 /// The scenario format version this build reads and writes.
 pub const FORMAT_VERSION: u64 = 1;
 
-/// Lab names, in the order the playground lists them.
-pub const LABS: [&str; 9] = [
-    "pipeline",
-    "cost",
-    "fairness",
-    "agentic",
-    "overlap",
-    "resilience",
-    "bubbles",
-    "tuning",
-    "migration",
-];
+/// What a lab's parameters are to the registry ([`labs!`]): how they are read, checked and
+/// run. Each lab implements it beside its `run` (`labs/<lab>/mod.rs`).
+pub trait LabParams: Sized + Serialize + DeserializeOwned {
+    /// Checks every field; the error names the first bad one (`<lab>.<field>`).
+    ///
+    /// # Errors
+    /// [`ScenarioError::Field`] naming the field and the expected range.
+    fn check(&self) -> Result<(), ScenarioError>;
 
-/// One lab's input. The variant is the lab; the payload holds every parameter.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Scenario {
+    /// Runs the checked parameters, calling `progress(done, total)` at the lab's natural steps
+    /// ([`one_step`] for a lab that is one simulation).
+    ///
+    /// # Errors
+    /// A [`ScenarioError`] when the lab cannot complete.
+    fn run_lab(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<Report, ScenarioError>;
+
+    /// The parameters from the scenario's `params` JSON (serde, errors at `<lab>.<field>`).
+    ///
+    /// # Errors
+    /// [`ScenarioError::Field`] naming the bad or unknown field.
+    fn from_params(lab: &str, value: serde_json::Value) -> Result<Self, ScenarioError> {
+        params_from_value(lab, value)
+    }
+}
+
+/// A run of one step: `progress(0, 1)` before and `(1, 1)` after.
+///
+/// # Errors
+/// Whatever `run` returns.
+pub fn one_step(
+    progress: &mut dyn FnMut(usize, usize),
+    run: impl FnOnce() -> Result<Report, ScenarioError>,
+) -> Result<Report, ScenarioError> {
+    progress(0, 1);
+    let report = run();
+    progress(1, 1);
+    report
+}
+
+/// The one list of labs: a row per lab (its [`Scenario`] variant and doc, its [`LabParams`]
+/// type and its name in JSON, routes and links) gives the `Scenario` enum, [`LABS`],
+/// [`Scenario::lab`], [`Scenario::validate`], the JSON codec and [`crate::run`]'s dispatch.
+macro_rules! labs {
+    ($( $(#[$doc:meta])* $variant:ident($params:ty) = $name:literal; )+) => {
+        /// Lab names, in the order the playground lists them.
+        pub const LABS: [&str; [$($name),+].len()] = [$($name),+];
+
+        /// One lab's input. The variant is the lab; the payload holds every parameter.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum Scenario {
+            $( $(#[$doc])* $variant($params), )+
+        }
+
+        impl Scenario {
+            /// The lab name used in JSON, routes and links.
+            #[must_use]
+            pub fn lab(&self) -> &'static str {
+                match self {
+                    $( Scenario::$variant(_) => $name, )+
+                }
+            }
+
+            /// Checks every parameter; the error names the first bad field.
+            ///
+            /// # Errors
+            /// [`ScenarioError::Field`] naming the field and the expected range.
+            pub fn validate(&self) -> Result<(), ScenarioError> {
+                match self {
+                    $( Scenario::$variant(p) => LabParams::check(p), )+
+                }
+            }
+
+            /// Runs the lab of a validated scenario (see [`crate::run_with_progress`]).
+            pub(crate) fn run_lab(
+                &self,
+                progress: &mut dyn FnMut(usize, usize),
+            ) -> Result<Report, ScenarioError> {
+                match self {
+                    $( Scenario::$variant(p) => LabParams::run_lab(p, progress), )+
+                }
+            }
+
+            /// The parameters as JSON.
+            fn params_value(&self) -> serde_json::Value {
+                match self {
+                    $( Scenario::$variant(p) => to_value(p), )+
+                }
+            }
+
+            /// The scenario of lab `lab` from its `params`; `None` for an unknown lab.
+            fn from_lab_params(
+                lab: &str,
+                params: serde_json::Value,
+            ) -> Option<Result<Scenario, ScenarioError>> {
+                match lab {
+                    $( $name => Some(<$params as LabParams>::from_params(lab, params).map(Scenario::$variant)), )+
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+labs! {
     /// Pipeline-parallel schedules and their bubbles.
-    Pipeline(PipelineParams),
+    Pipeline(PipelineParams) = "pipeline";
     /// The cost-model explorer: one collective and one GEMM on one GPU.
-    Cost(CostParams),
+    Cost(CostParams) = "cost";
     /// Multi-tenant GPU-cluster scheduling: ASTRAEA against the field's policies.
-    Fairness(FairnessParams),
+    Fairness(FairnessParams) = "fairness";
     /// Agentic batch inference on one serving engine: CONCUR's admission control against
     /// unbounded admission and static caps.
-    Agentic(AgenticParams),
+    Agentic(AgenticParams) = "agentic";
     /// Communication-computation overlap as graph scheduling: Helix against the baselines.
-    Overlap(OverlapParams),
+    Overlap(OverlapParams) = "overlap";
     /// Fail-slow and fail-stop resilience of hybrid-parallel training: ResiHP's detector and
     /// joint TP/PP/DP re-plan against the baselines.
-    Resilience(ResilienceParams),
+    Resilience(ResilienceParams) = "resilience";
     /// Hydro's Bubble Squeezer: tuning trials in the bubbles of a pipeline job.
-    Bubbles(BubblesParams),
+    Bubbles(BubblesParams) = "bubbles";
     /// Hydro's tuning side: the μP shrinker, a μTransfer experiment and trial fusion.
-    Tuning(TuningParams),
+    Tuning(TuningParams) = "tuning";
     /// GPU pause/resume/migrate: FlowGPU's transparent checkpoint (active memory, low point,
     /// dedup) against the reserved pool and framework checkpoint + restart.
-    Migration(MigrationParams),
+    Migration(MigrationParams) = "migration";
 }
 
 /// Why a scenario (or a run of it) was refused.
@@ -132,41 +221,43 @@ impl ScenarioError {
     }
 }
 
+/// Checks `min ≤ v ≤ max` for the field `{lab}.{field}` (a NaN lies outside every range, and
+/// an infinity outside every finite one).
+///
+/// # Errors
+/// [`ScenarioError::Field`] at `{lab}.{field}`: "must be between {min} and {max}, got {v}".
+pub fn check_range<T: PartialOrd + core::fmt::Display>(
+    lab: &str,
+    field: &str,
+    v: T,
+    min: T,
+    max: T,
+) -> Result<(), ScenarioError> {
+    check_range_in(lab, field, v, min, max, "")
+}
+
+/// [`check_range`] with the unit of `min` and `max` in the message ("between 0 and 10 s").
+///
+/// # Errors
+/// [`ScenarioError::Field`] at `{lab}.{field}`: "must be between {min} and {max}{unit}, got {v}".
+pub fn check_range_in<T: PartialOrd + core::fmt::Display>(
+    lab: &str,
+    field: &str,
+    v: T,
+    min: T,
+    max: T,
+    unit: &str,
+) -> Result<(), ScenarioError> {
+    if v >= min && v <= max {
+        return Ok(());
+    }
+    Err(ScenarioError::field(
+        format!("{lab}.{field}"),
+        format!("must be between {min} and {max}{unit}, got {v}"),
+    ))
+}
+
 impl Scenario {
-    /// The lab name used in JSON, routes and links.
-    #[must_use]
-    pub fn lab(&self) -> &'static str {
-        match self {
-            Scenario::Pipeline(_) => "pipeline",
-            Scenario::Cost(_) => "cost",
-            Scenario::Fairness(_) => "fairness",
-            Scenario::Agentic(_) => "agentic",
-            Scenario::Overlap(_) => "overlap",
-            Scenario::Resilience(_) => "resilience",
-            Scenario::Bubbles(_) => "bubbles",
-            Scenario::Tuning(_) => "tuning",
-            Scenario::Migration(_) => "migration",
-        }
-    }
-
-    /// Checks every parameter; the error names the first bad field.
-    ///
-    /// # Errors
-    /// [`ScenarioError::Field`] naming the field and the expected range.
-    pub fn validate(&self) -> Result<(), ScenarioError> {
-        match self {
-            Scenario::Pipeline(p) => p.validate(),
-            Scenario::Cost(p) => p.validate(),
-            Scenario::Fairness(p) => p.validate(),
-            Scenario::Agentic(p) => p.validate(),
-            Scenario::Overlap(p) => p.validate(),
-            Scenario::Resilience(p) => p.validate(),
-            Scenario::Bubbles(p) => p.validate(),
-            Scenario::Tuning(p) => p.validate(),
-            Scenario::Migration(p) => p.validate(),
-        }
-    }
-
     /// Parses and validates scenario JSON.
     ///
     /// # Errors
@@ -226,31 +317,12 @@ impl Scenario {
         let params = object
             .remove("params")
             .unwrap_or(serde_json::Value::Object(serde_json::Map::new()));
-        let scenario = match lab.as_str() {
-            "pipeline" => Scenario::Pipeline(params_from_value(&lab, params)?),
-            "cost" => Scenario::Cost(params_from_value(&lab, params)?),
-            "fairness" => Scenario::Fairness(params_from_value(&lab, params)?),
-            "agentic" => Scenario::Agentic(params_from_value(&lab, params)?),
-            "overlap" => Scenario::Overlap(params_from_value(&lab, params)?),
-            "resilience" => Scenario::Resilience(params_from_value(&lab, params)?),
-            "bubbles" => {
-                // A trial preset without explicit numbers brings its profile.
-                let explicit_trial = params.get("trial").is_some();
-                let mut p: BubblesParams = params_from_value(&lab, params)?;
-                if !explicit_trial {
-                    p.trial = p.trial_preset.profile();
-                }
-                Scenario::Bubbles(p)
-            }
-            "tuning" => Scenario::Tuning(params_from_value(&lab, params)?),
-            "migration" => Scenario::Migration(params_from_value(&lab, params)?),
-            other => {
-                return Err(ScenarioError::field(
-                    "lab",
-                    format!("unknown lab `{other}`; expected one of {}", LABS.join(", ")),
-                ))
-            }
-        };
+        let scenario = Scenario::from_lab_params(&lab, params).unwrap_or_else(|| {
+            Err(ScenarioError::field(
+                "lab",
+                format!("unknown lab `{lab}`; expected one of {}", LABS.join(", ")),
+            ))
+        })?;
         scenario.validate()?;
         Ok(scenario)
     }
@@ -258,17 +330,7 @@ impl Scenario {
     /// Canonical compact JSON: every parameter written out, fields in a fixed order.
     #[must_use]
     pub fn to_json(&self) -> String {
-        let params = match self {
-            Scenario::Pipeline(p) => to_value(p),
-            Scenario::Cost(p) => to_value(p),
-            Scenario::Fairness(p) => to_value(p),
-            Scenario::Agentic(p) => to_value(p),
-            Scenario::Overlap(p) => to_value(p),
-            Scenario::Resilience(p) => to_value(p),
-            Scenario::Bubbles(p) => to_value(p),
-            Scenario::Tuning(p) => to_value(p),
-            Scenario::Migration(p) => to_value(p),
-        };
+        let params = self.params_value();
         let mut object = serde_json::Map::new();
         object.insert("version".into(), serde_json::Value::from(FORMAT_VERSION));
         object.insert("lab".into(), serde_json::Value::from(self.lab()));
@@ -289,7 +351,11 @@ fn to_value<T: Serialize>(t: &T) -> serde_json::Value {
     serde_json::to_value(t).unwrap_or(serde_json::Value::Null)
 }
 
-fn params_from_value<T: DeserializeOwned>(
+/// The parameters of lab `lab` from its `params` JSON by serde, errors at `<lab>.<field>`.
+///
+/// # Errors
+/// [`ScenarioError::Field`] naming the bad or unknown field.
+pub fn params_from_value<T: DeserializeOwned>(
     lab: &str,
     value: serde_json::Value,
 ) -> Result<T, ScenarioError> {

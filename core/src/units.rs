@@ -107,6 +107,23 @@ pub fn median(values: &mut [f64]) -> Option<f64> {
     }
 }
 
+/// A standard normal deviate by the Box–Muller transform from two uniforms in [0, 1):
+/// z = √(−2 ln(1 − u₁)) · cos(2π u₂) (Box and Muller 1958, eq. 1; 1 − u₁ keeps the logarithm
+/// finite). The one normal of the core: the synthetic traces, the agentic workload, the
+/// resilience jitter and sequence lengths and the tuning lab's initial weights all draw here,
+/// so a seed keeps giving the same stream everywhere.
+#[must_use]
+pub fn box_muller(u1: f64, u2: f64) -> f64 {
+    libm::sqrt(-2.0 * libm::log(1.0 - u1)) * libm::cos(2.0 * core::f64::consts::PI * u2)
+}
+
+/// A standard normal deviate from the next two uniforms of `rng` ([`box_muller`]).
+pub fn standard_normal(rng: &mut impl rand::RngExt) -> f64 {
+    let u1: f64 = rng.random();
+    let u2: f64 = rng.random();
+    box_muller(u1, u2)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,8 +2,10 @@
 //! or scenario, optionally on a real request trace (Mooncake JSONL or Azure CSV) and with a
 //! static-cap sweep, and print the Report.
 //!
-//! `--format` and `--trace` are the Report's output format and Chrome trace file, as in
-//! `bubblelab run`; the input trace is `--trace-file` and its format `--trace-format`.
+//! Flags follow the CLI's one convention (ARCHITECTURE.md, "The command line"): the request
+//! trace is the positional input with `--input-format`; `--format` and `--trace` are the
+//! Report's output format and Chrome trace file, as in every command. `--trace-file` and
+//! `--trace-format` (earlier releases) are still read this release, with a warning.
 
 use std::path::PathBuf;
 
@@ -13,26 +15,14 @@ use bubblelab_core::{Scenario, ScenarioError};
 use clap::{Args, ValueEnum};
 
 use crate::error::Failure;
-use crate::files;
 use crate::ReportOutput;
+use crate::{deprecated, files, kind_parser};
 
 /// Largest trace file accepted, bytes (256 MiB).
 pub const MAX_TRACE_BYTES: usize = 256 << 20;
 
 /// The preset used when neither `--preset` nor a scenario file is given.
 pub const DEFAULT_PRESET: &str = "agentic-qwen3-32b-h100";
-
-/// Trace formats on the command line.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum TraceFormatArg {
-    /// Guess from the first characters (`{` = Mooncake, a `TIMESTAMP` header = Azure).
-    #[default]
-    Auto,
-    /// Mooncake conversation trace, JSON Lines with `hash_ids`.
-    Mooncake,
-    /// Azure LLM inference CSV (`TIMESTAMP,ContextTokens,GeneratedTokens`).
-    Azure,
-}
 
 /// When agents start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -63,11 +53,18 @@ pub struct AgenticArgs {
     #[arg(long, value_name = "FILE")]
     scenario: Option<PathBuf>,
     /// Real request trace to run instead of the synthetic agents.
-    #[arg(long, value_name = "FILE")]
+    #[arg(value_name = "TRACE")]
+    input: Option<PathBuf>,
+    /// Format of the request trace (default: told from its first characters, `{` = Mooncake,
+    /// a `TIMESTAMP` header = Azure).
+    #[arg(long, value_name = "FORMAT", value_parser = kind_parser::<TraceFormat>())]
+    input_format: Option<TraceFormat>,
+    /// Deprecated spelling of the positional TRACE.
+    #[arg(long, value_name = "FILE", hide = true, conflicts_with = "input")]
     trace_file: Option<PathBuf>,
-    /// Format of `--trace-file`.
-    #[arg(long, value_enum, default_value_t = TraceFormatArg::Auto)]
-    trace_format: TraceFormatArg,
+    /// Deprecated spelling of `--input-format`.
+    #[arg(long, value_name = "FORMAT", hide = true, conflicts_with = "input_format", value_parser = kind_parser::<TraceFormat>())]
+    trace_format: Option<TraceFormat>,
     /// Serving engine's scheduler and cache (overrides the scenario's `engine.mode`, and sets
     /// `engine.block_tokens` to that engine's default page: 16 for vLLM, 1 for SGLang).
     #[arg(long, value_enum)]
@@ -131,7 +128,14 @@ pub fn agentic(args: &AgenticArgs) -> Result<(), Failure> {
             ArrivalsArg::Trace => Arrivals::Trace,
         };
     }
-    let workload = match &args.trace_file {
+    if args.trace_file.is_some() {
+        deprecated("--trace-file", "the positional TRACE");
+    }
+    if args.trace_format.is_some() {
+        deprecated("--trace-format", "`--input-format`");
+    }
+    let input = args.input.as_ref().or(args.trace_file.as_ref());
+    let workload = match input {
         None => {
             params.validate().map_err(|e| failure(&e))?;
             agentic::workload::generate(&params.synthetic)
@@ -139,14 +143,13 @@ pub fn agentic(args: &AgenticArgs) -> Result<(), Failure> {
         Some(path) => {
             let name = files::label(path);
             let text = files::read_text(path, MAX_TRACE_BYTES)?;
-            let format = match args.trace_format {
-                TraceFormatArg::Auto => traces::detect(&text).ok_or_else(|| {
+            let format = match args.input_format.or(args.trace_format) {
+                Some(f) => f,
+                None => traces::detect(&text).ok_or_else(|| {
                     Failure::Input(format!(
-                        "{name}: cannot tell the trace format from its first line; give --trace-format"
+                        "{name}: cannot tell the trace format from its first line; give --input-format"
                     ))
                 })?,
-                TraceFormatArg::Mooncake => TraceFormat::Mooncake,
-                TraceFormatArg::Azure => TraceFormat::Azure,
             };
             let mut w =
                 traces::parse(format, &text).map_err(|e| Failure::Input(format!("{name}: {e}")))?;

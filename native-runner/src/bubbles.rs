@@ -1,6 +1,6 @@
 //! `bubblelab bubbles`: run the bubbles lab (main job alone, blind colocation, Hydro's Bubble
 //! Squeezer, and the tuning job under ASHA or synchronous successive halving) on a preset or scenario, or squeeze the real
-//! bubbles of a PipeMorph run (`--log <folder>`), and print the Report.
+//! bubbles of a PipeMorph run (the positional LOG folder), and print the Report.
 
 use std::path::PathBuf;
 
@@ -14,14 +14,14 @@ use crate::ReportOutput;
 
 /// The preset used when neither `--preset` nor a scenario file is given.
 pub const DEFAULT_PRESET: &str = "bubbles-gpt-32gpus-resnet18";
-/// The preset used with `--log` when none is given (A10 memory of PipeMorph's runs).
+/// The preset used with a LOG folder when none is given (A10 memory of PipeMorph's runs).
 pub const DEFAULT_LOG_PRESET: &str = "bubbles-pipemorph-a10";
 
 /// Arguments of `bubblelab bubbles`.
 #[derive(Debug, Args)]
 pub struct BubblesArgs {
     /// Preset to start from (list them with `bubblelab presets`); default
-    /// `bubbles-gpt-32gpus-resnet18`, or `bubbles-pipemorph-a10` with `--log`.
+    /// `bubbles-gpt-32gpus-resnet18`, or `bubbles-pipemorph-a10` with a LOG folder.
     #[arg(long, value_name = "ID", conflicts_with = "scenario")]
     preset: Option<String>,
     /// Scenario JSON file (`"lab": "bubbles"`) to start from instead of a preset.
@@ -29,7 +29,10 @@ pub struct BubblesArgs {
     scenario: Option<PathBuf>,
     /// A PipeMorph run folder (`*.log` stage logs, optionally `log.txt`): squeeze its real
     /// bubbles instead of the simulated main job.
-    #[arg(long, value_name = "DIR")]
+    #[arg(value_name = "LOG")]
+    input: Option<PathBuf>,
+    /// Deprecated spelling of the positional LOG.
+    #[arg(long, value_name = "DIR", hide = true, conflicts_with = "input")]
     log: Option<PathBuf>,
     /// Trial preset (`resnet18`, `small-gpt`, `gpt2-surrogate`: the tuning lab's fusion model),
     /// overriding the scenario's trial profile.
@@ -65,7 +68,11 @@ fn failure(e: &ScenarioError) -> Failure {
 /// [`Failure::Input`] naming the field of a bad scenario or flag, or the file and line of a bad
 /// log.
 pub fn bubbles(args: &BubblesArgs) -> Result<(), Failure> {
-    let default = if args.log.is_some() {
+    if args.log.is_some() {
+        crate::deprecated("--log", "the positional LOG folder");
+    }
+    let log = args.input.as_ref().or(args.log.as_ref());
+    let default = if log.is_some() {
         DEFAULT_LOG_PRESET
     } else {
         DEFAULT_PRESET
@@ -82,11 +89,9 @@ pub fn bubbles(args: &BubblesArgs) -> Result<(), Failure> {
         )));
     };
     if let Some(t) = &args.trial {
-        let preset = TrialPreset::from_id(t).ok_or_else(|| {
-            Failure::Input(format!(
-                "--trial: unknown trial preset `{t}`; expected resnet18, small-gpt or gpt2-surrogate"
-            ))
-        })?;
+        let preset: TrialPreset = t
+            .parse()
+            .map_err(|e| Failure::Input(format!("--trial: {e}")))?;
         params.trial_preset = preset;
         params.trial = preset.profile();
     }
@@ -96,11 +101,9 @@ pub fn bubbles(args: &BubblesArgs) -> Result<(), Failure> {
     if let Some(ids) = &args.policies {
         let mut out = Vec::new();
         for id in ids.split(',').map(str::trim).filter(|x| !x.is_empty()) {
-            let p = PolicyKind::from_id(id).ok_or_else(|| {
-                Failure::Input(format!(
-                    "--policies: unknown policy `{id}`; expected none, blind or squeezer"
-                ))
-            })?;
+            let p: PolicyKind = id
+                .parse()
+                .map_err(|e| Failure::Input(format!("--policies: {e}")))?;
             if !out.contains(&p) {
                 out.push(p);
             }
@@ -121,7 +124,7 @@ pub fn bubbles(args: &BubblesArgs) -> Result<(), Failure> {
     if let Some(n) = args.trials {
         params.hpo.trials = n;
     }
-    let report = match &args.log {
+    let report = match log {
         None => bubbles::run(&params).map_err(|e| failure(&e))?,
         Some(dir) => {
             let files = crate::run::read_log_folder(dir)?;

@@ -34,7 +34,7 @@ use bubblelab_core::cost::{CollectiveKind, Dtype};
 use bubblelab_core::hw::{
     BusBwPoint, Calibration, CollectiveCurve, GemmPoint, MemoryPoint, CALIBRATION_VERSION,
 };
-use clap::{Args, ValueEnum};
+use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::error::Failure;
@@ -42,18 +42,9 @@ use crate::exec::cpu::{gemm_dims, matmul, CpuExecutor};
 use crate::exec::cuda::bench::{Bench, LAUNCHES};
 use crate::exec::cuda::kernels::GemmShape;
 use crate::exec::{median, ExecError, Executor, Plan};
+use crate::Device;
 use bubblelab_core::cost::{ComputeKind, ComputeWork};
 use bubblelab_core::graph::{Graph, NodeKind};
-
-/// Which executor's kernels to measure.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum Device {
-    /// The CPU executor (threads as streams).
-    #[default]
-    Cpu,
-    /// The CUDA executor (needs a driver and a device).
-    Cuda,
-}
 
 /// Arguments of `bubblelab calibrate`.
 #[derive(Debug, Args)]

@@ -49,9 +49,12 @@ struct Common {
     /// GPU: a100, h100 or h200 (its DGX node: NVLink inside, InfiniBand between nodes).
     #[arg(long, default_value = "h100", value_name = "GPU")]
     gpu: String,
-    /// Calibrated profile (JSON written by the GPU runner) whose measured curves replace the
-    /// analytical ones.
+    /// Calibrated profile (the JSON `bubblelab calibrate --output` writes) whose measured
+    /// curves replace the analytical ones.
     #[arg(long, value_name = "FILE")]
+    profile: Option<PathBuf>,
+    /// Deprecated spelling of `--profile`.
+    #[arg(long, value_name = "FILE", hide = true, conflicts_with = "profile")]
     calibration: Option<PathBuf>,
     /// Output format of the Report on stdout.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -214,23 +217,11 @@ fn parse_count(flag: &str, text: &str, min: u64, max: u64) -> Result<u64, Failur
 }
 
 fn parse_gpu(text: &str) -> Result<GpuKind, Failure> {
-    GpuKind::from_id(text.trim()).ok_or_else(|| {
-        let known: Vec<&str> = GpuKind::ALL.iter().map(|g| g.id()).collect();
-        bad(
-            "gpu",
-            format!("unknown GPU `{text}`; known: {}", known.join(", ")),
-        )
-    })
+    text.trim().parse().map_err(|e| bad("gpu", format!("{e}")))
 }
 
 fn parse_kind(text: &str) -> Result<CollectiveKind, Failure> {
-    CollectiveKind::from_id(text.trim()).ok_or_else(|| {
-        let known: Vec<&str> = CollectiveKind::ALL.iter().map(|k| k.id()).collect();
-        bad(
-            "kind",
-            format!("unknown collective `{text}`; known: {}", known.join(", ")),
-        )
-    })
+    text.trim().parse().map_err(|e| bad("kind", format!("{e}")))
 }
 
 fn parse_dtype(text: &str) -> Result<Dtype, Failure> {
@@ -245,16 +236,19 @@ fn parse_dtype(text: &str) -> Result<Dtype, Failure> {
     }
 }
 
-/// The model of `--gpu`, with `--calibration` if given.
+/// The model of `--gpu`, with `--profile` if given.
 fn model(common: &Common) -> Result<CostModel, Failure> {
     let model = CostModel::new(parse_gpu(&common.gpu)?);
-    let Some(path) = &common.calibration else {
+    if common.calibration.is_some() {
+        crate::deprecated("--calibration", "`--profile`");
+    }
+    let Some(path) = common.profile.as_ref().or(common.calibration.as_ref()) else {
         return Ok(model);
     };
     let name = files::label(path);
     let text = files::read_text(path, MAX_INPUT_BYTES)?;
     let calibration = Calibration::from_json(&text)
-        .map_err(|e| Failure::Input(format!("--calibration {name}: {e}")))?;
+        .map_err(|e| Failure::Input(format!("--profile {name}: {e}")))?;
     Ok(model.with_calibration(calibration))
 }
 

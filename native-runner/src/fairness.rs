@@ -1,11 +1,13 @@
 //! `bubblelab fairness`: run the fairness lab's policies on a real trace file (any supported
 //! format) or on the synthetic trace, and print the comparison table.
 //!
-//! Flags differ from the other commands on purpose: `--format` names the *trace* format here
-//! (as in the issue's `--trace <file> --format <fmt>`), so the Report's output format is
-//! `--output` and its Chrome trace file is `--chrome-trace`.
+//! Flags follow the CLI's one convention (ARCHITECTURE.md, "The command line"): the trace is
+//! the positional input with `--input-format`; `--format` and `--trace` are the Report's
+//! output format and Chrome trace, as in every command. The spellings of earlier releases
+//! (`--trace FILE` for the input, `--format FMT` for its format, `--output`, `--chrome-trace`)
+//! are still read this release, with a warning.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use bubblelab_core::labs::fairness::policies::QuotaMode;
 use bubblelab_core::labs::fairness::traces::{self, shares, ReadOptions, TraceFormat};
@@ -15,107 +17,140 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::error::Failure;
-use crate::files;
+use crate::{deprecated, files, kind_parser};
 use crate::{Format, ReportOutput};
 
 /// Largest trace file accepted, bytes (256 MiB).
 pub const MAX_TRACE_BYTES: usize = 256 << 20;
 
-/// Trace formats on the command line.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum TraceFormatArg {
-    /// Guess from the first bytes / the CSV header.
-    #[default]
-    Auto,
-    /// Tiresias/ASTRAEA CSV (`job_id,num_gpu,submit_time,…`).
-    Tiresias,
-    /// Helios `cluster_log.csv`.
-    Helios,
-    /// Philly `cluster_job_log` JSON.
-    Philly,
-    /// Alibaba v2023 `openb_pod_list` CSV.
-    AlibabaOpenb,
-    /// DIR-LAB per-user job traces (`u_id,user,gpu_num,…`).
-    Dirlab,
-}
-
 /// Arguments of `bubblelab fairness`.
 #[derive(Debug, Args)]
 pub struct FairnessArgs {
-    /// Trace file; without it the synthetic 15-tenant trace of the default scenario is used.
-    #[arg(long, value_name = "FILE")]
-    trace: Option<PathBuf>,
-    /// Format of the trace file.
-    #[arg(long, value_enum, default_value_t = TraceFormatArg::Auto)]
-    format: TraceFormatArg,
+    /// Job trace file (Tiresias/ASTRAEA CSV, Helios, Philly, Alibaba openb, DIR-LAB); without
+    /// it the synthetic 15-tenant trace of the default scenario is used.
+    #[arg(value_name = "TRACE")]
+    input: Option<PathBuf>,
+    /// Format of the trace file (default: told from its header).
+    #[arg(long, value_name = "FORMAT", value_parser = kind_parser::<TraceFormat>())]
+    input_format: Option<TraceFormat>,
     /// Policies to compare: `all` or a comma-separated list of ids (fifo, sjf, srtf, tiresias,
     /// themis, fair-share, gandiva-fair, gavel, astraea, astraea-2das, astraea-themis,
     /// yarn-fifo).
     #[arg(long, default_value = "all", value_name = "IDS")]
     policy: String,
     /// Cluster size in GPUs (rounded up to whole nodes of `--gpus-per-node`); default 1,120
-    /// (140 nodes × 8, ASTRAEA's evaluation).
+    /// (140 nodes of 8, the size ASTRAEA's simulations use).
     #[arg(long, value_name = "N")]
     gpus: Option<u32>,
     /// GPUs per node.
     #[arg(long, default_value_t = 8, value_name = "N")]
     gpus_per_node: u32,
     /// Skip unreadable rows of the trace (counted in the Report) instead of stopping at the
-    /// first.
+    /// first one.
     #[arg(long)]
     skip_bad_rows: bool,
-    /// Output format of the Report on stdout.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    output: Format,
+    /// Output format of the Report on stdout (`text`, `json`, `csv`).
+    #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
+    format: Option<FormatFlag>,
     /// Also write the GPU-by-tenant timelines as Chrome trace JSON to this file.
     #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// Deprecated spelling of `--format`.
+    #[arg(long, value_enum, hide = true)]
+    output: Option<Format>,
+    /// Deprecated spelling of `--trace`.
+    #[arg(long, value_name = "FILE", hide = true)]
     chrome_trace: Option<PathBuf>,
     /// Tenant shares: the ASTRAEA artifact's share CSV (`name,share`); the tenants are its
-    /// rows, jobs of other tenants are dropped and counted.
+    /// rows in order unless `--names` orders them.
     #[arg(long, value_name = "FILE")]
     shares: Option<PathBuf>,
     /// The artifact's name list (one tenant per line): the tenants' order; every name needs a
     /// row in `--shares`.
     #[arg(long, value_name = "FILE", requires = "shares")]
     names: Option<PathBuf>,
-    /// How a job's GPUs are chosen (`consolidate-or-spread` is the artifact's `consolidate`).
-    #[arg(long, value_enum, default_value_t = PlacementArg::Consolidated)]
-    placement: PlacementArg,
+    /// How a job's GPUs are chosen.
+    #[arg(long, value_name = "ID", default_value = "consolidated", value_parser = kind_parser::<Placement>())]
+    placement: Placement,
     /// Lease length, s (ASTRAEA: 900).
     #[arg(long, value_name = "S")]
     lease_s: Option<f64>,
-    /// ASTRAEA family: tenant quota of a round, `fair` (phase-1 max-min grants) or `static`.
-    #[arg(long, value_enum, default_value_t = QuotaArg::Fair)]
-    quota: QuotaArg,
+    /// ASTRAEA family: tenant quota of a round.
+    #[arg(long, value_name = "ID", default_value = "fair", value_parser = kind_parser::<QuotaMode>())]
+    quota: QuotaMode,
     /// ASTRAEA family: turn block scheduling off (a tenant's later jobs may start when an
-    /// earlier one fails the quota check or placement).
+    /// earlier one does not fit).
     #[arg(long)]
     no_block_scheduling: bool,
 }
 
-/// Placements on the command line.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum PlacementArg {
-    /// Fewest nodes, waits for them.
-    #[default]
-    Consolidated,
-    /// Within one node when it fits, else spread over the emptiest nodes.
-    TopologyAware,
-    /// Free GPUs in node order.
-    FirstFit,
-    /// The ASTRAEA artifact's: node-sized chunks on the first nodes that hold them, else
-    /// spread.
-    ConsolidateOrSpread,
+/// What `--format` named: the Report's format, or (the earlier spelling) the trace's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FormatFlag {
+    Report(Format),
+    Input(Option<TraceFormat>),
 }
 
-/// Quota modes on the command line.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum QuotaArg {
-    /// Phase-1 max-min grants of the free GPUs.
-    #[default]
-    Fair,
-    /// The static quota ⌊G·s_u/Σs⌋.
-    Static,
+fn parse_format(s: &str) -> Result<FormatFlag, String> {
+    if let Ok(f) = Format::from_str(s, false) {
+        return Ok(FormatFlag::Report(f));
+    }
+    if s == "auto" {
+        return Ok(FormatFlag::Input(None));
+    }
+    match s.parse::<TraceFormat>() {
+        Ok(t) => Ok(FormatFlag::Input(Some(t))),
+        Err(_) => Err(format!("expected text, json or csv, got `{s}`")),
+    }
+}
+
+/// The flags after the earlier spellings are mapped onto the current ones (with a warning
+/// each): the input trace, its format (`None`: from the header) and the Report's output.
+fn resolve(args: &FairnessArgs) -> (Option<PathBuf>, Option<TraceFormat>, ReportOutput) {
+    let mut input = args.input.clone();
+    let mut input_format = args.input_format;
+    let mut format = Format::Text;
+    match args.format {
+        Some(FormatFlag::Report(f)) => format = f,
+        Some(FormatFlag::Input(t)) => {
+            deprecated("--format <trace format>", "`--input-format`");
+            input_format = input_format.or(t);
+        }
+        None => {}
+    }
+    if let Some(f) = args.output {
+        deprecated("--output <format>", "`--format`");
+        format = f;
+    }
+    let mut trace = args.trace.clone();
+    if let Some(t) = &args.chrome_trace {
+        deprecated("--chrome-trace", "`--trace`");
+        trace = Some(t.clone());
+    }
+    // Before this release `--trace FILE` named the input. A job trace given that way is still
+    // read as the input (and never overwritten with a Chrome trace).
+    if input.is_none() && args.chrome_trace.is_none() {
+        if let Some(path) = args.trace.as_deref().filter(|p| is_job_trace(p)) {
+            deprecated("--trace <job trace>", "the positional TRACE");
+            input = Some(path.to_path_buf());
+            trace = None;
+        }
+    }
+    (input, input_format, ReportOutput { format, trace })
+}
+
+/// True when `path` is an existing file that is not a Chrome trace (whose JSON starts with
+/// `{"traceEvents"`, as this CLI writes them).
+fn is_job_trace(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut head = [0u8; 64];
+    let n = file.read(&mut head).unwrap_or(0);
+    let text = String::from_utf8_lossy(&head[..n]);
+    let text = text.trim_start();
+    n > 0 && !(text.starts_with('{') && text.contains("traceEvents"))
 }
 
 fn parse_policies(s: &str) -> Result<Vec<PolicyKind>, Failure> {
@@ -124,13 +159,9 @@ fn parse_policies(s: &str) -> Result<Vec<PolicyKind>, Failure> {
     }
     let mut out = Vec::new();
     for id in s.split(',').map(str::trim).filter(|x| !x.is_empty()) {
-        let k = PolicyKind::from_id(id).ok_or_else(|| {
-            let ids: Vec<&str> = PolicyKind::ALL.iter().map(|k| k.id()).collect();
-            Failure::Input(format!(
-                "--policy: unknown policy `{id}`; expected `all` or some of {}",
-                ids.join(", ")
-            ))
-        })?;
+        let k: PolicyKind = id
+            .parse()
+            .map_err(|e| Failure::Input(format!("--policy: {e}, or `all`")))?;
         if !out.contains(&k) {
             out.push(k);
         }
@@ -176,24 +207,17 @@ fn field_failure(e: &ScenarioError) -> Failure {
 /// # Errors
 /// [`Failure::Input`] naming the file, row and column of a bad trace, or a bad flag.
 pub fn fairness(args: &FairnessArgs) -> Result<(), Failure> {
+    let (input, input_format, output) = resolve(args);
     let mut params = FairnessParams {
         policies: parse_policies(&args.policy)?,
         ..FairnessParams::default()
     };
     params.cluster.gpus_per_node = args.gpus_per_node;
-    params.cluster.placement = match args.placement {
-        PlacementArg::Consolidated => Placement::Consolidated,
-        PlacementArg::TopologyAware => Placement::TopologyAware,
-        PlacementArg::FirstFit => Placement::FirstFit,
-        PlacementArg::ConsolidateOrSpread => Placement::ConsolidateOrSpread,
-    };
+    params.cluster.placement = args.placement;
     if let Some(l) = args.lease_s {
         params.lease_s = l;
     }
-    params.astraea.quota = match args.quota {
-        QuotaArg::Fair => QuotaMode::Fair,
-        QuotaArg::Static => QuotaMode::Static,
-    };
+    params.astraea.quota = args.quota;
     params.astraea.block_scheduling = !args.no_block_scheduling;
     if let Some(path) = &args.shares {
         let name = files::label(path);
@@ -216,22 +240,18 @@ pub fn fairness(args: &FairnessArgs) -> Result<(), Failure> {
         }
         params.cluster.nodes = g.div_ceil(args.gpus_per_node);
     }
-    let trace = match &args.trace {
+    let trace = match &input {
         None => fairness::synthetic_trace(&params).map_err(|e| field_failure(&e))?,
         Some(path) => {
             let name = files::label(path);
             let text = files::read_text(path, MAX_TRACE_BYTES)?;
-            let format = match args.format {
-                TraceFormatArg::Auto => traces::detect(&text).ok_or_else(|| {
+            let format = match input_format {
+                Some(f) => f,
+                None => traces::detect(&text).ok_or_else(|| {
                     Failure::Input(format!(
-                        "{name}: cannot tell the trace format from its header; give --format"
+                        "{name}: cannot tell the trace format from its header; give --input-format"
                     ))
                 })?,
-                TraceFormatArg::Tiresias => TraceFormat::Tiresias,
-                TraceFormatArg::Helios => TraceFormat::Helios,
-                TraceFormatArg::Philly => TraceFormat::Philly,
-                TraceFormatArg::AlibabaOpenb => TraceFormat::AlibabaOpenb,
-                TraceFormatArg::Dirlab => TraceFormat::Dirlab,
             };
             let options = ReadOptions {
                 skip_bad_rows: args.skip_bad_rows,
@@ -255,9 +275,5 @@ pub fn fairness(args: &FairnessArgs) -> Result<(), Failure> {
     let simulation = fairness::simulate(&params, &trace, &mut on_progress);
     bar.finish_and_clear();
     let report = simulation.map_err(|e| field_failure(&e))?.report;
-    let output = ReportOutput {
-        format: args.output,
-        trace: args.chrome_trace.clone(),
-    };
     crate::run::print_report(&report, &output)
 }

@@ -68,19 +68,14 @@ pub struct GraphArgs {
 /// # Errors
 /// [`Failure::Input`] naming the flag for a bad model, GPU or layout.
 pub fn graph(args: &GraphArgs) -> Result<(), Failure> {
-    let model = ModelKind::from_id(&args.model).ok_or_else(|| {
-        Failure::Input(format!(
-            "--model: unknown model `{}`; expected one of {}",
-            args.model,
-            ModelKind::ALL.map(ModelKind::id).join(", ")
-        ))
-    })?;
-    let gpu = GpuKind::from_id(&args.gpu).ok_or_else(|| {
-        Failure::Input(format!(
-            "--gpu: unknown GPU `{}`; expected one of a100, h100, h200",
-            args.gpu
-        ))
-    })?;
+    let model: ModelKind = args
+        .model
+        .parse()
+        .map_err(|e| Failure::Input(format!("--model: {e}")))?;
+    let gpu: GpuKind = args
+        .gpu
+        .parse()
+        .map_err(|e| Failure::Input(format!("--gpu: {e}")))?;
     let par = Parallelism {
         tp: args.tp,
         sp: args.sp,

@@ -15,10 +15,17 @@ pub struct LinkArgs {
     /// Scenario JSON file, or `-` to read it from stdin.
     #[arg(
         value_name = "SCENARIO",
-        required_unless_present_any = ["preset", "decode"],
-        conflicts_with_all = ["preset", "decode"]
+        required_unless_present_any = ["preset", "decode", "scenario_flag"],
+        conflicts_with_all = ["preset", "decode", "scenario_flag"]
     )]
     scenario: Option<PathBuf>,
+    /// The same scenario file as a flag, as the lab commands take it.
+    #[arg(
+        long = "scenario",
+        value_name = "FILE",
+        conflicts_with_all = ["preset", "decode"]
+    )]
+    scenario_flag: Option<PathBuf>,
     /// Link a built-in preset instead of a file (list them with `bubblelab presets`).
     #[arg(long, value_name = "ID", conflicts_with = "decode")]
     preset: Option<String>,
@@ -47,7 +54,8 @@ pub fn link(args: &LinkArgs) -> Result<(), Failure> {
         json.push('\n');
         return files::write_stdout(&json);
     }
-    let scenario = crate::run::load_scenario(args.scenario.as_deref(), args.preset.as_deref())?;
+    let file = args.scenario.as_deref().or(args.scenario_flag.as_deref());
+    let scenario = crate::run::load_scenario(file, args.preset.as_deref())?;
     let mut url = share::link(&args.base, &scenario);
     url.push('\n');
     files::write_stdout(&url)

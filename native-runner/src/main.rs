@@ -9,6 +9,7 @@ mod agentic;
 mod bubbles;
 mod calibrate;
 mod checkpoint;
+mod checkpoint_demo;
 mod cost;
 mod dist;
 mod doctor;
@@ -32,6 +33,8 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use bubblelab_core::kinds::Kind;
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::error::Failure;
@@ -106,15 +109,28 @@ enum Command {
     Migration(migration::MigrationArgs),
     /// Run a real address-preserving checkpoint cycle (pause, unmap, restore at the same
     /// address, migrate to a new process) on host memory, or check the CUDA path.
-    CheckpointDemo(migration::DemoArgs),
+    CheckpointDemo(checkpoint_demo::DemoArgs),
     /// Restore a checkpoint image in this new process (started by `checkpoint-demo`).
     #[command(name = "__checkpoint-restore", hide = true)]
-    CheckpointRestore(migration::RestoreArgs),
+    CheckpointRestore(checkpoint_demo::RestoreArgs),
 }
 
 /// Every overlap strategy, in table order.
 pub const OVERLAP_ALL: [bubblelab_core::labs::overlap::Strategy; 4] =
     bubblelab_core::labs::overlap::STRATEGIES;
+
+/// Where a command runs its work: one meaning in `calibrate`, `validate` and
+/// `checkpoint-demo`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum Device {
+    /// The CPU: the CPU executor (threads as streams) or host memory mapped at a fixed
+    /// address; runs everywhere.
+    #[default]
+    Cpu,
+    /// A CUDA device: the CUDA executor, or device memory through CUDA virtual memory
+    /// management (needs a driver, a device and NVRTC; says which is missing).
+    Cuda,
+}
 
 /// How a Report is printed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -138,6 +154,26 @@ struct ReportOutput {
     /// Perfetto or chrome://tracing).
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+}
+
+/// A clap parser for one of the core's [`Kind`] sets: `--help` lists its ids with their
+/// labels, and a wrong id is refused with the list.
+pub fn kind_parser<K: Kind + Send + Sync>() -> impl TypedValueParser<Value = K> {
+    PossibleValuesParser::new(
+        K::all()
+            .iter()
+            .map(|k| PossibleValue::new(k.id()).help(k.label())),
+    )
+    .try_map(|id| K::from_id(&id).ok_or_else(|| format!("unknown id `{id}`")))
+}
+
+/// Tells on stderr that the flag `old` is an earlier spelling this release still reads and the
+/// next will not; `new` says what to write instead (the flag convention in ARCHITECTURE.md).
+pub fn deprecated(old: &str, new: &str) {
+    let _ = writeln!(
+        std::io::stderr(),
+        "warning: `{old}` is deprecated and will be removed in the next release; use {new}"
+    );
 }
 
 fn main() -> ExitCode {
@@ -169,8 +205,8 @@ fn main() -> ExitCode {
         Command::Tuning(args) => tuning::tuning(&args),
         Command::Bubbles(args) => bubbles::bubbles(&args),
         Command::Migration(args) => migration::migration(&args),
-        Command::CheckpointDemo(args) => migration::demo(&args),
-        Command::CheckpointRestore(args) => migration::restore_process(&args),
+        Command::CheckpointDemo(args) => checkpoint_demo::demo(&args),
+        Command::CheckpointRestore(args) => checkpoint_demo::restore_process(&args),
     };
     match result {
         Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,

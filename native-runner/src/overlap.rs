@@ -19,10 +19,16 @@ use crate::ReportOutput;
 pub struct OverlapArgs {
     /// Start from this preset (list them with `bubblelab presets`); default: the lab's default
     /// scenario (GPT-3 6.7B, TP=2 + SP, tile K=2 → reorder → bucket).
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", conflicts_with = "scenario")]
     preset: Option<String>,
-    /// Schedule this graph (bubblelab graph JSON, see docs/MODEL.md) instead of a built model.
+    /// Scenario JSON file (`"lab": "overlap"`) to start from instead of a preset.
     #[arg(long, value_name = "FILE")]
+    scenario: Option<PathBuf>,
+    /// Schedule this graph (bubblelab graph JSON, see docs/MODEL.md) instead of a built model.
+    #[arg(value_name = "GRAPH")]
+    input: Option<PathBuf>,
+    /// Deprecated spelling of the positional GRAPH.
+    #[arg(long, value_name = "FILE", hide = true, conflicts_with = "input")]
     graph: Option<PathBuf>,
     /// Sweep a parameter: `K=1,2,4` (tile streams) or `budget=8,16` (GiB; `none` for no
     /// budget). Repeat to sweep both; prints one row per combination.
@@ -42,20 +48,23 @@ fn failure(e: &ScenarioError) -> Failure {
 }
 
 fn base_params(args: &OverlapArgs) -> Result<OverlapParams, Failure> {
-    let mut params = match &args.preset {
-        None => OverlapParams::default(),
-        Some(id) => match crate::presets::find(id)?.scenario() {
-            Ok(Scenario::Overlap(p)) => p,
-            Ok(other) => {
+    let mut params = if args.preset.is_none() && args.scenario.is_none() {
+        OverlapParams::default()
+    } else {
+        match crate::run::load_scenario(args.scenario.as_deref(), args.preset.as_deref())? {
+            Scenario::Overlap(p) => p,
+            other => {
                 return Err(Failure::Input(format!(
-                    "--preset: {id} is a {} preset, not an overlap one",
-                    other.lab()
-                )))
+                "the scenario is for the `{}` lab; `bubblelab overlap` needs an overlap scenario",
+                other.lab()
+            )))
             }
-            Err(e) => return Err(Failure::Other(format!("preset {id} is broken: {e}"))),
-        },
+        }
     };
-    if let Some(path) = &args.graph {
+    if args.graph.is_some() {
+        crate::deprecated("--graph", "the positional GRAPH");
+    }
+    if let Some(path) = args.input.as_ref().or(args.graph.as_ref()) {
         let name = files::label(path);
         let text = files::read_text(path, MAX_INPUT_BYTES)?;
         let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {

@@ -16,10 +16,13 @@ pub struct RunArgs {
     /// Scenario JSON file, or `-` to read it from stdin.
     #[arg(
         value_name = "SCENARIO",
-        required_unless_present = "preset",
-        conflicts_with = "preset"
+        required_unless_present_any = ["preset", "scenario_flag"],
+        conflicts_with_all = ["preset", "scenario_flag"]
     )]
     scenario: Option<PathBuf>,
+    /// The same scenario file as a flag, as the lab commands take it.
+    #[arg(long = "scenario", value_name = "FILE", conflicts_with = "preset")]
+    scenario_flag: Option<PathBuf>,
     /// Run a built-in preset instead of a file (list them with `bubblelab presets`).
     #[arg(long, value_name = "ID")]
     preset: Option<String>,
@@ -79,8 +82,9 @@ fn scenario_failure(source: &str, e: &ScenarioError) -> Failure {
 /// # Errors
 /// Any [`Failure`] of loading, running or printing.
 pub fn run(args: &RunArgs) -> Result<(), Failure> {
-    let scenario = load_scenario(args.scenario.as_deref(), args.preset.as_deref())?;
-    let source = match (&args.preset, &args.scenario) {
+    let file = args.scenario.as_ref().or(args.scenario_flag.as_ref());
+    let scenario = load_scenario(file.map(PathBuf::as_path), args.preset.as_deref())?;
+    let source = match (&args.preset, file) {
         (Some(id), _) => format!("preset {id}"),
         (None, Some(path)) => files::label(path),
         (None, None) => String::new(),

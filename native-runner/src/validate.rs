@@ -23,13 +23,14 @@ use bubblelab_core::Scenario;
 use clap::Args;
 use indicatif::ProgressBar;
 
-use crate::calibrate::{calibrate_cpu, calibrate_cuda, Device};
+use crate::calibrate::{calibrate_cpu, calibrate_cuda};
 use crate::error::Failure;
 use crate::exec::cpu::CpuExecutor;
 use crate::exec::cuda::executor::{CudaExecutor, FULL_SIZE};
 use crate::exec::cuda::kernels::graph_dtype;
 use crate::exec::{self, median, Executor, Plan, Scale};
 use crate::files::{self, MAX_INPUT_BYTES};
+use crate::Device;
 
 /// Arguments of `bubblelab validate`.
 #[derive(Debug, Args)]
@@ -37,10 +38,13 @@ pub struct ValidateArgs {
     /// An overlap-lab scenario JSON to validate (its four strategies).
     #[arg(
         value_name = "SCENARIO",
-        required_unless_present = "suite",
-        conflicts_with = "suite"
+        required_unless_present_any = ["suite", "scenario_flag"],
+        conflicts_with_all = ["suite", "scenario_flag"]
     )]
     scenario: Option<PathBuf>,
+    /// The same scenario file as a flag, as the lab commands take it.
+    #[arg(long = "scenario", value_name = "FILE", conflicts_with = "suite")]
+    scenario_flag: Option<PathBuf>,
     /// Run the suite: overlap preset serial vs Helix, a pipeline on one device (stages as
     /// streams), a memory-heavy long-context case.
     #[arg(long)]
@@ -401,7 +405,7 @@ pub fn validate(args: &ValidateArgs) -> Result<(), Failure> {
     // Inputs first, so that bad input fails before any measurement.
     let mut cases: Vec<(String, Graph, CostModel)> = Vec::new();
     let mut plans: Vec<Plan> = Vec::new();
-    if let Some(path) = &args.scenario {
+    if let Some(path) = args.scenario.as_ref().or(args.scenario_flag.as_ref()) {
         let name = files::label(path);
         let text = files::read_text(path, MAX_INPUT_BYTES)?;
         match Scenario::from_json(&text).map_err(|e| Failure::Input(format!("{name}: {e}")))? {

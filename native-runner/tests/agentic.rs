@@ -134,7 +134,7 @@ fn trace_files_in_both_formats() {
         "{\"timestamp\": 0, \"input_length\": 1100, \"output_length\": 10, \"hash_ids\": [0, 1, 2]}\n{\"timestamp\": 3000, \"input_length\": 1700, \"output_length\": 20, \"hash_ids\": [0, 1, 2, 4]}\n{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0, 7]}\n",
     )
     .unwrap();
-    let out = ok(&["agentic", "--trace-file", moon.to_str().unwrap()]);
+    let out = ok(&["agentic", moon.to_str().unwrap()]);
     assert!(out.contains("3 requests, 2 sessions"), "{out}");
     let az = scratch("az.csv");
     std::fs::write(
@@ -144,6 +144,16 @@ fn trace_files_in_both_formats() {
     .unwrap();
     let out = ok(&[
         "agentic",
+        az.to_str().unwrap(),
+        "--input-format",
+        "azure",
+        "--arrivals",
+        "trace",
+    ]);
+    assert!(out.contains("2 requests"), "{out}");
+    // The earlier spellings give the same Report, with a warning each.
+    let old = bubblelab(&[
+        "agentic",
         "--trace-file",
         az.to_str().unwrap(),
         "--trace-format",
@@ -151,7 +161,15 @@ fn trace_files_in_both_formats() {
         "--arrivals",
         "trace",
     ]);
-    assert!(out.contains("2 requests"), "{out}");
+    assert_eq!(old.code, Some(0), "{}", old.stderr);
+    assert_eq!(old.stdout, out);
+    for flag in ["--trace-file", "--trace-format"] {
+        assert!(
+            old.stderr.contains(&format!("`{flag}` is deprecated")),
+            "{}",
+            old.stderr
+        );
+    }
 }
 
 #[test]
@@ -163,7 +181,7 @@ fn bad_input_exits_2_with_one_line() {
     )
     .unwrap();
     assert_bad_input(
-        &bubblelab(&["agentic", "--trace-file", bad.to_str().unwrap()]),
+        &bubblelab(&["agentic", bad.to_str().unwrap()]),
         "line 2, `GeneratedTokens`",
     );
     assert_bad_input(
@@ -177,8 +195,8 @@ fn bad_input_exits_2_with_one_line() {
     let garbage = scratch("garbage.txt");
     std::fs::write(&garbage, "hello").unwrap();
     assert_bad_input(
-        &bubblelab(&["agentic", "--trace-file", garbage.to_str().unwrap()]),
-        "give --trace-format",
+        &bubblelab(&["agentic", garbage.to_str().unwrap()]),
+        "give --input-format",
     );
     let file = scratch("agentic-bad.json");
     std::fs::write(

@@ -92,7 +92,7 @@ fn bad_input_exits_2_with_one_line() {
     );
     assert_bad_input(
         &bubblelab(&["bubbles", "--policies", "greedy"]),
-        "--policies: unknown policy `greedy`",
+        "--policies: unknown bubbles policy `greedy`",
     );
     assert_bad_input(
         &bubblelab(&["bubbles", "--max-fusion", "0"]),
@@ -103,7 +103,7 @@ fn bad_input_exits_2_with_one_line() {
         "needs a bubbles scenario",
     );
     assert_bad_input(
-        &bubblelab(&["bubbles", "--log", "/nonexistent/folder"]),
+        &bubblelab(&["bubbles", "/nonexistent/folder"]),
         "/nonexistent/folder",
     );
     let bad = scratch("bad-bubbles.json");
@@ -123,10 +123,7 @@ fn bad_input_exits_2_with_one_line() {
         "[RANK0] Iteration 1\n[RANK0] F @ x (ms) to 3 (ms), cudaEventElapsed = 1 (ms)\n",
     )
     .unwrap();
-    assert_bad_input(
-        &bubblelab(&["bubbles", "--log", dir.to_str().unwrap()]),
-        "r0.log:2:",
-    );
+    assert_bad_input(&bubblelab(&["bubbles", dir.to_str().unwrap()]), "r0.log:2:");
 }
 
 #[test]
@@ -135,14 +132,23 @@ fn real_log_is_squeezed() {
         return;
     };
     let dir = data.join("pipemorph_pp4_stage_logs/ae/fig15/1F1B/2_3/0.06");
-    let json: serde_json::Value = serde_json::from_str(&ok(&[
+    let out = ok(&["bubbles", dir.to_str().unwrap(), "--format", "json"]);
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(metric(&json, "windows.total"), 1352.0);
+    // The earlier `--log DIR` reads the same folder, with a warning.
+    let old = bubblelab(&[
         "bubbles",
         "--log",
         dir.to_str().unwrap(),
         "--format",
         "json",
-    ]))
-    .unwrap();
-    assert_eq!(metric(&json, "windows.total"), 1352.0);
+    ]);
+    assert_eq!(old.code, Some(0), "{}", old.stderr);
+    assert_eq!(old.stdout, out);
+    assert!(
+        old.stderr.contains("`--log` is deprecated"),
+        "{}",
+        old.stderr
+    );
     assert!(metric(&json, "squeezer.trial_steps_per_iteration") > 1000.0);
 }

@@ -218,10 +218,33 @@ fn calibration_file_replaces_the_curve() {
         "64MiB",
         "--ranks",
         "8",
-        "--calibration",
+        "--profile",
         &good,
     ]);
     assert!((metric(&r, "collective.busbw_gb_per_s") - 175.0).abs() < 2.0);
+    // The earlier spelling still reads the profile, with a warning.
+    let run = bubblelab(&[
+        "cost",
+        "collective",
+        "--kind",
+        "all-reduce",
+        "--bytes",
+        "64MiB",
+        "--ranks",
+        "8",
+        "--calibration",
+        &good,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("`--calibration` is deprecated"),
+        "{}",
+        run.stderr
+    );
+    let old: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    assert!((metric(&old, "collective.busbw_gb_per_s") - 175.0).abs() < 2.0);
     let bad = dir.join("bad.json");
     std::fs::write(&bad, r#"{"version": 3, "device": "test"}"#).expect("written");
     let bad = bad.display().to_string();
@@ -235,7 +258,7 @@ fn calibration_file_replaces_the_curve() {
             "1",
             "--ranks",
             "8",
-            "--calibration",
+            "--profile",
             &bad,
         ],
         "calibration.version",
@@ -355,7 +378,7 @@ fn bad_flags_exit_2_naming_the_flag() {
             "1",
             "--k",
             "1",
-            "--calibration",
+            "--profile",
             "/nonexistent/cal.json",
         ],
         "/nonexistent/cal.json",

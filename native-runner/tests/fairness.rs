@@ -30,24 +30,15 @@ fn write(name: &str, text: &str) -> String {
 #[test]
 fn compares_every_policy_on_a_trace_file() {
     let path = write("two-tenants.csv", &small_trace());
-    let text = ok(&[
-        "fairness",
-        "--trace",
-        &path,
-        "--gpus",
-        "8",
-        "--gpus-per-node",
-        "4",
-    ]);
+    let text = ok(&["fairness", &path, "--gpus", "8", "--gpus-per-node", "4"]);
     for label in ["FIFO", "SJF", "SRTF", "Tiresias", "Themis", "ASTRAEA"] {
         assert!(text.contains(label), "{label} missing from:\n{text}");
     }
     // The format named explicitly gives the same Report as detection.
     let named = ok(&[
         "fairness",
-        "--trace",
         &path,
-        "--format",
+        "--input-format",
         "tiresias",
         "--gpus",
         "8",
@@ -62,7 +53,6 @@ fn json_output_holds_the_chosen_policies_only() {
     let path = write("two-tenants-json.csv", &small_trace());
     let out = ok(&[
         "fairness",
-        "--trace",
         &path,
         "--gpus",
         "8",
@@ -70,7 +60,7 @@ fn json_output_holds_the_chosen_policies_only() {
         "4",
         "--policy",
         "fifo,astraea",
-        "--output",
+        "--format",
         "json",
     ]);
     let report: serde_json::Value = serde_json::from_str(&out).expect("JSON Report");
@@ -92,7 +82,6 @@ fn chrome_trace_has_a_lane_per_tenant() {
     let _ = std::fs::remove_file(&out);
     ok(&[
         "fairness",
-        "--trace",
         &path,
         "--gpus",
         "8",
@@ -100,7 +89,7 @@ fn chrome_trace_has_a_lane_per_tenant() {
         "4",
         "--policy",
         "astraea",
-        "--chrome-trace",
+        "--trace",
         &out.display().to_string(),
     ]);
     let trace: serde_json::Value =
@@ -125,20 +114,11 @@ fn bad_rows_are_named_or_skipped_on_request() {
     let mut text = small_trace();
     text.push_str("99,two,5,100,resnet50,60,0,a\n");
     let path = write("bad-row.csv", &text);
-    let run = bubblelab(&[
-        "fairness",
-        "--trace",
-        &path,
-        "--gpus",
-        "8",
-        "--gpus-per-node",
-        "4",
-    ]);
+    let run = bubblelab(&["fairness", &path, "--gpus", "8", "--gpus-per-node", "4"]);
     assert_bad_input(&run, "row 26, column `num_gpu`");
     assert!(run.stderr.contains("bad-row.csv"), "{}", run.stderr);
     let out = ok(&[
         "fairness",
-        "--trace",
         &path,
         "--gpus",
         "8",
@@ -155,20 +135,17 @@ fn bad_rows_are_named_or_skipped_on_request() {
 fn bad_flags_and_files_get_one_line_errors() {
     let path = write("flags.csv", &small_trace());
     assert_bad_input(
-        &bubblelab(&["fairness", "--trace", &path, "--policy", "lottery"]),
-        "unknown policy `lottery`",
+        &bubblelab(&["fairness", &path, "--policy", "lottery"]),
+        "unknown fairness policy `lottery`",
     );
-    assert_bad_input(
-        &bubblelab(&["fairness", "--trace", &path, "--gpus", "0"]),
-        "--gpus",
-    );
+    assert_bad_input(&bubblelab(&["fairness", &path, "--gpus", "0"]), "--gpus");
     let unknown = write("not-a-trace.csv", "a,b,c\n1,2,3\n");
     assert_bad_input(
-        &bubblelab(&["fairness", "--trace", &unknown]),
+        &bubblelab(&["fairness", &unknown]),
         "cannot tell the trace format",
     );
     assert_bad_input(
-        &bubblelab(&["fairness", "--trace", "/nonexistent/trace.csv"]),
+        &bubblelab(&["fairness", "/nonexistent/trace.csv"]),
         "trace.csv",
     );
     // A job larger than the cluster is left out and counted, not an error.
@@ -176,9 +153,7 @@ fn bad_flags_and_files_get_one_line_errors() {
         "too-big.csv",
         "job_id,num_gpu,submit_time,iterations,model_name,duration,interval,tenant\n0,64,0,1,m,60,0,a\n1,1,0,1,m,60,0,a\n",
     );
-    let out = ok(&[
-        "fairness", "--trace", &big, "--gpus", "8", "--policy", "fifo",
-    ]);
+    let out = ok(&["fairness", &big, "--gpus", "8", "--policy", "fifo"]);
     assert!(
         out.contains("1 jobs ask for more GPUs than one GPU type of the cluster has"),
         "{out}"
@@ -200,13 +175,12 @@ fn real_helios_users_trace_runs() {
     };
     let out = ok(&[
         "fairness",
-        "--trace",
         &file.display().to_string(),
         "--policy",
         "fifo,astraea",
         "--gpus",
         "256",
-        "--output",
+        "--format",
         "json",
     ]);
     let report: serde_json::Value = serde_json::from_str(&out).expect("JSON Report");
@@ -224,7 +198,6 @@ fn shares_from_the_artifacts_files() {
     let names = write("names.lst", "b\na\n");
     let out = ok(&[
         "fairness",
-        "--trace",
         &path,
         "--gpus",
         "8",
@@ -238,7 +211,7 @@ fn shares_from_the_artifacts_files() {
         "consolidate-or-spread",
         "--policy",
         "astraea,yarn-fifo,fifo",
-        "--output",
+        "--format",
         "json",
     ]);
     let report: serde_json::Value = serde_json::from_str(&out).expect("JSON Report");
@@ -250,14 +223,75 @@ fn shares_from_the_artifacts_files() {
     // Bad rows name the file, row and column; a name list must match the share file.
     let bad = write("bad-shares.csv", "name,share\na,3\nb,0\n");
     assert_bad_input(
-        &bubblelab(&["fairness", "--trace", &path, "--shares", &bad]),
+        &bubblelab(&["fairness", &path, "--shares", &bad]),
         "bad-shares.csv: row 3, column `share`",
     );
     let missing = write("names-missing.lst", "a\nc\n");
     assert_bad_input(
-        &bubblelab(&[
-            "fairness", "--trace", &path, "--shares", &shares, "--names", &missing,
-        ]),
+        &bubblelab(&["fairness", &path, "--shares", &shares, "--names", &missing]),
         "tenant `c` has no row in the share file",
     );
+}
+
+#[test]
+fn earlier_spellings_still_work_with_a_warning() {
+    let path = write("two-tenants-old.csv", &small_trace());
+    let args = [
+        "--gpus",
+        "8",
+        "--gpus-per-node",
+        "4",
+        "--policy",
+        "fifo,astraea",
+    ];
+    let mut new = vec![
+        "fairness",
+        &path,
+        "--input-format",
+        "tiresias",
+        "--format",
+        "json",
+    ];
+    new.extend(args);
+    let current = ok(&new);
+    // `--trace FILE` as the input, `--format` naming the trace's format, `--output` the Report's.
+    let mut old = vec![
+        "fairness", "--trace", &path, "--format", "tiresias", "--output", "json",
+    ];
+    old.extend(args);
+    let out = bubblelab(&old);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout, current);
+    let err = &out.stderr;
+    for flag in [
+        "--trace <job trace>",
+        "--format <trace format>",
+        "--output <format>",
+    ] {
+        assert!(
+            err.contains(&format!("warning: `{flag}` is deprecated")),
+            "{err}"
+        );
+    }
+    // The job trace named by `--trace` was read, not overwritten with a Chrome trace.
+    assert_eq!(
+        std::fs::read_to_string(&path).expect("trace kept"),
+        small_trace()
+    );
+    // `--chrome-trace` still writes the Chrome trace.
+    let chrome = scratch("fairness-old-chrome.json");
+    let _ = std::fs::remove_file(&chrome);
+    let chrome_text = chrome.display().to_string();
+    let mut old = vec!["fairness", &path, "--chrome-trace", &chrome_text];
+    old.extend(args);
+    let out = bubblelab(&old);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("`--chrome-trace` is deprecated"),
+        "{}",
+        out.stderr
+    );
+    assert!(std::fs::read_to_string(&chrome)
+        .expect("chrome trace written")
+        .contains("traceEvents"));
 }

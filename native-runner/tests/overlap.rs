@@ -94,7 +94,7 @@ fn an_exported_graph_is_imported() {
       "edges":[[0,1,"Control"],[1,2,"Data"]],
       "order":[0,1,2]}"#;
     std::fs::write(&path, graph).unwrap();
-    let text = ok(&["overlap", "--graph", &path.display().to_string()]);
+    let text = ok(&["overlap", &path.display().to_string()]);
     assert!(text.contains("imported graph (3 nodes)"), "{text}");
 }
 
@@ -110,12 +110,12 @@ fn bad_input_is_one_line_with_exit_2() {
     );
     assert_bad_input(
         &bubblelab(&["overlap", "--preset", "pipeline-all"]),
-        "not an overlap one",
+        "needs an overlap scenario",
     );
     let path = scratch("overlap-bad-graph.json");
     std::fs::write(&path, r#"{"format":"bubblelab-graph","version":2}"#).unwrap();
     assert_bad_input(
-        &bubblelab(&["overlap", "--graph", &path.display().to_string()]),
+        &bubblelab(&["overlap", &path.display().to_string()]),
         "version: this build reads graph version 1",
     );
 }

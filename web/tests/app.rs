@@ -37,6 +37,29 @@ async fn render_at(hash: &str, ready: impl Fn(&str) -> bool) -> String {
 }
 
 #[wasm_bindgen_test]
+async fn every_lab_of_the_core_has_a_route_a_link_and_a_card() {
+    use bubblelab_core::scenario::LABS;
+    use bubblelab_web::app::Route;
+    for lab in LABS {
+        assert!(
+            matches!(Route::from_fragment(&format!("#/{lab}?s=x")), Route::Lab { lab: l, payload: Some(p) } if l == lab && p == "x"),
+            "{lab} has no route"
+        );
+    }
+    let html = render_at("#/", |h| h.contains("lab-card")).await;
+    for lab in LABS {
+        assert!(
+            html.contains(&format!("href=\"#/{lab}\"")),
+            "no link to {lab}"
+        );
+        assert!(
+            html.contains(&format!("data-lab=\"{lab}\"")),
+            "no card for {lab}"
+        );
+    }
+}
+
+#[wasm_bindgen_test]
 async fn home_shows_the_pipeline_card() {
     let html = render_at("#/", |h| h.contains("lab-card")).await;
     assert!(html.contains("id=\"home\""), "{html}");

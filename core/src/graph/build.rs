@@ -73,39 +73,26 @@ pub struct ModelSpec {
     pub moe: Option<Moe>,
 }
 
-/// The models the builders know, with their published shapes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum ModelKind {
-    /// GPT-3 6.7B "Curie" (Brown et al. 2020, Table 2.1): 32 layers, h 4096, 32 heads of 128;
-    /// GPT-2's byte-level BPE of 50,257 tokens (§2.1 and Radford et al. 2019).
-    #[serde(rename = "gpt3-6.7b")]
-    Gpt3Curie,
-    /// GPT-3 175B (Brown et al. 2020): 96 layers, h 12288, 96 heads of 128.
-    #[serde(rename = "gpt3-175b")]
-    Gpt3_175b,
-    /// LLaMA-3 8B (Meta 2024): 32 layers, h 4096, 32 query / 8 KV heads, SwiGLU 14336;
-    /// vocabulary 128,256 (LLaMA-3 70B the same).
-    #[serde(rename = "llama3-8b")]
-    Llama3_8b,
-    /// LLaMA-3 70B (Meta 2024): 80 layers, h 8192, 64 query / 8 KV heads, SwiGLU 28672.
-    #[serde(rename = "llama3-70b")]
-    Llama3_70b,
-    /// Qwen3-30B-A3B (Qwen team 2025): 48 layers, h 2048, 32 query / 4 KV heads of 128,
-    /// 128 experts, top-8, expert size 768; vocabulary 151,936.
-    #[serde(rename = "qwen3-30b-a3b")]
-    Qwen3Moe,
+crate::kinds! {
+    /// The models the builders know, with their published shapes.
+    pub enum ModelKind as "model" {
+        /// GPT-3 6.7B "Curie" (Brown et al. 2020, Table 2.1): 32 layers, h 4096, 32 heads of 128;
+        /// GPT-2's byte-level BPE of 50,257 tokens (§2.1 and Radford et al. 2019).
+        Gpt3Curie = "gpt3-6.7b", "GPT-3 6.7B (Curie)";
+        /// GPT-3 175B (Brown et al. 2020): 96 layers, h 12288, 96 heads of 128.
+        Gpt3_175b = "gpt3-175b", "GPT-3 175B";
+        /// LLaMA-3 8B (Meta 2024): 32 layers, h 4096, 32 query / 8 KV heads, SwiGLU 14336;
+        /// vocabulary 128,256 (LLaMA-3 70B the same).
+        Llama3_8b = "llama3-8b", "LLaMA-3 8B";
+        /// LLaMA-3 70B (Meta 2024): 80 layers, h 8192, 64 query / 8 KV heads, SwiGLU 28672.
+        Llama3_70b = "llama3-70b", "LLaMA-3 70B";
+        /// Qwen3-30B-A3B (Qwen team 2025): 48 layers, h 2048, 32 query / 4 KV heads of 128,
+        /// 128 experts, top-8, expert size 768; vocabulary 151,936.
+        Qwen3Moe = "qwen3-30b-a3b", "Qwen3-30B-A3B (MoE)";
+    }
 }
 
 impl ModelKind {
-    /// Every model.
-    pub const ALL: [ModelKind; 5] = [
-        ModelKind::Gpt3Curie,
-        ModelKind::Gpt3_175b,
-        ModelKind::Llama3_8b,
-        ModelKind::Llama3_70b,
-        ModelKind::Qwen3Moe,
-    ];
-
     /// The model's shape.
     #[must_use]
     pub fn spec(self) -> ModelSpec {
@@ -169,36 +156,6 @@ impl ModelKind {
                     expert_ffn: 768,
                 }),
             },
-        }
-    }
-
-    /// The id used in JSON and on the command line (`gpt3-175b`, …).
-    #[must_use]
-    pub fn id(self) -> &'static str {
-        match self {
-            ModelKind::Gpt3Curie => "gpt3-6.7b",
-            ModelKind::Gpt3_175b => "gpt3-175b",
-            ModelKind::Llama3_8b => "llama3-8b",
-            ModelKind::Llama3_70b => "llama3-70b",
-            ModelKind::Qwen3Moe => "qwen3-30b-a3b",
-        }
-    }
-
-    /// The model with this [`id`](Self::id), if any.
-    #[must_use]
-    pub fn from_id(id: &str) -> Option<ModelKind> {
-        ModelKind::ALL.into_iter().find(|m| m.id() == id)
-    }
-
-    /// Display name.
-    #[must_use]
-    pub fn label(self) -> &'static str {
-        match self {
-            ModelKind::Gpt3Curie => "GPT-3 6.7B (Curie)",
-            ModelKind::Gpt3_175b => "GPT-3 175B",
-            ModelKind::Llama3_8b => "LLaMA-3 8B",
-            ModelKind::Llama3_70b => "LLaMA-3 70B",
-            ModelKind::Qwen3Moe => "Qwen3-30B-A3B (MoE)",
         }
     }
 }

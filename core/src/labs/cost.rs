@@ -338,3 +338,13 @@ pub fn measured_series(
         },
     ])
 }
+
+impl crate::scenario::LabParams for CostParams {
+    fn check(&self) -> Result<(), ScenarioError> {
+        self.validate()
+    }
+
+    fn run_lab(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<Report, ScenarioError> {
+        crate::scenario::one_step(progress, || run(self))
+    }
+}

@@ -33,14 +33,13 @@ pub struct SaveSpec {
     pub chunk_bytes: u64,
 }
 
-/// FNV-1a, 64 bit.
+/// FNV-1a, 64 bit (the `fnv` crate's hasher over the bytes alone, no length suffix).
 #[must_use]
 pub fn fnv64(bytes: &[u8]) -> u64 {
-    let mut h = 0xCBF2_9CE4_8422_2325u64;
-    for &b in bytes {
-        h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01B3);
-    }
-    h
+    use std::hash::Hasher;
+    let mut h = fnv::FnvHasher::default();
+    h.write(bytes);
+    h.finish()
 }
 
 /// A parsed, fully checked image.

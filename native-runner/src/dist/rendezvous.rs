@@ -867,9 +867,7 @@ fn from_root(
 /// 64-bit FNV-1a of `bytes`: a short fingerprint to compare payloads across ranks by eye.
 #[must_use]
 pub fn fingerprint(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    crate::checkpoint::image::fnv64(bytes)
 }
 
 #[cfg(test)]

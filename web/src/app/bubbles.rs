@@ -273,7 +273,7 @@ pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
                         <label for="field-schedule">{ "Main job's schedule" }</label>
                         <select id="field-schedule" onchange={on_schedule}>
                             { for ScheduleKind::ALL.iter().map(|k| html! {
-                                <option value={k.id()} selected={schedule == k.id()}>{ k.label(2) }</option>
+                                <option value={k.id()} selected={schedule == k.id()}>{ k.label_with(2) }</option>
                             }) }
                         </select>
                     </div>

@@ -20,58 +20,79 @@ use yew::prelude::*;
 
 use crate::browser;
 
+/// A lab's page: its name (the core's [`bubblelab_core::scenario::LABS`] entry and the route
+/// `#/<lab>`), its link text in the navigation, and the page given a share link's payload.
+struct LabPage {
+    lab: &'static str,
+    nav: &'static str,
+    page: fn(Option<String>) -> Html,
+}
+
+/// Every lab's page, in the navigation's order: the one list the routes, the pages and the
+/// navigation come from (`web/tests/app.rs` checks that every lab of the core has its route,
+/// its link and its card on the home page).
+const LAB_PAGES: [LabPage; 9] = [
+    LabPage {
+        lab: "pipeline",
+        nav: "Pipeline",
+        page: |payload| html! { <pipeline::PipelineLab {payload} /> },
+    },
+    LabPage {
+        lab: "overlap",
+        nav: "Overlap",
+        page: |payload| html! { <overlap::OverlapLab {payload} /> },
+    },
+    LabPage {
+        lab: "bubbles",
+        nav: "Bubbles",
+        page: |payload| html! { <bubbles::BubblesLab {payload} /> },
+    },
+    LabPage {
+        lab: "tuning",
+        nav: "Tuning",
+        page: |payload| html! { <tuning::TuningLab {payload} /> },
+    },
+    LabPage {
+        lab: "fairness",
+        nav: "Fairness",
+        page: |payload| html! { <fairness::FairnessLab {payload} /> },
+    },
+    LabPage {
+        lab: "agentic",
+        nav: "Agents",
+        page: |payload| html! { <agentic::AgenticLab {payload} /> },
+    },
+    LabPage {
+        lab: "resilience",
+        nav: "Resilience",
+        page: |payload| html! { <resilience::ResilienceLab {payload} /> },
+    },
+    LabPage {
+        lab: "migration",
+        nav: "Migration",
+        page: |payload| html! { <migration::MigrationLab {payload} /> },
+    },
+    LabPage {
+        lab: "cost",
+        nav: "Cost models",
+        page: |payload| html! { <cost::CostExplorer {payload} /> },
+    },
+];
+
 /// The pages of the playground.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Route {
     /// The map of the field.
     Home,
-    /// The pipeline lab, maybe with a shared scenario payload.
-    Pipeline {
-        /// The `s=` payload of a share link.
-        payload: Option<String>,
-    },
-    /// The fairness lab, maybe with a shared scenario payload.
-    Fairness {
-        /// The `s=` payload of a share link.
-        payload: Option<String>,
-    },
-    /// The agentic lab, maybe with a shared scenario payload.
-    Agentic {
-        /// The `s=` payload of a share link.
-        payload: Option<String>,
-    },
-    /// The overlap lab, maybe with a shared scenario payload.
-    Overlap {
-        /// The `s=` payload of a share link.
-        payload: Option<String>,
-    },
-    /// The resilience lab, maybe with a shared scenario payload.
-    Resilience {
-        /// The `s=` payload of a share link.
-        payload: Option<String>,
-    },
-    /// The bubbles lab, maybe with a shared scenario payload.
-    Bubbles {
-        /// The `s=` payload of a share link.
-        payload: Option<String>,
-    },
-    /// The tuning lab, maybe with a shared scenario payload.
-    Tuning {
-        /// The `s=` payload of a share link.
-        payload: Option<String>,
-    },
-    /// The migration lab, maybe with a shared scenario payload.
-    Migration {
+    /// A lab (an entry of [`LAB_PAGES`]), maybe with a shared scenario payload.
+    Lab {
+        /// The lab's name.
+        lab: &'static str,
         /// The `s=` payload of a share link.
         payload: Option<String>,
     },
     /// The Kineto trace view.
     Trace,
-    /// The cost-model explorer, maybe with a shared scenario payload.
-    Cost {
-        /// The `s=` payload of a share link.
-        payload: Option<String>,
-    },
     /// A route this build does not know.
     NotFound(String),
 }
@@ -83,17 +104,14 @@ impl Route {
         let LinkRoute { lab, payload } = parse_fragment(fragment);
         match lab.as_str() {
             "" => Route::Home,
-            "pipeline" => Route::Pipeline { payload },
             "trace" => Route::Trace,
-            "fairness" => Route::Fairness { payload },
-            "agentic" => Route::Agentic { payload },
-            "overlap" => Route::Overlap { payload },
-            "resilience" => Route::Resilience { payload },
-            "bubbles" => Route::Bubbles { payload },
-            "tuning" => Route::Tuning { payload },
-            "migration" => Route::Migration { payload },
-            "cost" => Route::Cost { payload },
-            other => Route::NotFound(other.to_string()),
+            other => match LAB_PAGES.iter().find(|p| p.lab == other) {
+                Some(p) => Route::Lab {
+                    lab: p.lab,
+                    payload,
+                },
+                None => Route::NotFound(other.to_string()),
+            },
         }
     }
 }
@@ -113,32 +131,11 @@ pub fn app() -> Html {
     }
     let page = match &*route {
         Route::Home => html! { <home::Home /> },
-        Route::Pipeline { payload } => {
-            html! { <pipeline::PipelineLab payload={payload.clone()} /> }
-        }
         Route::Trace => html! { <trace::TraceView /> },
-        Route::Fairness { payload } => {
-            html! { <fairness::FairnessLab payload={payload.clone()} /> }
-        }
-        Route::Agentic { payload } => {
-            html! { <agentic::AgenticLab payload={payload.clone()} /> }
-        }
-        Route::Overlap { payload } => {
-            html! { <overlap::OverlapLab payload={payload.clone()} /> }
-        }
-        Route::Resilience { payload } => {
-            html! { <resilience::ResilienceLab payload={payload.clone()} /> }
-        }
-        Route::Bubbles { payload } => {
-            html! { <bubbles::BubblesLab payload={payload.clone()} /> }
-        }
-        Route::Tuning { payload } => {
-            html! { <tuning::TuningLab payload={payload.clone()} /> }
-        }
-        Route::Migration { payload } => {
-            html! { <migration::MigrationLab payload={payload.clone()} /> }
-        }
-        Route::Cost { payload } => html! { <cost::CostExplorer payload={payload.clone()} /> },
+        Route::Lab { lab, payload } => LAB_PAGES
+            .iter()
+            .find(|p| p.lab == *lab)
+            .map_or_else(Html::default, |p| (p.page)(payload.clone())),
         Route::NotFound(lab) => html! {
             <section class="page" id="not-found">
                 <h1>{ "No such lab" }</h1>
@@ -152,15 +149,7 @@ pub fn app() -> Html {
                 <a class="brand" href="#/">{ "bubblelab" }</a>
                 <nav>
                     <a href="#/">{ "Labs" }</a>
-                    <a href="#/pipeline">{ "Pipeline" }</a>
-                    <a href="#/overlap">{ "Overlap" }</a>
-                    <a href="#/bubbles">{ "Bubbles" }</a>
-                    <a href="#/tuning">{ "Tuning" }</a>
-                    <a href="#/fairness">{ "Fairness" }</a>
-                    <a href="#/agentic">{ "Agents" }</a>
-                    <a href="#/resilience">{ "Resilience" }</a>
-                    <a href="#/migration">{ "Migration" }</a>
-                    <a href="#/cost">{ "Cost models" }</a>
+                    { for LAB_PAGES.iter().map(|p| html! { <a href={format!("#/{}", p.lab)}>{ p.nav }</a> }) }
                     <a href="#/trace">{ "Traces" }</a>
                 </nav>
             </header>

@@ -182,3 +182,13 @@ pub fn prepare(
     }
     Ok((out, dropped))
 }
+
+impl crate::scenario::LabParams for AgenticParams {
+    fn check(&self) -> Result<(), ScenarioError> {
+        self.validate()
+    }
+
+    fn run_lab(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<Report, ScenarioError> {
+        run_with_progress(self, progress)
+    }
+}

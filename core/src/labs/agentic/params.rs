@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::controllers::ControllerSpec;
 use super::workload::SyntheticSpec;
 use crate::hw::GpuKind;
-use crate::scenario::ScenarioError;
+use crate::scenario::{check_range, ScenarioError};
 
 /// Most GPUs of one engine.
 pub const MAX_GPUS: u32 = 64;
@@ -460,26 +460,6 @@ pub(crate) fn field(path: &str, message: String) -> ScenarioError {
     ScenarioError::field(format!("agentic.{path}"), message)
 }
 
-pub(crate) fn check_f64(path: &str, v: f64, min: f64, max: f64) -> Result<(), ScenarioError> {
-    if !(v.is_finite() && v >= min && v <= max) {
-        return Err(field(
-            path,
-            format!("must be between {min} and {max}, got {v}"),
-        ));
-    }
-    Ok(())
-}
-
-pub(crate) fn check_u32(path: &str, v: u32, min: u32, max: u32) -> Result<(), ScenarioError> {
-    if !(min..=max).contains(&v) {
-        return Err(field(
-            path,
-            format!("must be between {min} and {max}, got {v}"),
-        ));
-    }
-    Ok(())
-}
-
 impl EngineSpec {
     /// Checks every engine field; the error names the first bad one.
     ///
@@ -493,41 +473,69 @@ impl EngineSpec {
                 "must be at most 200 characters".into(),
             ));
         }
-        check_f64(
+        check_range(
+            "agentic",
             "engine.model.params_billion",
             m.params_billion,
             0.001,
             10_000.0,
         )?;
-        check_f64(
+        check_range(
+            "agentic",
             "engine.model.active_params_billion",
             m.active_params_billion,
             0.001,
             m.params_billion.max(0.001),
         )?;
-        check_u32(
+        check_range(
+            "agentic",
             "engine.model.weight_dtype_bytes",
             m.weight_dtype_bytes,
             1,
             8,
         )?;
-        check_u32("engine.model.layers", m.layers, 1, 1_000)?;
-        check_u32("engine.model.kv_heads", m.kv_heads, 1, 1_024)?;
-        check_u32("engine.model.head_dim", m.head_dim, 1, 4_096)?;
-        check_u32("engine.model.kv_tensors", m.kv_tensors, 1, 2)?;
-        check_u32("engine.model.kv_dtype_bytes", m.kv_dtype_bytes, 1, 8)?;
-        check_u32("engine.model.q_heads", m.q_heads, 1, 4_096)?;
-        check_u32(
+        check_range("agentic", "engine.model.layers", m.layers, 1, 1_000)?;
+        check_range("agentic", "engine.model.kv_heads", m.kv_heads, 1, 1_024)?;
+        check_range("agentic", "engine.model.head_dim", m.head_dim, 1, 4_096)?;
+        check_range("agentic", "engine.model.kv_tensors", m.kv_tensors, 1, 2)?;
+        check_range(
+            "agentic",
+            "engine.model.kv_dtype_bytes",
+            m.kv_dtype_bytes,
+            1,
+            8,
+        )?;
+        check_range("agentic", "engine.model.q_heads", m.q_heads, 1, 4_096)?;
+        check_range(
+            "agentic",
             "engine.model.attn_qk_head_dim",
             m.attn_qk_head_dim,
             1,
             4_096,
         )?;
-        check_u32("engine.model.attn_v_head_dim", m.attn_v_head_dim, 1, 4_096)?;
-        check_u32("engine.gpus", self.gpus, 1, MAX_GPUS)?;
-        check_u32("engine.kv_shards", self.kv_shards, 1, self.gpus)?;
-        check_f64("engine.reserve_fraction", self.reserve_fraction, 0.0, 0.99)?;
-        check_u32("engine.block_tokens", self.block_tokens, 1, 1_024)?;
+        check_range(
+            "agentic",
+            "engine.model.attn_v_head_dim",
+            m.attn_v_head_dim,
+            1,
+            4_096,
+        )?;
+        check_range("agentic", "engine.gpus", self.gpus, 1, MAX_GPUS)?;
+        check_range("agentic", "engine.kv_shards", self.kv_shards, 1, self.gpus)?;
+        check_range(
+            "agentic",
+            "engine.reserve_fraction",
+            self.reserve_fraction,
+            0.0,
+            0.99,
+        )?;
+        check_range(
+            "agentic",
+            "engine.block_tokens",
+            self.block_tokens,
+            1,
+            1_024,
+        )?;
         if self.kv_capacity_tokens > MAX_BLOCKS {
             return Err(field(
                 "engine.kv_capacity_tokens",
@@ -537,45 +545,58 @@ impl EngineSpec {
                 ),
             ));
         }
-        check_u32(
+        check_range(
+            "agentic",
             "engine.max_batched_tokens",
             self.max_batched_tokens,
             1,
             1_048_576,
         )?;
-        check_u32(
+        check_range(
+            "agentic",
             "engine.max_running_requests",
             self.max_running_requests,
             1,
             65_536,
         )?;
-        check_u32("engine.max_new_tokens", self.max_new_tokens, 1, 10_000_000)?;
+        check_range(
+            "agentic",
+            "engine.max_new_tokens",
+            self.max_new_tokens,
+            1,
+            10_000_000,
+        )?;
         let s = &self.step_time;
-        check_f64(
+        check_range(
+            "agentic",
             "engine.step_time.fixed_ms",
             s.fixed_ms,
             0.0,
             MAX_COEFF_S * 1e3,
         )?;
-        check_f64(
+        check_range(
+            "agentic",
             "engine.step_time.per_prefill_token_us",
             s.per_prefill_token_us,
             0.0,
             MAX_COEFF_S * 1e6,
         )?;
-        check_f64(
+        check_range(
+            "agentic",
             "engine.step_time.per_decode_seq_us",
             s.per_decode_seq_us,
             0.0,
             MAX_COEFF_S * 1e6,
         )?;
-        check_f64(
+        check_range(
+            "agentic",
             "engine.step_time.per_context_token_ns",
             s.per_context_token_ns,
             0.0,
             MAX_COEFF_S * 1e9,
         )?;
-        check_f64(
+        check_range(
+            "agentic",
             "engine.step_time.per_attention_pair_ns",
             s.per_attention_pair_ns,
             0.0,
@@ -646,7 +667,7 @@ impl AgenticParams {
             }
         }
         for (i, &cap) in self.sweep_caps.iter().enumerate() {
-            check_u32(&format!("sweep_caps[{i}]"), cap, 1, 1_000_000)?;
+            check_range("agentic", &format!("sweep_caps[{i}]"), cap, 1, 1_000_000)?;
             if self.sweep_caps[..i].contains(&cap) {
                 return Err(field(
                     &format!("sweep_caps[{i}]"),
@@ -654,15 +675,28 @@ impl AgenticParams {
                 ));
             }
         }
-        check_f64("control_interval_s", self.control_interval_s, 0.01, 3_600.0)?;
-        check_u32(
+        check_range(
+            "agentic",
+            "control_interval_s",
+            self.control_interval_s,
+            0.01,
+            3_600.0,
+        )?;
+        check_range(
+            "agentic",
             "timeline_agents",
             self.timeline_agents,
             0,
             MAX_TIMELINE_AGENTS,
         )?;
-        check_f64("slo.ttft_s", self.slo.ttft_s, 0.001, 86_400.0)?;
-        check_f64("slo.tpot_ms", self.slo.tpot_ms, 0.001, 3_600_000.0)?;
+        check_range("agentic", "slo.ttft_s", self.slo.ttft_s, 0.001, 86_400.0)?;
+        check_range(
+            "agentic",
+            "slo.tpot_ms",
+            self.slo.tpot_ms,
+            0.001,
+            3_600_000.0,
+        )?;
         Ok(())
     }
 

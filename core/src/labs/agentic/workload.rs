@@ -15,7 +15,8 @@ use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 
-use super::params::{check_f64, check_u32, field};
+use super::params::field;
+use crate::scenario::check_range;
 use crate::scenario::ScenarioError;
 use crate::units::nanos_from_f64;
 
@@ -108,17 +109,20 @@ pub struct LogNormal {
 
 impl LogNormal {
     fn sample(&self, rng: &mut Pcg64Mcg) -> f64 {
-        let u1: f64 = rng.random();
-        let u2: f64 = rng.random();
-        let z =
-            libm::sqrt(-2.0 * libm::log(1.0 - u1)) * libm::cos(2.0 * core::f64::consts::PI * u2);
+        let z = crate::units::standard_normal(rng);
         (self.median * libm::exp(self.sigma * z)).clamp(0.0, self.max)
     }
 
     fn validate(&self, path: &str, max: f64) -> Result<(), ScenarioError> {
-        check_f64(&format!("{path}.median"), self.median, 0.0, max)?;
-        check_f64(&format!("{path}.sigma"), self.sigma, 0.0, 5.0)?;
-        check_f64(&format!("{path}.max"), self.max, self.median, max)?;
+        check_range("agentic", &format!("{path}.median"), self.median, 0.0, max)?;
+        check_range("agentic", &format!("{path}.sigma"), self.sigma, 0.0, 5.0)?;
+        check_range(
+            "agentic",
+            &format!("{path}.max"),
+            self.max,
+            self.median,
+            max,
+        )?;
         Ok(())
     }
 }
@@ -184,9 +188,16 @@ impl SyntheticSpec {
     /// # Errors
     /// [`ScenarioError::Field`] with the path `agentic.synthetic.<field>`.
     pub fn validate(&self) -> Result<(), ScenarioError> {
-        check_u32("synthetic.agents", self.agents, 1, MAX_AGENTS)?;
-        check_u32("synthetic.min_turns", self.min_turns, 1, MAX_TURNS)?;
-        check_u32(
+        check_range("agentic", "synthetic.agents", self.agents, 1, MAX_AGENTS)?;
+        check_range(
+            "agentic",
+            "synthetic.min_turns",
+            self.min_turns,
+            1,
+            MAX_TURNS,
+        )?;
+        check_range(
+            "agentic",
             "synthetic.max_turns",
             self.max_turns,
             self.min_turns,
@@ -216,7 +227,8 @@ impl SyntheticSpec {
             .validate("synthetic.output_tokens", 1e6)?;
         self.tool_latency_s
             .validate("synthetic.tool_latency_s", MAX_TOOL_S)?;
-        check_f64(
+        check_range(
+            "agentic",
             "synthetic.mean_interarrival_s",
             self.mean_interarrival_s,
             0.0,

@@ -60,7 +60,7 @@ pub fn run(params: &BubblesParams) -> Result<Report, ScenarioError> {
     let sweep = hpo::sweep(params, &rates);
     let title = format!(
         "Bubble Squeezer: {} p={} m={}, {} trials (F ≤ {})",
-        kind.label(params.main.virtual_stages),
+        kind.label_with(params.main.virtual_stages),
         params.main.stages,
         params.main.micro_batches,
         params.trial.name,
@@ -162,4 +162,24 @@ pub fn bubble_rates(main: &MainTimeline, params: &BubblesParams, stages: u32) ->
                 .collect()
         })
         .collect()
+}
+
+impl crate::scenario::LabParams for BubblesParams {
+    fn check(&self) -> Result<(), ScenarioError> {
+        self.validate()
+    }
+
+    fn run_lab(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<Report, ScenarioError> {
+        crate::scenario::one_step(progress, || run(self))
+    }
+
+    /// A trial preset without explicit numbers brings its profile.
+    fn from_params(lab: &str, value: serde_json::Value) -> Result<Self, ScenarioError> {
+        let explicit_trial = value.get("trial").is_some();
+        let mut p: BubblesParams = crate::scenario::params_from_value(lab, value)?;
+        if !explicit_trial {
+            p.trial = p.trial_preset.profile();
+        }
+        Ok(p)
+    }
 }

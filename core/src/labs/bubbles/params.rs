@@ -21,49 +21,16 @@ pub const MAX_GPU_BYTES: u64 = 1 << 40;
 /// Longest guest step or module accepted, ns (1000 s).
 pub const MAX_STEP_NS: u64 = 1_000_000_000_000;
 
-/// The policies the lab compares.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum PolicyKind {
-    /// The main job alone.
-    #[serde(rename = "none")]
-    None,
-    /// Blind colocation: the guest runs beside the main job all the time; both slow down.
-    #[serde(rename = "blind")]
-    Blind,
-    /// Hydro's Bubble Squeezer: the guest runs only inside safe bubbles, pausing at a hook
-    /// before each bubble ends.
-    #[serde(rename = "squeezer")]
-    Squeezer,
-}
-
-impl PolicyKind {
-    /// Every policy, in display order.
-    pub const ALL: [PolicyKind; 3] = [PolicyKind::None, PolicyKind::Blind, PolicyKind::Squeezer];
-
-    /// Id used in JSON and metric keys.
-    #[must_use]
-    pub fn id(self) -> &'static str {
-        match self {
-            PolicyKind::None => "none",
-            PolicyKind::Blind => "blind",
-            PolicyKind::Squeezer => "squeezer",
-        }
-    }
-
-    /// Display name.
-    #[must_use]
-    pub fn label(self) -> &'static str {
-        match self {
-            PolicyKind::None => "main job alone",
-            PolicyKind::Blind => "blind colocation",
-            PolicyKind::Squeezer => "Bubble Squeezer",
-        }
-    }
-
-    /// Parses an id.
-    #[must_use]
-    pub fn from_id(id: &str) -> Option<PolicyKind> {
-        PolicyKind::ALL.into_iter().find(|k| k.id() == id)
+crate::kinds! {
+    /// The policies the lab compares.
+    pub enum PolicyKind as "bubbles policy" {
+        /// The main job alone.
+        None = "none", "main job alone";
+        /// Blind colocation: the guest runs beside the main job all the time; both slow down.
+        Blind = "blind", "blind colocation";
+        /// Hydro's Bubble Squeezer: the guest runs only inside safe bubbles, pausing at a hook
+        /// before each bubble ends.
+        Squeezer = "squeezer", "Bubble Squeezer";
     }
 }
 
@@ -199,46 +166,21 @@ impl Default for TrialProfile {
     }
 }
 
-/// Which trial profile preset to start from (the page's menu). `trial` holds the numbers; a
-/// scenario that names a preset and gives no `trial` gets the preset's profile.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum TrialPreset {
-    /// [`TrialProfile::resnet18`] (assumed numbers).
-    #[serde(rename = "resnet18")]
-    Resnet18,
-    /// [`TrialProfile::small_gpt`] (assumed numbers).
-    #[serde(rename = "small-gpt")]
-    SmallGpt,
-    /// The tuning lab's GPT-2 small ÷8 μP surrogate, its step time and memory vs F from the
-    /// tuning lab's fusion model on an A100 ([`crate::labs::tuning::gpt2_surrogate_trial_profile`]).
-    #[serde(rename = "gpt2-surrogate")]
-    Gpt2Surrogate,
+crate::kinds! {
+    /// Which trial profile preset to start from (the page's menu). `trial` holds the numbers; a
+    /// scenario that names a preset and gives no `trial` gets the preset's profile.
+    pub enum TrialPreset as "trial preset" {
+        /// [`TrialProfile::resnet18`] (assumed numbers).
+        Resnet18 = "resnet18";
+        /// [`TrialProfile::small_gpt`] (assumed numbers).
+        SmallGpt = "small-gpt";
+        /// The tuning lab's GPT-2 small ÷8 μP surrogate, its step time and memory vs F from the
+        /// tuning lab's fusion model on an A100 ([`crate::labs::tuning::gpt2_surrogate_trial_profile`]).
+        Gpt2Surrogate = "gpt2-surrogate";
+    }
 }
 
 impl TrialPreset {
-    /// Every preset, menu order.
-    pub const ALL: [TrialPreset; 3] = [
-        TrialPreset::Resnet18,
-        TrialPreset::SmallGpt,
-        TrialPreset::Gpt2Surrogate,
-    ];
-
-    /// Id as in JSON.
-    #[must_use]
-    pub fn id(self) -> &'static str {
-        match self {
-            TrialPreset::Resnet18 => "resnet18",
-            TrialPreset::SmallGpt => "small-gpt",
-            TrialPreset::Gpt2Surrogate => "gpt2-surrogate",
-        }
-    }
-
-    /// Parses an id.
-    #[must_use]
-    pub fn from_id(id: &str) -> Option<TrialPreset> {
-        TrialPreset::ALL.into_iter().find(|p| p.id() == id)
-    }
-
     /// The profile.
     #[must_use]
     pub fn profile(self) -> TrialProfile {

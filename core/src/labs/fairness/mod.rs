@@ -206,3 +206,13 @@ pub fn usable_jobs(params: &FairnessParams, trace: &Trace) -> (Trace, Dropped) {
     }
     (out, dropped)
 }
+
+impl crate::scenario::LabParams for FairnessParams {
+    fn check(&self) -> Result<(), ScenarioError> {
+        self.validate()
+    }
+
+    fn run_lab(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<Report, ScenarioError> {
+        run_with_progress(self, progress)
+    }
+}

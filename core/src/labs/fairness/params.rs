@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::policies::PolicyKind;
 use crate::labs::migration::{CheckpointOption, MigrationParams};
-use crate::scenario::ScenarioError;
+use crate::scenario::{check_range_in, ScenarioError};
 
 pub use super::traces::synthetic::SyntheticSpec;
 
@@ -27,37 +27,25 @@ pub const MAX_BUCKETS: u32 = 1_000;
 /// Most tenants a share list may name.
 pub const MAX_SHARE_TENANTS: usize = 100_000;
 
-/// How a job's GPUs are chosen among the free ones (gang scheduling: all at once or not at all).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Placement {
-    /// Fewest nodes: a job of g GPUs on n GPUs per node takes ⌈g/n⌉ nodes (best fit), and
-    /// waits when that many cannot be had (Tiresias' consolidated placement).
-    #[default]
-    Consolidated,
-    /// Within one node when the job fits one (best fit), otherwise spread over the nodes with
-    /// the most free GPUs; never waits for consolidation.
-    TopologyAware,
-    /// Free GPUs in node order, wherever they are.
-    FirstFit,
-    /// The ASTRAEA artifact's `--placement consolidate` (`alg/placement/consolidate.py`): the
-    /// job is cut into chunks of a node's GPUs (⌊g/n⌋ full ones, then the rest), each on the
-    /// first node in order with that many free; when a chunk finds none, the GPUs still missing
-    /// are taken from the nodes in order, as many as each has free (spreading). Never waits
-    /// while enough GPUs are free.
-    ConsolidateOrSpread,
-}
-
-impl Placement {
-    /// The id used in JSON.
-    #[must_use]
-    pub fn id(self) -> &'static str {
-        match self {
-            Placement::Consolidated => "consolidated",
-            Placement::TopologyAware => "topology-aware",
-            Placement::FirstFit => "first-fit",
-            Placement::ConsolidateOrSpread => "consolidate-or-spread",
-        }
+crate::kinds! {
+    /// How a job's GPUs are chosen among the free ones (gang scheduling: all at once or not at all).
+    #[derive(Default)]
+    pub enum Placement as "placement" {
+        /// Fewest nodes: a job of g GPUs on n GPUs per node takes ⌈g/n⌉ nodes (best fit), and
+        /// waits when that many cannot be had (Tiresias' consolidated placement).
+        #[default]
+        Consolidated = "consolidated", "fewest nodes, waits for them";
+        /// Within one node when the job fits one (best fit), otherwise spread over the nodes with
+        /// the most free GPUs; never waits for consolidation.
+        TopologyAware = "topology-aware", "one node when it fits, else spread over the emptiest";
+        /// Free GPUs in node order, wherever they are.
+        FirstFit = "first-fit", "free GPUs in node order";
+        /// The ASTRAEA artifact's `--placement consolidate` (`alg/placement/consolidate.py`): the
+        /// job is cut into chunks of a node's GPUs (⌊g/n⌋ full ones, then the rest), each on the
+        /// first node in order with that many free; when a chunk finds none, the GPUs still missing
+        /// are taken from the nodes in order, as many as each has free (spreading). Never waits
+        /// while enough GPUs are free.
+        ConsolidateOrSpread = "consolidate-or-spread", "the ASTRAEA artifact's `consolidate`: node-sized chunks, else spread";
     }
 }
 
@@ -342,17 +330,6 @@ fn range_error(field: &str, range: &str, got: impl core::fmt::Display) -> Scenar
     )
 }
 
-fn check_seconds(field: &str, v: f64, min: f64) -> Result<(), ScenarioError> {
-    if !(v.is_finite() && v >= min && v <= MAX_SECONDS) {
-        return Err(range_error(
-            field,
-            &format!("between {min} and {MAX_SECONDS} s"),
-            v,
-        ));
-    }
-    Ok(())
-}
-
 /// Seconds to integer ns (rounded once).
 #[must_use]
 pub fn s_to_ns(s: f64) -> u64 {
@@ -434,7 +411,7 @@ impl FairnessParams {
                 ));
             }
         }
-        check_seconds("lease_s", self.lease_s, 1.0)?;
+        check_range_in("fairness", "lease_s", self.lease_s, 1.0, MAX_SECONDS, " s")?;
         if !(1..=MAX_BUCKETS).contains(&self.window.buckets) {
             return Err(range_error(
                 "window.buckets",
@@ -442,9 +419,30 @@ impl FairnessParams {
                 self.window.buckets,
             ));
         }
-        check_seconds("window.bucket_s", self.window.bucket_s, 1.0)?;
-        check_seconds("preempt_cost_s", self.preempt_cost_s, 0.0)?;
-        check_seconds("resume_cost_s", self.resume_cost_s, 0.0)?;
+        check_range_in(
+            "fairness",
+            "window.bucket_s",
+            self.window.bucket_s,
+            1.0,
+            MAX_SECONDS,
+            " s",
+        )?;
+        check_range_in(
+            "fairness",
+            "preempt_cost_s",
+            self.preempt_cost_s,
+            0.0,
+            MAX_SECONDS,
+            " s",
+        )?;
+        check_range_in(
+            "fairness",
+            "resume_cost_s",
+            self.resume_cost_s,
+            0.0,
+            MAX_SECONDS,
+            " s",
+        )?;
         if let PreemptionModel::Migration { params, .. } = &self.preemption {
             params.validate_prefixed("fairness.preemption.params")?;
         }
@@ -475,7 +473,14 @@ impl FairnessParams {
         if !(k.is_finite() && (0.0..=1e6).contains(&k)) {
             return Err(range_error("tiresias.promote_knob", "between 0 and 1e6", k));
         }
-        check_seconds("gandiva_fair.quantum_s", self.gandiva_fair.quantum_s, 1.0)?;
+        check_range_in(
+            "fairness",
+            "gandiva_fair.quantum_s",
+            self.gandiva_fair.quantum_s,
+            1.0,
+            MAX_SECONDS,
+            " s",
+        )?;
         if !(1..=100).contains(&self.astraea.classes) {
             return Err(range_error(
                 "astraea.classes",
@@ -483,16 +488,33 @@ impl FairnessParams {
                 self.astraea.classes,
             ));
         }
-        check_seconds("astraea.starvation_s", self.astraea.starvation_s, 1.0)?;
+        check_range_in(
+            "fairness",
+            "astraea.starvation_s",
+            self.astraea.starvation_s,
+            1.0,
+            MAX_SECONDS,
+            " s",
+        )?;
         let l = self.astraea.low_quota_share;
         if !(l.is_finite() && (0.0..=1.0).contains(&l)) {
             return Err(range_error("astraea.low_quota_share", "between 0 and 1", l));
         }
-        check_seconds("astraea.delay_s", self.astraea.delay_s, 0.0)?;
-        check_seconds(
+        check_range_in(
+            "fairness",
+            "astraea.delay_s",
+            self.astraea.delay_s,
+            0.0,
+            MAX_SECONDS,
+            " s",
+        )?;
+        check_range_in(
+            "fairness",
             "astraea.first_lease_delay_min_s",
             self.astraea.first_lease_delay_min_s,
             0.0,
+            MAX_SECONDS,
+            " s",
         )?;
         if let TenantWeights::Shares(shares) = &self.tenant_weights {
             if shares.is_empty() {

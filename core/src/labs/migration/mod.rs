@@ -31,3 +31,13 @@ pub fn run(params: &MigrationParams) -> Result<Report, ScenarioError> {
         .collect();
     Ok(report::build(params, &costs))
 }
+
+impl crate::scenario::LabParams for MigrationParams {
+    fn check(&self) -> Result<(), ScenarioError> {
+        self.validate()
+    }
+
+    fn run_lab(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<Report, ScenarioError> {
+        crate::scenario::one_step(progress, || run(self))
+    }
+}

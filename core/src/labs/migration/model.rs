@@ -20,56 +20,21 @@ pub const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 /// Bytes per GB (bandwidths are in GB/s).
 pub const GB: f64 = 1e9;
 
-/// What a pause saves and how.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CheckpointOption {
-    /// The framework's whole reserved pool, saved when the request arrives (POS-style).
-    ReservedPool,
-    /// Only the active regions, saved when the request arrives.
-    Active,
-    /// Only the active regions, at the cheapest point within the bounded wait (the low point of
-    /// active memory when it can be reached).
-    ActiveLowPoint,
-    /// As `active-low-point`, with replicas' identical fixed-size regions saved once.
-    ActiveLowPointDedup,
-    /// Framework-level checkpoint: model + optimizer at the next iteration boundary, then a
-    /// process restart (initialisation + reload).
-    Framework,
-}
-
-impl CheckpointOption {
-    /// Every option, in table order.
-    pub const ALL: [CheckpointOption; 5] = [
-        CheckpointOption::ReservedPool,
-        CheckpointOption::Active,
-        CheckpointOption::ActiveLowPoint,
-        CheckpointOption::ActiveLowPointDedup,
-        CheckpointOption::Framework,
-    ];
-
-    /// The id used in JSON.
-    #[must_use]
-    pub fn id(self) -> &'static str {
-        match self {
-            CheckpointOption::ReservedPool => "reserved-pool",
-            CheckpointOption::Active => "active",
-            CheckpointOption::ActiveLowPoint => "active-low-point",
-            CheckpointOption::ActiveLowPointDedup => "active-low-point-dedup",
-            CheckpointOption::Framework => "framework",
-        }
-    }
-
-    /// Display label.
-    #[must_use]
-    pub fn label(self) -> &'static str {
-        match self {
-            CheckpointOption::ReservedPool => "reserved pool (POS-style)",
-            CheckpointOption::Active => "active memory",
-            CheckpointOption::ActiveLowPoint => "active + low point",
-            CheckpointOption::ActiveLowPointDedup => "active + low point + dedup",
-            CheckpointOption::Framework => "framework checkpoint + restart",
-        }
+crate::kinds! {
+    /// What a pause saves and how.
+    pub enum CheckpointOption as "checkpoint option" {
+        /// The framework's whole reserved pool, saved when the request arrives (POS-style).
+        ReservedPool = "reserved-pool", "reserved pool (POS-style)";
+        /// Only the active regions, saved when the request arrives.
+        Active = "active", "active memory";
+        /// Only the active regions, at the cheapest point within the bounded wait (the low point of
+        /// active memory when it can be reached).
+        ActiveLowPoint = "active-low-point", "active + low point";
+        /// As `active-low-point`, with replicas' identical fixed-size regions saved once.
+        ActiveLowPointDedup = "active-low-point-dedup", "active + low point + dedup";
+        /// Framework-level checkpoint: model + optimizer at the next iteration boundary, then a
+        /// process restart (initialisation + reload).
+        Framework = "framework", "framework checkpoint + restart";
     }
 }
 

@@ -6,7 +6,7 @@ use alloc::string::String;
 
 use serde::{Deserialize, Serialize};
 
-use crate::scenario::ScenarioError;
+use crate::scenario::{check_range_in, ScenarioError};
 
 /// Most GPUs of one job.
 pub const MAX_GPUS: u32 = 65_536;
@@ -227,17 +227,6 @@ fn range_error(field: &str, range: &str, got: impl core::fmt::Display) -> Scenar
     )
 }
 
-fn check(field: &str, v: f64, min: f64, max: f64, unit: &str) -> Result<(), ScenarioError> {
-    if !(v.is_finite() && v >= min && v <= max) {
-        return Err(range_error(
-            field,
-            &format!("between {min} and {max}{unit}"),
-            v,
-        ));
-    }
-    Ok(())
-}
-
 fn check_positive(field: &str, v: f64, max: f64, unit: &str) -> Result<(), ScenarioError> {
     if !(v.is_finite() && v > 0.0 && v <= max) {
         return Err(range_error(
@@ -302,38 +291,63 @@ impl MigrationParams {
             ));
         }
         check_positive("job.params_billion", j.params_billion, 100_000.0, "")?;
-        check(
+        check_range_in(
+            "migration",
             "job.weight_bytes_per_param",
             j.weight_bytes_per_param,
             0.0,
             64.0,
             " bytes",
         )?;
-        check(
+        check_range_in(
+            "migration",
             "job.grad_bytes_per_param",
             j.grad_bytes_per_param,
             0.0,
             64.0,
             " bytes",
         )?;
-        check(
+        check_range_in(
+            "migration",
             "job.optimizer_bytes_per_param",
             j.optimizer_bytes_per_param,
             0.0,
             64.0,
             " bytes",
         )?;
-        check(
+        check_range_in(
+            "migration",
             "job.activation_peak_gib",
             j.activation_peak_gib,
             0.0,
             MAX_GIB,
             " GiB",
         )?;
-        check("job.reserved_gib", j.reserved_gib, 0.0, MAX_GIB, " GiB")?;
+        check_range_in(
+            "migration",
+            "job.reserved_gib",
+            j.reserved_gib,
+            0.0,
+            MAX_GIB,
+            " GiB",
+        )?;
         check_positive("job.iteration_s", j.iteration_s, MAX_SECONDS, " s")?;
-        check("job.forward_fraction", j.forward_fraction, 0.01, 0.98, "")?;
-        check("job.optimizer_fraction", j.optimizer_fraction, 0.0, 0.5, "")?;
+        check_range_in(
+            "migration",
+            "job.forward_fraction",
+            j.forward_fraction,
+            0.01,
+            0.98,
+            "",
+        )?;
+        check_range_in(
+            "migration",
+            "job.optimizer_fraction",
+            j.optimizer_fraction,
+            0.0,
+            0.5,
+            "",
+        )?;
         if j.forward_fraction + j.optimizer_fraction > 0.99 {
             return Err(range_error(
                 "job.optimizer_fraction",
@@ -341,7 +355,14 @@ impl MigrationParams {
                 j.optimizer_fraction,
             ));
         }
-        check("job.cpu_state_gib", j.cpu_state_gib, 0.0, MAX_GIB, " GiB")?;
+        check_range_in(
+            "migration",
+            "job.cpu_state_gib",
+            j.cpu_state_gib,
+            0.0,
+            MAX_GIB,
+            " GiB",
+        )?;
         let peak_gib = super::model::peak_active_bytes(j) / super::model::GIB;
         if j.reserved_gib + 1e-9 < peak_gib {
             return Err(range_error(
@@ -366,7 +387,14 @@ impl MigrationParams {
             " GB/s",
         )?;
         check_positive("links.cpu_state_gbps", l.cpu_state_gbps, MAX_GBPS, " GB/s")?;
-        check("links.drain_s", l.drain_s, 0.0, MAX_SECONDS, " s")?;
+        check_range_in(
+            "migration",
+            "links.drain_s",
+            l.drain_s,
+            0.0,
+            MAX_SECONDS,
+            " s",
+        )?;
         for (name, c) in [
             ("pos", &self.systems.pos),
             ("flowgpu", &self.systems.flowgpu),
@@ -376,26 +404,43 @@ impl MigrationParams {
                 ("context_s", c.context_s),
                 ("replay_s", c.replay_s),
             ] {
-                check(&format!("systems.{name}.{f}"), v, 0.0, MAX_SECONDS, " s")?;
+                check_range_in(
+                    "migration",
+                    &format!("systems.{name}.{f}"),
+                    v,
+                    0.0,
+                    MAX_SECONDS,
+                    " s",
+                )?;
             }
         }
         let o = &self.options;
-        check(
+        check_range_in(
+            "migration",
             "options.request_at_fraction",
             o.request_at_fraction,
             0.0,
             1.0,
             "",
         )?;
-        check("options.max_wait_s", o.max_wait_s, 0.0, MAX_SECONDS, " s")?;
-        check(
+        check_range_in(
+            "migration",
+            "options.max_wait_s",
+            o.max_wait_s,
+            0.0,
+            MAX_SECONDS,
+            " s",
+        )?;
+        check_range_in(
+            "migration",
             "options.dedup_identical_fraction",
             o.dedup_identical_fraction,
             0.0,
             1.0,
             "",
         )?;
-        check(
+        check_range_in(
+            "migration",
             "framework.init_s",
             self.framework.init_s,
             0.0,

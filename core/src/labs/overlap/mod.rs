@@ -37,41 +37,18 @@ pub const STRATEGIES: [Strategy; 4] = [
     Strategy::Helix,
 ];
 
-/// A way to schedule the graph.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Strategy {
-    /// Every collective waited for at once.
-    Serial,
-    /// Starts raised, waits sunk (PyTorch Inductor).
-    Eager,
-    /// AllGather→GEMM(s) / GEMM→ReduceScatter fused into ring steps, forward and backward
-    /// (PyTorch Inductor's `micro_pipeline_tp`).
-    AsyncTp,
-    /// The scenario's pass pipeline.
-    Helix,
-}
-
-impl Strategy {
-    /// Metric key prefix and id.
-    #[must_use]
-    pub fn id(self) -> &'static str {
-        match self {
-            Strategy::Serial => "serial",
-            Strategy::Eager => "eager",
-            Strategy::AsyncTp => "async_tp",
-            Strategy::Helix => "helix",
-        }
-    }
-
-    /// Display name.
-    #[must_use]
-    pub fn label(self) -> &'static str {
-        match self {
-            Strategy::Serial => "serial",
-            Strategy::Eager => "eager",
-            Strategy::AsyncTp => "AsyncTP-style",
-            Strategy::Helix => "Helix",
-        }
+crate::kinds! {
+    /// A way to schedule the graph.
+    pub enum Strategy as "overlap strategy" {
+        /// Every collective waited for at once.
+        Serial = "serial", "serial";
+        /// Starts raised, waits sunk (PyTorch Inductor).
+        Eager = "eager", "eager";
+        /// AllGather→GEMM(s) / GEMM→ReduceScatter fused into ring steps, forward and backward
+        /// (PyTorch Inductor's `micro_pipeline_tp`).
+        AsyncTp = "async_tp", "AsyncTP-style";
+        /// The scenario's pass pipeline.
+        Helix = "helix", "Helix";
     }
 }
 
@@ -271,4 +248,14 @@ pub fn run_with_progress(
 ) -> Result<Report, ScenarioError> {
     let run = simulate_all_with_progress(params, progress)?;
     Ok(report::build(params, &run))
+}
+
+impl crate::scenario::LabParams for OverlapParams {
+    fn check(&self) -> Result<(), ScenarioError> {
+        self.validate()
+    }
+
+    fn run_lab(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<Report, ScenarioError> {
+        run_with_progress(self, progress)
+    }
 }

@@ -112,7 +112,7 @@ fn report(params: &PipelineParams, runs: &[ScheduleRun]) -> Report {
     };
     for run in runs {
         let id = run.kind.id();
-        let label = run.kind.label(params.virtual_stages);
+        let label = run.kind.label_with(params.virtual_stages);
         let iteration_ms = run.iteration_ns as f64 / 1e6;
         let bubble = run.overall_bubble_ratio();
         let peak_bytes = run.peak_activation_bytes.iter().copied().max().unwrap_or(0);
@@ -190,7 +190,7 @@ fn findings(params: &PipelineParams, runs: &[ScheduleRun]) -> Vec<String> {
         let fastest: Vec<&ScheduleRun> = runs.iter().filter(|r| r.iteration_ns == best).collect();
         let names: Vec<String> = fastest
             .iter()
-            .map(|r| r.kind.label(params.virtual_stages))
+            .map(|r| r.kind.label_with(params.virtual_stages))
             .collect();
         let bubble = fastest[0].overall_bubble_ratio() * 100.0;
         let ms = best as f64 / 1e6;
@@ -240,4 +240,14 @@ fn findings(params: &PipelineParams, runs: &[ScheduleRun]) -> Vec<String> {
         out.push("Stages are not uniform (per-stage times, a slow stage or P2P cost): closed-form bubble ratios do not apply, the simulated ones do.".into());
     }
     out
+}
+
+impl crate::scenario::LabParams for PipelineParams {
+    fn check(&self) -> Result<(), ScenarioError> {
+        self.validate()
+    }
+
+    fn run_lab(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<Report, ScenarioError> {
+        crate::scenario::one_step(progress, || run(self))
+    }
 }

@@ -600,7 +600,7 @@ impl PipelineRun {
                     };
                     report.findings.push(format!(
                         "Replaying the measured per-stage F/B/W times under {} with free P2P gives {sim_ms:.0} ms per iteration; the fastest measured iteration took {fastest:.0} ms ({gap:+.1}%): {why}.",
-                        params.schedules[0].label(1)
+                        params.schedules[0].label_with(1)
                     ));
                 }
             }

@@ -89,9 +89,7 @@ pub struct Episode {
 }
 
 fn normal(rng: &mut Pcg64Mcg) -> f64 {
-    let u1: f64 = rng.random();
-    let u2: f64 = rng.random();
-    libm::sqrt(-2.0 * libm::log(1.0 - u1)) * libm::cos(2.0 * core::f64::consts::PI * u2)
+    crate::units::standard_normal(rng)
 }
 
 /// Checks the spec; the error names the bad field.

@@ -6,7 +6,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use rand::{RngExt, SeedableRng};
+use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
 use super::params::ResilienceParams;
@@ -479,10 +479,7 @@ pub fn draw_micro_batches(p: &ResilienceParams, iterations: u32) -> Vec<Vec<Micr
                     let mut tokens = 0u64;
                     let mut sum_sq = 0.0;
                     while tokens < capacity {
-                        let u1: f64 = rng.random();
-                        let u2: f64 = rng.random();
-                        let z = libm::sqrt(-2.0 * libm::log(1.0 - u1))
-                            * libm::cos(2.0 * core::f64::consts::PI * u2);
+                        let z = crate::units::standard_normal(&mut rng);
                         let len =
                             libm::round(libm::exp(ln_median + l.sigma * z)).clamp(1.0, max) as u64;
                         let len = len.min(capacity - tokens);
@@ -508,8 +505,7 @@ pub fn jitter(seed: u64, iteration: u32, gpu: u32, sigma: f64) -> f64 {
     let b = splitmix64(a);
     let u1 = (a >> 11) as f64 / (1u64 << 53) as f64;
     let u2 = (b >> 11) as f64 / (1u64 << 53) as f64;
-    let z = libm::sqrt(-2.0 * libm::log(1.0 - u1)) * libm::cos(2.0 * core::f64::consts::PI * u2);
-    libm::exp(sigma * z)
+    libm::exp(sigma * crate::units::box_muller(u1, u2))
 }
 
 fn splitmix64(x: u64) -> u64 {

@@ -89,3 +89,13 @@ pub fn detect_pai(source: &str, text: &str, spec: &DetectorSpec) -> Result<Repor
     let trace = pai::parse(text)?;
     Ok(pai::report(source, &trace, spec))
 }
+
+impl crate::scenario::LabParams for ResilienceParams {
+    fn check(&self) -> Result<(), ScenarioError> {
+        self.validate()
+    }
+
+    fn run_lab(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<Report, ScenarioError> {
+        run_with_progress(self, progress)
+    }
+}

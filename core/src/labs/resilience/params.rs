@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::plan::StrategyKind;
 use crate::hw::GpuKind;
-use crate::scenario::ScenarioError;
+use crate::scenario::{check_range, ScenarioError};
 
 /// Most GPUs of one cluster.
 pub const MAX_GPUS: u32 = 4096;
@@ -351,26 +351,6 @@ pub(crate) fn field(path: &str, message: String) -> ScenarioError {
     ScenarioError::field(format!("resilience.{path}"), message)
 }
 
-fn check_f64(path: &str, v: f64, min: f64, max: f64) -> Result<(), ScenarioError> {
-    if !(v.is_finite() && v >= min && v <= max) {
-        return Err(field(
-            path,
-            format!("must be between {min} and {max}, got {v}"),
-        ));
-    }
-    Ok(())
-}
-
-fn check_u32(path: &str, v: u32, min: u32, max: u32) -> Result<(), ScenarioError> {
-    if !(min..=max).contains(&v) {
-        return Err(field(
-            path,
-            format!("must be between {min} and {max}, got {v}"),
-        ));
-    }
-    Ok(())
-}
-
 impl ResilienceParams {
     /// GPUs in the cluster.
     #[must_use]
@@ -386,13 +366,25 @@ impl ResilienceParams {
     /// [`ScenarioError::Field`] naming the field and what was expected.
     pub fn validate(&self) -> Result<(), ScenarioError> {
         let m = &self.model;
-        check_u32("model.layers", m.layers, 1, 1024)?;
-        check_u32("model.hidden", m.hidden, 64, 131_072)?;
-        check_u32("model.heads", m.heads, 1, 1024)?;
-        check_f64("model.params_billion", m.params_billion, 0.001, 10_000.0)?;
+        check_range("resilience", "model.layers", m.layers, 1, 1024)?;
+        check_range("resilience", "model.hidden", m.hidden, 64, 131_072)?;
+        check_range("resilience", "model.heads", m.heads, 1, 1024)?;
+        check_range(
+            "resilience",
+            "model.params_billion",
+            m.params_billion,
+            0.001,
+            10_000.0,
+        )?;
         let c = &self.cluster;
-        check_u32("cluster.nodes", c.nodes, 1, MAX_GPUS)?;
-        check_u32("cluster.gpus_per_node", c.gpus_per_node, 1, 64)?;
+        check_range("resilience", "cluster.nodes", c.nodes, 1, MAX_GPUS)?;
+        check_range(
+            "resilience",
+            "cluster.gpus_per_node",
+            c.gpus_per_node,
+            1,
+            64,
+        )?;
         if self.gpus() > MAX_GPUS {
             return Err(field(
                 "cluster.nodes",
@@ -402,7 +394,7 @@ impl ResilienceParams {
                 ),
             ));
         }
-        check_u32("cluster.tp", c.tp, 1, 64)?;
+        check_range("resilience", "cluster.tp", c.tp, 1, 64)?;
         if !c.tp.is_power_of_two()
             || !m.heads.is_multiple_of(c.tp)
             || !m.hidden.is_multiple_of(c.tp)
@@ -415,8 +407,8 @@ impl ResilienceParams {
                 ),
             ));
         }
-        check_u32("cluster.pp", c.pp, 1, m.layers.min(256))?;
-        check_u32("cluster.dp", c.dp, 1, MAX_GPUS)?;
+        check_range("resilience", "cluster.pp", c.pp, 1, m.layers.min(256))?;
+        check_range("resilience", "cluster.dp", c.dp, 1, MAX_GPUS)?;
         let used = u64::from(c.tp) * u64::from(c.pp) * u64::from(c.dp);
         if used != u64::from(self.gpus()) {
             return Err(field(
@@ -430,20 +422,28 @@ impl ResilienceParams {
                 ),
             ));
         }
-        check_u32(
+        check_range(
+            "resilience",
             "cluster.micro_batches",
             c.micro_batches,
             1,
             MAX_MICRO_BATCHES,
         )?;
-        check_f64("cluster.mfu", c.mfu, 0.01, 1.0)?;
-        check_f64(
+        check_range("resilience", "cluster.mfu", c.mfu, 0.01, 1.0)?;
+        check_range(
+            "resilience",
             "cluster.state_bytes_per_param",
             c.state_bytes_per_param,
             1.0,
             64.0,
         )?;
-        check_f64("cluster.memory_fraction", c.memory_fraction, 0.05, 1.0)?;
+        check_range(
+            "resilience",
+            "cluster.memory_fraction",
+            c.memory_fraction,
+            0.05,
+            1.0,
+        )?;
         let per_gpu = m.params_billion * 1e9 / f64::from(c.tp * c.pp) * c.state_bytes_per_param;
         let cap = c.gpu.profile().hbm_bytes as f64 * c.memory_fraction;
         // Layers split as evenly as possible: the largest stage holds ⌈L/p⌉ layers.
@@ -460,17 +460,36 @@ impl ResilienceParams {
             ));
         }
         let l = &self.lengths;
-        check_u32(
+        check_range(
+            "resilience",
             "lengths.tokens_per_micro_batch",
             l.tokens_per_micro_batch,
             16,
             1 << 20,
         )?;
-        check_f64("lengths.median_tokens", l.median_tokens, 1.0, 1e6)?;
-        check_f64("lengths.sigma", l.sigma, 0.0, 4.0)?;
-        check_u32("lengths.max_tokens", l.max_tokens, 1, 1 << 20)?;
-        check_f64("lengths.jitter_sigma", l.jitter_sigma, 0.0, 0.5)?;
-        check_u32("iterations", self.iterations, 10, MAX_ITERATIONS)?;
+        check_range(
+            "resilience",
+            "lengths.median_tokens",
+            l.median_tokens,
+            1.0,
+            1e6,
+        )?;
+        check_range("resilience", "lengths.sigma", l.sigma, 0.0, 4.0)?;
+        check_range("resilience", "lengths.max_tokens", l.max_tokens, 1, 1 << 20)?;
+        check_range(
+            "resilience",
+            "lengths.jitter_sigma",
+            l.jitter_sigma,
+            0.0,
+            0.5,
+        )?;
+        check_range(
+            "resilience",
+            "iterations",
+            self.iterations,
+            10,
+            MAX_ITERATIONS,
+        )?;
         let work = u64::from(self.iterations) * u64::from(c.micro_batches) * u64::from(c.dp);
         if work > MAX_WORK {
             return Err(field(
@@ -508,13 +527,20 @@ impl ResilienceParams {
                 }
                 _ => return Err(field(&p, "give exactly one of `gpu` or `node`".into())),
             }
-            check_u32(
+            check_range(
+                "resilience",
                 &format!("{p}.at_iteration"),
                 e.at_iteration,
                 0,
                 self.iterations - 1,
             )?;
-            check_f64(&format!("{p}.slowdown"), e.slowdown, 1.0, 100.0)?;
+            check_range(
+                "resilience",
+                &format!("{p}.slowdown"),
+                e.slowdown,
+                1.0,
+                100.0,
+            )?;
             if let Some(u) = e.until_iteration {
                 if u <= e.at_iteration || u > self.iterations {
                     return Err(field(
@@ -540,53 +566,106 @@ impl ResilienceParams {
             }
         }
         let d = &self.detector;
-        check_f64("detector.threshold", d.threshold, 0.01, 10.0)?;
-        check_u32("detector.persistence", d.persistence, 1, 1000)?;
-        check_u32("detector.fit_window", d.fit_window, 2, 10_000)?;
-        check_f64(
+        check_range("resilience", "detector.threshold", d.threshold, 0.01, 10.0)?;
+        check_range("resilience", "detector.persistence", d.persistence, 1, 1000)?;
+        check_range("resilience", "detector.fit_window", d.fit_window, 2, 10_000)?;
+        check_range(
+            "resilience",
             "detector.heartbeat_timeout_s",
             d.heartbeat_timeout_s,
             0.0,
             86_400.0,
         )?;
-        check_u32("detector.window", d.window, 5, 10_000)?;
-        check_f64("detector.z_threshold", d.z_threshold, 0.1, 100.0)?;
-        check_f64("detector.cusum_k", d.cusum_k, 0.0, 100.0)?;
-        check_f64("detector.cusum_h", d.cusum_h, 0.1, 1000.0)?;
-        check_u32("detector.match_window", d.match_window, 1, MAX_ITERATIONS)?;
+        check_range("resilience", "detector.window", d.window, 5, 10_000)?;
+        check_range(
+            "resilience",
+            "detector.z_threshold",
+            d.z_threshold,
+            0.1,
+            100.0,
+        )?;
+        check_range("resilience", "detector.cusum_k", d.cusum_k, 0.0, 100.0)?;
+        check_range("resilience", "detector.cusum_h", d.cusum_h, 0.1, 1000.0)?;
+        check_range(
+            "resilience",
+            "detector.match_window",
+            d.match_window,
+            1,
+            MAX_ITERATIONS,
+        )?;
         let p = &self.planner;
-        check_f64("planner.pause_s", p.pause_s, 0.0, 86_400.0)?;
-        check_f64(
+        check_range("resilience", "planner.pause_s", p.pause_s, 0.0, 86_400.0)?;
+        check_range(
+            "resilience",
             "planner.restart_recovery_s",
             p.restart_recovery_s,
             0.0,
             86_400.0,
         )?;
-        check_u32(
+        check_range(
+            "resilience",
             "planner.checkpoint_interval",
             p.checkpoint_interval,
             1,
             MAX_ITERATIONS,
         )?;
         let g = &self.greyhound;
-        check_f64("greyhound.hazard_iterations", g.hazard_iterations, 2.0, 1e9)?;
-        check_f64(
+        check_range(
+            "resilience",
+            "greyhound.hazard_iterations",
+            g.hazard_iterations,
+            2.0,
+            1e9,
+        )?;
+        check_range(
+            "resilience",
             "greyhound.change_probability",
             g.change_probability,
             0.01,
             0.999,
         )?;
-        check_u32("greyhound.recent_iterations", g.recent_iterations, 1, 100)?;
-        check_f64("greyhound.benchmark_s", g.benchmark_s, 0.0, 86_400.0)?;
-        check_f64("greyhound.slow_ratio", g.slow_ratio, 1.0, 10.0)?;
-        check_f64("greyhound.compute_ratio", g.compute_ratio, 1.0, 100.0)?;
-        check_u32(
+        check_range(
+            "resilience",
+            "greyhound.recent_iterations",
+            g.recent_iterations,
+            1,
+            100,
+        )?;
+        check_range(
+            "resilience",
+            "greyhound.benchmark_s",
+            g.benchmark_s,
+            0.0,
+            86_400.0,
+        )?;
+        check_range(
+            "resilience",
+            "greyhound.slow_ratio",
+            g.slow_ratio,
+            1.0,
+            10.0,
+        )?;
+        check_range(
+            "resilience",
+            "greyhound.compute_ratio",
+            g.compute_ratio,
+            1.0,
+            100.0,
+        )?;
+        check_range(
+            "resilience",
             "greyhound.dp_check_interval",
             g.dp_check_interval,
             1,
             MAX_ITERATIONS,
         )?;
-        check_f64("greyhound.pp_adjust_s", g.pp_adjust_s, 0.0, 86_400.0)?;
+        check_range(
+            "resilience",
+            "greyhound.pp_adjust_s",
+            g.pp_adjust_s,
+            0.0,
+            86_400.0,
+        )?;
         for (i, s) in self.strategies.iter().enumerate() {
             if self.strategies[..i].contains(s) {
                 return Err(field(

@@ -9,7 +9,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use rand::{RngExt, SeedableRng};
+use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 
@@ -91,10 +91,7 @@ pub struct RunResult {
 }
 
 fn gaussian(rng: &mut Pcg64Mcg) -> f32 {
-    // Box–Muller; u1 in (0, 1].
-    let u1: f64 = 1.0 - rng.random::<f64>();
-    let u2: f64 = rng.random();
-    (libm::sqrt(-2.0 * libm::log(u1)) * libm::cos(2.0 * core::f64::consts::PI * u2)) as f32
+    crate::units::standard_normal(rng) as f32
 }
 
 fn gaussians(rng: &mut Pcg64Mcg, n: usize, std: f32) -> Vec<f32> {

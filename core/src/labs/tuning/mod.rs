@@ -115,3 +115,13 @@ fn profile_of(
     );
     model.trial_profile(&name, shape.matrix_layers.clamp(1, 64))
 }
+
+impl crate::scenario::LabParams for TuningParams {
+    fn check(&self) -> Result<(), ScenarioError> {
+        self.validate()
+    }
+
+    fn run_lab(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<Report, ScenarioError> {
+        run_with_progress(self, progress)
+    }
+}

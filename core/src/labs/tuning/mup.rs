@@ -23,44 +23,23 @@ pub const MAX_DIM: u32 = 1 << 24;
 /// Largest shrink ratio.
 pub const MAX_RATIO: u32 = 4096;
 
-/// What role a layer plays, which decides which of its dimensions grow with width.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LayerClass {
-    /// Input weights (token embedding, first linear layer): fan-in fixed, fan-out = width.
-    Embedding,
-    /// Hidden matmuls: fan-in and fan-out both grow with width.
-    Hidden,
-    /// Output / readout weights: fan-in = width, fan-out fixed (vocabulary, classes).
-    Readout,
-    /// Normalisation gains: a vector of width entries.
-    Norm,
-    /// Biases: a vector of width entries.
-    Bias,
+crate::kinds! {
+    /// What role a layer plays, which decides which of its dimensions grow with width.
+    pub enum LayerClass as "layer class" {
+        /// Input weights (token embedding, first linear layer): fan-in fixed, fan-out = width.
+        Embedding = "embedding";
+        /// Hidden matmuls: fan-in and fan-out both grow with width.
+        Hidden = "hidden";
+        /// Output / readout weights: fan-in = width, fan-out fixed (vocabulary, classes).
+        Readout = "readout";
+        /// Normalisation gains: a vector of width entries.
+        Norm = "norm";
+        /// Biases: a vector of width entries.
+        Bias = "bias";
+    }
 }
 
 impl LayerClass {
-    /// Every class, table order.
-    pub const ALL: [LayerClass; 5] = [
-        LayerClass::Embedding,
-        LayerClass::Hidden,
-        LayerClass::Readout,
-        LayerClass::Norm,
-        LayerClass::Bias,
-    ];
-
-    /// Stable id as in JSON.
-    #[must_use]
-    pub fn id(self) -> &'static str {
-        match self {
-            LayerClass::Embedding => "embedding",
-            LayerClass::Hidden => "hidden",
-            LayerClass::Readout => "readout",
-            LayerClass::Norm => "norm",
-            LayerClass::Bias => "bias",
-        }
-    }
-
     /// Whether the fan-in grows with width.
     #[must_use]
     pub fn fan_in_scales(self) -> bool {

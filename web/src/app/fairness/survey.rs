@@ -4,6 +4,7 @@
 //! the cluster view (and adds it to the run if it was not chosen); a few well-known systems
 //! the lab does not implement are placed for orientation, greyed out.
 
+use bubblelab_core::labs::fairness::policies::{SURVEY_OBJECTIVES, SURVEY_RESOURCES};
 use bubblelab_core::labs::fairness::PolicyKind;
 use yew::prelude::*;
 
@@ -16,31 +17,8 @@ pub struct SurveyProps {
     pub on_pick: Callback<PolicyKind>,
 }
 
-const OBJECTIVES: [&str; 3] = ["Efficiency (JCT, utilisation)", "Fairness", "Deadlines"];
-const RESOURCES: [&str; 4] = [
-    "Exclusive GPUs, gang",
-    "Heterogeneous GPUs",
-    "Shared / time-sliced GPUs",
-    "Elastic jobs",
-];
-
-/// (objective row, resource column, policy).
-const PLACED: [(usize, usize, PolicyKind); 12] = [
-    (0, 0, PolicyKind::Fifo),
-    (0, 0, PolicyKind::Sjf),
-    (0, 0, PolicyKind::Srtf),
-    (0, 0, PolicyKind::Tiresias),
-    (1, 0, PolicyKind::Themis),
-    (1, 0, PolicyKind::FairShare),
-    (1, 0, PolicyKind::Astraea),
-    (1, 0, PolicyKind::Astraea2das),
-    (1, 0, PolicyKind::AstraeaThemis),
-    (1, 0, PolicyKind::YarnFifo),
-    (1, 1, PolicyKind::Gavel),
-    (1, 2, PolicyKind::GandivaFair),
-];
-
-/// Systems placed for orientation only: (row, column, name).
+/// Systems placed for orientation only (every [`PolicyKind`] places itself:
+/// [`PolicyKind::survey_cell`]): (row, column, name).
 const OTHERS: [(usize, usize, &str); 7] = [
     (0, 2, "Gandiva"),
     (0, 2, "AntMan"),
@@ -59,13 +37,13 @@ pub fn survey_map(props: &SurveyProps) -> Html {
             <h2>{ "Where each policy sits in the field" }</h2>
             <table class="survey-map">
                 <thead><tr><th>{ "objective \\ resources" }</th>
-                    { for RESOURCES.iter().map(|r| html! { <th>{ *r }</th> }) }</tr></thead>
+                    { for SURVEY_RESOURCES.iter().map(|r| html! { <th>{ *r }</th> }) }</tr></thead>
                 <tbody>
-                { for OBJECTIVES.iter().enumerate().map(|(row, objective)| html! {
+                { for SURVEY_OBJECTIVES.iter().enumerate().map(|(row, objective)| html! {
                     <tr><th>{ *objective }</th>
-                    { for (0..RESOURCES.len()).map(|col| html! {
+                    { for (0..SURVEY_RESOURCES.len()).map(|col| html! {
                         <td>
-                            { for PLACED.iter().filter(|p| p.0 == row && p.1 == col).map(|&(_, _, kind)| {
+                            { for PolicyKind::ALL.into_iter().filter(|k| k.survey_cell() == (row, col)).map(|kind| {
                                 let on_pick = props.on_pick.clone();
                                 let class = if props.running.contains(&kind) { "chip" } else { "chip off" };
                                 html! {

@@ -201,7 +201,7 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
         .map(|k| {
             (
                 k.id().to_string(),
-                k.label(state.params.virtual_stages),
+                k.label_with(state.params.virtual_stages),
                 state.schedules.contains(k),
             )
         })

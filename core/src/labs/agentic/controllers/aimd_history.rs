@@ -21,7 +21,7 @@ use alloc::format;
 use serde::{Deserialize, Serialize};
 
 use super::Signals;
-use crate::labs::agentic::params::{check_f64, check_u32};
+use crate::scenario::check_range;
 use crate::scenario::ScenarioError;
 
 /// The `aimd-history` variant's knobs.
@@ -61,32 +61,43 @@ impl AimdHistoryParams {
     /// # Errors
     /// [`ScenarioError::Field`] at `agentic.<path>.<field>`.
     pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-        check_u32(&format!("{path}.min_window"), self.min_window, 1, 1_000_000)?;
-        check_u32(
+        check_range(
+            "agentic",
+            &format!("{path}.min_window"),
+            self.min_window,
+            1,
+            1_000_000,
+        )?;
+        check_range(
+            "agentic",
             &format!("{path}.initial_window"),
             self.initial_window,
             self.min_window,
             1_000_000,
         )?;
-        check_u32(
+        check_range(
+            "agentic",
             &format!("{path}.additive_increase"),
             self.additive_increase,
             1,
             1_000_000,
         )?;
-        check_f64(
+        check_range(
+            "agentic",
             &format!("{path}.decrease_factor"),
             self.decrease_factor,
             0.01,
             0.99,
         )?;
-        check_f64(
+        check_range(
+            "agentic",
             &format!("{path}.usage_threshold"),
             self.usage_threshold,
             0.01,
             1.0,
         )?;
-        check_f64(
+        check_range(
+            "agentic",
             &format!("{path}.hit_rate_threshold"),
             self.hit_rate_threshold,
             0.0,

@@ -26,7 +26,8 @@ use alloc::format;
 use serde::{Deserialize, Serialize};
 
 use super::Signals;
-use crate::labs::agentic::params::{check_f64, check_u32, field};
+use crate::labs::agentic::params::field;
+use crate::scenario::check_range;
 use crate::scenario::ScenarioError;
 
 /// CONCUR's constants (Eq. 1, §5.1).
@@ -66,26 +67,41 @@ impl ConcurParams {
     /// # Errors
     /// [`ScenarioError::Field`] at `agentic.<path>.<field>`.
     pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-        check_u32(
+        check_range(
+            "agentic",
             &format!("{path}.initial_window"),
             self.initial_window,
             1,
             1_000_000,
         )?;
-        check_u32(
+        check_range(
+            "agentic",
             &format!("{path}.additive_increase"),
             self.additive_increase,
             1,
             1_000_000,
         )?;
-        check_f64(
+        check_range(
+            "agentic",
             &format!("{path}.decrease_factor"),
             self.decrease_factor,
             0.01,
             0.99,
         )?;
-        check_f64(&format!("{path}.usage_low"), self.usage_low, 0.0, 1.0)?;
-        check_f64(&format!("{path}.usage_high"), self.usage_high, 0.0, 1.0)?;
+        check_range(
+            "agentic",
+            &format!("{path}.usage_low"),
+            self.usage_low,
+            0.0,
+            1.0,
+        )?;
+        check_range(
+            "agentic",
+            &format!("{path}.usage_high"),
+            self.usage_high,
+            0.0,
+            1.0,
+        )?;
         if self.usage_high < self.usage_low {
             return Err(field(
                 &format!("{path}.usage_high"),
@@ -95,7 +111,8 @@ impl ConcurParams {
                 ),
             ));
         }
-        check_f64(
+        check_range(
+            "agentic",
             &format!("{path}.hit_rate_threshold"),
             self.hit_rate_threshold,
             0.0,

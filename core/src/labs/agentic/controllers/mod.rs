@@ -24,7 +24,7 @@ pub use request_cap::RequestCap;
 pub use static_cap::StaticCap;
 pub use unbounded::Unbounded;
 
-use crate::scenario::ScenarioError;
+use crate::scenario::{check_range, ScenarioError};
 
 /// The runtime signals a controller reads at each control interval: the ones real engines expose
 /// (KV usage — vLLM's `kv_cache_usage_perc`, SGLang's token usage —, prefix-cache hits and
@@ -192,7 +192,7 @@ impl ControllerSpec {
         match self {
             ControllerSpec::Unbounded => Ok(()),
             ControllerSpec::StaticCap { cap } | ControllerSpec::RequestCap { cap } => {
-                super::params::check_u32(&format!("{path}.cap"), *cap, 1, 1_000_000)
+                check_range("agentic", &format!("{path}.cap"), *cap, 1, 1_000_000)
             }
             ControllerSpec::Concur(p) => p.validate(path),
             ControllerSpec::AimdHistory(p) => p.validate(path),

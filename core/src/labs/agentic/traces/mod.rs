@@ -42,13 +42,14 @@ impl TraceError {
     }
 }
 
-/// Trace formats the lab reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TraceFormat {
-    /// Mooncake's JSON Lines (`timestamp`, `input_length`, `output_length`, `hash_ids`).
-    Mooncake,
-    /// Azure LLM inference CSV (`TIMESTAMP,ContextTokens,GeneratedTokens`).
-    Azure,
+crate::kinds! {
+    /// Trace formats the lab reads.
+    pub enum TraceFormat as "request trace format" {
+        /// Mooncake's JSON Lines (`timestamp`, `input_length`, `output_length`, `hash_ids`).
+        Mooncake = "mooncake", "Mooncake conversation trace (JSON Lines with hash_ids)";
+        /// Azure LLM inference CSV (`TIMESTAMP,ContextTokens,GeneratedTokens`).
+        Azure = "azure", "Azure LLM inference CSV (TIMESTAMP,ContextTokens,GeneratedTokens)";
+    }
 }
 
 /// Guesses the format from the first non-blank characters.

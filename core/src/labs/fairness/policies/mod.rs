@@ -22,49 +22,57 @@ use alloc::collections::BinaryHeap;
 use alloc::vec::Vec;
 use core::cmp::{Ordering, Reverse};
 
-use serde::{Deserialize, Serialize};
-
 use super::params::FairnessParams;
 use super::sim::RoundCtx;
 
-/// The policies the lab knows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PolicyKind {
-    /// First in, first out; never preempts (jobs that do not fit are skipped, the next one that
-    /// fits starts: backfilling).
-    Fifo,
-    /// Shortest job first on oracle durations; never preempts.
-    Sjf,
-    /// Shortest remaining time first on oracle remaining times; preempts at any event.
-    Srtf,
-    /// Tiresias' discretised 2D least-attained-service (Gu et al., NSDI'19).
-    Tiresias,
-    /// Themis' finish-time fairness (Mahajan et al., NSDI'20), at lease boundaries.
-    Themis,
-    /// Instantaneous weighted max-min fair share of GPUs per tenant (DRF-style progressive
-    /// filling; Ghodsi et al., NSDI'11), re-evaluated at every event.
-    FairShare,
-    /// Gandiva-fair's per-tenant tickets with time-sliced stride scheduling (Chaudhary et al.,
-    /// EuroSys'20).
-    GandivaFair,
-    /// Gavel's heterogeneity-aware max-min fairness (Narayanan et al., OSDI'20), in rounds.
-    Gavel,
-    /// ASTRAEA (Ye et al., TPDS'21) as its artifact runs it: per-tenant quotas granted by
-    /// max-min on U/W, leases, block scheduling, starvation and delay-job preemption, jobs of
-    /// a tenant by their long-term fairness F_j (`--job_selection fairness`).
-    Astraea,
-    /// The artifact's 2DAS baseline: ASTRAEA's quota and lease machinery with a tenant's jobs
-    /// by least executed time (`--job_selection 2das`).
-    #[serde(rename = "astraea-2das")]
-    Astraea2das,
-    /// The artifact's Themis baseline: ASTRAEA's machinery with a tenant's jobs by the
-    /// artifact's finish-time fairness, largest first (`--job_selection themis`).
-    AstraeaThemis,
-    /// The artifact's YARN-like baseline: static tenant quotas, FIFO within a tenant, no
-    /// leases (`--job_selection fifo --user_quota static`, lease term unbounded).
-    YarnFifo,
+crate::kinds! {
+    /// The policies the lab knows.
+    pub enum PolicyKind as "fairness policy" {
+        /// First in, first out; never preempts (jobs that do not fit are skipped, the next one that
+        /// fits starts: backfilling).
+        Fifo = "fifo", "FIFO";
+        /// Shortest job first on oracle durations; never preempts.
+        Sjf = "sjf", "SJF (oracle)";
+        /// Shortest remaining time first on oracle remaining times; preempts at any event.
+        Srtf = "srtf", "SRTF (oracle)";
+        /// Tiresias' discretised 2D least-attained-service (Gu et al., NSDI'19).
+        Tiresias = "tiresias", "Tiresias (2D-LAS)";
+        /// Themis' finish-time fairness (Mahajan et al., NSDI'20), at lease boundaries.
+        Themis = "themis", "Themis (finish-time fairness)";
+        /// Instantaneous weighted max-min fair share of GPUs per tenant (DRF-style progressive
+        /// filling; Ghodsi et al., NSDI'11), re-evaluated at every event.
+        FairShare = "fair-share", "Fair share (max-min)";
+        /// Gandiva-fair's per-tenant tickets with time-sliced stride scheduling (Chaudhary et al.,
+        /// EuroSys'20).
+        GandivaFair = "gandiva-fair", "Gandiva-fair";
+        /// Gavel's heterogeneity-aware max-min fairness (Narayanan et al., OSDI'20), in rounds.
+        Gavel = "gavel", "Gavel (max-min)";
+        /// ASTRAEA (Ye et al., TPDS'21) as its artifact runs it: per-tenant quotas granted by
+        /// max-min on U/W, leases, block scheduling, starvation and delay-job preemption, jobs of
+        /// a tenant by their long-term fairness F_j (`--job_selection fairness`).
+        Astraea = "astraea", "ASTRAEA";
+        /// The artifact's 2DAS baseline: ASTRAEA's quota and lease machinery with a tenant's jobs
+        /// by least executed time (`--job_selection 2das`).
+        Astraea2das = "astraea-2das", "2DAS in ASTRAEA's machinery";
+        /// The artifact's Themis baseline: ASTRAEA's machinery with a tenant's jobs by the
+        /// artifact's finish-time fairness, largest first (`--job_selection themis`).
+        AstraeaThemis = "astraea-themis", "Themis in ASTRAEA's machinery";
+        /// The artifact's YARN-like baseline: static tenant quotas, FIFO within a tenant, no
+        /// leases (`--job_selection fifo --user_quota static`, lease term unbounded).
+        YarnFifo = "yarn-fifo", "YARN-like (static quota, FIFO)";
+    }
 }
+
+/// The rows of the survey's map ([`PolicyKind::survey_cell`]): what a scheduler optimises.
+pub const SURVEY_OBJECTIVES: [&str; 3] = ["Efficiency (JCT, utilisation)", "Fairness", "Deadlines"];
+
+/// The columns of the survey's map: how a scheduler uses GPUs.
+pub const SURVEY_RESOURCES: [&str; 4] = [
+    "Exclusive GPUs, gang",
+    "Heterogeneous GPUs",
+    "Shared / time-sliced GPUs",
+    "Elastic jobs",
+];
 
 /// How the ASTRAEA machinery orders one tenant's waiting jobs (the artifact's
 /// `--job_selection`, `alg/scheduler/lease.py` `job_selection`).
@@ -97,17 +105,18 @@ impl JobSelection {
     }
 }
 
-/// How the ASTRAEA machinery sets a tenant's quota for one scheduling round (`--user_quota`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum QuotaMode {
-    /// Phase 1 hands the free GPUs out job by job, max-min on each tenant's U/W: the quota of
-    /// the round is what the tenant holds plus what it was granted (work-conserving across
-    /// tenants).
-    #[default]
-    Fair,
-    /// The static quota Q_u = ⌊G·s_u/Σs⌋ (non-work-conserving).
-    Static,
+crate::kinds! {
+    /// How the ASTRAEA machinery sets a tenant's quota for one scheduling round (`--user_quota`).
+    #[derive(Default)]
+    pub enum QuotaMode as "quota mode" {
+        /// Phase 1 hands the free GPUs out job by job, max-min on each tenant's U/W: the quota
+        /// of the round is what the tenant holds plus what it was granted (work-conserving
+        /// across tenants).
+        #[default]
+        Fair = "fair", "phase-1 max-min grants of the free GPUs (the artifact's `fair`)";
+        /// The static quota Q_u = ⌊G·s_u/Σs⌋ (non-work-conserving).
+        Static = "static", "the static quota ⌊G·s_u/Σs⌋ (the artifact's `static`)";
+    }
 }
 
 /// One run of the ASTRAEA machinery: the order inside it, its quota mode and whether leases
@@ -123,22 +132,6 @@ pub struct QuotaLease {
 }
 
 impl PolicyKind {
-    /// All policies in display order.
-    pub const ALL: [PolicyKind; 12] = [
-        PolicyKind::Fifo,
-        PolicyKind::Sjf,
-        PolicyKind::Srtf,
-        PolicyKind::Tiresias,
-        PolicyKind::Themis,
-        PolicyKind::FairShare,
-        PolicyKind::GandivaFair,
-        PolicyKind::Gavel,
-        PolicyKind::Astraea,
-        PolicyKind::Astraea2das,
-        PolicyKind::AstraeaThemis,
-        PolicyKind::YarnFifo,
-    ];
-
     /// The ASTRAEA machinery this policy runs in, or `None` for a global policy.
     #[must_use]
     pub fn quota_lease(self, quota: QuotaMode) -> Option<QuotaLease> {
@@ -162,48 +155,22 @@ impl PolicyKind {
         self.quota_lease(QuotaMode::Fair).is_some()
     }
 
-    /// The id used in scenario JSON, the CLI and metric keys.
+    /// Where the policy sits on the survey's map of the field (Gao et al., "Deep Learning
+    /// Workload Scheduling in GPU Datacenters: A Survey", ACM Computing Surveys 2024): the
+    /// row in [`SURVEY_OBJECTIVES`] and the column in [`SURVEY_RESOURCES`].
     #[must_use]
-    pub fn id(self) -> &'static str {
+    pub fn survey_cell(self) -> (usize, usize) {
         match self {
-            PolicyKind::Fifo => "fifo",
-            PolicyKind::Sjf => "sjf",
-            PolicyKind::Srtf => "srtf",
-            PolicyKind::Tiresias => "tiresias",
-            PolicyKind::Themis => "themis",
-            PolicyKind::FairShare => "fair-share",
-            PolicyKind::GandivaFair => "gandiva-fair",
-            PolicyKind::Gavel => "gavel",
-            PolicyKind::Astraea => "astraea",
-            PolicyKind::Astraea2das => "astraea-2das",
-            PolicyKind::AstraeaThemis => "astraea-themis",
-            PolicyKind::YarnFifo => "yarn-fifo",
+            PolicyKind::Fifo | PolicyKind::Sjf | PolicyKind::Srtf | PolicyKind::Tiresias => (0, 0),
+            PolicyKind::Themis
+            | PolicyKind::FairShare
+            | PolicyKind::Astraea
+            | PolicyKind::Astraea2das
+            | PolicyKind::AstraeaThemis
+            | PolicyKind::YarnFifo => (1, 0),
+            PolicyKind::Gavel => (1, 1),
+            PolicyKind::GandivaFair => (1, 2),
         }
-    }
-
-    /// Display name.
-    #[must_use]
-    pub fn label(self) -> &'static str {
-        match self {
-            PolicyKind::Fifo => "FIFO",
-            PolicyKind::Sjf => "SJF (oracle)",
-            PolicyKind::Srtf => "SRTF (oracle)",
-            PolicyKind::Tiresias => "Tiresias (2D-LAS)",
-            PolicyKind::Themis => "Themis (finish-time fairness)",
-            PolicyKind::FairShare => "Fair share (max-min)",
-            PolicyKind::GandivaFair => "Gandiva-fair",
-            PolicyKind::Gavel => "Gavel (max-min)",
-            PolicyKind::Astraea => "ASTRAEA",
-            PolicyKind::Astraea2das => "2DAS in ASTRAEA's machinery",
-            PolicyKind::AstraeaThemis => "Themis in ASTRAEA's machinery",
-            PolicyKind::YarnFifo => "YARN-like (static quota, FIFO)",
-        }
-    }
-
-    /// Parses an id.
-    #[must_use]
-    pub fn from_id(id: &str) -> Option<PolicyKind> {
-        PolicyKind::ALL.into_iter().find(|k| k.id() == id)
     }
 
     /// True for the policies that aim at fairness between tenants or jobs.

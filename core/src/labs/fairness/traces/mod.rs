@@ -56,73 +56,22 @@ pub const MAX_GPUS_PER_JOB: u32 = 1_000_000;
 /// Default cap on data rows ([`ReadOptions::max_rows`]).
 pub const DEFAULT_MAX_ROWS: usize = 1_000_000;
 
-/// A trace format that this module reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum TraceFormat {
-    /// Tiresias / ASTRAEA CSV: `job_id,num_gpu,submit_time,iterations,model_name,duration,interval`
-    /// plus an optional tenant column (`tenant`, `user` or `vc`); times in seconds.
-    #[serde(rename = "tiresias")]
-    Tiresias,
-    /// Helios (SC'21) `cluster_log.csv`: `job_id,user,vc,gpu_num,cpu_num,node_num,state,
-    /// submit_time,start_time,end_time,duration,queue`; submit as seconds or `YYYY-MM-DD HH:MM:SS`.
-    #[serde(rename = "helios")]
-    Helios,
-    /// Microsoft Philly (ATC'19) `cluster_job_log`: a JSON array of jobs with attempts.
-    #[serde(rename = "philly")]
-    Philly,
-    /// Alibaba GPU cluster trace v2023 (ATC'23) `openb_pod_list_*.csv`.
-    #[serde(rename = "alibaba-openb")]
-    AlibabaOpenb,
-    /// DIR-LAB per-user job traces (JSSPP'24): `u_id,user,gpu_num,cpu_num,node_num,interval,
-    /// run_time,wall_time,new_status`, `interval` = seconds since the previous row's submission.
-    #[serde(rename = "dirlab")]
-    Dirlab,
-}
-
-impl TraceFormat {
-    /// Every format, in a stable order (for menus and `--help`).
-    pub const ALL: [TraceFormat; 5] = [
-        TraceFormat::Tiresias,
-        TraceFormat::Helios,
-        TraceFormat::Philly,
-        TraceFormat::AlibabaOpenb,
-        TraceFormat::Dirlab,
-    ];
-
-    /// The format's id (`tiresias`, `helios`, `philly`, `alibaba-openb`, `dirlab`).
-    #[must_use]
-    pub fn id(self) -> &'static str {
-        match self {
-            TraceFormat::Tiresias => "tiresias",
-            TraceFormat::Helios => "helios",
-            TraceFormat::Philly => "philly",
-            TraceFormat::AlibabaOpenb => "alibaba-openb",
-            TraceFormat::Dirlab => "dirlab",
-        }
-    }
-
-    /// The format with this id, if any.
-    #[must_use]
-    pub fn from_id(id: &str) -> Option<TraceFormat> {
-        TraceFormat::ALL.into_iter().find(|f| f.id() == id)
-    }
-
-    /// A human-readable name.
-    #[must_use]
-    pub fn label(self) -> &'static str {
-        match self {
-            TraceFormat::Tiresias => "Tiresias / ASTRAEA CSV",
-            TraceFormat::Helios => "Helios cluster_log.csv",
-            TraceFormat::Philly => "Philly cluster_job_log (JSON)",
-            TraceFormat::AlibabaOpenb => "Alibaba v2023 openb_pod_list CSV",
-            TraceFormat::Dirlab => "DIR-LAB per-user job trace CSV",
-        }
-    }
-}
-
-impl fmt::Display for TraceFormat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.id())
+crate::kinds! {
+    /// A trace format that this module reads.
+    pub enum TraceFormat as "trace format" {
+        /// Tiresias / ASTRAEA CSV: `job_id,num_gpu,submit_time,iterations,model_name,duration,interval`
+        /// plus an optional tenant column (`tenant`, `user` or `vc`); times in seconds.
+        Tiresias = "tiresias", "Tiresias / ASTRAEA CSV";
+        /// Helios (SC'21) `cluster_log.csv`: `job_id,user,vc,gpu_num,cpu_num,node_num,state,
+        /// submit_time,start_time,end_time,duration,queue`; submit as seconds or `YYYY-MM-DD HH:MM:SS`.
+        Helios = "helios", "Helios cluster_log.csv";
+        /// Microsoft Philly (ATC'19) `cluster_job_log`: a JSON array of jobs with attempts.
+        Philly = "philly", "Philly cluster_job_log (JSON)";
+        /// Alibaba GPU cluster trace v2023 (ATC'23) `openb_pod_list_*.csv`.
+        AlibabaOpenb = "alibaba-openb", "Alibaba v2023 openb_pod_list CSV";
+        /// DIR-LAB per-user job traces (JSSPP'24): `u_id,user,gpu_num,cpu_num,node_num,interval,
+        /// run_time,wall_time,new_status`, `interval` = seconds since the previous row's submission.
+        Dirlab = "dirlab", "DIR-LAB per-user job trace CSV";
     }
 }
 

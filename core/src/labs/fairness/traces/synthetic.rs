@@ -250,10 +250,7 @@ pub fn generate(spec: &SyntheticSpec) -> Trace {
         }
         let tenant = pick(&tenant_cum, rng.random()) as u32;
         let gpus = spec.gpu_sizes[pick(&size_cum, rng.random())].0;
-        let u1: f64 = rng.random();
-        let u2: f64 = rng.random();
-        let z =
-            libm::sqrt(-2.0 * libm::log(1.0 - u1)) * libm::cos(2.0 * core::f64::consts::PI * u2);
+        let z = crate::units::standard_normal(&mut rng);
         let duration_s = libm::exp(spec.duration_lognormal_mu + spec.duration_lognormal_sigma * z)
             .clamp(1.0, spec.max_duration_s);
         jobs.push(Job {

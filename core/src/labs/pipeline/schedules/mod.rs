@@ -10,63 +10,31 @@ mod zb_h1;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use serde::{Deserialize, Serialize};
-
-/// The schedules the lab knows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum ScheduleKind {
-    /// GPipe (Huang et al., NeurIPS 2019): all forwards, then all backwards.
-    #[serde(rename = "gpipe")]
-    Gpipe,
-    /// 1F1B / PipeDream-flush (Narayanan et al., SC 2021): warm up, then alternate one forward
-    /// and one backward, so at most p − i micro-batches are in flight on stage i.
-    #[serde(rename = "1f1b")]
-    OneFOneB,
-    /// Interleaved 1F1B (Megatron-LM, Narayanan et al., SC 2021): each device holds v model
-    /// chunks; the bubble shrinks by v at the cost of v× more P2P.
-    #[serde(rename = "interleaved")]
-    Interleaved,
-    /// ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024): the backward is split
-    /// into input-gradient B and weight-gradient W; W passes are deferred into the bubbles.
-    #[serde(rename = "zb-h1")]
-    ZbH1,
+crate::kinds! {
+    /// The schedules the lab knows.
+    pub enum ScheduleKind as "schedule" {
+        /// GPipe (Huang et al., NeurIPS 2019): all forwards, then all backwards.
+        Gpipe = "gpipe", "GPipe";
+        /// 1F1B / PipeDream-flush (Narayanan et al., SC 2021): warm up, then alternate one forward
+        /// and one backward, so at most p − i micro-batches are in flight on stage i.
+        OneFOneB = "1f1b", "1F1B";
+        /// Interleaved 1F1B (Megatron-LM, Narayanan et al., SC 2021): each device holds v model
+        /// chunks; the bubble shrinks by v at the cost of v× more P2P.
+        Interleaved = "interleaved", "Interleaved 1F1B";
+        /// ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024): the backward is split
+        /// into input-gradient B and weight-gradient W; W passes are deferred into the bubbles.
+        ZbH1 = "zb-h1", "ZB-H1";
+    }
 }
 
 impl ScheduleKind {
-    /// All schedules in display order.
-    pub const ALL: [ScheduleKind; 4] = [
-        ScheduleKind::Gpipe,
-        ScheduleKind::OneFOneB,
-        ScheduleKind::Interleaved,
-        ScheduleKind::ZbH1,
-    ];
-
-    /// The id used in scenario JSON and metric keys.
+    /// Display name with the chunk count where it matters ("Interleaved 1F1B (v=2)").
     #[must_use]
-    pub fn id(self) -> &'static str {
+    pub fn label_with(self, virtual_stages: u32) -> String {
         match self {
-            ScheduleKind::Gpipe => "gpipe",
-            ScheduleKind::OneFOneB => "1f1b",
-            ScheduleKind::Interleaved => "interleaved",
-            ScheduleKind::ZbH1 => "zb-h1",
+            ScheduleKind::Interleaved => alloc::format!("{} (v={virtual_stages})", self.label()),
+            _ => self.label().into(),
         }
-    }
-
-    /// Display name.
-    #[must_use]
-    pub fn label(self, virtual_stages: u32) -> String {
-        match self {
-            ScheduleKind::Gpipe => "GPipe".into(),
-            ScheduleKind::OneFOneB => "1F1B".into(),
-            ScheduleKind::Interleaved => alloc::format!("Interleaved 1F1B (v={virtual_stages})"),
-            ScheduleKind::ZbH1 => "ZB-H1".into(),
-        }
-    }
-
-    /// Parses an id (`gpipe`, `1f1b`, `interleaved`, `zb-h1`).
-    #[must_use]
-    pub fn from_id(id: &str) -> Option<ScheduleKind> {
-        ScheduleKind::ALL.into_iter().find(|k| k.id() == id)
     }
 
     /// Whether the backward runs as separate B and W ops.

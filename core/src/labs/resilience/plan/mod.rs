@@ -14,8 +14,6 @@ use alloc::collections::BTreeMap;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use serde::{Deserialize, Serialize};
-
 pub use nothing::nothing;
 pub use oobleck::oobleck;
 pub use recycle::recycle;
@@ -144,72 +142,36 @@ impl Health {
     }
 }
 
-/// The strategies compared. Each uses only its own detection: heartbeats for fail-stops
-/// (everyone), ResiHP's FLOPs-aware detector for ResiHP, BOCD plus micro-benchmarks for
-/// Greyhound; the others see no fail-slow at all.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum StrategyKind {
-    /// Do nothing about a fail-slow (the slow device dictates); a fail-stop is handled by a
-    /// checkpoint restart, since the job cannot run on without the GPU.
-    Nothing,
-    /// Checkpoint restart (fail-stop only, found by heartbeat): relaunch from the last
-    /// checkpoint on the healthy GPUs with the same TP × PP layout and fewer replicas.
-    Restart,
-    /// Oobleck-like (fail-stop only): the node that lost a GPU leaves; each affected pipeline is
-    /// re-instantiated from the template for its surviving nodes; the batch is shared by
-    /// pipeline throughput.
-    Oobleck,
-    /// ReCycle-like (fail-stop only): the failed stage's micro-batches are rerouted to the same
-    /// stage of the other replicas, in their pipeline bubbles, until the next restart.
-    Recycle,
-    /// Greyhound-like: BOCD on iteration times, verification by micro-benchmarks (a cost per
-    /// alarm), then S2 micro-batch redistribution across DP replicas (computation), S3
-    /// pipeline re-split (communication) and S4 checkpoint restart without the slow GPUs, each
-    /// once the time lost since the onset exceeds its cost (ski rental).
-    Greyhound,
-    /// ResiHP: regroup TP, repartition PP layers and share DP micro-batches by speed, when the
-    /// gain over the remaining horizon beats the resharding cost.
-    Resihp,
+crate::kinds! {
+    /// The strategies compared. Each uses only its own detection: heartbeats for fail-stops
+    /// (everyone), ResiHP's FLOPs-aware detector for ResiHP, BOCD plus micro-benchmarks for
+    /// Greyhound; the others see no fail-slow at all.
+    pub enum StrategyKind as "strategy" {
+        /// Do nothing about a fail-slow (the slow device dictates); a fail-stop is handled by a
+        /// checkpoint restart, since the job cannot run on without the GPU.
+        Nothing = "nothing", "Do nothing";
+        /// Checkpoint restart (fail-stop only, found by heartbeat): relaunch from the last
+        /// checkpoint on the healthy GPUs with the same TP × PP layout and fewer replicas.
+        Restart = "restart", "Checkpoint restart (fail-stop only)";
+        /// Oobleck-like (fail-stop only): the node that lost a GPU leaves; each affected pipeline is
+        /// re-instantiated from the template for its surviving nodes; the batch is shared by
+        /// pipeline throughput.
+        Oobleck = "oobleck", "Oobleck-like templates (fail-stop only)";
+        /// ReCycle-like (fail-stop only): the failed stage's micro-batches are rerouted to the same
+        /// stage of the other replicas, in their pipeline bubbles, until the next restart.
+        Recycle = "recycle", "ReCycle-like rerouting (fail-stop only)";
+        /// Greyhound-like: BOCD on iteration times, verification by micro-benchmarks (a cost per
+        /// alarm), then S2 micro-batch redistribution across DP replicas (computation), S3
+        /// pipeline re-split (communication) and S4 checkpoint restart without the slow GPUs, each
+        /// once the time lost since the onset exceeds its cost (ski rental).
+        Greyhound = "greyhound", "Greyhound-like (BOCD + benchmarks, S1-S4)";
+        /// ResiHP: regroup TP, repartition PP layers and share DP micro-batches by speed, when the
+        /// gain over the remaining horizon beats the resharding cost.
+        Resihp = "resihp", "ResiHP re-plan";
+    }
 }
 
 impl StrategyKind {
-    /// Every strategy, in table order.
-    pub const ALL: [StrategyKind; 6] = [
-        StrategyKind::Nothing,
-        StrategyKind::Restart,
-        StrategyKind::Oobleck,
-        StrategyKind::Recycle,
-        StrategyKind::Greyhound,
-        StrategyKind::Resihp,
-    ];
-
-    /// Id used in JSON and metric keys.
-    #[must_use]
-    pub fn id(self) -> &'static str {
-        match self {
-            StrategyKind::Nothing => "nothing",
-            StrategyKind::Restart => "restart",
-            StrategyKind::Oobleck => "oobleck",
-            StrategyKind::Recycle => "recycle",
-            StrategyKind::Greyhound => "greyhound",
-            StrategyKind::Resihp => "resihp",
-        }
-    }
-
-    /// Display name.
-    #[must_use]
-    pub fn label(self) -> &'static str {
-        match self {
-            StrategyKind::Nothing => "Do nothing",
-            StrategyKind::Restart => "Checkpoint restart (fail-stop only)",
-            StrategyKind::Oobleck => "Oobleck-like templates (fail-stop only)",
-            StrategyKind::Recycle => "ReCycle-like rerouting (fail-stop only)",
-            StrategyKind::Greyhound => "Greyhound-like (BOCD + benchmarks, S1-S4)",
-            StrategyKind::Resihp => "ResiHP re-plan",
-        }
-    }
-
     /// Whether the strategy reacts to fail-slows at all.
     #[must_use]
     pub fn handles_fail_slow(self) -> bool {

@@ -1,0 +1,193 @@
+//! Where a job's GPUs go: the node sets kept by free count, the placements of
+//! [`Placement`] (best fit, first fit, topology-aware, the artifact's consolidate-or-spread),
+//! the fragmentation of the free GPUs, and which tenant holds which GPUs at an instant (the
+//! page's cluster view).
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::{PolicyRun, Segment, Sim};
+use crate::labs::fairness::params::Placement;
+
+impl Sim<'_> {
+    pub(super) fn fragmentation(&self) -> f64 {
+        if self.free_gpus == 0 {
+            return 0.0;
+        }
+        self.partial_free as f64 / self.free_gpus as f64
+    }
+
+    /// Sets the free GPUs of node `n`, keeping [`Sim::partial_free`].
+    pub(super) fn set_node_free(&mut self, n: usize, free: u32) {
+        let partial = |f: u32| {
+            if f > 0 && f < self.gpus_per_node {
+                u64::from(f)
+            } else {
+                0
+            }
+        };
+        self.partial_free = self.partial_free - partial(self.node_free[n]) + partial(free);
+        let by_free = &mut self.nodes_by_free[self.node_type[n] as usize];
+        by_free[self.node_free[n] as usize].remove(&(n as u32));
+        by_free[free as usize].insert(n as u32);
+        self.node_free[n] = free;
+    }
+
+    /// Picks GPUs for `gpus` on nodes of type `t`, or None.
+    pub(super) fn place(&self, gpus: u32, t: u32) -> Option<Vec<(u32, u32)>> {
+        let gpn = self.gpus_per_node;
+        let nodes =
+            || (0..self.node_free.len() as u32).filter(move |&n| self.node_type[n as usize] == t);
+        let by_free = &self.nodes_by_free[t as usize];
+        // The node of type `t` with the fewest free GPUs ≥ `need`, lowest index first, not in
+        // `exclude`.
+        let best_fit = |need: u32, exclude: &[(u32, u32)]| {
+            (need..=gpn)
+                .flat_map(|f| by_free[f as usize].iter().copied())
+                .find(|n| !exclude.iter().any(|e| e.0 == *n))
+        };
+        match self.params.cluster.placement {
+            Placement::Consolidated => {
+                let full = gpus / gpn;
+                let rest = gpus % gpn;
+                let mut out: Vec<(u32, u32)> = by_free[gpn as usize]
+                    .iter()
+                    .copied()
+                    .take(full as usize)
+                    .map(|n| (n, gpn))
+                    .collect();
+                if out.len() < full as usize {
+                    return None;
+                }
+                if rest > 0 {
+                    let n = best_fit(rest, &out)?;
+                    out.push((n, rest));
+                }
+                Some(out)
+            }
+            Placement::TopologyAware => {
+                if gpus <= gpn {
+                    if let Some(n) = best_fit(gpus, &[]) {
+                        return Some(vec![(n, gpus)]);
+                    }
+                }
+                let mut order: Vec<u32> = nodes()
+                    .filter(|&n| self.node_free[n as usize] > 0)
+                    .collect();
+                order.sort_by_key(|&n| (core::cmp::Reverse(self.node_free[n as usize]), n));
+                take_in_order(&self.node_free, order.into_iter(), gpus)
+            }
+            Placement::FirstFit => take_in_order(
+                &self.node_free,
+                nodes().filter(|&n| self.node_free[n as usize] > 0),
+                gpus,
+            ),
+            Placement::ConsolidateOrSpread => {
+                // Chunks of a node's GPUs, each on the first node with that many free.
+                let mut taken: Vec<(u32, u32)> = Vec::new();
+                let avail = |taken: &[(u32, u32)], n: u32| {
+                    let t: u32 = taken.iter().filter(|e| e.0 == n).map(|e| e.1).sum();
+                    self.node_free[n as usize] - t
+                };
+                let mut missing = gpus;
+                while missing > 0 {
+                    let need = missing.min(gpn);
+                    // The first node in order with `need` free, among the untouched ones (a
+                    // chunk is a node's GPUs or the last rest, so a touched node has fewer).
+                    let Some(n) = (need..=gpn)
+                        .filter_map(|f| {
+                            by_free[f as usize]
+                                .iter()
+                                .copied()
+                                .find(|n| !taken.iter().any(|e| e.0 == *n))
+                        })
+                        .min()
+                    else {
+                        break;
+                    };
+                    taken.push((n, need));
+                    missing -= need;
+                }
+                // Spread what is still missing over the nodes in order.
+                if missing > 0 {
+                    for n in nodes() {
+                        let take = avail(&taken, n).min(missing);
+                        if take > 0 {
+                            taken.push((n, take));
+                            missing -= take;
+                        }
+                        if missing == 0 {
+                            break;
+                        }
+                    }
+                }
+                if missing > 0 {
+                    return None;
+                }
+                let mut merged: Vec<(u32, u32)> = Vec::with_capacity(taken.len());
+                for (n, c) in taken {
+                    match merged.iter_mut().find(|e| e.0 == n) {
+                        Some(e) => e.1 += c,
+                        None => merged.push((n, c)),
+                    }
+                }
+                Some(merged)
+            }
+        }
+    }
+}
+
+fn take_in_order(
+    free: &[u32],
+    nodes: impl Iterator<Item = u32>,
+    gpus: u32,
+) -> Option<Vec<(u32, u32)>> {
+    let mut need = gpus;
+    let mut out = Vec::new();
+    for n in nodes {
+        if need == 0 {
+            break;
+        }
+        let take = free[n as usize].min(need);
+        if take > 0 {
+            out.push((n, take));
+            need -= take;
+        }
+    }
+    (need == 0).then_some(out)
+}
+
+/// GPUs each tenant holds on each node at `t_ns`: per node, (tenant, GPUs) pairs in tenant
+/// order. A segment covers [start, end), so at a job's finish instant its GPUs are free.
+#[must_use]
+pub fn occupancy_at(run: &PolicyRun, nodes: usize, t_ns: u64) -> Vec<Vec<(u32, u32)>> {
+    occupancy_of(&run.segments, |job| run.jobs[job].tenant, nodes, t_ns)
+}
+
+/// [`occupancy_at`] from a run's segments and each job's tenant alone (what the page's cluster
+/// view keeps of a run).
+#[must_use]
+pub fn occupancy_of(
+    segments: &[Segment],
+    tenant_of: impl Fn(usize) -> u32,
+    nodes: usize,
+    t_ns: u64,
+) -> Vec<Vec<(u32, u32)>> {
+    let mut out: Vec<Vec<(u32, u32)>> = vec![Vec::new(); nodes];
+    for seg in segments {
+        if seg.start_ns > t_ns || seg.end_ns <= t_ns {
+            continue;
+        }
+        let tenant = tenant_of(seg.job);
+        for &(n, g) in &seg.alloc {
+            let Some(node) = out.get_mut(n as usize) else {
+                continue;
+            };
+            match node.binary_search_by_key(&tenant, |e| e.0) {
+                Ok(i) => node[i].1 += g,
+                Err(i) => node.insert(i, (tenant, g)),
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,284 @@
+//! The state the simulator keeps of each job and tenant, the per-round view a policy gets
+//! ([`RoundCtx`]), and what a run leaves ([`PolicyRun`]: segments, samples, per-job results).
+
+use alloc::vec::Vec;
+
+use crate::labs::fairness::policies::PolicyKind;
+
+/// Where a job is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Not submitted yet.
+    Pending,
+    /// Submitted, holding no GPUs.
+    Waiting,
+    /// Holding its GPUs.
+    Running,
+    /// Finished.
+    Done,
+}
+
+/// A job's state during a run.
+#[derive(Clone, Debug)]
+pub struct JobState {
+    /// Tenant index.
+    pub tenant: u32,
+    /// GPUs (gang).
+    pub gpus: u32,
+    /// Submission time, ns.
+    pub submit_ns: u64,
+    /// Uninterrupted run time on the reference GPU type, ns (the oracle duration).
+    pub duration_ns: u64,
+    /// Speed per GPU type relative to the reference (empty: 1 everywhere).
+    pub speed: Vec<f64>,
+    /// Life phase.
+    pub phase: Phase,
+    /// Reference work left at the start of the current segment (or now, when not running), ns.
+    pub remaining_ns: u64,
+    /// Wall time the job has held GPUs before the current segment (overheads included), ns.
+    pub executed_ns: u64,
+    /// Start of the current run segment, ns.
+    pub seg_start_ns: u64,
+    /// Checkpoint + resume overhead at the start of the current segment, ns.
+    pub seg_overhead_ns: u64,
+    /// GPU type of the current segment.
+    pub seg_type: u32,
+    /// Overhead the job pays at its next start (after a preemption), ns.
+    pub pending_overhead_ns: u64,
+    /// End of the current lease, ns (leasing policies only).
+    pub lease_end_ns: u64,
+    /// First start, ns (`u64::MAX` before).
+    pub first_start_ns: u64,
+    /// End of the last run segment (submission before the first), ns.
+    pub last_stop_ns: u64,
+    /// Length of the last finished run segment, ns.
+    pub last_segment_ns: u64,
+    /// Finish time, ns (`u64::MAX` before).
+    pub finish_ns: u64,
+    /// Preemptions suffered.
+    pub preemptions: u32,
+    /// Event epoch: completion/lease/wake-up events of older epochs are stale.
+    pub epoch: u32,
+    /// Nodes held: (node, GPUs on it).
+    pub alloc: Vec<(u32, u32)>,
+    /// The tenant's integral ∫ min(gⱼ, Q_u/n_u) dt for this job's gⱼ at its arrival, GPU-ns:
+    /// D_j(t) is that integral at t minus this (see [`TenantState::share_integrals`]).
+    pub deserved_base: f64,
+    /// Leases that expired (ASTRAEA family: the job was checkpointed and re-queued).
+    pub lease_expiries: u32,
+    /// The artifact's finish-time fairness ρ at the last round the job waited in
+    /// (ASTRAEA-Themis orders delay jobs by this value, as the artifact does).
+    pub last_rho: f64,
+}
+
+impl JobState {
+    /// True while the job holds GPUs.
+    #[must_use]
+    pub fn is_running(&self) -> bool {
+        self.phase == Phase::Running
+    }
+
+    /// Speed on GPU type `t`.
+    #[must_use]
+    pub fn speed_on(&self, t: u32) -> f64 {
+        self.speed.get(t as usize).copied().unwrap_or(1.0)
+    }
+
+    /// Wall time held on GPUs up to `now` (overheads included), ns.
+    #[must_use]
+    pub fn executed_at(&self, now: u64) -> u64 {
+        if self.is_running() {
+            self.executed_ns + now.saturating_sub(self.seg_start_ns)
+        } else {
+            self.executed_ns
+        }
+    }
+
+    /// Attained service: GPUs × executed wall time, GPU-ns.
+    #[must_use]
+    pub fn attained_gpu_ns(&self, now: u64) -> u128 {
+        u128::from(self.gpus) * u128::from(self.executed_at(now))
+    }
+
+    /// Reference work done in the current segment up to `now`, ns.
+    pub(crate) fn progress_at(&self, now: u64) -> u64 {
+        if !self.is_running() {
+            return 0;
+        }
+        let worked = now.saturating_sub(self.seg_start_ns + self.seg_overhead_ns);
+        let s = self.speed_on(self.seg_type);
+        let p = if s == 1.0 {
+            worked
+        } else {
+            libm::floor(worked as f64 * s) as u64
+        };
+        p.min(self.remaining_ns)
+    }
+
+    /// Reference work left at `now`, ns.
+    #[must_use]
+    pub fn remaining_at(&self, now: u64) -> u64 {
+        self.remaining_ns - self.progress_at(now)
+    }
+
+    /// Reference work done so far, ns.
+    #[must_use]
+    pub fn done_at(&self, now: u64) -> u64 {
+        self.duration_ns - self.remaining_at(now)
+    }
+
+    /// Reference work done before the current segment (all of it when not running), ns.
+    #[must_use]
+    pub fn done_before_segment(&self) -> u64 {
+        self.duration_ns - self.remaining_ns
+    }
+}
+
+/// A tenant's state during a run.
+#[derive(Clone, Debug)]
+pub struct TenantState {
+    /// Weight s_u.
+    pub weight: f64,
+    /// Quota Q_u = max(1, ⌊G·s_u/Σs⌋), GPUs (ASTRAEA).
+    pub quota: u64,
+    /// GPUs its running jobs hold now.
+    pub running_gpus: u64,
+    /// Per GPU count g of its jobs so far: ∫ min(g, Q_u/n_u) dt, GPU-ns, with n_u its active
+    /// jobs (constant between events); a job's D_j is the growth of its g's integral since it
+    /// arrived. Sorted by g.
+    pub share_integrals: Vec<(u32, f64)>,
+    /// `share_integrals` are integrated up to this time, ns.
+    pub accrued_to_ns: u64,
+    /// GPUs its active (waiting or running) jobs ask for, Σ gⱼ.
+    pub demand_gpus: u64,
+    /// Active jobs.
+    pub active_jobs: u32,
+    /// Used GPU-ns per window bucket (ring of `buckets + 1` slots, indexed by bucket number
+    /// mod `buckets + 1`: the current bucket and the `buckets` completed ones before it).
+    pub used_ring: Vec<u128>,
+    /// Deserved GPU-ns (rate min(demand, quota)) per window bucket.
+    pub deserved_ring: Vec<u128>,
+    /// Entitled GPU-ns (rate quota) per window bucket.
+    pub entitled_ring: Vec<u128>,
+    /// Used GPU-ns over the whole run.
+    pub used_total: u128,
+    /// Deserved GPU-ns over the whole run.
+    pub deserved_total: u128,
+    /// The rings and totals are integrated up to this time, ns: a tenant is brought up to
+    /// date when its rates (held GPUs, demand) change, before a global policy's round, and for
+    /// all tenants at every window-bucket boundary, so between events nothing is done for a
+    /// tenant whose rates did not change.
+    pub accounted_to_ns: u64,
+    /// Used GPU-ns over the completed buckets of the window (the artifact's U_u over the last
+    /// 24 whole hours), as f64; changes only when a bucket completes.
+    pub used_window: f64,
+    /// Entitled GPU-ns (rate Q_u) over the completed buckets of the window (W_u), as f64.
+    pub entitled_window: f64,
+}
+
+/// Sum of a window ring over the completed buckets only (every slot but the current one,
+/// `cur_slot`): the ASTRAEA artifact's window of the last 24 whole hours.
+#[must_use]
+pub fn completed_window(ring: &[u128], cur_slot: usize) -> u128 {
+    ring.iter().sum::<u128>() - ring[cur_slot]
+}
+
+/// What a policy sees at a scheduling round.
+pub struct RoundCtx<'a> {
+    /// Now, ns.
+    pub now_ns: u64,
+    /// Active jobs (waiting or running; only waiting ones for a policy that never preempts),
+    /// ascending index (= submission order).
+    pub active: &'a [usize],
+    /// Every job of the trace.
+    pub jobs: &'a [JobState],
+    /// Every tenant.
+    pub tenants: &'a [TenantState],
+    /// GPUs in the cluster, G.
+    pub total_gpus: u64,
+    /// GPUs per type.
+    pub gpus_by_type: &'a [u64],
+}
+
+/// One run segment of a job: it held `alloc` from `start_ns` to `end_ns`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Segment {
+    /// Job index.
+    pub job: usize,
+    /// Start, ns.
+    pub start_ns: u64,
+    /// End, ns.
+    pub end_ns: u64,
+    /// (node, GPUs on it).
+    pub alloc: Vec<(u32, u32)>,
+}
+
+/// Metrics sampled at one window-bucket boundary.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    /// Time, ns.
+    pub t_ns: u64,
+    /// Each tenant's windowed fairness F_u = U_u/D_u (None when it deserved nothing).
+    pub tenant_f: Vec<Option<f64>>,
+    /// Waiting jobs.
+    pub queue_len: u32,
+    /// GPUs busy.
+    pub busy_gpus: u64,
+    /// Share of the free GPUs that sit on partly used nodes (fragmentation), 0–1.
+    pub fragmentation: f64,
+    /// Each tenant's used GPU-time in the bucket that just ended, as a share of the cluster's
+    /// GPU-time in that bucket (G × bucket length), 0–1.
+    pub tenant_used_share: Vec<f64>,
+    /// Each tenant's deserved GPU-time (rate min(demand, quota)) in the bucket that just ended,
+    /// as a share of the cluster's GPU-time in that bucket.
+    pub tenant_deserved_share: Vec<f64>,
+}
+
+/// Everything one policy's run produced.
+#[derive(Clone, Debug)]
+pub struct PolicyRun {
+    /// The policy.
+    pub kind: PolicyKind,
+    /// Final job states (submit, first start, finish, executed, …).
+    pub jobs: Vec<JobState>,
+    /// Final tenant states (totals).
+    pub tenants: Vec<TenantState>,
+    /// Every run segment, in end order.
+    pub segments: Vec<Segment>,
+    /// Samples at bucket boundaries.
+    pub samples: Vec<Sample>,
+    /// Per tenant: (time ns, GPUs held from then on) at every change.
+    pub tenant_gpus: Vec<Vec<(u64, u64)>>,
+    /// GPU-ns the cluster was busy (jobs holding GPUs, overheads included).
+    pub busy_gpu_ns: u128,
+    /// Deserved GPU-ns of every job at its finish (gⱼ·ΔΦ), index = job.
+    pub job_deserved_gpu_ns: Vec<f64>,
+    /// Preemptions in all.
+    pub preemptions: u64,
+    /// Rounds in which a chosen job could not be placed although enough GPUs were free.
+    pub placement_blocks: u64,
+    /// Scheduling rounds run.
+    pub rounds: u64,
+    /// Events processed.
+    pub events: u64,
+    /// GPUs in the cluster.
+    pub total_gpus: u64,
+    /// Time of the first submission, ns.
+    pub first_submit_ns: u64,
+    /// Time of the last finish, ns.
+    pub last_finish_ns: u64,
+    /// Integral of free-GPU fragmentation share over time (for its time average), ns.
+    pub fragmentation_integral: f64,
+}
+
+/// Adds `dt` ns at tenant `u`'s current rates (held GPUs, deserved min(demand, Q_u), entitled
+/// Q_u) to ring slot `slot` and to its totals.
+pub(super) fn accrue_rings(u: &mut TenantState, slot: usize, dt: u128) {
+    let used = u128::from(u.running_gpus) * dt;
+    let des = u128::from(u.demand_gpus.min(u.quota)) * dt;
+    u.used_ring[slot] += used;
+    u.deserved_ring[slot] += des;
+    u.entitled_ring[slot] += u128::from(u.quota) * dt;
+    u.used_total += used;
+    u.deserved_total += des;
+}
