@@ -22,16 +22,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::hw::{Calibration, GpuKind, GpuProfile, LinkProfile, Topology};
 
-/// Element data type of a kernel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Dtype {
-    /// bfloat16.
-    Bf16,
-    /// IEEE half precision.
-    Fp16,
-    /// IEEE single precision.
-    Fp32,
+crate::kinds! {
+    /// Element data type of a kernel.
+    pub enum Dtype as "dtype" {
+        /// bfloat16.
+        Bf16 = "bf16";
+        /// IEEE half precision.
+        Fp16 = "fp16";
+        /// IEEE single precision.
+        Fp32 = "fp32";
+    }
 }
 
 impl Dtype {

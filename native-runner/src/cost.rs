@@ -7,17 +7,17 @@
 //! - `bubblelab cost sweep --kind all-reduce --ranks 8`: the same by message size, 2 KiB to
 //!   1 GiB.
 //!
-//! Every flag is parsed here (not by clap's value parsers) so that a bad value ends in one
+//! The Reports are built by the core's cost lab (`bubblelab_core::labs::cost::{gemm_report,
+//! collective_report, sweep_report}`); this file parses the flags and loads the profile. Every
+//! flag is parsed here (not by clap's value parsers) so that a bad value ends in one
 //! `error: --flag: …` line with exit code 2, like the other commands' input errors.
 
 use std::path::PathBuf;
 
-use bubblelab_core::cost::{
-    gemm_flops, CollectiveKind, ComputeKind, ComputeWork, CostModel, Dtype, Group,
-};
+use bubblelab_core::cost::{CollectiveKind, CostModel, Group};
 use bubblelab_core::hw::{Calibration, GpuKind};
-use bubblelab_core::report::{Cell, Report, Series, Table};
-use bubblelab_core::units::format_bytes;
+use bubblelab_core::labs::cost;
+use bubblelab_core::report::Report;
 use clap::{Args, Subcommand};
 
 use crate::error::Failure;
@@ -126,16 +126,13 @@ pub fn cost(args: &CostArgs) -> Result<(), Failure> {
         CostCommand::Collective(a) => (collective(a)?, a.common.format),
         CostCommand::Sweep(a) => (sweep(a)?, a.common.format),
     };
-    let text = match format {
-        Format::Text => report.to_text(),
-        Format::Json => {
-            let mut json = report.to_json_pretty();
-            json.push('\n');
-            json
-        }
-        Format::Csv => report.to_csv(),
-    };
-    files::write_stdout(&text)
+    crate::run::print_report(
+        &report,
+        &crate::ReportOutput {
+            format,
+            trace: None,
+        },
+    )
 }
 
 fn bad(flag: &str, message: impl std::fmt::Display) -> Failure {
@@ -224,18 +221,6 @@ fn parse_kind(text: &str) -> Result<CollectiveKind, Failure> {
     text.trim().parse().map_err(|e| bad("kind", format!("{e}")))
 }
 
-fn parse_dtype(text: &str) -> Result<Dtype, Failure> {
-    match text.trim() {
-        "bf16" => Ok(Dtype::Bf16),
-        "fp16" => Ok(Dtype::Fp16),
-        "fp32" => Ok(Dtype::Fp32),
-        other => Err(bad(
-            "dtype",
-            format!("unknown dtype `{other}`; known: bf16, fp16, fp32"),
-        )),
-    }
-}
-
 /// The model of `--gpu`, with `--profile` if given.
 fn model(common: &Common) -> Result<CostModel, Failure> {
     let model = CostModel::new(parse_gpu(&common.gpu)?);
@@ -273,85 +258,17 @@ fn group(
     Ok(Group::new(ranks, per_node))
 }
 
-fn group_text(g: Group) -> String {
-    if g.spans_nodes() {
-        format!(
-            "{} ranks on {} nodes ({} per node)",
-            g.ranks,
-            g.nodes(),
-            g.per_node()
-        )
-    } else {
-        format!("{} ranks on one node", g.ranks)
-    }
-}
-
 fn gemm(args: &GemmArgs) -> Result<Report, Failure> {
     let mut model = model(&args.common)?;
-    model.dtype = parse_dtype(&args.dtype)?;
+    model.dtype = args
+        .dtype
+        .trim()
+        .parse()
+        .map_err(|e| bad("dtype", format!("{e}")))?;
     let dims = [("m", &args.m), ("n", &args.n), ("k", &args.k)]
-        .map(|(flag, text)| parse_count(flag, text, 1, 1 << 24).map(|v| v as f64));
+        .map(|(flag, text)| parse_count(flag, text, 1, 1 << 24));
     let [m, n, k] = dims;
-    let (m, n, k) = (m?, n?, k?);
-    let element = f64::from(model.dtype.bytes());
-    let work = ComputeWork {
-        kind: ComputeKind::Gemm,
-        flops: gemm_flops(m, n, k),
-        bytes: element * (m * k + k * n + m * n),
-    };
-    let time_ns = model.compute_ns(&work);
-    let peak = model.gpu.peak_flops_per_s(model.dtype);
-    let achieved = work.flops / (time_ns * 1e-9);
-    let dtype = args.dtype.trim();
-    let mut report = Report {
-        lab: "cost".into(),
-        title: format!("GEMM {m}×{n}×{k} {dtype} on {}", model.gpu.name),
-        ..Report::default()
-    };
-    report.push_metric("gemm.time_us", "GEMM time", time_ns / 1e3, "µs");
-    report.push_metric(
-        "gemm.achieved_tflops",
-        "achieved",
-        achieved / 1e12,
-        "TFLOP/s",
-    );
-    report.push_metric("gemm.efficiency", "share of peak", achieved / peak, "ratio");
-    report.push_metric(
-        "gemm.peak_tflops",
-        format!("{dtype} peak").as_str(),
-        peak / 1e12,
-        "TFLOP/s",
-    );
-    report.push_metric("gemm.flops", "FLOPs (2·m·n·k)", work.flops, "FLOP");
-    report.push_metric(
-        "gemm.bytes",
-        "bytes read and written (A, B, C once)",
-        work.bytes,
-        "bytes",
-    );
-    let memory_ns = model.compute_ns(&ComputeWork {
-        kind: ComputeKind::MemoryBound,
-        flops: 0.0,
-        bytes: work.bytes,
-    });
-    let bound = if memory_ns >= time_ns {
-        "memory-bound"
-    } else {
-        "compute-bound"
-    };
-    report.findings.push(format!(
-        "{bound}: {:.1} TFLOP/s, {:.0} % of the {dtype} peak of {} (includes {:.0} µs launch).",
-        achieved / 1e12,
-        100.0 * achieved / peak,
-        model.gpu.name,
-        model.gpu.launch_overhead_ns / 1e3
-    ));
-    if model.calibration.is_some() {
-        report
-            .findings
-            .push("Times from the calibrated profile's measured curves.".into());
-    }
-    Ok(report)
+    Ok(cost::gemm_report(&model, m?, n?, k?))
 }
 
 fn collective(args: &CollectiveArgs) -> Result<Report, Failure> {
@@ -364,85 +281,7 @@ fn collective(args: &CollectiveArgs) -> Result<Report, Failure> {
         args.ranks_per_node.as_deref(),
         model.topology.gpus_per_node,
     )?;
-    let n = bytes as f64;
-    let time_ns = model.collective_ns(kind, n, g);
-    let mut report = Report {
-        lab: "cost".into(),
-        title: format!(
-            "{} of {} on {} of {}",
-            kind.id(),
-            format_bytes(n),
-            group_text(g),
-            model.gpu.name
-        ),
-        ..Report::default()
-    };
-    report.push_metric("collective.time_us", "collective time", time_ns / 1e3, "µs");
-    report.push_metric(
-        "collective.algbw_gb_per_s",
-        "algorithm bandwidth (bytes / time)",
-        model.algorithm_bandwidth_bytes_per_s(kind, n, g) / 1e9,
-        "GB/s",
-    );
-    report.push_metric(
-        "collective.busbw_gb_per_s",
-        "bus bandwidth (NCCL-tests convention)",
-        model.bus_bandwidth_bytes_per_s(kind, n, g) / 1e9,
-        "GB/s",
-    );
-    report.push_metric("collective.bytes", "message size", n, "bytes");
-    report.push_metric(
-        "collective.nodes",
-        "nodes spanned",
-        f64::from(g.nodes()),
-        "count",
-    );
-    report.push_metric(
-        "collective.compute_slowdown",
-        "compute slowdown while it runs",
-        model.compute_slowdown(g),
-        "ratio",
-    );
-    if kind == CollectiveKind::AllReduce {
-        report.push_metric(
-            "collective.tree_time_us",
-            "same AllReduce with the tree algorithm",
-            model.tree_all_reduce_ns(n, g) / 1e3,
-            "µs",
-        );
-    }
-    let link = if g.spans_nodes() {
-        &model.topology.inter
-    } else {
-        &model.topology.intra
-    };
-    report.findings.push(if g.spans_nodes() {
-        format!(
-            "Hierarchical across {} nodes: {} inside each node, {} between nodes.",
-            g.nodes(),
-            model.topology.intra.name,
-            link.name
-        )
-    } else {
-        format!("Ring over {} on one node.", link.name)
-    });
-    if model
-        .calibration
-        .as_ref()
-        .is_some_and(|c| c.collective_curve(kind, g.ranks, g.per_node()).is_some())
-    {
-        report
-            .findings
-            .push("Time from the calibrated profile's measured curve.".into());
-    }
-    Ok(report)
-}
-
-/// Message sizes of a sweep: 2 KiB × 4^i up to 512 MiB, then 1 GiB.
-fn sweep_sizes() -> Vec<u64> {
-    let mut sizes: Vec<u64> = (0..10).map(|i| 2048u64 << (2 * i)).collect();
-    sizes.push(1 << 30);
-    sizes
+    Ok(cost::collective_report(&model, kind, bytes, g))
 }
 
 fn sweep(args: &SweepArgs) -> Result<Report, Failure> {
@@ -454,61 +293,7 @@ fn sweep(args: &SweepArgs) -> Result<Report, Failure> {
         args.ranks_per_node.as_deref(),
         model.topology.gpus_per_node,
     )?;
-    let mut report = Report {
-        lab: "cost".into(),
-        title: format!(
-            "{} by message size on {} of {}",
-            kind.id(),
-            group_text(g),
-            model.gpu.name
-        ),
-        ..Report::default()
-    };
-    let mut table = Table {
-        key: "sweep".into(),
-        title: format!("{} on {}", kind.id(), group_text(g)),
-        columns: ["size", "bytes", "time (µs)", "algbw (GB/s)", "busbw (GB/s)"]
-            .into_iter()
-            .map(String::from)
-            .collect(),
-        rows: Vec::new(),
-    };
-    let mut curve = Vec::new();
-    for bytes in sweep_sizes() {
-        let n = bytes as f64;
-        let busbw = model.bus_bandwidth_bytes_per_s(kind, n, g) / 1e9;
-        table.rows.push(vec![
-            Cell::Text(format_bytes(n)),
-            Cell::Num(n),
-            Cell::Num(model.collective_ns(kind, n, g) / 1e3),
-            Cell::Num(model.algorithm_bandwidth_bytes_per_s(kind, n, g) / 1e9),
-            Cell::Num(busbw),
-        ]);
-        curve.push((n.log2(), busbw));
-    }
-    let smallest = sweep_sizes()[0] as f64;
-    report.push_metric(
-        "sweep.latency_us",
-        "time of the smallest message (2 KiB)",
-        model.collective_ns(kind, smallest, g) / 1e3,
-        "µs",
-    );
-    let top = curve.iter().map(|p| p.1).fold(0.0, f64::max);
-    report.push_metric(
-        "sweep.max_busbw_gb_per_s",
-        "highest bus bandwidth in the sweep",
-        top,
-        "GB/s",
-    );
-    report.tables.push(table);
-    report.series.push(Series {
-        name: format!("{} on {} ranks", kind.id(), g.ranks),
-        chart: "bus_bandwidth".into(),
-        x_label: "log2(message bytes)".into(),
-        y_label: "bus bandwidth (GB/s)".into(),
-        points: curve,
-    });
-    Ok(report)
+    Ok(cost::sweep_report(&model, kind, g))
 }
 
 #[cfg(test)]

@@ -11,10 +11,11 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use crate::cost::vidur::parse_vidur_csv;
-use crate::cost::{gemm_flops, CollectiveKind, ComputeKind, ComputeWork, CostModel, Group};
+use crate::cost::{gemm_flops, CollectiveKind, ComputeKind, ComputeWork, CostModel, Dtype, Group};
 use crate::hw::GpuKind;
 use crate::report::{Cell, Report, Series, Table};
 use crate::scenario::ScenarioError;
+use crate::units::format_bytes;
 
 /// What to cost.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -103,12 +104,14 @@ impl CostParams {
     }
 }
 
-fn gemm_work(m: u64, n: u64, k: u64) -> ComputeWork {
+/// The work of a GEMM C[m×n] = A[m×k]·B[k×n] of `dtype`: 2·m·n·k FLOPs, A, B and C moved
+/// once.
+fn gemm_work(m: u64, n: u64, k: u64, dtype: Dtype) -> ComputeWork {
     let (m, n, k) = (m as f64, n as f64, k as f64);
     ComputeWork {
         kind: ComputeKind::Gemm,
         flops: gemm_flops(m, n, k),
-        bytes: 2.0 * (m * k + k * n + m * n),
+        bytes: f64::from(dtype.bytes()) * (m * k + k * n + m * n),
     }
 }
 
@@ -149,7 +152,7 @@ pub fn run(params: &CostParams) -> Result<Report, ScenarioError> {
         model.bus_bandwidth_bytes_per_s(params.collective, params.bytes as f64, group) / 1e9,
         "GB/s",
     );
-    let work = gemm_work(params.gemm_m, params.gemm_n, params.gemm_k);
+    let work = gemm_work(params.gemm_m, params.gemm_n, params.gemm_k, model.dtype);
     let g_ns = model.compute_ns(&work);
     report.push_metric("gemm_us", "GEMM time", g_ns / 1e3, "µs");
     report.push_metric(
@@ -246,7 +249,7 @@ pub fn run(params: &CostParams) -> Result<Report, ScenarioError> {
         points: (6..=14)
             .map(|e| {
                 let n = 1u64 << e;
-                let w = gemm_work(n, n, n);
+                let w = gemm_work(n, n, n, model.dtype);
                 (
                     f64::from(e),
                     w.flops / model.compute_ns(&w) * 1e9 / model.gpu.peak_bf16_flops_per_s,
@@ -347,4 +350,234 @@ impl crate::scenario::LabParams for CostParams {
     fn run_lab(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<Report, ScenarioError> {
         crate::scenario::one_step(progress, || run(self))
     }
+}
+
+/// How a group reads in titles: "8 ranks on one node", "16 ranks on 2 nodes (8 per node)".
+fn group_text(g: Group) -> String {
+    if g.spans_nodes() {
+        format!(
+            "{} ranks on {} nodes ({} per node)",
+            g.ranks,
+            g.nodes(),
+            g.per_node()
+        )
+    } else {
+        format!("{} ranks on one node", g.ranks)
+    }
+}
+
+/// One GEMM C[m×n] = A[m×k]·B[k×n] of the model's dtype under `model` (its calibrated curve
+/// when it has one): time, achieved TFLOP/s, share of the dtype's peak, FLOPs and bytes, and
+/// whether memory or compute bounds it (`bubblelab cost gemm`). Metric keys `gemm.*`.
+#[must_use]
+pub fn gemm_report(model: &CostModel, m: u64, n: u64, k: u64) -> Report {
+    let work = gemm_work(m, n, k, model.dtype);
+    let time_ns = model.compute_ns(&work);
+    let peak = model.gpu.peak_flops_per_s(model.dtype);
+    let achieved = work.flops / (time_ns * 1e-9);
+    let dtype = model.dtype.id();
+    let mut report = Report {
+        lab: "cost".into(),
+        title: format!("GEMM {m}×{n}×{k} {dtype} on {}", model.gpu.name),
+        ..Report::default()
+    };
+    report.push_metric("gemm.time_us", "GEMM time", time_ns / 1e3, "µs");
+    report.push_metric(
+        "gemm.achieved_tflops",
+        "achieved",
+        achieved / 1e12,
+        "TFLOP/s",
+    );
+    report.push_metric("gemm.efficiency", "share of peak", achieved / peak, "ratio");
+    report.push_metric(
+        "gemm.peak_tflops",
+        format!("{dtype} peak").as_str(),
+        peak / 1e12,
+        "TFLOP/s",
+    );
+    report.push_metric("gemm.flops", "FLOPs (2·m·n·k)", work.flops, "FLOP");
+    report.push_metric(
+        "gemm.bytes",
+        "bytes read and written (A, B, C once)",
+        work.bytes,
+        "bytes",
+    );
+    let memory_ns = model.compute_ns(&ComputeWork {
+        kind: ComputeKind::MemoryBound,
+        flops: 0.0,
+        bytes: work.bytes,
+    });
+    let bound = if memory_ns >= time_ns {
+        "memory-bound"
+    } else {
+        "compute-bound"
+    };
+    report.findings.push(format!(
+        "{bound}: {:.1} TFLOP/s, {:.0} % of the {dtype} peak of {} (includes {:.0} µs launch).",
+        achieved / 1e12,
+        100.0 * achieved / peak,
+        model.gpu.name,
+        model.gpu.launch_overhead_ns / 1e3
+    ));
+    if model.calibration.is_some() {
+        report
+            .findings
+            .push("Times from the calibrated profile's measured curves.".into());
+    }
+    report
+}
+
+/// One collective of `bytes` on `group` under `model`: time, algorithm and bus bandwidth,
+/// nodes spanned, the compute slowdown while it runs, and for AllReduce the tree algorithm's
+/// time (`bubblelab cost collective`). Metric keys `collective.*`.
+#[must_use]
+pub fn collective_report(
+    model: &CostModel,
+    kind: CollectiveKind,
+    bytes: u64,
+    group: Group,
+) -> Report {
+    let g = group;
+    let n = bytes as f64;
+    let time_ns = model.collective_ns(kind, n, g);
+    let mut report = Report {
+        lab: "cost".into(),
+        title: format!(
+            "{} of {} on {} of {}",
+            kind.id(),
+            format_bytes(n),
+            group_text(g),
+            model.gpu.name
+        ),
+        ..Report::default()
+    };
+    report.push_metric("collective.time_us", "collective time", time_ns / 1e3, "µs");
+    report.push_metric(
+        "collective.algbw_gb_per_s",
+        "algorithm bandwidth (bytes / time)",
+        model.algorithm_bandwidth_bytes_per_s(kind, n, g) / 1e9,
+        "GB/s",
+    );
+    report.push_metric(
+        "collective.busbw_gb_per_s",
+        "bus bandwidth (NCCL-tests convention)",
+        model.bus_bandwidth_bytes_per_s(kind, n, g) / 1e9,
+        "GB/s",
+    );
+    report.push_metric("collective.bytes", "message size", n, "bytes");
+    report.push_metric(
+        "collective.nodes",
+        "nodes spanned",
+        f64::from(g.nodes()),
+        "count",
+    );
+    report.push_metric(
+        "collective.compute_slowdown",
+        "compute slowdown while it runs",
+        model.compute_slowdown(g),
+        "ratio",
+    );
+    if kind == CollectiveKind::AllReduce {
+        report.push_metric(
+            "collective.tree_time_us",
+            "same AllReduce with the tree algorithm",
+            model.tree_all_reduce_ns(n, g) / 1e3,
+            "µs",
+        );
+    }
+    let link = if g.spans_nodes() {
+        &model.topology.inter
+    } else {
+        &model.topology.intra
+    };
+    report.findings.push(if g.spans_nodes() {
+        format!(
+            "Hierarchical across {} nodes: {} inside each node, {} between nodes.",
+            g.nodes(),
+            model.topology.intra.name,
+            link.name
+        )
+    } else {
+        format!("Ring over {} on one node.", link.name)
+    });
+    if model
+        .calibration
+        .as_ref()
+        .is_some_and(|c| c.collective_curve(kind, g.ranks, g.per_node()).is_some())
+    {
+        report
+            .findings
+            .push("Time from the calibrated profile's measured curve.".into());
+    }
+    report
+}
+
+/// Message sizes of a sweep: 2 KiB × 4^i up to 512 MiB, then 1 GiB.
+fn sweep_sizes() -> Vec<u64> {
+    let mut sizes: Vec<u64> = (0..10).map(|i| 2048u64 << (2 * i)).collect();
+    sizes.push(1 << 30);
+    sizes
+}
+
+/// `kind` on `group` by message size, 2 KiB to 1 GiB: a table of time, algorithm and bus
+/// bandwidth, the bus-bandwidth curve, the smallest message's time and the highest bus
+/// bandwidth (`bubblelab cost sweep`). Metric keys `sweep.*`.
+#[must_use]
+pub fn sweep_report(model: &CostModel, kind: CollectiveKind, group: Group) -> Report {
+    let g = group;
+    let mut report = Report {
+        lab: "cost".into(),
+        title: format!(
+            "{} by message size on {} of {}",
+            kind.id(),
+            group_text(g),
+            model.gpu.name
+        ),
+        ..Report::default()
+    };
+    let mut table = Table {
+        key: "sweep".into(),
+        title: format!("{} on {}", kind.id(), group_text(g)),
+        columns: ["size", "bytes", "time (µs)", "algbw (GB/s)", "busbw (GB/s)"]
+            .into_iter()
+            .map(String::from)
+            .collect(),
+        rows: Vec::new(),
+    };
+    let mut curve = Vec::new();
+    for bytes in sweep_sizes() {
+        let n = bytes as f64;
+        let busbw = model.bus_bandwidth_bytes_per_s(kind, n, g) / 1e9;
+        table.rows.push(alloc::vec![
+            Cell::Text(format_bytes(n)),
+            Cell::Num(n),
+            Cell::Num(model.collective_ns(kind, n, g) / 1e3),
+            Cell::Num(model.algorithm_bandwidth_bytes_per_s(kind, n, g) / 1e9),
+            Cell::Num(busbw),
+        ]);
+        curve.push((libm::log2(n), busbw));
+    }
+    let smallest = sweep_sizes()[0] as f64;
+    report.push_metric(
+        "sweep.latency_us",
+        "time of the smallest message (2 KiB)",
+        model.collective_ns(kind, smallest, g) / 1e3,
+        "µs",
+    );
+    let top = curve.iter().map(|p| p.1).fold(0.0, f64::max);
+    report.push_metric(
+        "sweep.max_busbw_gb_per_s",
+        "highest bus bandwidth in the sweep",
+        top,
+        "GB/s",
+    );
+    report.tables.push(table);
+    report.series.push(Series {
+        name: format!("{} on {} ranks", kind.id(), g.ranks),
+        chart: "bus_bandwidth".into(),
+        x_label: "log2(message bytes)".into(),
+        y_label: "bus bandwidth (GB/s)".into(),
+        points: curve,
+    });
+    report
 }
