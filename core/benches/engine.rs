@@ -155,7 +155,7 @@ fn bench_simulate(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(5));
     group.throughput(Throughput::Elements(sim.events));
     group.bench_function("wavefront", |b| {
-        b.iter(|| engine::simulate(black_box(&graph)).map(|s| s.events))
+        b.iter(|| engine::simulate(black_box(&graph)).map(|s| s.events));
     });
     group.finish();
 }
@@ -212,7 +212,7 @@ fn bench_pipeline(c: &mut Criterion) {
         println!("pipeline_run/{name}: {total_events} events in all, {spans} spans in the Report");
         group.throughput(Throughput::Elements(total_events));
         group.bench_function(name, |b| {
-            b.iter(|| bubblelab_core::run(black_box(&scenario)).map(|r| r.metrics.len()))
+            b.iter(|| bubblelab_core::run(black_box(&scenario)).map(|r| r.metrics.len()));
         });
     }
     // One schedule without the Report: the simulation share of the whole run.
@@ -221,7 +221,7 @@ fn bench_pipeline(c: &mut Criterion) {
     let events = run_schedule(&params, kind).map_or(0, |r| r.events);
     group.throughput(Throughput::Elements(events));
     group.bench_function(format!("p64_m512_v4_{}_schedule_only", kind.id()), |b| {
-        b.iter(|| run_schedule(black_box(&params), kind).map(|r| r.events))
+        b.iter(|| run_schedule(black_box(&params), kind).map(|r| r.events));
     });
     group.finish();
 }

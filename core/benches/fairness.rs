@@ -96,7 +96,7 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("fairness");
     g.sampling_mode(SamplingMode::Flat);
     g.sample_size(10);
-    g.measurement_time(Duration::from_secs(60));
+    g.measurement_time(Duration::from_mins(1));
     g.bench_function("all_policies_10k_jobs", |b| {
         b.iter(|| {
             for kind in PolicyKind::ALL {

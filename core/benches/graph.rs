@@ -40,16 +40,16 @@ fn bench_gpt3_stage(c: &mut Criterion) {
     let mut group = c.benchmark_group("graph");
     group.sample_size(20);
     group.bench_function("gpt3_175b_stage_build", |b| {
-        b.iter(|| build(black_box(&model), &par, &work).map(|g| g.node_count()))
+        b.iter(|| build(black_box(&model), &par, &work).map(|g| g.node_count()));
     });
     group.bench_function("gpt3_175b_stage_simulate", |b| {
-        b.iter(|| simulate(black_box(&graph), &cost).map(|s| s.makespan_ns))
+        b.iter(|| simulate(black_box(&graph), &cost).map(|s| s.makespan_ns));
     });
     group.bench_function("gpt3_175b_stage_build_and_simulate", |b| {
         b.iter(|| {
             build(black_box(&model), &par, &work)
                 .map(|g| simulate(&g, &cost).map(|s| s.makespan_ns))
-        })
+        });
     });
     group.finish();
 }

@@ -57,7 +57,7 @@ fn bench_helix(c: &mut Criterion) {
     group.sample_size(10);
     group.bench_function("helix_gpt3_175b_96_layers", |b| b.iter(helix));
     group.bench_function("tile_reorder_only", |b| {
-        b.iter(|| reorder(&tile(&graph, 2, Dim::Batch).expect("tiles").graph).expect("reorders"))
+        b.iter(|| reorder(&tile(&graph, 2, Dim::Batch).expect("tiles").graph).expect("reorders"));
     });
     group.finish();
 }

@@ -407,8 +407,8 @@ impl RankTrace {
     #[must_use]
     pub fn timeline(&self, name: &str) -> (Timeline, usize) {
         let origin = self.extent_ns().map_or(0, |(s, _)| s);
-        let devices: BTreeMap<Option<i64>, ()> =
-            self.events.iter().map(|e| (e.device, ())).collect();
+        let devices: alloc::collections::BTreeSet<Option<i64>> =
+            self.events.iter().map(|e| e.device).collect();
         let multi_device = devices.len() > 1;
         let mut streams: BTreeMap<(Option<i64>, i64), Vec<&GpuEvent>> = BTreeMap::new();
         for e in &self.events {
@@ -427,16 +427,13 @@ impl RankTrace {
                     name: self.name_of(e).to_string(),
                     cat: e.class.span_cat().to_string(),
                 };
-                match sub.iter_mut().position(|(end, _)| *end <= e.start_ns) {
-                    Some(k) => {
-                        sub[k].0 = e.end_ns();
-                        sub[k].1.push(span);
-                        moved += usize::from(k > 0);
-                    }
-                    None => {
-                        moved += usize::from(!sub.is_empty());
-                        sub.push((e.end_ns(), alloc::vec![span]));
-                    }
+                if let Some(k) = sub.iter_mut().position(|(end, _)| *end <= e.start_ns) {
+                    sub[k].0 = e.end_ns();
+                    sub[k].1.push(span);
+                    moved += usize::from(k > 0);
+                } else {
+                    moved += usize::from(!sub.is_empty());
+                    sub.push((e.end_ns(), alloc::vec![span]));
                 }
             }
             let base = match (multi_device, device) {

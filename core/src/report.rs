@@ -494,7 +494,7 @@ mod tests {
     #[test]
     fn numbers_format_compactly() {
         assert_eq!(format_number(3.0), "3");
-        assert_eq!(format_number(0.272727), "0.2727");
+        assert_eq!(format_number(0.272_727), "0.2727");
         assert_eq!(format_number(12345.67), "12345.7");
     }
 }

@@ -226,7 +226,7 @@ impl ScenarioError {
 ///
 /// # Errors
 /// [`ScenarioError::Field`] at `{lab}.{field}`: "must be between {min} and {max}, got {v}".
-pub fn check_range<T: PartialOrd + core::fmt::Display>(
+pub fn check_range<T: PartialOrd + core::fmt::Display + Copy>(
     lab: &str,
     field: &str,
     v: T,
@@ -240,7 +240,7 @@ pub fn check_range<T: PartialOrd + core::fmt::Display>(
 ///
 /// # Errors
 /// [`ScenarioError::Field`] at `{lab}.{field}`: "must be between {min} and {max}{unit}, got {v}".
-pub fn check_range_in<T: PartialOrd + core::fmt::Display>(
+pub fn check_range_in<T: PartialOrd + core::fmt::Display + Copy>(
     lab: &str,
     field: &str,
     v: T,

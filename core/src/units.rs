@@ -103,7 +103,7 @@ pub fn median(values: &mut [f64]) -> Option<f64> {
     match n {
         0 => None,
         _ if n % 2 == 1 => Some(values[n / 2]),
-        _ => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
+        _ => Some(f64::midpoint(values[n / 2 - 1], values[n / 2])),
     }
 }
 

@@ -16,6 +16,7 @@
 //!
 //! On the lab's vLLM presets CONCUR beats unbounded admission on both models.
 #![cfg(not(target_arch = "wasm32"))]
+#![allow(clippy::unwrap_used)] // test helpers may unwrap: a failed unwrap fails the test
 
 use bubblelab_core::labs::agentic::{self, AgenticParams, ControllerSpec};
 use bubblelab_core::{presets, Report, Scenario};

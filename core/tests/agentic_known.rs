@@ -4,6 +4,7 @@
 //! future-token reservation and retraction order; the prefill attention term; the same
 //! scenario gives byte-identical Reports; bad fields are named.
 #![cfg(not(target_arch = "wasm32"))]
+#![allow(clippy::unwrap_used)] // test helpers may unwrap: a failed unwrap fails the test
 
 use bubblelab_core::labs::agentic::controllers::{Concur, Move, Signals};
 use bubblelab_core::labs::agentic::engine::Engine;

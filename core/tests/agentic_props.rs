@@ -4,8 +4,8 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use bubblelab_core::labs::agentic::{
-    prepare, run_controller, AgenticParams, ConcurParams, ControllerSpec, EngineMode, EngineSpec,
-    SyntheticSpec,
+    prepare, run_controller, AgenticParams, AimdHistoryParams, ConcurParams, ControllerSpec,
+    EngineMode, EngineSpec, SyntheticSpec,
 };
 use proptest::prelude::*;
 
@@ -54,7 +54,7 @@ proptest! {
             ControllerSpec::StaticCap { cap: 2 },
             ControllerSpec::RequestCap { cap: 2 },
             ControllerSpec::Concur(ConcurParams::default()),
-            ControllerSpec::AimdHistory(Default::default()),
+            ControllerSpec::AimdHistory(AimdHistoryParams::default()),
         ][controller]
             .clone();
         p.validate().unwrap();

@@ -10,7 +10,7 @@
 //!
 //! Optimised builds only: `cargo xtask test` runs it in its optimised-claims step (about 6 s;
 //! over a minute unoptimised).
-
+#![allow(clippy::unwrap_used)] // test helpers may unwrap: a failed unwrap fails the test
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;

@@ -1,6 +1,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 //! Known answers of the bubbles lab's tuners: ASHA as Hydro's `ASHAHydroScheduler` runs it
 //! (docs/MODEL.md, "Tuning job"), synchronous SH, and the critical-path ceiling.
+#![allow(clippy::unwrap_used)] // test helpers may unwrap: a failed unwrap fails the test
 
 use bubblelab_core::labs::bubbles::hpo::{self, asha, Workers};
 use bubblelab_core::labs::bubbles::{self, BubblesParams, MainTimeline, TunerKind};

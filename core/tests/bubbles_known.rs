@@ -1,5 +1,6 @@
 #![cfg(not(target_arch = "wasm32"))]
 //! Known answers and claim directions of the bubbles lab (docs/CLAIMS.md, "Bubbles lab").
+#![allow(clippy::unwrap_used)] // test helpers may unwrap: a failed unwrap fails the test
 
 use bubblelab_core::labs::bubbles::params::PolicyKind;
 use bubblelab_core::labs::bubbles::{self, policies, BubblesParams, MainTimeline, Outcome, Window};

@@ -2,6 +2,7 @@
 //! Real bubbles: the squeezer on PipeMorph's 4-stage GPT logs
 //! (`$BUBBLELAB_DATA/pipemorph_pp4_stage_logs`). Without the folder these tests fail under
 //! CI=true and are skipped otherwise.
+#![allow(clippy::unwrap_used)] // test helpers may unwrap: a failed unwrap fails the test
 
 mod common;
 

@@ -177,13 +177,13 @@ fn measured_curves_replace_the_analytical_ones() {
     // At a measured point the time is exactly the measurement (plus the launch).
     let g = Group::new(8, 8);
     let factor = CollectiveKind::AllReduce.bus_factor(8);
-    let t = m.collective_ns(CollectiveKind::AllReduce, 67108864.0, g);
+    let t = m.collective_ns(CollectiveKind::AllReduce, 67_108_864.0, g);
     assert!(
-        (t - (launch + factor * 67108864.0 / 3.0e11 * 1e9)).abs() < 1e-6,
+        (t - (launch + factor * 67_108_864.0 / 3.0e11 * 1e9)).abs() < 1e-6,
         "{t}"
     );
     // Below the first point: never less than the first point's time.
-    let first = m.collective_ns(CollectiveKind::AllReduce, 1048576.0, g);
+    let first = m.collective_ns(CollectiveKind::AllReduce, 1_048_576.0, g);
     assert_eq!(m.collective_ns(CollectiveKind::AllReduce, 1024.0, g), first);
     // Other groups and kinds stay analytical.
     assert_eq!(

@@ -1,7 +1,7 @@
 //! The Kineto reader on small hand-written traces: known overlap answers, HTA 0.5.0's rules one
 //! at a time (each trace below was also run through HTA 0.5.0 itself, see `hta_*` tests),
 //! timelines with overlapping kernels on one stream, gzip framing, and the exact error messages.
-
+#![allow(clippy::unwrap_used)] // test helpers may unwrap: a failed unwrap fails the test
 #![cfg(not(target_arch = "wasm32"))]
 
 use bubblelab_core::kineto::{

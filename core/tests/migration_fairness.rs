@@ -1,6 +1,7 @@
 //! The fairness lab's preemption cost from the migration lab: the default keeps the fixed costs
 //! (and canonical JSON) unchanged; the migration model charges each preempted job its own
 //! migration time, so a slower checkpoint option costs preempted jobs more.
+#![allow(clippy::unwrap_used)] // test helpers may unwrap: a failed unwrap fails the test
 
 use bubblelab_core::labs::fairness::{FairnessParams, PreemptionModel};
 use bubblelab_core::labs::migration::{self, CheckpointOption, MigrationParams};

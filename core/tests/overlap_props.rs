@@ -6,6 +6,7 @@
 //! baselines; every output validates; bucketing never exceeds its budget. And the oracle can
 //! fail: broken passes (a swapped tile, a dropped accumulation, a dropped dependency) are
 //! caught.
+#![allow(clippy::unwrap_used)] // test helpers may unwrap: a failed unwrap fails the test
 
 use bubblelab_core::cost::CostModel;
 use bubblelab_core::cost::{CollectiveKind, ComputeKind, ComputeWork};

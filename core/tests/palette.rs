@@ -2,6 +2,7 @@
 //! a Chrome trace colour name. No view falls back to a default colour. Runs every preset, so it
 //! is one of the optimised steps of `cargo xtask test`.
 #![cfg(not(target_arch = "wasm32"))]
+#![allow(clippy::unwrap_used)] // test helpers may unwrap: a failed unwrap fails the test
 
 use std::collections::BTreeSet;
 

@@ -2,6 +2,7 @@
 //! (`$BUBBLELAB_DATA/pipemorph_pp4_stage_logs`, default `../shared/data` beside the repo).
 //! Without the folder these tests fail under CI=true and are skipped otherwise.
 #![cfg(not(target_arch = "wasm32"))]
+#![allow(clippy::unwrap_used)] // test helpers may unwrap: a failed unwrap fails the test
 
 mod common;
 

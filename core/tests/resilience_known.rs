@@ -1,5 +1,6 @@
 //! Known answers and claim directions of the resilience lab.
 #![cfg(not(target_arch = "wasm32"))]
+#![allow(clippy::unwrap_used)] // test helpers may unwrap: a failed unwrap fails the test
 
 use bubblelab_core::labs::resilience::detect::{Bocd, Change};
 use bubblelab_core::labs::resilience::job::{CommFactors, Job, Plan, PlanEval};

@@ -69,7 +69,7 @@ fn the_labelled_benchmark_reads_back_its_own_episodes_through_the_pai_reader() {
         let (_, v) = trace
             .samples
             .iter()
-            .find(|(t, _)| *t >= (e.onset + e.end) / 2)
+            .find(|(t, _)| *t >= u64::midpoint(e.onset, e.end))
             .unwrap();
         let mut all: Vec<f64> = v.iter().flatten().copied().collect();
         all.sort_by(f64::total_cmp);

@@ -68,7 +68,7 @@ fn own_line_worst_error(rows: &[VidurRow], key: GroupKey, alpha_ns: f64, beta: f
         let mut line: Vec<f64> = Vec::new();
         for r in rows
             .iter()
-            .filter(|r| r.key() == key && 63 - r.size_bytes.leading_zeros() == log2)
+            .filter(|r| r.key() == key && r.size_bytes.ilog2() == log2)
         {
             measured.push(r.median_ns());
             line.push(alpha_ns + r.size_bytes as f64 / beta * 1e9);
@@ -88,7 +88,7 @@ fn median(v: &mut [f64]) -> f64 {
     if n % 2 == 1 {
         v[n / 2]
     } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
+        f64::midpoint(v[n / 2 - 1], v[n / 2])
     }
 }
 

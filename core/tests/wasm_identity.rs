@@ -1,6 +1,7 @@
 //! In WebAssembly (Node, through wasm-bindgen-test): the golden scenarios produce exactly the
 //! Reports that the native golden test pins, byte for byte.
 #![cfg(target_arch = "wasm32")]
+#![allow(clippy::unwrap_used)] // test helpers may unwrap: a failed unwrap fails the test
 
 use bubblelab_core::Scenario;
 use wasm_bindgen_test::wasm_bindgen_test;

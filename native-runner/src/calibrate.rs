@@ -125,7 +125,7 @@ fn dispatch_ns(ops: usize) -> u64 {
 /// one stream, run twice; the median duration of all but the first op of the second run, ns.
 /// The op runs on a pinned worker thread with the scratch and the allocations of a real run,
 /// after the op before it, as in a plan.
-fn op_in_executor_ns(work: NodeKind, repetitions: u32) -> u64 {
+fn op_in_executor_ns(work: &NodeKind, repetitions: u32) -> u64 {
     let mut g = Graph::new();
     let mut x = g.add_input("x", 64, false);
     for i in 0..=repetitions.max(1) {
@@ -357,7 +357,7 @@ pub fn calibrate_cpu(repetitions: u32, progress: &ProgressBar) -> (Calibration, 
         let flops = 2.0 * (side * side * side) as f64;
         let (m, n, k) = gemm_dims(flops);
         let ns = op_in_executor_ns(
-            NodeKind::Compute(ComputeWork {
+            &NodeKind::Compute(ComputeWork {
                 kind: ComputeKind::Gemm,
                 flops,
                 bytes: 0.0,
@@ -385,7 +385,7 @@ pub fn calibrate_cpu(repetitions: u32, progress: &ProgressBar) -> (Calibration, 
         };
         let moved = 2.0 * bytes as f64;
         let ns = op_in_executor_ns(
-            NodeKind::Compute(ComputeWork {
+            &NodeKind::Compute(ComputeWork {
                 kind: ComputeKind::MemoryBound,
                 flops: 0.0,
                 bytes: moved,
@@ -641,7 +641,7 @@ fn dtype_name(dtype: Dtype) -> &'static str {
 }
 
 /// How long `calibrate --device cuda` waits for every launched rank to arrive.
-const NCCL_RENDEZVOUS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+const NCCL_RENDEZVOUS_TIMEOUT: std::time::Duration = std::time::Duration::from_mins(5);
 
 /// The device to calibrate: 0, or under a launcher the local rank's
 /// ([`crate::dist::nccl::device_for`]).

@@ -83,6 +83,7 @@ fn parse_hex(s: &str) -> Result<u64, String> {
         .map_err(|e| format!("expected a hex address like 0x2a0000000000: {e}"))
 }
 
+#[allow(clippy::needless_pass_by_value)] // a `map_err` function: it takes the error it maps
 fn ckpt_failure(e: CkptError) -> Failure {
     match e {
         CkptError::Io(_) => Failure::Other(e.to_string()),
@@ -513,7 +514,7 @@ fn demo_report(run: &DemoRun) -> Report {
         title: "Pause (copy out + unmap) and restore (check image + map at the same address + copy in) in this process; checksum by traversal".into(),
         columns: ["image", "image (MiB)", "pause (ms)", "restore (ms)", "checksum before", "checksum after", "same"]
             .iter()
-            .map(|s| s.to_string())
+            .map(std::string::ToString::to_string)
             .collect(),
         rows: Vec::new(),
     };
@@ -528,7 +529,7 @@ fn demo_report(run: &DemoRun) -> Report {
             "committed (MiB)",
         ]
         .iter()
-        .map(|s| s.to_string())
+        .map(std::string::ToString::to_string)
         .collect(),
         rows: Vec::new(),
     };
@@ -637,7 +638,7 @@ fn demo_report(run: &DemoRun) -> Report {
             "restore (ms)",
         ]
         .iter()
-        .map(|s| s.to_string())
+        .map(std::string::ToString::to_string)
         .collect(),
         rows: vec![vec![
             Cell::Text(format!("{:#x}", child.base)),

@@ -106,7 +106,13 @@ fn parse_format(s: &str) -> Result<FormatFlag, String> {
 
 /// The flags after the earlier spellings are mapped onto the current ones (with a warning
 /// each): the input trace, its format (`None`: from the header) and the Report's output.
-fn resolve(args: &FairnessArgs) -> (Option<PathBuf>, Option<TraceFormat>, ReportOutput) {
+///
+/// # Errors
+/// [`Failure::Input`] when `--trace` names an existing job trace while an input is also given:
+/// writing the Chrome trace there would destroy it.
+fn resolve(
+    args: &FairnessArgs,
+) -> Result<(Option<PathBuf>, Option<TraceFormat>, ReportOutput), Failure> {
     let mut input = args.input.clone();
     let mut input_format = args.input_format;
     let mut format = Format::Text;
@@ -136,7 +142,14 @@ fn resolve(args: &FairnessArgs) -> (Option<PathBuf>, Option<TraceFormat>, Report
             trace = None;
         }
     }
-    (input, input_format, ReportOutput { format, trace })
+    if let Some(path) = trace.as_deref().filter(|p| is_job_trace(p)) {
+        return Err(Failure::Input(format!(
+            "--trace {}: the file exists and is not a Chrome trace; --trace names the Chrome \
+             trace to write (it named the input before this release): give another file",
+            path.display()
+        )));
+    }
+    Ok((input, input_format, ReportOutput { format, trace }))
 }
 
 /// True when `path` is an existing file that is not a Chrome trace (whose JSON starts with
@@ -207,7 +220,7 @@ fn field_failure(e: &ScenarioError) -> Failure {
 /// # Errors
 /// [`Failure::Input`] naming the file, row and column of a bad trace, or a bad flag.
 pub fn fairness(args: &FairnessArgs) -> Result<(), Failure> {
-    let (input, input_format, output) = resolve(args);
+    let (input, input_format, output) = resolve(args)?;
     let mut params = FairnessParams {
         policies: parse_policies(&args.policy)?,
         ..FairnessParams::default()
@@ -260,7 +273,7 @@ pub fn fairness(args: &FairnessArgs) -> Result<(), Failure> {
             let mut trace = traces::parse(format, &text, &options)
                 .map_err(|e| Failure::Input(format!("{name}: {e}")))?;
             if trace.source.is_empty() {
-                trace.source = name.clone();
+                trace.source.clone_from(&name);
             }
             trace
         }

@@ -35,7 +35,7 @@ pub fn read_text(path: &Path, max_bytes: usize) -> Result<String, Failure> {
         read_capped(io::stdin().lock(), &name, max_bytes)?
     } else {
         let file = File::open(path).map_err(|e| io_input(&name, "cannot open", &e))?;
-        let is_dir = file.metadata().map(|m| m.is_dir()).unwrap_or(false);
+        let is_dir = file.metadata().is_ok_and(|m| m.is_dir());
         if is_dir {
             return Err(Failure::Input(format!("{name}: is a folder, not a file")));
         }

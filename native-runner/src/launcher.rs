@@ -181,7 +181,7 @@ pub fn parse(get: &dyn Fn(&str) -> Option<String>) -> Result<RankInfo, String> {
         let rank = number(get, rank_key)?;
         let size = number(get, size_key)?;
         match (rank, size) {
-            (None, None) => continue,
+            (None, None) => {}
             (Some(_), None) => return Err(format!("{rank_key} is set but {size_key} is not")),
             (None, Some(_)) => return Err(format!("{size_key} is set but {rank_key} is not")),
             (Some(rank), Some(world_size)) => {

@@ -158,6 +158,7 @@ struct ReportOutput {
 
 /// A clap parser for one of the core's [`Kind`] sets: `--help` lists its ids with their
 /// labels, and a wrong id is refused with the list.
+#[must_use]
 pub fn kind_parser<K: Kind + Send + Sync>() -> impl TypedValueParser<Value = K> {
     PossibleValuesParser::new(
         K::all()

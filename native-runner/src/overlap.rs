@@ -133,6 +133,7 @@ fn parse_sweeps(specs: &[String]) -> Result<Option<Sweeps>, Failure> {
 }
 
 /// The params with tile K and bucket budget replaced (passes added if missing).
+#[allow(clippy::option_option)] // budget: None = keep the scenario's, Some(None) = no budget
 fn with_point(base: &OverlapParams, k: Option<u32>, budget: Option<Option<f64>>) -> OverlapParams {
     let mut p = base.clone();
     if let Some(k) = k {

@@ -114,7 +114,10 @@ pub(crate) fn read_log_folder(dir: &Path) -> Result<Vec<(String, String)>, Failu
     for entry in entries {
         let entry = entry.map_err(|e| files::io_input(&name, "cannot read folder", &e))?;
         let file_name = entry.file_name().to_string_lossy().into_owned();
-        if !(file_name.ends_with(".log") || file_name == "log.txt") {
+        // PipeMorph writes lowercase `.log` files; a `.LOG` is not one of its logs.
+        #[allow(clippy::case_sensitive_file_extension_comparisons)]
+        let is_log = file_name.ends_with(".log") || file_name == "log.txt";
+        if !is_log {
             continue;
         }
         let path = entry.path();

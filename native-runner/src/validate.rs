@@ -79,7 +79,7 @@ fn cpu_cost(cal: &Calibration) -> CostModel {
     let mut cost = CostModel::new(GpuKind::H100);
     let peak = cal.gemm.iter().map(|p| p.flops_per_s).fold(1.0, f64::max);
     let bw = cal.memory.iter().map(|p| p.bytes_per_s).fold(1.0, f64::max);
-    cost.gpu.name = cal.device.clone();
+    cost.gpu.name.clone_from(&cal.device);
     cost.gpu.peak_bf16_flops_per_s = peak;
     cost.gpu.peak_fp16_flops_per_s = peak;
     cost.gpu.peak_fp32_flops_per_s = peak;

@@ -88,7 +88,7 @@ fn collective_prints_time_algbw_and_busbw() {
     let t_us = metric(&r, "collective.time_us");
     let algbw = metric(&r, "collective.algbw_gb_per_s");
     let busbw = metric(&r, "collective.busbw_gb_per_s");
-    assert!((algbw - 67108864.0 / (t_us * 1e-6) / 1e9).abs() < 1e-9);
+    assert!((algbw - 67_108_864.0 / (t_us * 1e-6) / 1e9).abs() < 1e-9);
     assert!((busbw - algbw * 2.0 * 7.0 / 8.0).abs() < 1e-9);
     // The measured Vidur median for this case is 675 µs; the model is within 25 %.
     assert!((t_us / 675.0 - 1.0).abs() < 0.25, "{t_us}");
@@ -172,7 +172,7 @@ fn sweep_is_a_table_by_message_size() {
         .collect();
     assert_eq!(bytes[0], 2048.0);
     assert_eq!(bytes[1], 8192.0);
-    assert_eq!(*bytes.last().unwrap(), 1073741824.0);
+    assert_eq!(*bytes.last().unwrap(), 1_073_741_824.0);
     // Time grows and bus bandwidth grows with size.
     for pair in rows.windows(2) {
         assert!(pair[1][2].as_f64() >= pair[0][2].as_f64());

@@ -163,7 +163,7 @@ fn torchrun_ranks_meet_on_loopback() {
             )
         })
         .collect();
-    let runs = finish(children, Duration::from_secs(60));
+    let runs = finish(children, Duration::from_mins(1));
     assert_met(&runs, world, "launcher: torchrun");
     for (r, run) in runs.iter().enumerate() {
         assert!(
@@ -209,7 +209,7 @@ fn under_torchrun_agent_store_the_rendezvous_takes_the_next_port() {
             )
         })
         .collect();
-    let runs = finish(children, Duration::from_secs(60));
+    let runs = finish(children, Duration::from_mins(1));
     drop(agent);
     assert_met(&runs, world, "launcher: torchrun");
     assert!(
@@ -240,7 +240,7 @@ fn slurm_ranks_meet_at_the_first_node() {
             )
         })
         .collect();
-    let runs = finish(children, Duration::from_secs(60));
+    let runs = finish(children, Duration::from_mins(1));
     assert_met(&runs, world, "launcher: Slurm");
     assert!(
         runs[1].stdout.contains(&format!(
@@ -269,7 +269,7 @@ fn open_mpi_ranks_meet() {
             )
         })
         .collect();
-    let runs = finish(children, Duration::from_secs(60));
+    let runs = finish(children, Duration::from_mins(1));
     assert_met(&runs, world, "launcher: Open MPI");
 }
 

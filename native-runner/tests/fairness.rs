@@ -273,9 +273,19 @@ fn earlier_spellings_still_work_with_a_warning() {
             "{err}"
         );
     }
-    // The job trace named by `--trace` was read, not overwritten with a Chrome trace.
+    // The job trace named by `--trace` was read, not overwritten with a Chrome trace; with an
+    // input given as well, `--trace` over a job trace is refused.
     assert_eq!(
         std::fs::read_to_string(&path).expect("trace kept"),
+        small_trace()
+    );
+    let other = write("two-tenants-other.csv", &small_trace());
+    assert_bad_input(
+        &bubblelab(&["fairness", &path, "--trace", &other]),
+        "is not a Chrome trace",
+    );
+    assert_eq!(
+        std::fs::read_to_string(&other).expect("trace kept"),
         small_trace()
     );
     // `--chrome-trace` still writes the Chrome trace.

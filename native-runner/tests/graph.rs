@@ -1,4 +1,5 @@
 //! `bubblelab graph`: a real model's graph simulated from the command line.
+#![allow(clippy::unwrap_used)] // test helpers may unwrap: a failed unwrap fails the test
 
 use std::process::Command;
 

@@ -1,6 +1,7 @@
 //! `bubblelab migration` and `bubblelab checkpoint-demo`: the cost model as a user runs it, and
 //! the real address-preserving checkpoint on host memory (same addresses, same checksum across
 //! processes, image sizes, refusals).
+#![allow(clippy::unwrap_used)] // test helpers may unwrap: a failed unwrap fails the test
 
 mod common;
 

@@ -2,6 +2,7 @@
 //! explains itself, and the Report computed in the browser equals the native golden file byte
 //! for byte.
 #![cfg(target_arch = "wasm32")]
+#![allow(clippy::unwrap_used)] // test helpers may unwrap: a failed unwrap fails the test
 
 use std::time::Duration;
 
@@ -173,7 +174,7 @@ fn through_the_worker(
     };
     let mut steps = Vec::new();
     let outcome = serve::handle(&request, files, &mut |done, total| {
-        steps.push((done, total))
+        steps.push((done, total));
     });
     let reply = match outcome {
         Ok(output) => Reply::Done {

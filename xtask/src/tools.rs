@@ -103,8 +103,7 @@ fn ensure_wasm_target() -> Result<()> {
 fn ensure_cargo_tool(krate: &str, version: &str, bins: &[&str], duration: &str) -> Result<()> {
     let up_to_date = bins.iter().all(|bin| {
         output(Command::new(bin).arg("--version"))
-            .map(|out| reported_version(&out) == Some(version))
-            .unwrap_or(false)
+            .is_ok_and(|out| reported_version(&out) == Some(version))
     });
     if up_to_date {
         return Ok(());
@@ -222,17 +221,16 @@ fn check_node_version() {
 
 fn on_path(bin: &str) -> bool {
     std::env::var_os("PATH")
-        .map(|path| std::env::split_paths(&path).any(|dir| dir.join(bin).is_file()))
-        .unwrap_or(false)
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(bin).is_file()))
 }
 
 /// Stdout of a command that must succeed, without echoing it.
 fn output(cmd: &mut Command) -> Result<String> {
     let out = cmd
         .output()
-        .with_context(|| format!("cannot run {:?}", cmd.get_program()))?;
+        .with_context(|| format!("cannot run {}", cmd.get_program().display()))?;
     if !out.status.success() {
-        bail!("{:?} failed ({})", cmd.get_program(), out.status);
+        bail!("{} failed ({})", cmd.get_program().display(), out.status);
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }

@@ -487,7 +487,7 @@ type BucketSamples = (Vec<f64>, Vec<f64>, Vec<f64>);
 pub fn compare_buckets(model: &CostModel, rows: &[VidurRow]) -> Vec<BucketComparison> {
     let mut buckets: BTreeMap<(GroupKey, u32), BucketSamples> = BTreeMap::new();
     for row in rows {
-        let log2_lo = 63 - row.size_bytes.leading_zeros();
+        let log2_lo = row.size_bytes.max(1).ilog2();
         let entry = buckets.entry((row.key(), log2_lo)).or_default();
         let bytes = row.size_bytes as f64;
         entry.0.push(row.median_ns());

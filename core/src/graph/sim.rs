@@ -201,32 +201,29 @@ pub(crate) fn simulate_valid(graph: &Graph, cost: &CostModel) -> Result<GraphSim
                     if pending[n.index()] == 0 {
                         compute_cursor += 1;
                         progressed = true;
-                        match &graph.dag[n].kind {
-                            NodeKind::Compute(work) => {
-                                let work_ns = cost.compute_ns(work).max(0.0);
-                                let rate = 1.0 / (1.0 + slowdown);
-                                version += 1;
-                                let end = now + nanos_from_f64(work_ns / rate);
-                                timings[n.index()].start = now;
-                                running = Some(Running {
-                                    node: n,
-                                    remaining_ns: work_ns,
-                                    rate,
-                                    since: now,
-                                    version,
-                                });
-                                queue.schedule(end, Event::ComputeEnd { node: n, version });
-                            }
-                            _ => {
-                                // A wait whose collective has finished: passes at once.
-                                let since = head_since.take().unwrap_or(now);
-                                exposed += (now - since).0;
-                                timings[n.index()] = NodeTiming {
-                                    start: since,
-                                    end: now,
-                                };
-                                finish(graph, n, &mut pending, &mut done);
-                            }
+                        if let NodeKind::Compute(work) = &graph.dag[n].kind {
+                            let work_ns = cost.compute_ns(work).max(0.0);
+                            let rate = 1.0 / (1.0 + slowdown);
+                            version += 1;
+                            let end = now + nanos_from_f64(work_ns / rate);
+                            timings[n.index()].start = now;
+                            running = Some(Running {
+                                node: n,
+                                remaining_ns: work_ns,
+                                rate,
+                                since: now,
+                                version,
+                            });
+                            queue.schedule(end, Event::ComputeEnd { node: n, version });
+                        } else {
+                            // A wait whose collective has finished: passes at once.
+                            let since = head_since.take().unwrap_or(now);
+                            exposed += (now - since).0;
+                            timings[n.index()] = NodeTiming {
+                                start: since,
+                                end: now,
+                            };
+                            finish(graph, n, &mut pending, &mut done);
                         }
                     } else if head_since.is_none()
                         && matches!(graph.dag[n].kind, NodeKind::Wait { .. })

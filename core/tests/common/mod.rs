@@ -1,4 +1,5 @@
 //! Shared by the real-data tests.
+#![allow(clippy::unwrap_used)] // test helpers may unwrap: a failed unwrap fails the test
 
 use std::path::PathBuf;
 

@@ -997,6 +997,7 @@ pub(crate) mod tests {
     }
 
     /// Rank 0's payload: every hello in rank order, joined by `|`.
+    #[allow(clippy::unnecessary_wraps)] // the rendezvous' payload callback returns a Result
     fn joined(hellos: &[Vec<u8>]) -> Result<Vec<u8>, String> {
         Ok(hellos.join(&b'|'))
     }

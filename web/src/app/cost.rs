@@ -113,19 +113,18 @@ impl State {
     fn apply(&mut self, mut params: CostParams) {
         for (i, (name, path, _, scale)) in FIELDS.iter().enumerate() {
             let text = self.texts[i].trim();
-            match text
+            if let Some(v) = text
                 .parse::<f64>()
                 .ok()
                 .filter(|v| v.is_finite() && *v >= 0.0)
             {
-                Some(v) => set(&mut params, name, (v * scale).round() as u64),
-                None => {
-                    self.error = Some(ScenarioError::field(
-                        *path,
-                        format!("expected a non-negative number, got `{text}`"),
-                    ));
-                    return;
-                }
+                set(&mut params, name, (v * scale).round() as u64);
+            } else {
+                self.error = Some(ScenarioError::field(
+                    *path,
+                    format!("expected a non-negative number, got `{text}`"),
+                ));
+                return;
             }
         }
         let scenario = Scenario::Cost(params.clone());

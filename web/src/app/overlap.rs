@@ -308,7 +308,7 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
     let on_dim = {
         let cb = on_passes(|p, v| p.dim = v);
         Callback::from(move |e: Event| {
-            cb.emit(e.target_unchecked_into::<HtmlSelectElement>().value())
+            cb.emit(e.target_unchecked_into::<HtmlSelectElement>().value());
         })
     };
     let on_step = {

@@ -299,7 +299,7 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
         .unwrap_or(0) as u32;
     let total = nodes.saturating_mul(gpn).min(4096);
     let (before, after) = &*state.plans;
-    let shown_step = frame.and_then(|i| state.resihp.steps.get(i)).cloned();
+    let shown_step = frame.and_then(|i| state.resihp.steps.get(i)).copied();
     let plan = match &shown_step {
         // Playing back: the layout ResiHP ran that iteration on.
         Some((it, _, _)) => match (state.resihp.replanned_at, after) {
@@ -347,7 +347,7 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
     let on_colour = {
         let colour_by = colour_by.clone();
         Callback::from(move |e: Event| {
-            colour_by.set(e.target_unchecked_into::<HtmlSelectElement>().value())
+            colour_by.set(e.target_unchecked_into::<HtmlSelectElement>().value());
         })
     };
     let on_fault = {

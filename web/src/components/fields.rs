@@ -54,7 +54,7 @@ pub fn number_field(props: &NumberFieldProps) -> Html {
     let oninput = {
         let cb = props.on_change.clone();
         Callback::from(move |e: InputEvent| {
-            cb.emit(e.target_unchecked_into::<HtmlInputElement>().value())
+            cb.emit(e.target_unchecked_into::<HtmlInputElement>().value());
         })
     };
     let slider_input = oninput.clone();

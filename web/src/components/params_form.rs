@@ -332,21 +332,14 @@ impl Form {
 
     /// The error to show below the form: one that no field in `shown` displays.
     #[must_use]
-    pub fn other_error<'a>(
-        &self,
-        shown: impl IntoIterator<Item = &'a str> + Clone,
-    ) -> Option<String> {
-        self.error
-            .as_ref()
-            .filter(|e| {
-                !e.path().is_some_and(|p| {
-                    shown
-                        .clone()
-                        .into_iter()
-                        .any(|s| names_field(p, &self.error_path(s)))
-                })
-            })
-            .map(ToString::to_string)
+    pub fn other_error<'a>(&self, shown: impl IntoIterator<Item = &'a str>) -> Option<String> {
+        let error = self.error.as_ref()?;
+        let shown_here = error.path().is_some_and(|p| {
+            shown
+                .into_iter()
+                .any(|s| names_field(p, &self.error_path(s)))
+        });
+        (!shown_here).then(|| error.to_string())
     }
 
     /// Forgets the typed text of every field, so each shows the params' value again (after a

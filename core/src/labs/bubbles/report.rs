@@ -633,7 +633,7 @@ fn timeline(run: &PolicyRun, params: &BubblesParams) -> Timeline {
             match g.kind {
                 GuestKind::Resume => changes.push((g.start_ns, bytes)),
                 GuestKind::Run if run.kind == PolicyKind::Squeezer => {
-                    changes.push((g.start_ns + g.dur_ns, -bytes))
+                    changes.push((g.start_ns + g.dur_ns, -bytes));
                 }
                 GuestKind::Run => {
                     changes.push((g.start_ns, bytes));

@@ -39,7 +39,7 @@ fn ratio_text(base: f64, astraea: f64) -> String {
     match ratio(base, astraea) {
         Cell::Num(v) => format!("{v:.2}×"),
         Cell::Text(t) => t,
-        _ => String::new(),
+        Cell::Missing => String::new(),
     }
 }
 

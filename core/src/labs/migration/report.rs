@@ -182,7 +182,7 @@ pub fn build(params: &MigrationParams, costs: &[OptionCost]) -> Report {
             "migrate speed-up vs framework (×)",
         ]
         .iter()
-        .map(|s| s.to_string())
+        .map(alloc::string::ToString::to_string)
         .collect(),
         rows: Vec::new(),
     };

@@ -200,14 +200,13 @@ pub fn parse_rank_log(file: &str, text: &str) -> Result<RankLog, LogError> {
         let gpu = rest
             .strip_suffix(" (ms)")
             .ok_or_else(|| err(line_no, "expected `(ms)` at the end of the line".into()))?;
-        let (start_ms, end_ms, gpu_ms) = match (number(start), number(end), number(gpu)) {
-            (Some(s), Some(e), Some(g)) => (s, e, g),
-            _ => {
-                return Err(err(
-                    line_no,
-                    "start, end and cudaEventElapsed must be finite numbers".into(),
-                ))
-            }
+        let (Some(start_ms), Some(end_ms), Some(gpu_ms)) =
+            (number(start), number(end), number(gpu))
+        else {
+            return Err(err(
+                line_no,
+                "start, end and cudaEventElapsed must be finite numbers".into(),
+            ));
         };
         if end_ms < start_ms || gpu_ms < 0.0 {
             return Err(err(

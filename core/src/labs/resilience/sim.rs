@@ -452,8 +452,8 @@ pub fn run_strategy(
                     }
                     p
                 }
-                StrategyKind::Recycle => match plan::recycle(&recycle_base, &known) {
-                    Some(p) => {
+                StrategyKind::Recycle => {
+                    if let Some(p) = plan::recycle(&recycle_base, &known) {
                         st.pause(
                             pause_ns,
                             "reroute micro-batches to DP peers".into(),
@@ -461,15 +461,14 @@ pub fn run_strategy(
                             None,
                         );
                         Some(p)
-                    }
-                    None => {
+                    } else {
                         let p = restart(&mut st, &known, &mut it);
                         if let Some(p) = &p {
                             recycle_base = p.clone();
                         }
                         p
                     }
-                },
+                }
                 StrategyKind::Resihp => {
                     let p = plan::resihp(job, &initial, &detector.known, typical_mb);
                     if let Some(p) = &p {

@@ -428,7 +428,9 @@ impl Students {
             };
             l.forward(input, batch, alive, &mut out);
             if i < last {
-                out.iter_mut().for_each(|v| *v = v.max(0.0));
+                for v in &mut out {
+                    *v = v.max(0.0);
+                }
                 acts.push(core::mem::take(&mut out));
             }
         }

@@ -228,8 +228,7 @@ impl ExperimentParams {
             return f(
                 "steps",
                 format!(
-                    "the experiment would need {:.3e} training FLOPs, more than the {MAX_EXPERIMENT_FLOPS:.0e} allowed: fewer widths, rates or steps",
-                    flops
+                    "the experiment would need {flops:.3e} training FLOPs, more than the {MAX_EXPERIMENT_FLOPS:.0e} allowed: fewer widths, rates or steps"
                 ),
             );
         }

@@ -107,6 +107,7 @@ impl Device {
     ///
     /// # Errors
     /// cuBLAS's error.
+    #[allow(clippy::unused_self)] // a handle on this device's stream, asked of the device
     pub fn blas(&self, stream: &Arc<CudaStream>) -> Result<CudaBlas, ExecError> {
         CudaBlas::new(Arc::clone(stream)).map_err(driver("cuBLAS handle"))
     }

@@ -161,7 +161,7 @@ pub fn share_chart(props: &ShareChartProps) -> Html {
                 { for x_ticks.iter().map(|&h| html! {
                     <text class="tick" x={sx(h).to_string()} y={(H - BOTTOM + 14.0).to_string()} text-anchor="middle">{ format!("{h:.0}") }</text>
                 }) }
-                <text class="axis-label" x={((LEFT + W) / 2.0).to_string()} y={(H - 4.0).to_string()} text-anchor="middle">{ "time (h)" }</text>
+                <text class="axis-label" x={f64::midpoint(LEFT, W).to_string()} y={(H - 4.0).to_string()} text-anchor="middle">{ "time (h)" }</text>
                 { for b.groups.iter().zip(&b.used).map(|(g, pts)| html! {
                     <polygon points={pts.clone()} fill={colour(&g.0)} fill-opacity="0.85" stroke="none" />
                 }) }

@@ -540,6 +540,7 @@ impl KeptOrder {
 }
 
 /// Within a tenant: running jobs first (no churn), then by submission (then index).
+#[must_use]
 pub fn running_then_fifo(ctx: &RoundCtx<'_>, j: usize) -> Option<(bool, u64)> {
     let job = &ctx.jobs[j];
     Some((!job.is_running(), job.submit_ns))

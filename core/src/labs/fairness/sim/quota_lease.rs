@@ -189,7 +189,7 @@ pub fn disc_class(f_j: f64, k: u32) -> i64 {
     }
     let l = libm::log(f_j);
     let f = -l / libm::sqrt(1.0 + l * l);
-    let a = (f + 1.0) / 2.0;
+    let a = f64::midpoint(f, 1.0);
     let b = 1.0 / f64::from(k);
     i64::from(k) - python_floordiv(a, b) as i64
 }

@@ -543,14 +543,13 @@ impl Builder {
         submit_ns: u64,
         duration_ns: u64,
     ) {
-        let tenant = match self.tenant_index.get(tenant) {
-            Some(&t) => t,
-            None => {
-                let t = self.tenants.len() as u32;
-                self.tenant_index.insert(tenant.to_string(), t);
-                self.tenants.push(tenant.to_string());
-                t
-            }
+        let tenant = if let Some(&t) = self.tenant_index.get(tenant) {
+            t
+        } else {
+            let t = self.tenants.len() as u32;
+            self.tenant_index.insert(tenant.to_string(), t);
+            self.tenants.push(tenant.to_string());
+            t
         };
         self.ids.insert(id, row);
         self.jobs.push(Job {

@@ -5,7 +5,7 @@ use alloc::format;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::kernels::*;
+use super::kernels::{at, gates, gelu_grad, silu};
 use super::{err, InterpError};
 use crate::graph::{Op, Shape};
 

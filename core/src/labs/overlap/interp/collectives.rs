@@ -75,7 +75,7 @@ pub(super) fn collective(
                 concat(&parts, cs, join)
             }
             // One hop of a ring: receive the block of the member before this one.
-            CollectiveKind::SendRecv => xs[(coord as usize + xs.len() - 1) % xs.len()].to_vec(),
+            CollectiveKind::SendRecv => xs[(coord as usize + xs.len() - 1) % xs.len()].clone(),
         };
         if v.len() as u64 != elements(so) {
             return Err(err(

@@ -522,8 +522,7 @@ pub fn bucket(
         .iter()
         .enumerate()
         .min_by_key(|(_, u)| (u.3.makespan_ns, u.3.peak_bytes))
-        .map(|(i, _)| i)
-        .unwrap_or(0);
+        .map_or(0, |(i, _)| i);
     loop {
         if chosen.is_empty() {
             chosen.push(single);

@@ -43,10 +43,10 @@ impl Stats {
         let nu = 2.0 * self.alpha;
         let scale2 = self.beta * (self.kappa + 1.0) / (self.alpha * self.kappa);
         let z = (x - self.mu) * (x - self.mu) / (nu * scale2);
-        libm::lgamma((nu + 1.0) / 2.0)
+        libm::lgamma(f64::midpoint(nu, 1.0))
             - libm::lgamma(nu / 2.0)
             - 0.5 * libm::log(nu * core::f64::consts::PI * scale2)
-            - (nu + 1.0) / 2.0 * libm::log1p(z)
+            - f64::midpoint(nu, 1.0) * libm::log1p(z)
     }
 
     fn update(&self, x: f64) -> Stats {
