@@ -14,6 +14,7 @@
 //!   criterion.
 //!
 //! Run with `cargo bench -p bubblelab-core --bench fairness`; about ten minutes on two cores.
+#![allow(clippy::disallowed_methods)] // a benchmark measures wall time
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};

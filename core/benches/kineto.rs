@@ -16,6 +16,7 @@
 //!
 //! Run with `cargo bench -p bubblelab-core --bench kineto`; about a minute on two cores.
 #![allow(unsafe_code)] // the counting allocator below implements `GlobalAlloc`
+#![allow(clippy::disallowed_methods)] // a benchmark measures wall time
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Write as _;

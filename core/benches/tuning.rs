@@ -7,6 +7,7 @@
 //! even rounds, fused first in odd ones) and prints the ratio of their fastest rounds and the
 //! median of the per-round ratios: on a machine shared with other work, load that comes and
 //! goes between two criterion benches would otherwise show up as a ratio.
+#![allow(clippy::disallowed_methods)] // a benchmark measures wall time
 
 use bubblelab_core::labs::tuning::mlp::{RunSpec, Task};
 use bubblelab_core::labs::tuning::{mlp, Parametrization, TuningParams};

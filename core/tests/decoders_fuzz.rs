@@ -111,6 +111,7 @@ fn fuzz(name: &str, seeds: &[&str], decode: impl Fn(&str)) {
         failure_persistence: None,
         ..Config::default()
     });
+    #[allow(clippy::disallowed_methods)] // the fuzz run's wall time, printed for the record
     let t0 = std::time::Instant::now();
     runner
         .run(&input(seeds), |text| {
