@@ -47,12 +47,12 @@ pub fn run(scenario: &Scenario) -> Result<Report, ScenarioError> {
 }
 
 /// [`run`], calling `progress(done, total)` at the lab's natural steps, the same callback the
-/// CLI's progress bars and the page's worker use: one step per policy in the fairness lab
-/// ([`labs::fairness::simulate`]), one per training run in the tuning lab
+/// CLI's progress bars and the page's worker use: one step per policy in the fairness lab, one
+/// per training run in the tuning lab
 /// ([`labs::tuning::run_with_progress`]), one per controller and sweep cap in the agentic lab
 /// ([`labs::agentic::run_workload_with_progress`]), one per pass and strategy in the overlap
-/// lab ([`labs::overlap::simulate_all_with_progress`]), one per strategy in the resilience lab
-/// ([`labs::resilience::run_all_with_progress`]); the other labs (each one simulation of well
+/// lab, one per strategy in the resilience lab (these three keep their runs for the page
+/// through [`scenario::KeepsRuns`]); the other labs (each one simulation of well
 /// under a second) report `(0, 1)` before and `(1, 1)` after their run. The Report does not
 /// depend on the callback.
 ///

@@ -16,22 +16,13 @@ use alloc::string::{String, ToString};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::labs::agentic::AgenticParams;
-use crate::labs::bubbles::BubblesParams;
-use crate::labs::cost::CostParams;
-use crate::labs::fairness::FairnessParams;
-use crate::labs::migration::MigrationParams;
-use crate::labs::overlap::OverlapParams;
-use crate::labs::pipeline::PipelineParams;
-use crate::labs::resilience::ResilienceParams;
-use crate::labs::tuning::TuningParams;
 use crate::report::Report;
 
 /// The scenario format version this build reads and writes.
 pub const FORMAT_VERSION: u64 = 1;
 
-/// What a lab's parameters are to the registry ([`labs!`]): how they are read, checked and
-/// run. Each lab implements it beside its `run` (`labs/<lab>/mod.rs`).
+/// What a lab's parameters are to the registry (the table in `labs/mod.rs`): how they are
+/// read, checked and run. Each lab implements it beside its `run` (`labs/<lab>/mod.rs`).
 pub trait LabParams: Sized + Serialize + DeserializeOwned {
     /// Checks every field; the error names the first bad one (`<lab>.<field>`).
     ///
@@ -55,6 +46,37 @@ pub trait LabParams: Sized + Serialize + DeserializeOwned {
     }
 }
 
+/// A lab's Report with the runs it was built from: what a page draws besides the Report (the
+/// fairness lab's cluster view, the overlap lab's pass steps, the resilience lab's playback).
+#[derive(Clone, Debug)]
+pub struct Simulation<R> {
+    /// What the lab keeps of its runs ([`KeepsRuns::Runs`]).
+    pub runs: R,
+    /// The Report built from them, the same as [`LabParams::run_lab`] returns.
+    pub report: Report,
+}
+
+/// The one API for keeping a lab's intermediate runs, for the labs whose pages draw from them.
+/// [`LabParams::run_lab`] of such a lab is [`KeepsRuns::simulate`] without the runs.
+pub trait KeepsRuns: LabParams {
+    /// The data the lab runs on besides its parameters: a trace, or `()` when the parameters
+    /// say everything.
+    type Input;
+    /// What is kept of the runs.
+    type Runs;
+
+    /// Checks the parameters, runs the lab on `input` and keeps its runs, calling
+    /// `progress(done, total)` at the lab's natural steps (as [`LabParams::run_lab`]).
+    ///
+    /// # Errors
+    /// [`ScenarioError::Field`] for invalid parameters; [`ScenarioError::Run`] for a bug.
+    fn simulate(
+        &self,
+        input: &Self::Input,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Simulation<Self::Runs>, ScenarioError>;
+}
+
 /// A run of one step: `progress(0, 1)` before and `(1, 1)` after.
 ///
 /// # Errors
@@ -69,18 +91,21 @@ pub fn one_step(
     report
 }
 
-/// The one list of labs: a row per lab (its [`Scenario`] variant and doc, its [`LabParams`]
-/// type and its name in JSON, routes and links) gives the `Scenario` enum, [`LABS`],
-/// [`Scenario::lab`], [`Scenario::validate`], the JSON codec and [`crate::run`]'s dispatch.
+/// The one list of labs, invoked once in `labs/mod.rs`: a row per lab (its module, its
+/// [`LabParams`] type, its [`Scenario`] variant with its doc, and its name in JSON, routes and
+/// links) gives the lab's `pub mod`, the `Scenario` enum, [`LABS`], [`Scenario::lab`],
+/// [`Scenario::validate`], the JSON codec and [`crate::run`]'s dispatch.
 macro_rules! labs {
-    ($( $(#[$doc:meta])* $variant:ident($params:ty) = $name:literal; )+) => {
+    ($( $(#[$doc:meta])* $module:ident::$params:ident => $variant:ident = $name:literal; )+) => {
+        $( pub mod $module; )+
+
         /// Lab names, in the order the playground lists them.
         pub const LABS: [&str; [$($name),+].len()] = [$($name),+];
 
         /// One lab's input. The variant is the lab; the payload holds every parameter.
         #[derive(Clone, Debug, PartialEq)]
         pub enum Scenario {
-            $( $(#[$doc])* $variant($params), )+
+            $( $(#[$doc])* $variant($module::$params), )+
         }
 
         impl Scenario {
@@ -95,10 +120,11 @@ macro_rules! labs {
             /// Checks every parameter; the error names the first bad field.
             ///
             /// # Errors
-            /// [`ScenarioError::Field`] naming the field and the expected range.
-            pub fn validate(&self) -> Result<(), ScenarioError> {
+            /// [`ScenarioError::Field`](crate::ScenarioError::Field) naming the field and the
+            /// expected range.
+            pub fn validate(&self) -> Result<(), crate::ScenarioError> {
                 match self {
-                    $( Scenario::$variant(p) => LabParams::check(p), )+
+                    $( Scenario::$variant(p) => crate::scenario::LabParams::check(p), )+
                 }
             }
 
@@ -106,56 +132,35 @@ macro_rules! labs {
             pub(crate) fn run_lab(
                 &self,
                 progress: &mut dyn FnMut(usize, usize),
-            ) -> Result<Report, ScenarioError> {
+            ) -> Result<crate::Report, crate::ScenarioError> {
                 match self {
-                    $( Scenario::$variant(p) => LabParams::run_lab(p, progress), )+
+                    $( Scenario::$variant(p) => crate::scenario::LabParams::run_lab(p, progress), )+
                 }
             }
 
             /// The parameters as JSON.
-            fn params_value(&self) -> serde_json::Value {
+            pub(crate) fn params_value(&self) -> serde_json::Value {
                 match self {
-                    $( Scenario::$variant(p) => to_value(p), )+
+                    $( Scenario::$variant(p) => crate::scenario::to_value(p), )+
                 }
             }
 
             /// The scenario of lab `lab` from its `params`; `None` for an unknown lab.
-            fn from_lab_params(
+            pub(crate) fn from_lab_params(
                 lab: &str,
                 params: serde_json::Value,
-            ) -> Option<Result<Scenario, ScenarioError>> {
+            ) -> Option<Result<Scenario, crate::ScenarioError>> {
                 match lab {
-                    $( $name => Some(<$params as LabParams>::from_params(lab, params).map(Scenario::$variant)), )+
+                    $( $name => Some(<$module::$params as crate::scenario::LabParams>::from_params(lab, params).map(Scenario::$variant)), )+
                     _ => None,
                 }
             }
         }
     };
 }
+pub(crate) use labs;
 
-labs! {
-    /// Pipeline-parallel schedules and their bubbles.
-    Pipeline(PipelineParams) = "pipeline";
-    /// The cost-model explorer: one collective and one GEMM on one GPU.
-    Cost(CostParams) = "cost";
-    /// Multi-tenant GPU-cluster scheduling: ASTRAEA against the field's policies.
-    Fairness(FairnessParams) = "fairness";
-    /// Agentic batch inference on one serving engine: CONCUR's admission control against
-    /// unbounded admission and static caps.
-    Agentic(AgenticParams) = "agentic";
-    /// Communication-computation overlap as graph scheduling: Helix against the baselines.
-    Overlap(OverlapParams) = "overlap";
-    /// Fail-slow and fail-stop resilience of hybrid-parallel training: ResiHP's detector and
-    /// joint TP/PP/DP re-plan against the baselines.
-    Resilience(ResilienceParams) = "resilience";
-    /// Hydro's Bubble Squeezer: tuning trials in the bubbles of a pipeline job.
-    Bubbles(BubblesParams) = "bubbles";
-    /// Hydro's tuning side: the μP shrinker, a μTransfer experiment and trial fusion.
-    Tuning(TuningParams) = "tuning";
-    /// GPU pause/resume/migrate: FlowGPU's transparent checkpoint (active memory, low point,
-    /// dedup) against the reserved pool and framework checkpoint + restart.
-    Migration(MigrationParams) = "migration";
-}
+pub use crate::labs::{Scenario, LABS};
 
 /// Why a scenario (or a run of it) was refused.
 /// It crosses to and from the page's Web Worker as JSON (serde), so a worker's refusal names the
@@ -347,7 +352,7 @@ impl Scenario {
     }
 }
 
-fn to_value<T: Serialize>(t: &T) -> serde_json::Value {
+pub(crate) fn to_value<T: Serialize>(t: &T) -> serde_json::Value {
     serde_json::to_value(t).unwrap_or(serde_json::Value::Null)
 }
 
@@ -381,6 +386,7 @@ fn strip_position(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::labs::pipeline::PipelineParams;
 
     #[test]
     fn defaults_fill_missing_params() {

@@ -10,6 +10,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use bubblelab_core::labs::fairness::{self, metrics, FairnessParams, PolicyKind, Trace};
+use bubblelab_core::scenario::KeepsRuns;
 use bubblelab_core::{presets, Report, Scenario};
 
 /// The page's default fairness preset.
@@ -177,7 +178,7 @@ fn offered(trace: &Trace, gpus: u64) -> (f64, f64, f64) {
 fn contention(id: &str) -> Contention {
     let p = params(id);
     let trace = fairness::synthetic_trace(&p).unwrap();
-    let sim = fairness::simulate(&p, &trace, &mut |_, _| {}).unwrap();
+    let sim = p.simulate(&trace, &mut |_, _| {}).unwrap();
     let (offered_total, offered_in_window, over_capacity_share) =
         offered(&trace, p.cluster.total_gpus());
     let mut c = Contention {
@@ -192,7 +193,12 @@ fn contention(id: &str) -> Contention {
     };
     let (mut jct_lo, mut jct_hi) = (f64::INFINITY, 0.0_f64);
     let (mut loss_lo, mut loss_hi) = (f64::INFINITY, 0.0_f64);
-    for run in sim.runs.iter().filter(|r| r.kind != PolicyKind::YarnFifo) {
+    for run in sim
+        .runs
+        .runs
+        .iter()
+        .filter(|r| r.kind != PolicyKind::YarnFifo)
+    {
         let m = metrics::compute(run);
         if run.kind == PolicyKind::Fifo {
             c.fifo_queue_s = m.avg_queue_s;

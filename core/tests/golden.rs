@@ -1,12 +1,14 @@
 //! Golden scenarios: `tests/scenarios/<name>.json` must produce exactly
-//! `tests/golden/<name>.report.json` (pretty JSON plus a newline). The wasm test in
-//! `web/tests/app.rs` compares the same files byte for byte inside Chromium, which proves that
+//! `tests/golden/<name>.report.json` (pretty JSON plus a newline), and every lab of the
+//! registry has one. The wasm test in `core/tests/wasm_identity.rs` compares the same files byte
+//! for byte in Node (and `web/tests/app.rs` one of them inside Chromium), which proves that
 //! native and wasm Reports are identical. Set `UPDATE_GOLDEN=1` to accept new outputs.
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::fs;
 use std::path::PathBuf;
 
+use bubblelab_core::scenario::LABS;
 use bubblelab_core::Scenario;
 
 fn repo() -> PathBuf {
@@ -32,10 +34,12 @@ fn golden_scenarios_match_their_reports() {
         "expected golden scenarios, found {names:?}"
     );
     let mut mismatches = Vec::new();
+    let mut labs = Vec::new();
     for path in names {
         let stem = path.file_stem().unwrap().to_string_lossy().to_string();
         let scenario = Scenario::from_json(&fs::read_to_string(&path).unwrap())
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        labs.push(scenario.lab());
         let report = bubblelab_core::run(&scenario).unwrap();
         let text = golden_text(&report);
         let golden = repo()
@@ -50,6 +54,13 @@ fn golden_scenarios_match_their_reports() {
             Ok(expected) if expected == text => {}
             Ok(_) => mismatches.push(format!("{stem}: report differs from {}", golden.display())),
             Err(_) => mismatches.push(format!("{stem}: no golden file {}", golden.display())),
+        }
+    }
+    for lab in LABS {
+        if !labs.contains(&lab) {
+            mismatches.push(format!(
+                "lab {lab} has no golden scenario in tests/scenarios/"
+            ));
         }
     }
     assert!(

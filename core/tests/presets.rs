@@ -1,7 +1,8 @@
 //! The preset registry and its documentation: every file in `static/presets/` is registered in
 //! `presets::PRESETS` and parses as a scenario of its lab; the pages that open on a lab's default
 //! parameters open on that lab's first preset; docs/CLAIMS.md links every preset from a table
-//! row and names no preset that does not exist.
+//! row and names no preset that does not exist; every lab of the registry has a preset, a
+//! section in docs/MODEL.md and a row in ARCHITECTURE.md.
 
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -12,6 +13,7 @@ use std::path::PathBuf;
 use bubblelab_core::labs::cost::CostParams;
 use bubblelab_core::labs::pipeline::PipelineParams;
 use bubblelab_core::presets::{self, PRESETS};
+use bubblelab_core::scenario::LABS;
 use bubblelab_core::Scenario;
 
 fn repo() -> PathBuf {
@@ -49,6 +51,33 @@ fn every_preset_file_is_registered_and_parses_as_its_lab() {
             p.id.starts_with(&format!("{}-", p.lab)),
             "preset {} should start with its lab's name",
             p.id
+        );
+    }
+}
+
+/// A lab added to the registry (`core/src/labs/mod.rs`) without its preset or its documentation
+/// fails here.
+#[test]
+fn every_lab_has_a_preset_a_model_section_and_an_architecture_row() {
+    let model = fs::read_to_string(repo().join("docs/MODEL.md")).expect("docs/MODEL.md exists");
+    let architecture =
+        fs::read_to_string(repo().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md exists");
+    for lab in LABS {
+        assert!(
+            presets::default_for(lab).is_some(),
+            "lab {lab} has no preset in core/src/presets.rs"
+        );
+        let mut name = lab.to_string();
+        name[..1].make_ascii_uppercase();
+        assert!(
+            model
+                .lines()
+                .any(|l| l.starts_with(&format!("## {name} lab"))),
+            "docs/MODEL.md has no section `## {name} lab`"
+        );
+        assert!(
+            architecture.contains(&format!("| `labs::{lab}` |")),
+            "ARCHITECTURE.md has no row for `labs::{lab}`"
         );
     }
 }

@@ -9,8 +9,16 @@ use bubblelab_core::labs::resilience::plan::{
 };
 use bubblelab_core::labs::resilience::sim::typical;
 use bubblelab_core::labs::resilience::{self, job, FailureEvent, ResilienceParams};
+use bubblelab_core::scenario::KeepsRuns;
 use bubblelab_core::{presets, Scenario};
 use proptest::prelude::*;
+
+/// Every strategy's run, do-nothing first.
+fn run_all(
+    p: &ResilienceParams,
+) -> Result<Vec<resilience::StrategyRun>, bubblelab_core::ScenarioError> {
+    p.simulate(&(), &mut |_, _| {}).map(|s| s.runs)
+}
 
 fn preset(id: &str) -> ResilienceParams {
     match presets::find(id).unwrap().scenario().unwrap() {
@@ -41,7 +49,7 @@ fn a_uniform_slowdown_of_every_gpu_is_not_a_fail_slow() {
             ..FailureEvent::default()
         })
         .collect();
-    let runs = resilience::run_all(&p).unwrap();
+    let runs = run_all(&p).unwrap();
     let base = &runs[0];
     // The trigger fired (observed ≫ predicted) but localisation found no outlier.
     assert!(base.uniform_verdicts >= 1, "the trigger never fired");
@@ -169,7 +177,7 @@ fn fail_stop_plans_never_keep_the_dead_gpu() {
             .filter(|e| e.dead)
             .filter_map(|e| e.gpu)
             .collect();
-        for run in resilience::run_all(&p).unwrap() {
+        for run in run_all(&p).unwrap() {
             // A strategy that already left the GPU out never sees it stop.
             assert!(run.fail_stops.len() <= dead.len(), "{id} {:?}", run.kind);
             if run.kind == StrategyKind::Resihp || run.kind == StrategyKind::Nothing {
@@ -188,7 +196,7 @@ fn fail_stop_plans_never_keep_the_dead_gpu() {
 #[test]
 fn resihp_has_no_false_alarms_under_length_variation_while_the_naive_detector_does() {
     let p = preset("resilience-no-failure");
-    let runs = resilience::run_all(&p).unwrap();
+    let runs = run_all(&p).unwrap();
     let base = &runs[0];
     assert!(base.alarms.is_empty(), "ResiHP alarms: {:?}", base.alarms);
     assert!(
@@ -209,7 +217,7 @@ fn resihp_localises_single_gpu_and_node_failures() {
         ("resilience-slow-gpu-4x", vec![13]),
         ("resilience-slow-node", (40..48).collect()),
     ] {
-        let runs = resilience::run_all(&preset(id)).unwrap();
+        let runs = run_all(&preset(id)).unwrap();
         let first = runs[0]
             .alarms
             .first()
@@ -232,7 +240,7 @@ fn fail_stop_only_baselines_do_nothing_on_fail_slow_presets() {
         if p.events.iter().any(|e| e.dead) {
             continue;
         }
-        let runs = resilience::run_all(&p).unwrap();
+        let runs = run_all(&p).unwrap();
         for k in [
             StrategyKind::Restart,
             StrategyKind::Oobleck,
@@ -251,7 +259,7 @@ fn fail_stop_only_baselines_do_nothing_on_fail_slow_presets() {
 fn greyhound_pays_each_false_alarm() {
     let p = preset("resilience-no-failure");
     let report = resilience::run(&p).unwrap();
-    let runs = resilience::run_all(&p).unwrap();
+    let runs = run_all(&p).unwrap();
     let gh = runs
         .iter()
         .find(|r| r.kind == StrategyKind::Greyhound)
@@ -288,7 +296,7 @@ fn resihp_throughput_is_at_least_every_baseline_on_compute_fail_slows() {
         "resilience-intermittent",
     ] {
         let p = preset(id);
-        let runs = resilience::run_all(&p).unwrap();
+        let runs = run_all(&p).unwrap();
         let ours = throughput(&runs, &p, StrategyKind::Resihp);
         for run in &runs {
             let theirs = throughput(&runs, &p, run.kind);
@@ -310,7 +318,7 @@ fn resihp_throughput_is_at_least_every_baseline_on_compute_fail_slows() {
 fn a_slow_link_slows_communication_only_and_resihp_finds_no_gpu() {
     for id in ["resilience-slow-link-nvlink", "resilience-slow-link-nic"] {
         let p = preset(id);
-        let runs = resilience::run_all(&p).unwrap();
+        let runs = run_all(&p).unwrap();
         let base = &runs[0];
         assert!(base.alarms.is_empty(), "{id}: {:?}", base.alarms);
         let before = base.steps.iter().find(|s| s.iteration == 150).unwrap();
@@ -340,7 +348,7 @@ fn a_slow_link_slows_communication_only_and_resihp_finds_no_gpu() {
 #[test]
 fn oobleck_loses_the_node_and_recycle_keeps_every_surviving_gpu() {
     let p = preset("resilience-fail-stop");
-    let runs = resilience::run_all(&p).unwrap();
+    let runs = run_all(&p).unwrap();
     let used = |k| {
         runs.iter()
             .find(|r| r.kind == k)
@@ -369,7 +377,7 @@ fn oobleck_loses_the_node_and_recycle_keeps_every_surviving_gpu() {
 #[test]
 fn an_intermittent_straggler_recovers_when_its_window_ends() {
     let p = preset("resilience-intermittent");
-    let runs = resilience::run_all(&p).unwrap();
+    let runs = run_all(&p).unwrap();
     let t = |i: u32| {
         runs[0]
             .steps
@@ -431,7 +439,7 @@ fn greyhound_dp_shares_minimise_the_spread_of_replica_loads() {
 #[test]
 fn a_mild_slow_gpu_stays_under_the_trigger() {
     let p = preset("resilience-slow-gpu-1.5x");
-    let runs = resilience::run_all(&p).unwrap();
+    let runs = run_all(&p).unwrap();
     assert!(runs[0].alarms.is_empty());
     let before = runs[0].steps.iter().find(|s| s.iteration == 150).unwrap();
     let after = runs[0].steps.iter().find(|s| s.iteration == 300).unwrap();

@@ -1,56 +1,49 @@
-//! In WebAssembly (Node, through wasm-bindgen-test): the golden scenarios produce exactly the
-//! Reports that the native golden test pins, byte for byte.
+//! In WebAssembly (Node, through wasm-bindgen-test): every golden scenario of
+//! `tests/scenarios/` produces exactly the Report that the native golden test pins
+//! (`tests/golden/<name>.report.json`), byte for byte. The files are read through Node's `fs`
+//! at run time, so a golden scenario added for a new lab is checked here without an edit.
 #![cfg(target_arch = "wasm32")]
 #![allow(clippy::unwrap_used)] // test helpers may unwrap: a failed unwrap fails the test
 
+use bubblelab_core::scenario::LABS;
 use bubblelab_core::Scenario;
+use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::wasm_bindgen_test;
 
-const CASES: &[(&str, &str)] = &[
-    (
-        include_str!("../../tests/scenarios/pipeline-all.json"),
-        include_str!("../../tests/golden/pipeline-all.report.json"),
-    ),
-    (
-        include_str!("../../tests/scenarios/pipeline-slow-link-uneven.json"),
-        include_str!("../../tests/golden/pipeline-slow-link-uneven.report.json"),
-    ),
-    (
-        include_str!("../../tests/scenarios/pipeline-interleaved-v4.json"),
-        include_str!("../../tests/golden/pipeline-interleaved-v4.report.json"),
-    ),
-    (
-        include_str!("../../tests/scenarios/fairness-small.json"),
-        include_str!("../../tests/golden/fairness-small.report.json"),
-    ),
-    (
-        include_str!("../../tests/scenarios/agentic-small.json"),
-        include_str!("../../tests/golden/agentic-small.report.json"),
-    ),
-    (
-        include_str!("../../tests/scenarios/agentic-sglang-small.json"),
-        include_str!("../../tests/golden/agentic-sglang-small.report.json"),
-    ),
-    (
-        include_str!("../../tests/scenarios/overlap-small.json"),
-        include_str!("../../tests/golden/overlap-small.report.json"),
-    ),
-    (
-        include_str!("../../tests/scenarios/resilience-small.json"),
-        include_str!("../../tests/golden/resilience-small.report.json"),
-    ),
-    (
-        include_str!("../../tests/scenarios/bubbles-small.json"),
-        include_str!("../../tests/golden/bubbles-small.report.json"),
-    ),
-];
+#[wasm_bindgen(module = "fs")]
+extern "C" {
+    #[wasm_bindgen(js_name = readFileSync, catch)]
+    fn read_file_sync(path: &str, encoding: &str) -> Result<String, JsValue>;
+    #[wasm_bindgen(js_name = readdirSync, catch)]
+    fn read_dir_sync(path: &str) -> Result<Vec<JsValue>, JsValue>;
+}
+
+/// The repository's `tests/` folder as Node sees it (the test runs with the package's folder,
+/// `core/`, as its working directory).
+const TESTS: &str = "../tests";
+
+fn read(path: &str) -> String {
+    read_file_sync(path, "utf8").unwrap_or_else(|e| panic!("cannot read {path}: {e:?}"))
+}
 
 #[wasm_bindgen_test]
 fn wasm_reports_equal_native_golden_bytes() {
-    for (scenario, golden) in CASES {
-        let report = bubblelab_core::run(&Scenario::from_json(scenario).unwrap()).unwrap();
+    let dir = format!("{TESTS}/scenarios");
+    let mut names: Vec<String> = read_dir_sync(&dir)
+        .unwrap_or_else(|e| panic!("cannot list {dir}: {e:?}"))
+        .into_iter()
+        .filter_map(|v| v.as_string())
+        .filter_map(|n| n.strip_suffix(".json").map(str::to_string))
+        .collect();
+    names.sort();
+    let mut labs = Vec::new();
+    for name in &names {
+        let scenario = Scenario::from_json(&read(&format!("{dir}/{name}.json"))).unwrap();
+        labs.push(scenario.lab());
+        let golden = read(&format!("{TESTS}/golden/{name}.report.json"));
+        let report = bubblelab_core::run(&scenario).unwrap();
         let text = format!("{}\n", report.to_json_pretty());
-        if text != *golden {
+        if text != golden {
             let at = text
                 .bytes()
                 .zip(golden.bytes())
@@ -58,11 +51,17 @@ fn wasm_reports_equal_native_golden_bytes() {
                 .count();
             let from = at.saturating_sub(80);
             panic!(
-                "wasm report differs from the native golden file at byte {at}:\n wasm:   {}\n golden: {}",
+                "{name}: the wasm Report differs from the native golden file at byte {at}:\n wasm:   {}\n golden: {}",
                 &text[from..(at + 80).min(text.len())],
                 &golden[from..(at + 80).min(golden.len())]
             );
         }
+    }
+    for lab in LABS {
+        assert!(
+            labs.contains(&lab),
+            "no golden scenario of lab {lab} in {dir}"
+        );
     }
 }
 

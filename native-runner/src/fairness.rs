@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use bubblelab_core::labs::fairness::policies::QuotaMode;
 use bubblelab_core::labs::fairness::traces::{self, shares, ReadOptions, TraceFormat};
 use bubblelab_core::labs::fairness::{self, FairnessParams, Placement, PolicyKind, TenantWeights};
+use bubblelab_core::scenario::KeepsRuns;
 use bubblelab_core::ScenarioError;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -285,7 +286,7 @@ pub fn fairness(args: &FairnessArgs) -> Result<(), Failure> {
             bar.set_message(next.label());
         }
     };
-    let simulation = fairness::simulate(&params, &trace, &mut on_progress);
+    let simulation = params.simulate(&trace, &mut on_progress);
     bar.finish_and_clear();
     let report = simulation.map_err(|e| field_failure(&e))?.report;
     crate::run::print_report(&report, &output)

@@ -18,6 +18,7 @@ use bubblelab_core::graph::validate::validate as validate_graph;
 use bubblelab_core::graph::{Graph, NodeKind};
 use bubblelab_core::hw::{Calibration, GpuKind};
 use bubblelab_core::labs::overlap::{self, OverlapParams, Strategy};
+use bubblelab_core::scenario::KeepsRuns;
 use bubblelab_core::units::Nanos;
 use bubblelab_core::Scenario;
 use clap::Args;
@@ -265,7 +266,10 @@ fn overlap_cases(
     params: &OverlapParams,
     strategies: &[Strategy],
 ) -> Result<Vec<(String, Graph, CostModel)>, Failure> {
-    let run = overlap::simulate_all(params).map_err(|e| Failure::Input(format!("{label}: {e}")))?;
+    let run = params
+        .simulate(&(), &mut |_, _| {})
+        .map_err(|e| Failure::Input(format!("{label}: {e}")))?
+        .runs;
     let cost = overlap::cost_model(params);
     Ok(run
         .strategies

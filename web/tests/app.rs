@@ -259,7 +259,8 @@ fn the_worker_names_a_bad_upload_and_a_bad_field() {
 
 #[wasm_bindgen_test]
 fn merged_segments_hold_the_same_gpus_at_every_instant() {
-    use bubblelab_core::labs::fairness::{occupancy_at, simulate, synthetic_trace};
+    use bubblelab_core::labs::fairness::{occupancy_at, synthetic_trace};
+    use bubblelab_core::scenario::KeepsRuns;
     use bubblelab_core::Scenario;
     use bubblelab_web::worker::ClusterRun;
     let Ok(Scenario::Fairness(p)) =
@@ -268,9 +269,9 @@ fn merged_segments_hold_the_same_gpus_at_every_instant() {
         panic!("the fairness scenario parses");
     };
     let trace = synthetic_trace(&p).unwrap();
-    let sim = simulate(&p, &trace, &mut |_, _| {}).unwrap();
+    let sim = p.simulate(&trace, &mut |_, _| {}).unwrap();
     let nodes = p.cluster.nodes as usize;
-    for run in sim.runs {
+    for run in sim.runs.runs {
         let times: Vec<u64> = run
             .segments
             .iter()

@@ -1,12 +1,29 @@
-//! The labs. Each lab owns its parameters (part of [`crate::Scenario`]), its policies or passes
-//! (one file each) and a `run` that returns a [`crate::Report`].
+//! The labs and their registry. Each lab owns its parameters (part of [`Scenario`]), its
+//! policies or passes (one file each) and a `run` that returns a [`crate::Report`]. The table
+//! below is the one list of labs: its rows give each lab's module, the [`Scenario`] enum,
+//! [`LABS`], validation, the JSON codec and [`crate::run`]'s dispatch
+//! (the `labs!` macro of `scenario.rs`).
 
-pub mod agentic;
-pub mod bubbles;
-pub mod cost;
-pub mod fairness;
-pub mod migration;
-pub mod overlap;
-pub mod pipeline;
-pub mod resilience;
-pub mod tuning;
+crate::scenario::labs! {
+    /// Pipeline-parallel schedules and their bubbles.
+    pipeline::PipelineParams => Pipeline = "pipeline";
+    /// The cost-model explorer: one collective and one GEMM on one GPU.
+    cost::CostParams => Cost = "cost";
+    /// Multi-tenant GPU-cluster scheduling: ASTRAEA against the field's policies.
+    fairness::FairnessParams => Fairness = "fairness";
+    /// Agentic batch inference on one serving engine: CONCUR's admission control against
+    /// unbounded admission and static caps.
+    agentic::AgenticParams => Agentic = "agentic";
+    /// Communication-computation overlap as graph scheduling: Helix against the baselines.
+    overlap::OverlapParams => Overlap = "overlap";
+    /// Fail-slow and fail-stop resilience of hybrid-parallel training: ResiHP's detector and
+    /// joint TP/PP/DP re-plan against the baselines.
+    resilience::ResilienceParams => Resilience = "resilience";
+    /// Hydro's Bubble Squeezer: tuning trials in the bubbles of a pipeline job.
+    bubbles::BubblesParams => Bubbles = "bubbles";
+    /// Hydro's tuning side: the μP shrinker, a μTransfer experiment and trial fusion.
+    tuning::TuningParams => Tuning = "tuning";
+    /// GPU pause/resume/migrate: FlowGPU's transparent checkpoint (active memory, low point,
+    /// dedup) against the reserved pool and framework checkpoint + restart.
+    migration::MigrationParams => Migration = "migration";
+}

@@ -2,12 +2,13 @@
 //! off the page's thread), post progress at the core's natural steps, then the output or the
 //! failure.
 
+use bubblelab_core::labs::fairness::synthetic_trace;
 use bubblelab_core::labs::fairness::traces::{self as fairness_traces, shares, ReadOptions};
-use bubblelab_core::labs::fairness::{simulate, synthetic_trace};
 use bubblelab_core::labs::pipeline::pipemorph;
 use bubblelab_core::labs::resilience::job::Plan;
-use bubblelab_core::labs::resilience::{detect_pai, run_all_with_progress, StrategyKind};
-use bubblelab_core::labs::{agentic, bubbles, overlap, resilience};
+use bubblelab_core::labs::resilience::{detect_pai, StrategyKind};
+use bubblelab_core::labs::{agentic, bubbles, overlap};
+use bubblelab_core::scenario::KeepsRuns;
 use bubblelab_core::{kineto, Scenario};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -132,11 +133,11 @@ pub fn handle(
                 fairness_traces::parse(format, &text, &options)
                     .map_err(|e| Failure::Upload(format!("{name}: {e}")))?
             };
-            let sim = simulate(&p, &trace, progress).map_err(scenario_failure)?;
+            let sim = p.simulate(&trace, progress).map_err(scenario_failure)?;
             Ok(Output::Fairness {
                 report: sim.report,
-                runs: sim.runs.into_iter().map(ClusterRun::of).collect(),
-                tenants: sim.trace.tenants,
+                runs: sim.runs.runs.into_iter().map(ClusterRun::of).collect(),
+                tenants: sim.runs.trace.tenants,
             })
         }
         Job::FairnessShares => {
@@ -191,20 +192,19 @@ pub fn handle(
             let Some(Scenario::Overlap(p)) = scenario else {
                 return Err(need("overlap"));
             };
-            let run =
-                overlap::simulate_all_with_progress(&p, progress).map_err(scenario_failure)?;
-            let report = overlap::report::build(&p, &run);
-            let steps = overlap_steps(&run);
-            Ok(Output::Overlap { report, steps })
+            let sim = p.simulate(&(), progress).map_err(scenario_failure)?;
+            let steps = overlap_steps(&sim.runs);
+            Ok(Output::Overlap {
+                report: sim.report,
+                steps,
+            })
         }
         Job::Resilience => {
             let Some(Scenario::Resilience(p)) = scenario else {
                 return Err(need("resilience"));
             };
-            let runs = run_all_with_progress(&p, progress).map_err(scenario_failure)?;
-            let tokens = f64::from(p.cluster.dp * p.cluster.micro_batches)
-                * f64::from(p.lengths.tokens_per_micro_batch);
-            let report = resilience::report::build(&p, &runs, tokens);
+            let sim = p.simulate(&(), progress).map_err(scenario_failure)?;
+            let (report, runs) = (sim.report, sim.runs);
             let resihp = runs.iter().find(|r| r.kind == StrategyKind::Resihp);
             let playback = resihp.map(Playback::of).unwrap_or_default();
             let replanned: Option<Plan> = resihp

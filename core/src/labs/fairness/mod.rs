@@ -24,7 +24,7 @@ pub use policies::PolicyKind;
 pub use sim::{occupancy_at, occupancy_of, run_policy, PolicyRun, Segment};
 
 use crate::report::Report;
-use crate::scenario::ScenarioError;
+use crate::scenario::{KeepsRuns, ScenarioError, Simulation};
 
 /// Most jobs one run may simulate (summed over policies: jobs × policies).
 pub const MAX_JOB_RUNS: u64 = 2_000_000;
@@ -37,7 +37,7 @@ pub fn run(params: &FairnessParams) -> Result<Report, ScenarioError> {
     run_with_progress(params, &mut |_, _| {})
 }
 
-/// [`run`], calling `progress(policies done, policies)` as [`simulate`] does.
+/// [`run`], calling `progress(policies done, policies)` as [`KeepsRuns::simulate`] does.
 ///
 /// # Errors
 /// [`ScenarioError::Field`] for invalid parameters.
@@ -45,7 +45,9 @@ pub fn run_with_progress(
     params: &FairnessParams,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Report, ScenarioError> {
-    simulate(params, &synthetic_trace(params)?, progress).map(|s| s.report)
+    params
+        .simulate(&synthetic_trace(params)?, progress)
+        .map(|s| s.report)
 }
 
 /// The seeded synthetic trace that `params.synthetic` describes, once `params` are valid.
@@ -63,58 +65,62 @@ pub fn synthetic_trace(params: &FairnessParams) -> Result<Trace, ScenarioError> 
 /// # Errors
 /// [`ScenarioError::Field`] for invalid parameters or a trace too large for one run.
 pub fn run_trace(params: &FairnessParams, trace: &Trace) -> Result<Report, ScenarioError> {
-    simulate(params, trace, &mut |_, _| {}).map(|s| s.report)
+    params.simulate(trace, &mut |_, _| {}).map(|s| s.report)
 }
 
-/// A whole run: the jobs simulated, every policy's run and the Report built from them (the
-/// page draws its cluster view and share charts from the runs).
+/// What the fairness lab keeps of a run (the page draws its cluster view and share charts from
+/// it).
 #[derive(Clone, Debug)]
-pub struct Simulation {
+pub struct FairnessRuns {
     /// The trace as simulated (jobs no GPU type can hold left out).
     pub trace: Trace,
     /// One run per policy, in the scenario's order.
     pub runs: Vec<PolicyRun>,
-    /// The Report.
-    pub report: Report,
 }
 
-/// Runs every chosen policy on `trace` and keeps the runs; `progress(policies done,
-/// policies)` is called before the first and after each policy (for progress bars).
-///
-/// # Errors
-/// [`ScenarioError::Field`] for invalid parameters or a trace too large for one run.
-pub fn simulate(
-    params: &FairnessParams,
-    trace: &Trace,
-    progress: &mut dyn FnMut(usize, usize),
-) -> Result<Simulation, ScenarioError> {
-    params.validate_simulation()?;
-    let (usable, dropped) = usable_jobs(params, trace);
-    let runs_count = usable.jobs.len() as u64 * params.policies.len() as u64;
-    if runs_count > MAX_JOB_RUNS {
-        return Err(ScenarioError::field(
-            "fairness.policies",
-            alloc::format!(
-                "jobs × policies must be at most {MAX_JOB_RUNS}, got {} jobs × {} policies",
-                usable.jobs.len(),
-                params.policies.len()
-            ),
-        ));
+impl KeepsRuns for FairnessParams {
+    /// The trace the policies run on (an uploaded or real trace, or [`synthetic_trace`]).
+    type Input = Trace;
+    type Runs = FairnessRuns;
+
+    /// Runs every chosen policy on `trace` and keeps the runs; `progress(policies done,
+    /// policies)` is called before the first and after each policy.
+    fn simulate(
+        &self,
+        trace: &Trace,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Simulation<FairnessRuns>, ScenarioError> {
+        let params = self;
+        params.validate_simulation()?;
+        let (usable, dropped) = usable_jobs(params, trace);
+        let runs_count = usable.jobs.len() as u64 * params.policies.len() as u64;
+        if runs_count > MAX_JOB_RUNS {
+            return Err(ScenarioError::field(
+                "fairness.policies",
+                alloc::format!(
+                    "jobs × policies must be at most {MAX_JOB_RUNS}, got {} jobs × {} policies",
+                    usable.jobs.len(),
+                    params.policies.len()
+                ),
+            ));
+        }
+        let total = params.policies.len();
+        progress(0, total);
+        let mut runs: Vec<PolicyRun> = Vec::with_capacity(total);
+        for &k in &params.policies {
+            runs.push(run_policy(params, &usable, k));
+            progress(runs.len(), total);
+        }
+        let metrics: Vec<metrics::PolicyMetrics> = runs.iter().map(metrics::compute).collect();
+        let report = report::build(params, &usable, &runs, &metrics, dropped);
+        Ok(Simulation {
+            runs: FairnessRuns {
+                trace: usable,
+                runs,
+            },
+            report,
+        })
     }
-    let total = params.policies.len();
-    progress(0, total);
-    let mut runs: Vec<PolicyRun> = Vec::with_capacity(total);
-    for &k in &params.policies {
-        runs.push(run_policy(params, &usable, k));
-        progress(runs.len(), total);
-    }
-    let metrics: Vec<metrics::PolicyMetrics> = runs.iter().map(metrics::compute).collect();
-    let report = report::build(params, &usable, &runs, &metrics, dropped);
-    Ok(Simulation {
-        trace: usable,
-        runs,
-        report,
-    })
 }
 
 /// Jobs of a trace left out of a run, and why.

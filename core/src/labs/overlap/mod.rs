@@ -24,7 +24,7 @@ use crate::graph::sim::{simulate, GraphSim};
 use crate::graph::validate::{validate, GraphError};
 use crate::graph::{build, Graph};
 use crate::report::Report;
-use crate::scenario::ScenarioError;
+use crate::scenario::{KeepsRuns, ScenarioError, Simulation};
 
 /// Bytes per GiB.
 pub const GIB: f64 = 1_073_741_824.0;
@@ -170,20 +170,28 @@ pub fn run_passes(
     Ok((steps, refused, budget))
 }
 
-/// Builds (or imports) the graph and runs every strategy.
-///
-/// # Errors
-/// [`ScenarioError::Field`] for invalid parameters; [`ScenarioError::Run`] for a bug.
-pub fn simulate_all(params: &OverlapParams) -> Result<OverlapRun, ScenarioError> {
-    simulate_all_with_progress(params, &mut |_, _| {})
+impl KeepsRuns for OverlapParams {
+    /// The graph is built or imported from the parameters.
+    type Input = ();
+    type Runs = OverlapRun;
+
+    /// Builds (or imports) the graph and runs every strategy, calling `progress(done, total)`
+    /// after the original graph's simulation, each pass and each strategy (total = 1 + passes
+    /// + 4).
+    fn simulate(
+        &self,
+        (): &(),
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Simulation<OverlapRun>, ScenarioError> {
+        let run = simulate_all(self, progress)?;
+        Ok(Simulation {
+            report: report::build(self, &run),
+            runs: run,
+        })
+    }
 }
 
-/// [`simulate_all`], calling `progress(done, total)` after the original graph's simulation,
-/// each pass and each strategy (total = 1 + passes + 4).
-///
-/// # Errors
-/// As [`simulate_all`].
-pub fn simulate_all_with_progress(
+fn simulate_all(
     params: &OverlapParams,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<OverlapRun, ScenarioError> {
@@ -238,7 +246,7 @@ pub fn run(params: &OverlapParams) -> Result<Report, ScenarioError> {
     run_with_progress(params, &mut |_, _| {})
 }
 
-/// [`run`] with progress per pass and strategy ([`simulate_all_with_progress`]).
+/// [`run`] with progress per pass and strategy ([`KeepsRuns::simulate`]).
 ///
 /// # Errors
 /// As [`run`].
@@ -246,8 +254,7 @@ pub fn run_with_progress(
     params: &OverlapParams,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Report, ScenarioError> {
-    let run = simulate_all_with_progress(params, progress)?;
-    Ok(report::build(params, &run))
+    params.simulate(&(), progress).map(|s| s.report)
 }
 
 impl crate::scenario::LabParams for OverlapParams {

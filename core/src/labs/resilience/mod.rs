@@ -27,7 +27,7 @@ pub use plan::StrategyKind;
 pub use sim::{run_strategy, StrategyRun};
 
 use crate::report::Report;
-use crate::scenario::ScenarioError;
+use crate::scenario::{KeepsRuns, ScenarioError, Simulation};
 
 /// Runs do-nothing and every chosen strategy on the scenario's failures and builds the Report.
 ///
@@ -37,7 +37,7 @@ pub fn run(params: &ResilienceParams) -> Result<Report, ScenarioError> {
     run_with_progress(params, &mut |_, _| {})
 }
 
-/// [`run`] with progress per strategy ([`run_all_with_progress`]).
+/// [`run`] with progress per strategy ([`KeepsRuns::simulate`]).
 ///
 /// # Errors
 /// As [`run`].
@@ -45,40 +45,40 @@ pub fn run_with_progress(
     params: &ResilienceParams,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Report, ScenarioError> {
-    let runs = run_all_with_progress(params, progress)?;
-    let tokens = f64::from(params.cluster.dp * params.cluster.micro_batches)
-        * f64::from(params.lengths.tokens_per_micro_batch);
-    Ok(report::build(params, &runs, tokens))
+    params.simulate(&(), progress).map(|s| s.report)
 }
 
-/// Every strategy's run, do-nothing first.
-///
-/// # Errors
-/// [`ScenarioError::Field`] for invalid parameters.
-pub fn run_all(params: &ResilienceParams) -> Result<Vec<StrategyRun>, ScenarioError> {
-    run_all_with_progress(params, &mut |_, _| {})
-}
+impl KeepsRuns for ResilienceParams {
+    /// The job and its failures come from the parameters.
+    type Input = ();
+    /// Every strategy's run, do-nothing first.
+    type Runs = Vec<StrategyRun>;
 
-/// [`run_all`], calling `progress(done, total)` after each strategy.
-///
-/// # Errors
-/// As [`run_all`].
-pub fn run_all_with_progress(
-    params: &ResilienceParams,
-    progress: &mut dyn FnMut(usize, usize),
-) -> Result<Vec<StrategyRun>, ScenarioError> {
-    params.validate()?;
-    let job = job::Job::new(params);
-    let batches = job::draw_micro_batches(params, params.iterations);
-    let kinds = params::strategies_to_run(params);
-    let total = kinds.len();
-    progress(0, total);
-    let mut runs = Vec::with_capacity(total);
-    for k in kinds {
-        runs.push(run_strategy(&job, params, &batches, k)?);
-        progress(runs.len(), total);
+    /// Runs do-nothing and every chosen strategy, calling `progress(done, total)` after each.
+    fn simulate(
+        &self,
+        (): &(),
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Simulation<Vec<StrategyRun>>, ScenarioError> {
+        let params = self;
+        params.validate()?;
+        let job = job::Job::new(params);
+        let batches = job::draw_micro_batches(params, params.iterations);
+        let kinds = params::strategies_to_run(params);
+        let total = kinds.len();
+        progress(0, total);
+        let mut runs = Vec::with_capacity(total);
+        for k in kinds {
+            runs.push(run_strategy(&job, params, &batches, k)?);
+            progress(runs.len(), total);
+        }
+        let tokens = f64::from(params.cluster.dp * params.cluster.micro_batches)
+            * f64::from(params.lengths.tokens_per_micro_batch);
+        Ok(Simulation {
+            report: report::build(params, &runs, tokens),
+            runs,
+        })
     }
-    Ok(runs)
 }
 
 /// Runs the detectors on a PAI `job_N_norm.csv` text named `source`.

@@ -119,7 +119,8 @@ pub fn issue_steps(plan: &Plan, lifetimes: &Lifetimes) -> Result<Vec<Step>, Exec
 mod tests {
     use super::*;
     use bubblelab_core::graph::Graph;
-    use bubblelab_core::labs::overlap::{simulate_all, OverlapParams};
+    use bubblelab_core::labs::overlap::OverlapParams;
+    use bubblelab_core::scenario::KeepsRuns;
 
     /// Checks the executor's ordering rules on a plan's issue sequence.
     fn check(plan: &Plan) {
@@ -178,7 +179,10 @@ mod tests {
 
     #[test]
     fn overlap_strategies_issue_in_a_valid_order() {
-        let run = simulate_all(&OverlapParams::default()).expect("overlap");
+        let run = OverlapParams::default()
+            .simulate(&(), &mut |_, _| {})
+            .expect("overlap")
+            .runs;
         for (strategy, graph, _) in run.strategies {
             let plan = Plan::simulator_streams(strategy.label(), graph);
             assert!(plan.streams.len() >= 2, "{}", strategy.label());
