@@ -112,6 +112,11 @@ pub const PRESETS: &[Preset] = &[
         "CONCUR vs the best static cap in hindsight, Qwen3-32B on 2×H100"
     ),
     preset!(
+        "agentic-clipper-aimd-slo-batching",
+        "agentic",
+        "Serving under a 30 ms per-token SLO: Clipper's AIMD batch limit vs a fixed batch, 14 requests/s"
+    ),
+    preset!(
         "overlap-gpt3-curie-tp2-sp4",
         "overlap",
         "Helix vs serial: GPT-3 6.7B layer, TP=2 × SP=4 (Ulysses), NVLink"

@@ -53,7 +53,7 @@ fn runs(p: &AgenticParams) -> Vec<agentic::ControllerRun> {
     assert_eq!(dropped, 0);
     p.controllers
         .iter()
-        .map(|c| run_controller(&p.engine, c, &work, 2_000_000_000, 4).unwrap())
+        .map(|c| run_controller(&p.engine, c, &work, 2_000_000_000, 200_000_000, 4).unwrap())
         .collect()
 }
 
@@ -582,4 +582,86 @@ fn print_preset_engines() {
     ] {
         println!("{name}\n{}", serde_json::to_string_pretty(&e).unwrap());
     }
+}
+
+/// Clipper's AIMD batching (NSDI'17 §4.3) on a constant-rate trace that overloads the engine:
+/// the fixed large batch (the engine's own limit of 256 running requests) steps far over the
+/// per-token objective, while the AIMD limit keeps every request's time per output token
+/// within it (and pays in queueing: its TTFT is the longer one).
+#[test]
+fn clipper_aimd_meets_the_per_token_objective_where_a_fixed_large_batch_misses_it() {
+    use bubblelab_core::labs::agentic::report::summarize;
+    use bubblelab_core::labs::agentic::workload::{Agent, Turn, Workload};
+    use bubblelab_core::labs::agentic::ClipperAimdParams;
+    let mut p = AgenticParams::default();
+    p.slo.tpot_ms = 30.0;
+    let objective_ns = 30_000_000;
+    // 20 requests/s of 512 prompt and 128 generated tokens, evenly spaced.
+    let work = Workload {
+        source: "constant rate".into(),
+        agents: (0..300u64)
+            .map(|i| Agent {
+                arrival_ns: i * 50_000_000,
+                turns: vec![Turn {
+                    prompt_tokens: 512,
+                    shared_prefix_tokens: 0,
+                    output_tokens: 128,
+                    tool_ns: 0,
+                }],
+            })
+            .collect(),
+    };
+    let run = |c: ControllerSpec| {
+        let r = run_controller(&p.engine, &c, &work, 1_000_000_000, objective_ns, 0).unwrap();
+        let limits: Vec<u32> = r.samples.iter().filter_map(|s| s.batch_limit).collect();
+        (summarize(&r, 1_000_000_000, &p.slo), limits)
+    };
+    let (fixed, none) = run(ControllerSpec::RequestCap { cap: 256 });
+    let (aimd, limits) = run(ControllerSpec::ClipperAimd(ClipperAimdParams::default()));
+    assert!(none.is_empty(), "a fixed cap sets no batch limit over time");
+    assert!(
+        fixed.tpot_p50_ms > 30.0,
+        "the fixed large batch should miss the objective: p50 TPOT {} ms",
+        fixed.tpot_p50_ms
+    );
+    assert!(
+        aimd.tpot_p99_ms <= 30.0,
+        "AIMD keeps p99 TPOT within the objective: {} ms",
+        aimd.tpot_p99_ms
+    );
+    assert!(limits.iter().all(|&l| (1..=256).contains(&l)), "{limits:?}");
+    assert!(aimd.ttft_p99_s > fixed.ttft_p99_s, "the trade is queueing");
+}
+
+/// The preset of docs/CLAIMS.md's Clipper table: the AIMD limit meets the per-token objective
+/// and wins goodput under the SLO over the fixed batch (figures in docs/CLAIMS.md).
+#[test]
+fn clipper_preset_wins_goodput_over_the_fixed_batch() {
+    let Ok(Scenario::Agentic(p)) = presets::find("agentic-clipper-aimd-slo-batching")
+        .unwrap()
+        .scenario()
+    else {
+        panic!("the Clipper preset is an agentic scenario");
+    };
+    let report = bubblelab_core::run(&Scenario::Agentic(p.clone())).unwrap();
+    let metric = |key: &str| {
+        report
+            .metrics
+            .iter()
+            .find(|m| m.key == key)
+            .unwrap_or_else(|| panic!("no metric {key}"))
+            .value
+    };
+    let fixed = metric("unbounded.slo_goodput_tokens_per_s");
+    let aimd = metric("clipper-aimd.slo_goodput_tokens_per_s");
+    assert!(
+        aimd > 1.5 * fixed,
+        "Clipper {aimd} vs fixed {fixed} tokens/s"
+    );
+    assert!(metric("clipper-aimd.tpot_p99_ms") <= p.slo.tpot_ms);
+    assert!(metric("unbounded.tpot_p99_ms") > p.slo.tpot_ms);
+    assert!(report
+        .series
+        .iter()
+        .any(|s| s.name == "Clipper AIMD batching: batch limit" && !s.points.is_empty()));
 }

@@ -60,7 +60,7 @@ proptest! {
         p.validate().unwrap();
         let (work, dropped) = prepare(&p, &work).unwrap();
         prop_assert_eq!(dropped, 0);
-        let r = run_controller(&p.engine, &spec, &work, 1_000_000_000, 0)
+        let r = run_controller(&p.engine, &spec, &work, 1_000_000_000, 200_000_000, 0)
             .map_err(|e| TestCaseError::fail(format!("{e}")))?;
         let unique: u64 = work.agents.iter().map(bubblelab_core::labs::agentic::Agent::unique_tokens).sum();
         let c = r.counters;

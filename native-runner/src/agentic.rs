@@ -72,9 +72,10 @@ pub struct AgenticArgs {
     /// When agents start (overrides the scenario's `arrivals`).
     #[arg(long, value_enum)]
     arrivals: Option<ArrivalsArg>,
-    /// Controllers to compare, comma-separated: `unbounded`, `concur`, `aimd-history`, `cap-N`
-    /// (N agents), `req-cap-N` (N running requests) (overrides the scenario's list; CONCUR keeps
-    /// the scenario's knobs).
+    /// Controllers to compare, comma-separated: `unbounded`, `concur`, `aimd-history`,
+    /// `clipper-aimd` (Clipper's AIMD batch limit against the TPOT objective), `cap-N` (N
+    /// agents), `req-cap-N` (N running requests) (overrides the scenario's list; CONCUR and
+    /// Clipper keep the scenario's knobs).
     #[arg(long, value_name = "IDS")]
     controllers: Option<String>,
     /// Also sweep static caps (1, 2, 4, … and the agent count) and report the best in hindsight.

@@ -185,6 +185,7 @@ await fs.mkdir(OUT_DIR, { recursive: true });
 let main = null; // the page that goes home -> pipeline -> edits
 let shared = null; // a fresh context that opens the share link
 let sharedUrl = null;
+let clipperLink = null; // the survey map's link to the Clipper batching preset
 let browser = null;
 
 try {
@@ -380,6 +381,9 @@ try {
     await fairPage.waitForFunction((t) => Number(document.querySelector('#cluster-time').dataset.tNs) < t, tMid, { timeout: TIMEOUT_MS });
     const bands = await fairPage.locator('#tenant-share-chart polygon').count();
     assert(bands >= 2, `expected stacked bands per tenant, found ${bands}`);
+    // The serving side of the map: each inference scheduler a link that opens its preset.
+    clipperLink = await fairPage.getAttribute('#survey-map a[data-preset="agentic-clipper-aimd-slo-batching"]', 'href');
+    assert(clipperLink?.startsWith('#/agentic?s='), `expected a share link to the agentic lab, got ${clipperLink}`);
     await fairPage.click('#survey-map button[data-policy="fifo"]');
     await fairPage.waitForFunction(() => document.querySelector('#cluster-policy').selectedOptions[0]?.textContent === 'FIFO', null, { timeout: TIMEOUT_MS });
     await fairPage.click('#cluster-play');
@@ -432,6 +436,16 @@ try {
     await agentPage.setInputFiles('#upload-agentic-trace', { name: 'tiny.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(jsonl) });
     await agentPage.waitForFunction(() => Number(document.querySelector('[data-metric="workload.agents"]')?.dataset.value) === 2, null, { timeout: TIMEOUT_MS });
     await printLongTasks(agentPage, 'agentic lab (load, edits, upload)');
+    // The survey map's Clipper link: the AIMD batch limit holds p99 TPOT within the preset's
+    // 30 ms objective, and its limit is drawn over time.
+    assert(clipperLink, 'the fairness check should have read the survey map\'s Clipper link');
+    const { page: clipPage } = await newWatchedPage(context, 'agentic-clipper');
+    await clipPage.goto(`${BASE_URL}/${clipperLink}`);
+    await clipPage.waitForSelector('[data-metric="clipper-aimd.tpot_p99_ms"]', { state: 'attached', timeout: TIMEOUT_MS });
+    const tpot = Number(await dataValue(clipPage, '[data-metric="clipper-aimd.tpot_p99_ms"]'));
+    assert(tpot <= 30, `Clipper's p99 TPOT ${tpot} ms should meet the 30 ms objective`);
+    assert(await clipPage.getByText('Clipper AIMD batching: batch limit').count() > 0, 'the batch limit is drawn');
+    await clipPage.screenshot({ path: path.join(OUT_DIR, 'agentic-clipper.png'), fullPage: true });
     await agentPage.screenshot({ path: path.join(OUT_DIR, 'agentic-lab.png'), fullPage: true });
   });
 

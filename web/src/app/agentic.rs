@@ -40,12 +40,16 @@ pub struct AgenticLabProps {
 }
 
 /// Number fields: (path inside `params`, label).
-const FIELDS: [(&str, &str); 12] = [
+const FIELDS: [(&str, &str); 13] = [
     ("synthetic.agents", "Agents"),
     ("synthetic.min_turns", "Fewest turns per agent"),
     ("synthetic.max_turns", "Most turns per agent"),
     ("synthetic.initial_prompt_tokens", "First prompt (tokens)"),
     ("synthetic.seed", "Seed"),
+    (
+        "synthetic.mean_interarrival_s",
+        "Mean gap between arrivals (s; used when agents arrive over time)",
+    ),
     ("engine.gpus", "GPUs"),
     (
         "engine.kv_capacity_tokens",
@@ -373,7 +377,9 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
                    mid-batch, the engine evicts histories that live agents need again, recomputes them, and throughput \
                    collapses before memory is formally full. A static cap helps if you guess it right; CONCUR (Eq. 1) steers \
                    the number of active agents W from two engine signals: it adds α agents while KV usage U is below U_low, \
-                   cuts W to ⌈β·W⌉ when U is above U_high and the cache hit rate H is below H_thresh, and holds otherwise." }
+                   cuts W to ⌈β·W⌉ when U is above U_high and the cache hit rate H is below H_thresh, and holds otherwise. \
+                   For serving under a latency SLO, Clipper's AIMD (clipper-aimd) bounds the batch instead: one more running \
+                   request after each engine step within the per-token objective, 10 % fewer after a step over it." }
             </p>
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
@@ -397,7 +403,7 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
                             <option value="sglang" selected={mode == "sglang"}>{ "SGLang: radix cache (page 1), future-token reservation, retraction" }</option>
                         </select>
                     </div>
-                    <NumberField path="agentic.controllers" label="Controllers (unbounded, req-cap-N, cap-N, concur, aimd-history)" input_type="text"
+                    <NumberField path="agentic.controllers" label="Controllers (unbounded, req-cap-N, cap-N, concur, aimd-history, clipper-aimd)" input_type="text"
                         value={form.text("controllers")} error={form.field_error("controllers")} on_change={on_controllers} />
                     <div class="field">
                         <label><input type="checkbox" id="field-sweep" checked={sweeping} onchange={on_sweep} />
@@ -429,7 +435,7 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
                     <RunStatus worker={worker.clone()} unit="controller runs" error={state.form.worker_error.clone()} />
                     <ExportBar report={state.report.clone()} stem="agentic" />
                     <ReportView report={state.report.clone()} charts_first=true chart_titles={vec![
-                        ("agentic.active_agents".to_string(), "Active agents (the admission window)".to_string()),
+                        ("agentic.active_agents".to_string(), "Active agents (the admission window) and Clipper's batch limit (running requests)".to_string()),
                         ("agentic.kv_usage".to_string(), "KV-cache usage".to_string()),
                         ("agentic.hit_rate".to_string(), "Cache hit rate: engine-wide H (CONCUR's signal) and on agents' histories".to_string()),
                         ("agentic.recompute".to_string(), "Recomputed tokens per second".to_string()),

@@ -204,6 +204,13 @@ pub struct StepOutcome {
 }
 
 impl Engine {
+    /// Sets the most requests that may run at once (a batch controller's limit, ≥ 1). Requests
+    /// already running beyond it are not preempted; the next admissions wait until the batch
+    /// is under it.
+    pub fn set_max_running(&mut self, requests: u32) {
+        self.max_running = requests.max(1) as usize;
+    }
+
     /// An empty engine for `agents` agents with `spec`'s capacity; phases of agents with id
     /// below `tracked` are recorded in [`Engine::spans`].
     #[must_use]

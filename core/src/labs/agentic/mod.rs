@@ -18,7 +18,7 @@ pub mod workload;
 use alloc::format;
 use alloc::vec::Vec;
 
-pub use controllers::{AimdHistoryParams, ConcurParams, ControllerSpec};
+pub use controllers::{AimdHistoryParams, ClipperAimdParams, ConcurParams, ControllerSpec};
 pub use params::{
     AgenticParams, Arrivals, EngineMode, EngineSpec, LatencySlo, ModelSpec, StepTimeFit,
 };
@@ -75,6 +75,7 @@ pub fn run_workload_with_progress(
     params.validate_simulation()?;
     let (usable, dropped) = prepare(params, work)?;
     let interval_ns = crate::units::nanos_from_f64(params.control_interval_s * 1e9).0;
+    let step_objective_ns = crate::units::nanos_from_f64(params.slo.tpot_ms * 1e6).0;
     let total = params.controllers.len() + params.sweep_caps.len();
     progress(0, total);
     let mut runs = Vec::with_capacity(params.controllers.len());
@@ -84,6 +85,7 @@ pub fn run_workload_with_progress(
             c,
             &usable,
             interval_ns,
+            step_objective_ns,
             params.timeline_agents,
         )?);
         progress(runs.len(), total);
@@ -95,6 +97,7 @@ pub fn run_workload_with_progress(
             &ControllerSpec::StaticCap { cap },
             &usable,
             interval_ns,
+            step_objective_ns,
             0,
         )?);
         progress(runs.len() + sweep.len(), total);

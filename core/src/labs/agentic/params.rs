@@ -643,7 +643,7 @@ impl AgenticParams {
         if self.controllers.is_empty() && self.sweep_caps.is_empty() {
             return Err(field(
                 "controllers",
-                "must name at least one controller (unbounded, static-cap, request-cap, concur, aimd-history) or give sweep_caps"
+                "must name at least one controller (unbounded, static-cap, request-cap, concur, aimd-history, clipper-aimd) or give sweep_caps"
                     .into(),
             ));
         }

@@ -494,6 +494,7 @@ fn push_series(report: &mut Report, run: &ControllerRun, _interval_ns: u64) {
     let x = |end: u64| end as f64 / 1e9;
     let mut active = Vec::new();
     let mut window = Vec::new();
+    let mut batch = Vec::new();
     let mut usage = Vec::new();
     let mut cached = Vec::new();
     let mut hit = Vec::new();
@@ -506,6 +507,9 @@ fn push_series(report: &mut Report, run: &ControllerRun, _interval_ns: u64) {
         active.push((t, f64::from(s.active_agents)));
         if s.window != u32::MAX {
             window.push((t, f64::from(s.window)));
+        }
+        if let Some(limit) = s.batch_limit {
+            batch.push((t, f64::from(limit)));
         }
         usage.push((t, s.kv_usage));
         cached.push((t, s.kv_cached));
@@ -547,6 +551,14 @@ fn push_series(report: &mut Report, run: &ControllerRun, _interval_ns: u64) {
         )
     {
         push(format!("{label}: window"), CHARTS[0], "agents", window);
+    }
+    if !batch.is_empty() {
+        push(
+            format!("{label}: batch limit"),
+            CHARTS[0],
+            "running requests",
+            batch,
+        );
     }
     push(
         format!("{label}: referenced KV (usage U)"),

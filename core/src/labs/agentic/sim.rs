@@ -24,6 +24,9 @@ pub struct Sample {
     pub end_ns: u64,
     /// The controller's window after its update (`u32::MAX` = no limit).
     pub window: u32,
+    /// The running-request limit a batch controller had set at the end of the interval
+    /// (`None` for the controllers that leave the engine's own limit).
+    pub batch_limit: Option<u32>,
     /// Agents active at the end of the interval.
     pub active_agents: u32,
     /// Referenced KV blocks / all blocks at the end of the interval.
@@ -239,7 +242,8 @@ impl Sim<'_> {
     }
 }
 
-/// Runs `spec` on `work` (every agent fits the engine; arrivals as given).
+/// Runs `spec` on `work` (every agent fits the engine; arrivals as given); a batch controller
+/// holds each engine step to `step_objective_ns` (the TPOT objective).
 ///
 /// # Errors
 /// [`ScenarioError::Run`] if the engine stalls (a bug) or the run exceeds [`MAX_SAMPLES`].
@@ -248,15 +252,17 @@ pub fn run_controller(
     spec: &ControllerSpec,
     work: &Workload,
     control_interval_ns: u64,
+    step_objective_ns: u64,
     tracked: u32,
 ) -> Result<ControllerRun, ScenarioError> {
     let n = work.agents.len();
+    let engine_limit = engine_spec.max_running_requests;
     let mut engine_spec = engine_spec.clone();
-    engine_spec.max_running_requests = spec.running_limit(engine_spec.max_running_requests);
+    engine_spec.max_running_requests = spec.running_limit(engine_limit);
     let mut sim = Sim {
         work,
         engine: Engine::new(&engine_spec, n, tracked),
-        controller: spec.build(),
+        controller: spec.build(step_objective_ns, engine_limit),
         agents: alloc::vec![AgentState::default(); n],
         pending: BTreeSet::new(),
         active: 0,
@@ -310,6 +316,7 @@ pub fn run_controller(
             samples.push(Sample {
                 end_ns: next_tick,
                 window: sim.controller.window(),
+                batch_limit: sim.controller.running_limit(),
                 active_agents: sim.active,
                 kv_usage: sim.engine.usage(),
                 kv_cached: sim.engine.cached_blocks() as f64 / total,
@@ -324,6 +331,10 @@ pub fn run_controller(
                     "the engine could schedule nothing at {now} ns with requests waiting"
                 )));
             };
+            sim.controller.on_step(out.end_ns - now);
+            if let Some(limit) = sim.controller.running_limit() {
+                sim.engine.set_max_running(limit);
+            }
             now = out.end_ns;
             for &a in &out.finished {
                 sim.on_turn_end(a, now);
@@ -344,6 +355,7 @@ pub fn run_controller(
     samples.push(Sample {
         end_ns: now.max(next_tick - interval),
         window: sim.controller.window(),
+        batch_limit: sim.controller.running_limit(),
         active_agents: sim.active,
         kv_usage: sim.engine.usage(),
         kv_cached: sim.engine.cached_blocks() as f64 / total,

@@ -2,10 +2,13 @@
 //! datacenters (Gao et al., ACM Computing Surveys 2024): what a scheduler optimises (rows) and
 //! how it uses GPUs (columns). Every policy this lab implements is a button that shows it in
 //! the cluster view (and adds it to the run if it was not chosen); a few well-known systems
-//! the lab does not implement are placed for orientation, greyed out.
+//! the lab does not implement are placed for orientation, greyed out. Below the map, the
+//! serving side of the survey: the inference schedulers that run on the agents lab's engine,
+//! each a link that opens its preset.
 
 use bubblelab_core::labs::fairness::policies::{SURVEY_OBJECTIVES, SURVEY_RESOURCES};
 use bubblelab_core::labs::fairness::PolicyKind;
+use bubblelab_core::{presets, share};
 use yew::prelude::*;
 
 /// Properties of [`SurveyMap`].
@@ -27,6 +30,20 @@ const OTHERS: [(usize, usize, &str); 7] = [
     (0, 1, "Gavel (makespan)"),
     (2, 0, "Chronus"),
     (2, 3, "HyperSched"),
+];
+
+/// Inference schedulers on the agents lab's engine: (preset, name, what it trades).
+const SERVING: [(&str, &str, &str); 2] = [
+    (
+        "agentic-clipper-aimd-slo-batching",
+        "Clipper's AIMD batching",
+        "latency vs throughput: the batch grows while each step meets the per-token SLO and shrinks by 10 % when one does not; requests wait longer for their first token",
+    ),
+    (
+        "agentic-qwen3-32b-h100",
+        "CONCUR",
+        "throughput vs KV-cache thrashing: how many agents may be active at once",
+    ),
 ];
 
 /// The survey map.
@@ -63,6 +80,16 @@ pub fn survey_map(props: &SurveyProps) -> Html {
                 }) }
                 </tbody>
             </table>
+            <h3>{ "Inference serving (latency, throughput), on the agents lab's engine" }</h3>
+            <ul class="serving">
+                { for SERVING.iter().filter_map(|(id, name, trade)| {
+                    let scenario = presets::find(id)?.scenario().ok()?;
+                    Some(html! {
+                        <li><a class="chip" data-preset={*id} href={share::fragment(&scenario)}>{ *name }</a>
+                            { format!(" — {trade}") }</li>
+                    })
+                }) }
+            </ul>
         </section>
     }
 }

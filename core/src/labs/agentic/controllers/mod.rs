@@ -4,9 +4,11 @@
 //!
 //! The baselines are CONCUR's (§5.1): the engine alone (`unbounded`), the engine with a
 //! request-level concurrency cap (`req-cap-N`, SGLang's `--max-running-requests`), and fixed
-//! agent-concurrency levels (`cap-N`, §5.3).
+//! agent-concurrency levels (`cap-N`, §5.3). Beside them, for serving under a latency SLO, the
+//! survey's SLO-aware batching family: Clipper's AIMD on the batch size (`clipper-aimd`).
 
 mod aimd_history;
+mod clipper_aimd;
 mod concur;
 mod request_cap;
 mod static_cap;
@@ -19,6 +21,7 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 pub use aimd_history::{AimdHistory, AimdHistoryParams};
+pub use clipper_aimd::{ClipperAimd, ClipperAimdParams};
 pub use concur::{Concur, ConcurParams, Move};
 pub use request_cap::RequestCap;
 pub use static_cap::StaticCap;
@@ -93,11 +96,13 @@ pub enum ControllerSpec {
     Concur(ConcurParams),
     /// This lab's earlier AIMD on the history hit rate and preemptions (a named variant).
     AimdHistory(AimdHistoryParams),
+    /// Clipper's AIMD on the engine's batch (running-request) limit against the TPOT objective.
+    ClipperAimd(ClipperAimdParams),
 }
 
 impl ControllerSpec {
     /// Stable id used in metric keys and on the command line: `unbounded`, `cap-8`,
-    /// `req-cap-64`, `concur`, `aimd-history`.
+    /// `req-cap-64`, `concur`, `aimd-history`, `clipper-aimd`.
     #[must_use]
     pub fn id(&self) -> String {
         match self {
@@ -106,6 +111,7 @@ impl ControllerSpec {
             ControllerSpec::RequestCap { cap } => format!("req-cap-{cap}"),
             ControllerSpec::Concur(_) => "concur".into(),
             ControllerSpec::AimdHistory(_) => "aimd-history".into(),
+            ControllerSpec::ClipperAimd(_) => "clipper-aimd".into(),
         }
     }
 
@@ -118,21 +124,25 @@ impl ControllerSpec {
             ControllerSpec::RequestCap { cap } => format!("request cap {cap}"),
             ControllerSpec::Concur(_) => "CONCUR".into(),
             ControllerSpec::AimdHistory(_) => "AIMD on history hits".into(),
+            ControllerSpec::ClipperAimd(_) => "Clipper AIMD batching".into(),
         }
     }
 
-    /// Most requests the engine may run under this controller (`engine_limit` otherwise).
+    /// Most requests the engine may run under this controller at the start (`engine_limit`
+    /// otherwise).
     #[must_use]
     pub fn running_limit(&self, engine_limit: u32) -> u32 {
         match self {
             ControllerSpec::RequestCap { cap } => (*cap).min(engine_limit),
+            ControllerSpec::ClipperAimd(p) => p.initial_batch.clamp(1, engine_limit.max(1)),
             _ => engine_limit,
         }
     }
 
     /// Parses a comma-separated list of ids (`unbounded, cap-16, req-cap-64, concur,
-    /// aimd-history`); `concur` and `aimd-history` take their knobs from the first controller
-    /// of that kind in `template`, or the defaults. Repeats are kept once.
+    /// aimd-history, clipper-aimd`); `concur`, `aimd-history` and `clipper-aimd` take their
+    /// knobs from the first controller of that kind in `template`, or the defaults. Repeats
+    /// are kept once.
     ///
     /// # Errors
     /// A message naming the unknown id.
@@ -150,6 +160,11 @@ impl ControllerSpec {
             .find(|c| matches!(c, ControllerSpec::AimdHistory(_)))
             .cloned()
             .unwrap_or(ControllerSpec::AimdHistory(AimdHistoryParams::default()));
+        let clipper = template
+            .iter()
+            .find(|c| matches!(c, ControllerSpec::ClipperAimd(_)))
+            .cloned()
+            .unwrap_or(ControllerSpec::ClipperAimd(ClipperAimdParams::default()));
         let cap = |prefix: &str, id: &str| -> Option<u32> {
             id.strip_prefix(prefix)?
                 .parse::<u32>()
@@ -162,6 +177,7 @@ impl ControllerSpec {
                 "unbounded" => ControllerSpec::Unbounded,
                 "concur" => concur.clone(),
                 "aimd-history" => aimd.clone(),
+                "clipper-aimd" => clipper.clone(),
                 _ => {
                     if let Some(n) = cap("req-cap-", id) {
                         ControllerSpec::RequestCap { cap: n }
@@ -169,7 +185,7 @@ impl ControllerSpec {
                         ControllerSpec::StaticCap { cap: n }
                     } else {
                         return Err(format!(
-                            "unknown controller `{id}`; expected unbounded, concur, aimd-history, cap-N (N agents) or req-cap-N (N requests), N ≥ 1"
+                            "unknown controller `{id}`; expected unbounded, concur, aimd-history, clipper-aimd, cap-N (N agents) or req-cap-N (N requests), N ≥ 1"
                         ));
                     }
                 }
@@ -196,18 +212,23 @@ impl ControllerSpec {
             }
             ControllerSpec::Concur(p) => p.validate(path),
             ControllerSpec::AimdHistory(p) => p.validate(path),
+            ControllerSpec::ClipperAimd(p) => p.validate(path),
         }
     }
 
-    /// A fresh controller.
+    /// A fresh controller on an engine that runs at most `engine_limit` requests, with a
+    /// latency objective of `step_objective_ns` per engine step (the TPOT objective).
     #[must_use]
-    pub fn build(&self) -> Controller {
+    pub fn build(&self, step_objective_ns: u64, engine_limit: u32) -> Controller {
         match self {
             ControllerSpec::Unbounded => Controller::Unbounded(Unbounded),
             ControllerSpec::StaticCap { cap } => Controller::StaticCap(StaticCap { cap: *cap }),
             ControllerSpec::RequestCap { cap } => Controller::RequestCap(RequestCap { cap: *cap }),
             ControllerSpec::Concur(p) => Controller::Concur(Concur::new(p)),
             ControllerSpec::AimdHistory(p) => Controller::AimdHistory(AimdHistory::new(p)),
+            ControllerSpec::ClipperAimd(p) => {
+                Controller::ClipperAimd(ClipperAimd::new(p, step_objective_ns, engine_limit))
+            }
         }
     }
 }
@@ -225,6 +246,8 @@ pub enum Controller {
     Concur(Concur),
     /// See [`AimdHistory`].
     AimdHistory(AimdHistory),
+    /// See [`ClipperAimd`].
+    ClipperAimd(ClipperAimd),
 }
 
 impl Controller {
@@ -237,17 +260,38 @@ impl Controller {
             Controller::RequestCap(c) => c.window(),
             Controller::Concur(c) => c.window(),
             Controller::AimdHistory(c) => c.window(),
+            Controller::ClipperAimd(c) => c.window(),
         }
     }
 
     /// Reads the signals of the interval that just ended and updates the window.
     pub fn on_interval(&mut self, signals: &Signals) {
         match self {
-            Controller::Unbounded(_) | Controller::StaticCap(_) | Controller::RequestCap(_) => {}
+            Controller::Unbounded(_)
+            | Controller::StaticCap(_)
+            | Controller::RequestCap(_)
+            | Controller::ClipperAimd(_) => {}
             Controller::Concur(c) => {
                 c.on_interval(signals);
             }
             Controller::AimdHistory(c) => c.on_interval(signals),
+        }
+    }
+
+    /// After an engine step of `step_ns`: a controller of the batch (Clipper's) updates its
+    /// limit; the others act only at control intervals.
+    pub fn on_step(&mut self, step_ns: u64) {
+        if let Controller::ClipperAimd(c) = self {
+            c.on_step(step_ns);
+        }
+    }
+
+    /// The engine's running-request limit this controller sets now, if it sets one.
+    #[must_use]
+    pub fn running_limit(&self) -> Option<u32> {
+        match self {
+            Controller::ClipperAimd(c) => Some(c.batch()),
+            _ => None,
         }
     }
 }
