@@ -445,7 +445,7 @@ pub fn build(
     for r in runs {
         report.timelines.push(timeline(r, params.timeline_agents));
     }
-    findings(&mut report, &sums, best, dropped, work);
+    findings(&mut report, &sums, best, dropped, work, &params.slo);
     report
 }
 
@@ -713,7 +713,27 @@ fn findings(
     best: Option<&RunSummary>,
     dropped: usize,
     work: &Workload,
+    slo: &LatencySlo,
 ) {
+    let find = |id: &str| sums.iter().find(|s| s.id == id);
+    if let Some(c) = find("clipper-aimd") {
+        // The fixed batch it is compared with: the engine's own limit, else the first other run.
+        if let Some(f) = find("unbounded").or_else(|| sums.iter().find(|s| s.id != c.id)) {
+            report.findings.push(format!(
+                "Clipper's AIMD batch limit holds p99 time per output token to {:.1} ms against {:.1} ms for {} (objective {} ms); {} of requests meet the SLO against {}, goodput {:.0} vs {:.0} tokens/s; the price is the wait for the first token, p99 {:.1} s against {:.1} s.",
+                c.tpot_p99_ms,
+                f.tpot_p99_ms,
+                f.label,
+                slo.tpot_ms,
+                pct(c.slo_attainment),
+                pct(f.slo_attainment),
+                c.goodput_tokens_per_s,
+                f.goodput_tokens_per_s,
+                c.ttft_p99_s,
+                f.ttft_p99_s
+            ));
+        }
+    }
     for s in sums {
         let [a, b, _] = s.thirds_tokens_per_s;
         report.findings.push(format!(
@@ -726,7 +746,6 @@ fn findings(
             pct(s.recompute_ratio)
         ));
     }
-    let find = |id: &str| sums.iter().find(|s| s.id == id);
     if let (Some(c), Some(u)) = (find("concur"), find("unbounded")) {
         report.findings.push(format!(
             "CONCUR finishes the batch in {:.0} s against {:.0} s for unbounded admission: {:.2}× the useful throughput.",
