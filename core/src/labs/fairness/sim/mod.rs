@@ -496,7 +496,14 @@ impl Sim<'_> {
         let v = u.running_gpus;
         let track = &mut self.run.tenant_gpus[tenant];
         match track.last_mut() {
-            Some(last) if last.0 == self.now => last.1 = v,
+            Some(last) if last.0 == self.now => {
+                last.1 = v;
+                // Back to the value held before this instant (a lease renewed, a job stopped
+                // and restarted in one round): the instant changed nothing.
+                if track.len() >= 2 && track[track.len() - 2].1 == v {
+                    track.pop();
+                }
+            }
             _ => track.push((self.now, v)),
         }
     }
