@@ -287,3 +287,32 @@ fn merged_segments_hold_the_same_gpus_at_every_instant() {
         }
     }
 }
+
+#[wasm_bindgen_test]
+fn share_samples_merge_to_the_mean_of_equal_buckets() {
+    use bubblelab_core::labs::fairness::sim::Sample;
+    use bubblelab_web::worker::merge_share_samples;
+    let samples: Vec<Sample> = (0..10u32)
+        .map(|i| Sample {
+            t_ns: u64::from(i + 1) * 3_600_000_000_000,
+            tenant_f: vec![None],
+            queue_len: 0,
+            busy_gpus: 0,
+            fragmentation: 0.0,
+            tenant_used_share: vec![f64::from(i) / 10.0],
+            tenant_deserved_share: vec![0.5],
+        })
+        .collect();
+    let kept = merge_share_samples(&samples, 20);
+    assert_eq!(kept.len(), 10, "under the cap every bucket is kept");
+    assert_eq!(kept[3].tenant_used_share, vec![0.3]);
+    let merged = merge_share_samples(&samples, 3);
+    // Groups of ⌈10 / 3⌉ = 4 buckets: each closes at its last bucket with the mean share.
+    let times: Vec<u64> = merged.iter().map(|s| s.t_ns / 3_600_000_000_000).collect();
+    assert_eq!(times, vec![4, 8, 10]);
+    let used: Vec<f64> = merged.iter().map(|s| s.tenant_used_share[0]).collect();
+    for (got, want) in used.iter().zip([0.15, 0.55, 0.85]) {
+        assert!((got - want).abs() < 1e-12, "{used:?}");
+    }
+    assert!(merged.iter().all(|s| s.tenant_deserved_share == vec![0.5]));
+}

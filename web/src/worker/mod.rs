@@ -18,6 +18,7 @@ pub mod client;
 pub mod serve;
 
 use bubblelab_core::labs::fairness::policies::PolicyKind;
+use bubblelab_core::labs::fairness::sim::Sample;
 use bubblelab_core::labs::fairness::{PolicyRun, Segment};
 use bubblelab_core::labs::resilience::job::Plan;
 use bubblelab_core::report::Timeline;
@@ -167,7 +168,8 @@ pub struct ClusterRun {
     pub job_tenants: Vec<u32>,
     /// The run's segments, back-to-back ones on the same GPUs joined ([`merge_segments`]).
     pub segments: Vec<Segment>,
-    /// The shares at each sample: (time ns, used share and deserved share per tenant).
+    /// The shares at each sample, at most [`MAX_SHARE_SAMPLES`] ([`merge_share_samples`]):
+    /// (time ns, used share and deserved share per tenant).
     pub samples: Vec<ShareSample>,
     /// Tenants in the trace.
     pub tenant_count: usize,
@@ -199,6 +201,42 @@ pub fn merge_segments(mut segments: Vec<Segment>) -> Vec<Segment> {
     out
 }
 
+/// Most share samples the worker sends per run: the share chart is 720 px wide, and Philly's
+/// 2,610 hourly buckets × 111 tenants × 12 policies were 150 MB of JSON for the page to decode.
+pub const MAX_SHARE_SAMPLES: usize = 360;
+
+/// The run's bucket samples, consecutive buckets merged so that at most `max` remain: a merged
+/// sample closes at its last bucket's time and holds the mean of its buckets' shares, which is
+/// the share of the merged window's GPU-time because every bucket has the same length.
+#[must_use]
+pub fn merge_share_samples(samples: &[Sample], max: usize) -> Vec<ShareSample> {
+    let group = samples.len().div_ceil(max.max(1)).max(1);
+    samples
+        .chunks(group)
+        .filter_map(|chunk| {
+            let last = chunk.last()?;
+            let n = chunk.len() as f64;
+            let mean = |pick: fn(&Sample) -> &Vec<f64>| {
+                let mut out = vec![0.0; pick(last).len()];
+                for s in chunk {
+                    for (o, v) in out.iter_mut().zip(pick(s)) {
+                        *o += v;
+                    }
+                }
+                for o in &mut out {
+                    *o /= n;
+                }
+                out
+            };
+            Some(ShareSample {
+                t_ns: last.t_ns,
+                tenant_used_share: mean(|s| &s.tenant_used_share),
+                tenant_deserved_share: mean(|s| &s.tenant_deserved_share),
+            })
+        })
+        .collect()
+}
+
 /// One sample of a run's per-tenant shares of GPU-time.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ShareSample {
@@ -217,15 +255,7 @@ impl ClusterRun {
         ClusterRun {
             kind: run.kind,
             job_tenants: run.jobs.iter().map(|j| j.tenant).collect(),
-            samples: run
-                .samples
-                .into_iter()
-                .map(|s| ShareSample {
-                    t_ns: s.t_ns,
-                    tenant_used_share: s.tenant_used_share,
-                    tenant_deserved_share: s.tenant_deserved_share,
-                })
-                .collect(),
+            samples: merge_share_samples(&run.samples, MAX_SHARE_SAMPLES),
             segments: merge_segments(run.segments),
             tenant_count: run.tenants.len(),
             first_submit_ns: run.first_submit_ns,

@@ -1,4 +1,5 @@
-//! Per-tenant share of the cluster's GPU-time, bucket by bucket, as stacked areas, with what
+//! Per-tenant share of the cluster's GPU-time, window by window (a window is one accounting
+//! bucket, or several merged by the worker for a long run), as stacked areas, with what
 //! each tenant deserved (rate min(demand, quota)) drawn as dashed outlines stacked in the same
 //! order: a band thinner than its dashed band is a tenant served below its due.
 
@@ -41,6 +42,8 @@ struct Bands {
     deserved: Vec<String>,
     /// Last sample time, h.
     x_max_h: f64,
+    /// Length of one drawn window (the time between the first two samples), h.
+    window_h: f64,
 }
 
 fn bands(run: &ClusterRun, names: &[String]) -> Bands {
@@ -121,11 +124,27 @@ fn bands(run: &ClusterRun, names: &[String]) -> Bands {
         used.push(top);
         deserved.push(des);
     }
+    let window_h = match samples.as_slice() {
+        [a, b, ..] => b.t_ns.saturating_sub(a.t_ns) as f64 / 3.6e12,
+        _ => x_max_h,
+    };
     Bands {
         groups,
         used,
         deserved,
         x_max_h,
+        window_h,
+    }
+}
+
+/// `1 hour`, `7 hours`, `1.5 hours`.
+fn hours(h: f64) -> String {
+    if (h - 1.0).abs() < 1e-9 {
+        "one hour".to_string()
+    } else if (h - h.round()).abs() < 1e-9 {
+        format!("{h:.0} hours")
+    } else {
+        format!("{h:.2} hours")
     }
 }
 
@@ -149,7 +168,7 @@ pub fn share_chart(props: &ShareChartProps) -> Html {
     let x_ticks: Vec<f64> = (0..=4).map(|k| b.x_max_h * f64::from(k) / 4.0).collect();
     html! {
         <figure class="chart wide" id="tenant-share-chart">
-            <figcaption>{ "Share of the cluster's GPU-time per tenant, hour by hour (filled: used; dashed: deserved)" }</figcaption>
+            <figcaption>{ format!("Share of the cluster's GPU-time per tenant, {} at a time (filled: used; dashed: deserved)", hours(b.window_h)) }</figcaption>
             <svg viewBox={format!("0 0 {W} {H}")} role="img" aria-label="stacked per-tenant share of GPU-time">
                 { for y_ticks.iter().map(|&v| {
                     let y = H - BOTTOM - v * (H - TOP - BOTTOM);
