@@ -258,11 +258,14 @@ pub fn run_controller(
     let n = work.agents.len();
     let engine_limit = engine_spec.max_running_requests;
     let mut engine_spec = engine_spec.clone();
-    engine_spec.max_running_requests = spec.running_limit(engine_limit);
+    let controller = spec.build(step_objective_ns, engine_limit);
+    engine_spec.max_running_requests = controller
+        .running_limit()
+        .unwrap_or_else(|| spec.running_limit(engine_limit));
     let mut sim = Sim {
         work,
         engine: Engine::new(&engine_spec, n, tracked),
-        controller: spec.build(step_objective_ns, engine_limit),
+        controller,
         agents: alloc::vec![AgentState::default(); n],
         pending: BTreeSet::new(),
         active: 0,

@@ -86,7 +86,7 @@ pub struct ClipperAimd {
 
 impl ClipperAimd {
     /// A fresh controller for a step objective of `objective_ns` on an engine that runs at most
-    /// `engine_limit` requests.
+    /// `engine_limit` requests; its limit starts at the initial batch, within [1, engine limit].
     #[must_use]
     pub fn new(p: &ClipperAimdParams, objective_ns: u64, engine_limit: u32) -> Self {
         let engine_limit = engine_limit.max(1);

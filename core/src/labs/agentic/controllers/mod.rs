@@ -128,13 +128,12 @@ impl ControllerSpec {
         }
     }
 
-    /// Most requests the engine may run under this controller at the start (`engine_limit`
-    /// otherwise).
+    /// Most requests the engine may run under this fixed controller (`engine_limit` otherwise;
+    /// a batch controller sets its own limit, [`Controller::running_limit`]).
     #[must_use]
     pub fn running_limit(&self, engine_limit: u32) -> u32 {
         match self {
             ControllerSpec::RequestCap { cap } => (*cap).min(engine_limit),
-            ControllerSpec::ClipperAimd(p) => p.initial_batch.clamp(1, engine_limit.max(1)),
             _ => engine_limit,
         }
     }
