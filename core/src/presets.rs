@@ -77,6 +77,11 @@ pub const PRESETS: &[Preset] = &[
         "Light load: the same tenants with Philly's arrival rate and 60-day tail, 30 % utilisation, every policy alike"
     ),
     preset!(
+        "fairness-chronus-deadlines",
+        "fairness",
+        "Deadlines: Chronus' admission and lease slots vs FIFO, SRTF, Tiresias, Themis; 70 % SLO jobs, the contended trace"
+    ),
+    preset!(
         "agentic-qwen3-32b-h100",
         "agentic",
         "Mid-phase thrashing: unbounded vs CONCUR, 128 agents, Qwen3-32B on 2×H100"

@@ -18,6 +18,7 @@ fn job(id: u64, tenant: u32, gpus: u32, submit_s: u64, duration_s: u64) -> Job {
         submit_ns: submit_s * S,
         duration_ns: duration_s * S,
         speed_by_gpu_type: Vec::new(),
+        deadline_ns: None,
     }
 }
 

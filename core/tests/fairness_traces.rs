@@ -61,6 +61,11 @@ const TIRESIAS: &str = "job_id,num_gpu,submit_time,iterations,model_name,duratio
 3,1,100,10,vgg16,0.5,0,bob\n\
 9,4,40.25,10,bert,7200,0,bob\n";
 
+const CHRONUS: &str = "job_id,user,num_gpu,submit_time,iterations,model_name,duration,interval,expect_time_list,expect_value_list,best_effort,job_type\n\
+0,vc_a,1,8555,5049,vgg16,747,14,1105,10,0,strict\n\
+2,vc_b,1,14341,3621,alexnet,30,17,14341,10,1,best\n\
+5,vc_a,4,12378,3495,mobilenet_v2,26,14,102-142-182-242,10-8-5-2,0,soft\n";
+
 const HELIOS: &str = "job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue\n\
 6zw2,uA,vc1,8,48,1,COMPLETED,2020-04-01 00:00:07,2020-04-01 00:00:10,2020-04-01 01:00:10,3600,3\n\
 7ab3,uB,vc1,0,4,1,COMPLETED,2020-04-01 00:00:08,2020-04-01 00:00:09,2020-04-01 00:00:19,10,1\n\
@@ -94,6 +99,7 @@ const PHILLY: &str = r#"[
 fn detects_every_format_and_ids_round_trip() {
     assert_eq!(detect(DIRLAB), Some(TraceFormat::Dirlab));
     assert_eq!(detect(TIRESIAS), Some(TraceFormat::Tiresias));
+    assert_eq!(detect(CHRONUS), Some(TraceFormat::Chronus));
     assert_eq!(detect(HELIOS), Some(TraceFormat::Helios));
     assert_eq!(detect(ALIBABA), Some(TraceFormat::AlibabaOpenb));
     assert_eq!(detect(PHILLY), Some(TraceFormat::Philly));
@@ -108,7 +114,14 @@ fn detects_every_format_and_ids_round_trip() {
     let ids: Vec<&str> = TraceFormat::ALL.iter().map(|f| f.id()).collect();
     assert_eq!(
         ids,
-        ["tiresias", "helios", "philly", "alibaba-openb", "dirlab"]
+        [
+            "tiresias",
+            "chronus",
+            "helios",
+            "philly",
+            "alibaba-openb",
+            "dirlab"
+        ]
     );
 }
 
@@ -503,6 +516,7 @@ fn samples() -> Vec<(TraceFormat, &'static str)> {
     vec![
         (TraceFormat::Dirlab, DIRLAB),
         (TraceFormat::Tiresias, TIRESIAS),
+        (TraceFormat::Chronus, CHRONUS),
         (TraceFormat::Helios, HELIOS),
         (TraceFormat::AlibabaOpenb, ALIBABA),
         (TraceFormat::Philly, PHILLY),
@@ -540,7 +554,7 @@ proptest! {
 
     #[test]
     fn mutated_samples_never_panic(
-        which in 0usize..5,
+        which in 0usize..6,
         edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..3), 1..8),
         skip in any::<bool>(),
     ) {

@@ -27,7 +27,8 @@ pub const MAX_TRACE_BYTES: usize = 256 << 20;
 /// Arguments of `bubblelab fairness`.
 #[derive(Debug, Args)]
 pub struct FairnessArgs {
-    /// Job trace file (Tiresias/ASTRAEA CSV, Helios, Philly, Alibaba openb, DIR-LAB); without
+    /// Job trace file (Tiresias/ASTRAEA CSV, Chronus artifact CSV, Helios, Philly, Alibaba
+    /// openb, DIR-LAB); without
     /// it the synthetic 15-tenant trace of the default scenario is used.
     #[arg(value_name = "TRACE")]
     input: Option<PathBuf>,
@@ -36,7 +37,7 @@ pub struct FairnessArgs {
     input_format: Option<TraceFormat>,
     /// Policies to compare: `all` or a comma-separated list of ids (fifo, sjf, srtf, tiresias,
     /// themis, fair-share, gandiva-fair, gavel, astraea, astraea-2das, astraea-themis,
-    /// yarn-fifo).
+    /// yarn-fifo, chronus).
     #[arg(long, default_value = "all", value_name = "IDS")]
     policy: String,
     /// Cluster size in GPUs (rounded up to whole nodes of `--gpus-per-node`); default 1,120
@@ -83,6 +84,33 @@ pub struct FairnessArgs {
     /// earlier one does not fit).
     #[arg(long)]
     no_block_scheduling: bool,
+    /// Give deadlines to this share (0–1) of the jobs that have none (SLO jobs): deadline =
+    /// submit + f × duration + e, f uniform in `--deadline-factor`, e in [0, `--deadline-extra-s`]
+    /// (the Chronus artifact's traces; 0.7 is its MIX1 mix).
+    #[arg(long, value_name = "SHARE")]
+    slo_share: Option<f64>,
+    /// Range of f for `--slo-share`, `MIN,MAX` (default 1.1,2.0).
+    #[arg(long, value_name = "MIN,MAX", requires = "slo_share")]
+    deadline_factor: Option<String>,
+    /// Largest extra slack e for `--slo-share`, s (default 3,600).
+    #[arg(long, value_name = "S", requires = "slo_share")]
+    deadline_extra_s: Option<f64>,
+    /// Chronus: lease slot length, s (default 1,200: the artifact's 20 minutes).
+    #[arg(long, value_name = "S")]
+    chronus_lease_s: Option<f64>,
+}
+
+/// `MIN,MAX` of `--deadline-factor`.
+fn parse_factor_range(s: &str) -> Result<(f64, f64), Failure> {
+    let bad = || {
+        Failure::Input(format!(
+            "--deadline-factor: expected MIN,MAX (two numbers, e.g. 1.1,2.0), got `{s}`"
+        ))
+    };
+    let (a, b) = s.split_once(',').ok_or_else(bad)?;
+    let a: f64 = a.trim().parse().map_err(|_| bad())?;
+    let b: f64 = b.trim().parse().map_err(|_| bad())?;
+    Ok((a, b))
 }
 
 /// What `--format` named: the Report's format, or (the earlier spelling) the trace's.
@@ -233,6 +261,18 @@ pub fn fairness(args: &FairnessArgs) -> Result<(), Failure> {
     }
     params.astraea.quota = args.quota;
     params.astraea.block_scheduling = !args.no_block_scheduling;
+    if let Some(share) = args.slo_share {
+        params.deadlines.slo_share = share;
+    }
+    if let Some(range) = &args.deadline_factor {
+        (params.deadlines.factor_min, params.deadlines.factor_max) = parse_factor_range(range)?;
+    }
+    if let Some(e) = args.deadline_extra_s {
+        params.deadlines.extra_max_s = e;
+    }
+    if let Some(l) = args.chronus_lease_s {
+        params.chronus.lease_s = l;
+    }
     if let Some(path) = &args.shares {
         let name = files::label(path);
         let text = files::read_text(path, MAX_TRACE_BYTES)?;

@@ -21,6 +21,10 @@ pub struct Job {
     /// Speed on each GPU type, relative to the reference type (index = GPU type); empty means
     /// the same speed everywhere.
     pub speed_by_gpu_type: Vec<f64>,
+    /// Deadline, ns on the same clock as `submit_ns` (an SLO job, Chronus' term); `None` for a
+    /// best-effort job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_ns: Option<u64>,
 }
 
 /// A whole trace.

@@ -46,6 +46,72 @@ pub struct PolicyMetrics {
     pub fragmentation: f64,
     /// Sorted JCTs, s.
     pub jcts_s: Vec<f64>,
+    /// Jobs with a deadline, and what became of them.
+    pub deadlines: DeadlineMetrics,
+}
+
+/// Deadlines met and missed (Chronus' metrics: the deadline miss rate of SLO jobs and the JCT of
+/// best-effort ones).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DeadlineMetrics {
+    /// Jobs with a deadline (SLO jobs).
+    pub slo_jobs: usize,
+    /// SLO jobs that finished by their deadline.
+    pub met: usize,
+    /// SLO jobs a policy with admission control admitted (0 for the others).
+    pub admitted: usize,
+    /// Admitted SLO jobs that finished by their deadline.
+    pub admitted_met: usize,
+    /// Jobs without a deadline (best-effort).
+    pub best_effort_jobs: usize,
+    /// Best-effort jobs that finished.
+    pub best_effort_finished: usize,
+    /// Mean JCT of the finished best-effort jobs, s (0 with none).
+    pub best_effort_avg_jct_s: f64,
+}
+
+impl DeadlineMetrics {
+    /// Share of SLO jobs that missed their deadline (unfinished ones included), 0–1; 0 with
+    /// no SLO job.
+    #[must_use]
+    pub fn miss_rate(&self) -> f64 {
+        if self.slo_jobs == 0 {
+            0.0
+        } else {
+            (self.slo_jobs - self.met) as f64 / self.slo_jobs as f64
+        }
+    }
+}
+
+/// Counts the deadlines met by a run's jobs.
+#[must_use]
+pub fn deadline_metrics(run: &PolicyRun) -> DeadlineMetrics {
+    let mut m = DeadlineMetrics::default();
+    let mut be_jct_s = 0.0;
+    for j in &run.jobs {
+        match j.deadline_ns {
+            Some(d) => {
+                m.slo_jobs += 1;
+                let met = j.finish_ns <= d;
+                m.met += usize::from(met);
+                if j.admitted == Some(true) {
+                    m.admitted += 1;
+                    m.admitted_met += usize::from(met);
+                }
+            }
+            None => {
+                m.best_effort_jobs += 1;
+                if j.finish_ns != u64::MAX {
+                    m.best_effort_finished += 1;
+                    be_jct_s += (j.finish_ns - j.submit_ns) as f64 / 1e9;
+                }
+            }
+        }
+    }
+    if m.best_effort_finished > 0 {
+        m.best_effort_avg_jct_s = be_jct_s / m.best_effort_finished as f64;
+    }
+    m
 }
 
 /// Nearest-rank percentile of sorted values (q in 0–1).
@@ -183,5 +249,6 @@ pub fn compute(run: &PolicyRun) -> PolicyMetrics {
             0.0
         },
         jcts_s: jcts,
+        deadlines: deadline_metrics(run),
     }
 }

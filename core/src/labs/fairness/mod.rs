@@ -146,7 +146,8 @@ impl Dropped {
     }
 }
 
-/// The trace as every policy of `params` runs it: without the jobs no GPU type of the cluster
+/// The trace as every policy of `params` runs it: with deadlines given as `params.deadlines`
+/// says to the jobs that have none ([`traces::deadlines`]); without the jobs no GPU type of the cluster
 /// can hold (or that ask for no GPU); with a share list, with exactly its tenants in its order
 /// (jobs of other tenants dropped); with an ASTRAEA-family policy among `params.policies`,
 /// without the jobs larger than their tenant's quota (so that every policy runs the same jobs).
@@ -160,6 +161,7 @@ pub fn usable_jobs(params: &FairnessParams, trace: &Trace) -> (Trace, Dropped) {
     }
     let largest = per_type.into_iter().max().unwrap_or(0);
     let mut out = trace.clone();
+    traces::deadlines::assign(&mut out, &params.deadlines);
     out.jobs
         .retain(|j| j.gpus > 0 && u64::from(j.gpus) <= largest);
     dropped.too_large = trace.jobs.len() - out.jobs.len();

@@ -11,6 +11,7 @@ use super::policies::PolicyKind;
 use crate::labs::migration::{CheckpointOption, MigrationParams};
 use crate::scenario::{check_range_in, ScenarioError};
 
+pub use super::traces::deadlines::DeadlineSpec;
 pub use super::traces::synthetic::SyntheticSpec;
 
 /// Most nodes a cluster may have.
@@ -240,6 +241,30 @@ impl Default for AstraeaParams {
     }
 }
 
+/// Chronus' knobs (Gao et al., SoCC'21), as its artifact names and sets them
+/// (S-Lab-System-Group/ChronusArtifact, `code/options.py`, `code/run/exp_cluster/batch_run.sh`
+/// and `code/alg/scheduler/time_aware_with_lease.py`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ChronusParams {
+    /// Length of a lease slot, s: every lease ends on this grid, and admission plans SLO jobs
+    /// in whole slots (`--lease_term_interval 20` minutes in every experiment of
+    /// `batch_run.sh`).
+    pub lease_s: f64,
+    /// Admission plans for this multiple of a job's remaining work (the artifact's `* 1.1` on
+    /// its estimate, `time_aware_with_lease.py` lines 1328–1329).
+    pub estimate_margin: f64,
+}
+
+impl Default for ChronusParams {
+    fn default() -> Self {
+        ChronusParams {
+            lease_s: 1_200.0,
+            estimate_margin: 1.1,
+        }
+    }
+}
+
 /// Where a preempted job's checkpoint cost comes from.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "model", rename_all = "kebab-case", deny_unknown_fields)]
@@ -302,6 +327,20 @@ pub struct FairnessParams {
     /// Where the checkpoint cost of a preemption comes from (default: the fixed costs above).
     #[serde(skip_serializing_if = "PreemptionModel::is_fixed")]
     pub preemption: PreemptionModel,
+    /// Deadlines given to the jobs of the trace that have none (default: none).
+    #[serde(skip_serializing_if = "DeadlineSpec::is_off")]
+    pub deadlines: DeadlineSpec,
+    /// Chronus' knobs.
+    #[serde(skip_serializing_if = "ChronusParams::is_default")]
+    pub chronus: ChronusParams,
+}
+
+impl ChronusParams {
+    /// True for the artifact's settings (left out of a saved scenario).
+    #[must_use]
+    pub fn is_default(&self) -> bool {
+        *self == ChronusParams::default()
+    }
 }
 
 impl Default for FairnessParams {
@@ -319,6 +358,8 @@ impl Default for FairnessParams {
             gandiva_fair: GandivaFairParams::default(),
             astraea: AstraeaParams::default(),
             preemption: PreemptionModel::Fixed,
+            deadlines: DeadlineSpec::default(),
+            chronus: ChronusParams::default(),
         }
     }
 }
@@ -516,6 +557,23 @@ impl FairnessParams {
             MAX_SECONDS,
             " s",
         )?;
+        check_range_in(
+            "fairness",
+            "chronus.lease_s",
+            self.chronus.lease_s,
+            1.0,
+            MAX_SECONDS,
+            " s",
+        )?;
+        check_range_in(
+            "fairness",
+            "chronus.estimate_margin",
+            self.chronus.estimate_margin,
+            1.0,
+            10.0,
+            "",
+        )?;
+        self.deadlines.validate()?;
         if let TenantWeights::Shares(shares) = &self.tenant_weights {
             if shares.is_empty() {
                 return Err(ScenarioError::field(

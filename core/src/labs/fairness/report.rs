@@ -25,13 +25,7 @@ pub const NEAR_ZERO: f64 = 1e-3;
 /// `base / astraea`, or "not comparable" when ASTRAEA's figure is near zero (∞ when the base's
 /// is not).
 fn ratio(base: f64, astraea: f64) -> Cell {
-    if astraea >= NEAR_ZERO {
-        Cell::Num(base / astraea)
-    } else if base >= NEAR_ZERO {
-        Cell::Text("∞ (ASTRAEA ≈ 0)".into())
-    } else {
-        Cell::Text("both ≈ 0: not comparable".into())
-    }
+    ratio_cell(base, astraea, "ASTRAEA")
 }
 
 /// The same as text, for findings.
@@ -209,6 +203,10 @@ pub fn build(
         });
     }
     report.tables.push(table);
+    if metrics.iter().any(|m| m.deadlines.slo_jobs > 0) {
+        let deadlines = deadline_table(&mut report, runs, metrics);
+        report.tables.push(deadlines);
+    }
     // Fairness over time: ASTRAEA and the best baseline.
     let best = best_baseline(runs, metrics);
     for i in runs
@@ -252,6 +250,140 @@ pub fn build(
     }
     report.findings = findings(params, trace, runs, metrics, best, dropped, &truncated);
     report
+}
+
+/// Chronus' metrics for every policy (a trace with SLO jobs): the deadline miss rate and the
+/// best-effort JCT, with their ratios against Chronus'; also pushed as metrics.
+fn deadline_table(report: &mut Report, runs: &[PolicyRun], metrics: &[PolicyMetrics]) -> Table {
+    let chronus = runs
+        .iter()
+        .position(|r| r.kind == PolicyKind::Chronus)
+        .map(|i| metrics[i].deadlines);
+    let mut table = Table {
+        key: "deadlines".into(),
+        title: "Deadlines: SLO jobs met, and best-effort JCT".into(),
+        columns: [
+            "policy",
+            "SLO jobs",
+            "met their deadline",
+            "deadline miss rate",
+            "admitted (admission control)",
+            "admitted and met",
+            "best-effort jobs",
+            "best-effort avg JCT (s)",
+            "miss rate × vs Chronus",
+            "best-effort JCT × vs Chronus",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect(),
+        rows: Vec::new(),
+    };
+    for (run, m) in runs.iter().zip(metrics) {
+        let d = &m.deadlines;
+        let id = run.kind.id();
+        let label = run.kind.label();
+        report.push_metric(
+            &format!("{id}.deadline_miss_rate"),
+            &format!("{label} deadline miss rate of SLO jobs"),
+            d.miss_rate(),
+            "ratio",
+        );
+        report.push_metric(
+            &format!("{id}.best_effort_avg_jct_s"),
+            &format!("{label} best-effort average JCT"),
+            d.best_effort_avg_jct_s,
+            "s",
+        );
+        let (miss_x, be_x) = match chronus {
+            Some(c) => (
+                match ratio_cell(d.miss_rate(), c.miss_rate(), "Chronus") {
+                    Cell::Num(v) => Cell::Num(round4(v)),
+                    other => other,
+                },
+                if c.best_effort_finished > 0 && c.best_effort_avg_jct_s > 0.0 {
+                    Cell::Num(round4(d.best_effort_avg_jct_s / c.best_effort_avg_jct_s))
+                } else {
+                    Cell::Text("no best-effort jobs".into())
+                },
+            ),
+            None => (Cell::Missing, Cell::Missing),
+        };
+        let admission = run.kind == PolicyKind::Chronus;
+        table.rows.push(alloc::vec![
+            Cell::Text(label.into()),
+            Cell::Num(d.slo_jobs as f64),
+            Cell::Num(d.met as f64),
+            Cell::Num(round4(d.miss_rate())),
+            if admission {
+                Cell::Num(d.admitted as f64)
+            } else {
+                Cell::Text("none".into())
+            },
+            if admission {
+                Cell::Num(d.admitted_met as f64)
+            } else {
+                Cell::Missing
+            },
+            Cell::Num(d.best_effort_jobs as f64),
+            Cell::Num(round3(d.best_effort_avg_jct_s)),
+            miss_x,
+            be_x,
+        ]);
+    }
+    table
+}
+
+/// What Chronus' admission bought against the baseline that missed the fewest deadlines.
+fn deadline_finding(runs: &[PolicyRun], metrics: &[PolicyMetrics]) -> Option<String> {
+    let c = runs.iter().position(|r| r.kind == PolicyKind::Chronus)?;
+    let d = &metrics[c].deadlines;
+    if d.slo_jobs == 0 {
+        return None;
+    }
+    let mut line = format!(
+        "Deadlines: Chronus admitted {} of {} SLO jobs and {} of those met their deadline; with the rejected ones run as best-effort, {} of {} met theirs (miss rate {:.1} %).",
+        d.admitted,
+        d.slo_jobs,
+        d.admitted_met,
+        d.met,
+        d.slo_jobs,
+        100.0 * d.miss_rate()
+    );
+    let best = (0..runs.len()).filter(|&i| i != c).min_by(|&a, &b| {
+        metrics[a]
+            .deadlines
+            .miss_rate()
+            .total_cmp(&metrics[b].deadlines.miss_rate())
+            .then(a.cmp(&b))
+    });
+    if let Some(b) = best {
+        let m = &metrics[b].deadlines;
+        let x = match ratio_cell(m.miss_rate(), d.miss_rate(), "Chronus") {
+            Cell::Num(v) => format!("{v:.2}× Chronus'"),
+            Cell::Text(t) => t,
+            Cell::Missing => String::new(),
+        };
+        line.push_str(&format!(
+            " The baseline that missed fewest, {}, missed {:.1} % ({x}); best-effort average JCT {:.0} s under Chronus against {:.0} s.",
+            runs[b].kind.label(),
+            100.0 * m.miss_rate(),
+            d.best_effort_avg_jct_s,
+            m.best_effort_avg_jct_s
+        ));
+    }
+    Some(line)
+}
+
+/// `base / of`, or "not comparable" when `of` (the system's figure, named `who`) is near zero.
+fn ratio_cell(base: f64, of: f64, who: &str) -> Cell {
+    if of >= NEAR_ZERO {
+        Cell::Num(base / of)
+    } else if base >= NEAR_ZERO {
+        Cell::Text(format!("∞ ({who} ≈ 0)"))
+    } else {
+        Cell::Text("both ≈ 0: not comparable".into())
+    }
 }
 
 fn round3(v: f64) -> f64 {
@@ -434,6 +566,9 @@ fn findings(
         params.lease_s,
         params.cluster.placement.id()
     ));
+    if let Some(line) = deadline_finding(runs, metrics) {
+        out.push(line);
+    }
     let a = runs.iter().position(|r| r.kind == PolicyKind::Astraea);
     if let (Some(a), Some(b)) = (a, best) {
         let (ma, mb) = (&metrics[a], &metrics[b]);

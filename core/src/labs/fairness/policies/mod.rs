@@ -8,6 +8,7 @@
 //! preemption (`super::sim::quota_lease`) — with one of the artifact's job-selection orders
 //! inside it, which is how the artifact compares 2DAS and Themis to ASTRAEA.
 
+mod chronus;
 mod fair_share;
 mod fifo;
 mod gandiva_fair;
@@ -60,6 +61,10 @@ crate::kinds! {
         /// The artifact's YARN-like baseline: static tenant quotas, FIFO within a tenant, no
         /// leases (`--job_selection fifo --user_quota static`, lease term unbounded).
         YarnFifo = "yarn-fifo", "YARN-like (static quota, FIFO)";
+        /// Chronus (Gao et al., SoCC'21) as its artifact runs it: SLO jobs admitted only with a
+        /// plan of lease slots that meets their deadline; best-effort jobs by least remaining
+        /// GPU-time on the rest; 20-minute lease slots.
+        Chronus = "chronus", "Chronus (deadlines)";
     }
 }
 
@@ -170,6 +175,7 @@ impl PolicyKind {
             | PolicyKind::YarnFifo => (1, 0),
             PolicyKind::Gavel => (1, 1),
             PolicyKind::GandivaFair => (1, 2),
+            PolicyKind::Chronus => (2, 0),
         }
     }
 
@@ -210,6 +216,7 @@ impl PolicyKind {
                 tenants,
             )),
             PolicyKind::Gavel => Box::new(gavel::Gavel::new(lease_ns)),
+            PolicyKind::Chronus => Box::new(chronus::Chronus::new(params, jobs)),
             PolicyKind::Astraea
             | PolicyKind::Astraea2das
             | PolicyKind::AstraeaThemis
@@ -227,6 +234,9 @@ pub enum Preemption {
     Anytime,
     /// Only once the job's lease (this many ns since it started or was renewed) has ended.
     AtLeaseEnd(u64),
+    /// Only once the job's lease has ended; every lease ends at the next multiple of this many
+    /// ns after it started (lease slots on a global grid: Chronus).
+    AtSlotEnd(u64),
 }
 
 /// Where a policy hands out its order, one job at a time; it returns false once the simulator
@@ -246,6 +256,13 @@ pub trait Policy {
 
     /// When running jobs may be preempted.
     fn preemption(&self) -> Preemption;
+
+    /// Admission control: called once for each job when it arrives, before the round of that
+    /// instant (jobs arriving together in index order). `Some(admitted)` for a job the policy
+    /// admits or rejects (Chronus' SLO jobs), `None` when it makes no such decision.
+    fn on_arrival(&mut self, _ctx: &RoundCtx<'_>, _job: usize) -> Option<bool> {
+        None
+    }
 
     /// For a job that just started or was renewed: after how many ns of running the policy
     /// wants another scheduling round (Tiresias: when the job crosses a queue threshold).

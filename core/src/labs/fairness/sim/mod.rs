@@ -233,6 +233,8 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
             deserved_base: 0.0,
             lease_expiries: 0,
             last_rho: 1.0,
+            deadline_ns: j.deadline_ns,
+            admitted: None,
         })
         .collect();
     let node_type = params.cluster.node_types();
@@ -318,6 +320,10 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
         if t > sim.now {
             sim.advance(t);
         }
+        let mut arrivals: Vec<usize> = Vec::new();
+        if let Ev::Arrival(j) = ev {
+            arrivals.push(j);
+        }
         let mut dirty = sim.apply(ev);
         // Apply every other event at this instant before the round.
         while let Some((Nanos(t2), ev2)) = sim.queue.pop() {
@@ -325,7 +331,19 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
                 pending = Some((Nanos(t2), ev2));
                 break;
             }
+            if let Ev::Arrival(j) = ev2 {
+                arrivals.push(j);
+            }
             dirty |= sim.apply(ev2);
+        }
+        // A policy with admission control decides on each new job, in index order.
+        if let Some(p) = policy.as_deref_mut() {
+            for j in arrivals {
+                if sim.jobs[j].phase != Phase::Done {
+                    let verdict = p.on_arrival(&sim.ctx(), j);
+                    sim.jobs[j].admitted = verdict;
+                }
+            }
         }
         // The round may schedule events before the one held back: put it back first.
         if let Some((t2, ev2)) = pending.take() {
@@ -691,6 +709,20 @@ impl Sim<'_> {
         });
     }
 
+    /// Takes job `j`'s GPUs away; it pays the checkpoint-and-resume cost at its next start.
+    fn preempt(&mut self, j: usize) {
+        self.stop_segment(j);
+        let cost = match self.params.preemption {
+            PreemptionModel::Fixed => s_to_ns(self.params.preempt_cost_s + self.params.resume_cost_s),
+            PreemptionModel::Migration { .. } => {
+                s_to_ns(self.params.preemption_cost_s(self.jobs[j].gpus))
+            }
+        };
+        self.jobs[j].pending_overhead_ns = cost;
+        self.jobs[j].preemptions += 1;
+        self.run.preemptions += 1;
+    }
+
     fn finish(&mut self, j: usize) {
         let now = self.now;
         let u = self.jobs[j].tenant as usize;
@@ -770,12 +802,22 @@ impl Sim<'_> {
 
     fn renew(&mut self, j: usize, policy: &dyn super::policies::Policy) {
         let now = self.now;
-        if let Preemption::AtLeaseEnd(l) = policy.preemption() {
+        let end = match policy.preemption() {
             // Leases end on a global grid of lease lengths, at the first boundary at least one
             // lease after the start: every job gets ≥ one lease, and expiries coincide, so one
             // round serves them all (as the artifact's periodic scheduling rounds do).
-            let l = l.max(1);
-            let end = (now + l).div_ceil(l) * l;
+            Preemption::AtLeaseEnd(l) => {
+                let l = l.max(1);
+                Some((now + l).div_ceil(l) * l)
+            }
+            // Slots: the lease ends at the next boundary, whenever it started.
+            Preemption::AtSlotEnd(l) => {
+                let l = l.max(1);
+                Some((now / l + 1) * l)
+            }
+            Preemption::Never | Preemption::Anytime => None,
+        };
+        if let Some(end) = end {
             self.jobs[j].lease_end_ns = end;
             match self.lease_due.binary_search_by_key(&end, |e| e.0) {
                 Ok(i) => self.lease_due[i].1 += 1,
@@ -807,7 +849,9 @@ impl Sim<'_> {
         match rule {
             Preemption::Never => false,
             Preemption::Anytime => true,
-            Preemption::AtLeaseEnd(_) => self.jobs[j].lease_end_ns <= self.now,
+            Preemption::AtLeaseEnd(_) | Preemption::AtSlotEnd(_) => {
+                self.jobs[j].lease_end_ns <= self.now
+            }
         }
     }
 
@@ -881,7 +925,9 @@ impl Sim<'_> {
                     && match rule {
                         Preemption::Never => true,
                         Preemption::Anytime => false,
-                        Preemption::AtLeaseEnd(_) => jobs[j].lease_end_ns > now,
+                        Preemption::AtLeaseEnd(_) | Preemption::AtSlotEnd(_) => {
+                            jobs[j].lease_end_ns > now
+                        }
                     }
             };
             policy.order(&ctx, &mut |j| {
@@ -908,22 +954,11 @@ impl Sim<'_> {
                 i += 1;
             } else {
                 // Stopping removes `j` from `running`: the next one moves to `i`.
-                self.stop_segment(j);
-                let cost = match self.params.preemption {
-                    PreemptionModel::Fixed => {
-                        s_to_ns(self.params.preempt_cost_s + self.params.resume_cost_s)
-                    }
-                    PreemptionModel::Migration { .. } => {
-                        s_to_ns(self.params.preemption_cost_s(self.jobs[j].gpus))
-                    }
-                };
-                self.jobs[j].pending_overhead_ns = cost;
-                self.jobs[j].preemptions += 1;
-                self.run.preemptions += 1;
+                self.preempt(j);
             }
         }
         for &j in &kept {
-            if self.jobs[j].is_running() && matches!(rule, Preemption::AtLeaseEnd(_)) {
+            if self.jobs[j].is_running() && matches!(rule, Preemption::AtLeaseEnd(_) | Preemption::AtSlotEnd(_)) {
                 self.jobs[j].epoch += 1;
                 // A renewed job keeps running: its completion stays armed unless its time moved
                 // (rounding of a speed ≠ 1).
@@ -945,7 +980,7 @@ impl Sim<'_> {
             }
         }
         let mut blocked = false;
-        for &j in &kept {
+        for (p, &j) in kept.iter().enumerate() {
             self.keep[j] = false;
             if self.jobs[j].is_running() {
                 continue;
@@ -958,11 +993,30 @@ impl Sim<'_> {
                 .type_preference(&self.ctx(), j)
                 .unwrap_or_else(|| (0..self.gpus_by_type.len() as u32).collect());
             let mut placed = false;
-            for t in types {
-                if let Some(alloc) = self.place(gpus, t) {
-                    self.start(j, alloc, t, policy);
-                    placed = true;
+            // Lease slots (Chronus): every job is chosen again at a boundary and re-placed in
+            // the policy's order (ChronusArtifact `flush_lease_jobs`); ours moves only the
+            // jobs in the way: the renewed jobs later in the order are preempted, last first,
+            // until this one fits.
+            let mut movable = if matches!(rule, Preemption::AtSlotEnd(_)) {
+                kept[p + 1..].to_vec()
+            } else {
+                Vec::new()
+            };
+            loop {
+                for &t in &types {
+                    if let Some(alloc) = self.place(gpus, t) {
+                        self.start(j, alloc, t, policy);
+                        placed = true;
+                        break;
+                    }
+                }
+                if placed {
                     break;
+                }
+                match movable.pop() {
+                    Some(m) if self.jobs[m].is_running() => self.preempt(m),
+                    Some(_) => {}
+                    None => break,
                 }
             }
             if !placed {

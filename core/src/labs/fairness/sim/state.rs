@@ -69,6 +69,11 @@ pub struct JobState {
     /// The artifact's finish-time fairness ρ at the last round the job waited in
     /// (ASTRAEA-Themis orders delay jobs by this value, as the artifact does).
     pub last_rho: f64,
+    /// Deadline, ns (SLO jobs; `None` for best-effort ones).
+    pub deadline_ns: Option<u64>,
+    /// A policy with admission control's verdict on this SLO job at its arrival (Chronus:
+    /// admitted with a plan, or rejected and run as best-effort); `None` otherwise.
+    pub admitted: Option<bool>,
 }
 
 impl JobState {

@@ -5,6 +5,7 @@
 //! | format | [`TraceFormat`] id | tenant | reader |
 //! |---|---|---|---|
 //! | Tiresias / ASTRAEA CSV | `tiresias` | `tenant`, else `user`, else `vc` column; one tenant without any | [`tiresias`] |
+//! | Chronus artifact CSV (minutes, deadlines) | `chronus` | as Tiresias | [`tiresias::parse_chronus`] |
 //! | Helios `cluster_log.csv` | `helios` | `user` | [`helios`] |
 //! | Philly `cluster_job_log` JSON | `philly` | `vc` | [`philly`] |
 //! | Alibaba v2023 `openb_pod_list` CSV | `alibaba-openb` | `qos` | [`alibaba`] |
@@ -29,6 +30,7 @@
 //!   name replaces it.
 
 pub mod alibaba;
+pub mod deadlines;
 pub mod dirlab;
 pub mod helios;
 pub mod philly;
@@ -62,6 +64,10 @@ crate::kinds! {
         /// Tiresias / ASTRAEA CSV: `job_id,num_gpu,submit_time,iterations,model_name,duration,interval`
         /// plus an optional tenant column (`tenant`, `user` or `vc`); times in seconds.
         Tiresias = "tiresias", "Tiresias / ASTRAEA CSV";
+        /// The Chronus artifact's CSV (Gao et al., SoCC'21; S-Lab-System-Group/ChronusArtifact
+        /// `code/data/exp/`): the Tiresias columns plus `expect_time_list`, `expect_value_list`,
+        /// `best_effort`, `job_type`; times in minutes.
+        Chronus = "chronus", "Chronus artifact CSV (minutes, deadlines)";
         /// Helios (SC'21) `cluster_log.csv`: `job_id,user,vc,gpu_num,cpu_num,node_num,state,
         /// submit_time,start_time,end_time,duration,queue`; submit as seconds or `YYYY-MM-DD HH:MM:SS`.
         Helios = "helios", "Helios cluster_log.csv";
@@ -136,7 +142,8 @@ impl std::error::Error for TraceError {}
 ///
 /// Header rules, checked in this order: `u_id` + `interval` + `run_time` → DIR-LAB; `name` +
 /// `gpu_milli` + `creation_time` → Alibaba openb; `job_id` + `vc` + `gpu_num` + `submit_time` →
-/// Helios; `job_id` + `num_gpu` + `submit_time` + `duration` → Tiresias. `None` otherwise.
+/// Helios; `job_id` + `num_gpu` + `submit_time` + `duration` → Chronus with `expect_time_list`, else
+/// Tiresias. `None` otherwise.
 #[must_use]
 pub fn detect(text: &str) -> Option<TraceFormat> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -158,7 +165,11 @@ pub fn detect(text: &str) -> Option<TraceFormat> {
     } else if has("job_id") && has("vc") && has("gpu_num") && has("submit_time") {
         Some(TraceFormat::Helios)
     } else if has("job_id") && has("num_gpu") && has("submit_time") && has("duration") {
-        Some(TraceFormat::Tiresias)
+        if has("expect_time_list") {
+            Some(TraceFormat::Chronus)
+        } else {
+            Some(TraceFormat::Tiresias)
+        }
     } else {
         None
     }
@@ -173,6 +184,7 @@ pub fn detect(text: &str) -> Option<TraceFormat> {
 pub fn parse(format: TraceFormat, text: &str, options: &ReadOptions) -> Result<Trace, TraceError> {
     match format {
         TraceFormat::Tiresias => tiresias::parse(text, options),
+        TraceFormat::Chronus => tiresias::parse_chronus(text, options),
         TraceFormat::Helios => helios::parse(text, options),
         TraceFormat::Philly => philly::parse(text, options),
         TraceFormat::AlibabaOpenb => alibaba::parse(text, options),
@@ -542,6 +554,7 @@ impl Builder {
         gpus: u32,
         submit_ns: u64,
         duration_ns: u64,
+        deadline_after_ns: Option<u64>,
     ) {
         let tenant = if let Some(&t) = self.tenant_index.get(tenant) {
             t
@@ -559,6 +572,7 @@ impl Builder {
             submit_ns,
             duration_ns,
             speed_by_gpu_type: Vec::new(),
+            deadline_ns: deadline_after_ns.map(|d| submit_ns.saturating_add(d)),
         });
     }
 
@@ -567,6 +581,9 @@ impl Builder {
         let origin = self.jobs.iter().map(|j| j.submit_ns).min().unwrap_or(0);
         for j in &mut self.jobs {
             j.submit_ns -= origin;
+            if let Some(d) = &mut j.deadline_ns {
+                *d -= origin;
+            }
         }
         self.jobs.sort_by_key(|j| (j.submit_ns, j.id));
         Trace {

@@ -252,6 +252,7 @@ fn job(b: &mut Builder, row: usize, value: &Value) -> Result<(), TraceError> {
             gpus,
             ns_from_s(submit_s),
             ns_from_s(duration_s),
+            None,
         );
     }
     Ok(())

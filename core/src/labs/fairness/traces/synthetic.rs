@@ -260,6 +260,7 @@ pub fn generate(spec: &SyntheticSpec) -> Trace {
             submit_ns: ns_from_s(t_s),
             duration_ns: ns_from_s(duration_s),
             speed_by_gpu_type: Vec::new(),
+            deadline_ns: None,
         });
     }
     Trace {

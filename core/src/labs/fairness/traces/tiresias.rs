@@ -1,16 +1,31 @@
 //! Tiresias (NSDI'19) / ASTRAEA artifact job CSV:
-//! `job_id,num_gpu,submit_time,iterations,model_name,duration,interval` plus a tenant column.
+//! `job_id,num_gpu,submit_time,iterations,model_name,duration,interval` plus a tenant column,
+//! and the Chronus artifact's CSV, which is the same with deadlines added.
 //!
 //! Columns are found by name (any order, case-insensitive). Mapping:
 //! - `id` = `job_id` (a non-negative integer, as in Tiresias' traces);
-//! - `gpus` = `num_gpu`; submission = `submit_time` seconds; duration = `duration` seconds;
+//! - `gpus` = `num_gpu`; submission = `submit_time`; duration = `duration`;
 //! - tenant = the first of the columns `tenant`, `user`, `vc` that the header has; without any of
 //!   them the whole trace is one tenant named `default`;
 //! - `iterations`, `model_name` and `interval` are not used (the duration is given).
 //!
-//! Jobs with `num_gpu` 0 are always skipped and counted (see the parent module).
+//! **Deadlines** (SLO jobs; [`crate::labs::fairness::job::Job::deadline_ns`]):
+//! - Tiresias / ASTRAEA CSV: an optional `deadline` column, seconds after the job's submission;
+//!   an empty field is a best-effort job.
+//! - Chronus artifact CSV ([`parse_chronus`]; `code/data/exp/trace_job_Philly_*.csv` of
+//!   S-Lab-System-Group/ChronusArtifact): `expect_time_list` holds the job's deadlines after
+//!   submission separated by `-` (one for a `strict` job, several with falling values in
+//!   `expect_value_list` for a `soft` one) and `best_effort` = 1 marks a best-effort job. The
+//!   first (strictest) deadline is kept: a soft job counts as an SLO job with its first deadline
+//!   (the artifact's `gt_miss_ddl` is also against the first). All times are in **minutes**,
+//!   the artifact's time unit (its simulator ticks once per minute).
+//!
+//! Times are seconds otherwise. Jobs with `num_gpu` 0 are always skipped and counted (see the
+//! parent module).
 
-use super::{ns_from_s, Builder, Csv, ReadOptions, TraceError};
+use alloc::format;
+
+use super::{check_seconds, ns_from_s, parse_seconds, Builder, Csv, ReadOptions, Row, TraceError};
 use crate::labs::fairness::job::Trace;
 
 /// Tenant name used when the CSV has no tenant column.
@@ -21,12 +36,55 @@ pub const DEFAULT_TENANT: &str = "default";
 /// # Errors
 /// A missing header column; the first bad row unless `options.skip_bad_rows`.
 pub fn parse(text: &str, options: &ReadOptions) -> Result<Trace, TraceError> {
+    parse_in(text, options, 1.0, "tiresias")
+}
+
+/// Parses the Chronus artifact's CSV (times in minutes, `expect_time_list` deadlines); see the
+/// module documentation.
+///
+/// # Errors
+/// A missing header column (`expect_time_list` included); the first bad row unless
+/// `options.skip_bad_rows`.
+pub fn parse_chronus(text: &str, options: &ReadOptions) -> Result<Trace, TraceError> {
+    parse_in(text, options, 60.0, "chronus")
+}
+
+/// Reads the first deadline of `field` (`a` or `a-b-c`), in the trace's time unit.
+fn first_deadline<'a>(csv: &Csv<'a>, row: &Row<'a>, index: usize) -> Result<f64, TraceError> {
+    let field = csv.text(row, index)?;
+    let first = field.split('-').next().unwrap_or("").trim();
+    parse_seconds(first).map_err(|m| {
+        TraceError::new(
+            row.line,
+            csv.name(index),
+            format!("first deadline of `{field}`: {m}"),
+        )
+    })
+}
+
+fn parse_in(
+    text: &str,
+    options: &ReadOptions,
+    unit_s: f64,
+    source: &str,
+) -> Result<Trace, TraceError> {
     let mut csv = Csv::new(text, options)?;
+    let chronus = source == "chronus";
     let c_id = csv.require("job_id")?;
     let c_gpus = csv.require("num_gpu")?;
     let c_submit = csv.require("submit_time")?;
     let c_duration = csv.require("duration")?;
     let c_tenant = csv.find(&["tenant", "user", "vc"]);
+    let c_deadline = if chronus {
+        Some(csv.require("expect_time_list")?)
+    } else {
+        csv.find(&["deadline"])
+    };
+    let c_best_effort = if chronus {
+        csv.find(&["best_effort"])
+    } else {
+        None
+    };
     let mut b = Builder::new(options);
     while let Some(row) = csv.next_row() {
         let row = row?;
@@ -34,11 +92,36 @@ pub fn parse(text: &str, options: &ReadOptions) -> Result<Trace, TraceError> {
             csv.check_width(&row)?;
             let id = csv.uint(&row, c_id)?;
             let gpus = csv.gpus(&row, c_gpus)?;
-            let submit_s = csv.seconds(&row, c_submit)?;
-            let duration_s = csv.seconds(&row, c_duration)?;
+            // A time in the trace's unit, in seconds, within the shared bounds.
+            let in_s = |v: f64, c: usize| {
+                check_seconds(v * unit_s, &format!("{v} × {unit_s} s"))
+                    .map_err(|m| TraceError::new(row.line, csv.name(c), m))
+            };
+            let submit_s = in_s(csv.seconds(&row, c_submit)?, c_submit)?;
+            let duration_s = in_s(csv.seconds(&row, c_duration)?, c_duration)?;
             let tenant = match c_tenant {
                 Some(c) => csv.tenant(&row, c)?,
                 None => DEFAULT_TENANT,
+            };
+            let best_effort = match c_best_effort {
+                Some(c) => match csv.text(&row, c)?.trim() {
+                    "" | "0" => false,
+                    "1" => true,
+                    other => {
+                        return Err(TraceError::new(
+                            row.line,
+                            csv.name(c),
+                            format!("expected 0 or 1, got `{other}`"),
+                        ))
+                    }
+                },
+                None => false,
+            };
+            let deadline_s = match c_deadline {
+                Some(c) if !best_effort && !csv.text(&row, c)?.trim().is_empty() => {
+                    Some(in_s(first_deadline(&csv, &row, c)?, c)?)
+                }
+                _ => None,
             };
             b.check_id(id, row.line, csv.name(c_id))?;
             if gpus == 0 {
@@ -51,11 +134,12 @@ pub fn parse(text: &str, options: &ReadOptions) -> Result<Trace, TraceError> {
                     gpus,
                     ns_from_s(submit_s),
                     ns_from_s(duration_s),
+                    deadline_s.map(ns_from_s),
                 );
             }
             Ok(())
         })();
         b.row(outcome)?;
     }
-    Ok(b.finish("tiresias"))
+    Ok(b.finish(source))
 }

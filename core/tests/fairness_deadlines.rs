@@ -1,0 +1,209 @@
+//! Known answers of deadline-aware scheduling in the fairness lab: Chronus' admission and lease
+//! slots, the deadline metrics, the Chronus artifact's trace format and deadline assignment.
+
+#![cfg(not(target_arch = "wasm32"))]
+
+use bubblelab_core::labs::fairness::metrics::deadline_metrics;
+use bubblelab_core::labs::fairness::params::DeadlineSpec;
+use bubblelab_core::labs::fairness::traces::{self, ReadOptions, TraceFormat};
+use bubblelab_core::labs::fairness::{
+    run_policy, usable_jobs, FairnessParams, Job, Placement, PolicyKind, Trace,
+};
+use proptest::prelude::*;
+
+const S: u64 = 1_000_000_000;
+
+fn slo_job(id: u64, gpus: u32, submit_s: u64, duration_s: u64, deadline_s: Option<u64>) -> Job {
+    Job {
+        id,
+        tenant: 0,
+        gpus,
+        submit_ns: submit_s * S,
+        duration_ns: duration_s * S,
+        speed_by_gpu_type: Vec::new(),
+        deadline_ns: deadline_s.map(|d| d * S),
+    }
+}
+
+fn trace(jobs: Vec<Job>) -> Trace {
+    Trace {
+        jobs,
+        tenants: vec!["t0".into()],
+        skipped_rows: 0,
+        source: "test".into(),
+    }
+}
+
+fn params(nodes: u32, gpus_per_node: u32) -> FairnessParams {
+    let mut p = FairnessParams::default();
+    p.cluster.nodes = nodes;
+    p.cluster.gpus_per_node = gpus_per_node;
+    p.policies = vec![PolicyKind::Chronus];
+    p
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Alone on the cluster, an SLO job that can finish by its deadline does, admitted or not
+    /// (a rejected job runs as best-effort on the idle GPUs), and an admitted one always does.
+    #[test]
+    fn a_deadline_job_that_fits_alone_meets_its_deadline(
+        gpus_log in 0u32..4,
+        submit_s in 0u64..5_000,
+        duration_s in 1u64..20_000,
+        slack_s in 0u64..10_000,
+    ) {
+        let gpus = 1 << gpus_log;
+        let deadline_s = submit_s + duration_s + slack_s;
+        let t = trace(vec![slo_job(0, gpus, submit_s, duration_s, Some(deadline_s))]);
+        let run = run_policy(&params(2, 8), &t, PolicyKind::Chronus);
+        let j = &run.jobs[0];
+        prop_assert!(j.finish_ns <= deadline_s * S, "finished {} > deadline {}", j.finish_ns, deadline_s * S);
+        prop_assert!(j.admitted.is_some());
+    }
+
+    /// Under contention every admitted job meets its deadline (spread placement: a plan counts
+    /// GPUs, not whole nodes; see docs/MODEL.md for consolidated placement).
+    #[test]
+    fn admitted_jobs_meet_their_deadlines_under_contention(seed in 0u64..1_000) {
+        let mut p = params(4, 8);
+        p.cluster.placement = Placement::FirstFit;
+        p.synthetic.seed = seed;
+        p.synthetic.jobs = 120;
+        p.synthetic.mean_interarrival_s = 120.0;
+        p.synthetic.max_duration_s = 30_000.0;
+        p.deadlines = DeadlineSpec { seed, ..DeadlineSpec::chronus_mix1() };
+        let t = traces::synthetic::generate(&p.synthetic);
+        let (usable, _) = usable_jobs(&p, &t);
+        let run = run_policy(&p, &usable, PolicyKind::Chronus);
+        let d = deadline_metrics(&run);
+        prop_assert!(d.admitted > 0);
+        prop_assert_eq!(d.admitted_met, d.admitted);
+        for j in &run.jobs {
+            prop_assert!(j.finish_ns != u64::MAX);
+            if j.admitted == Some(true) {
+                prop_assert!(j.finish_ns <= j.deadline_ns.unwrap_or(0));
+            }
+        }
+    }
+}
+
+#[test]
+fn admission_plans_whole_slots_as_late_as_possible_and_rejects_what_does_not_fit() {
+    // One GPU; slots of 1,200 s; a 1,000 s job needs ⌈1.1 × 1,000 / (1,200 − 25)⌉ = 1 slot.
+    // Three such jobs at 0 with deadline 2,400 s: slots 0 and 1 end by the deadline, so two are
+    // admitted (the first gets slot 1, the latest; the second slot 0) and the third rejected.
+    let jobs = (0..3)
+        .map(|i| slo_job(i, 1, 0, 1_000, Some(2_400)))
+        .collect();
+    let run = run_policy(&params(1, 1), &trace(jobs), PolicyKind::Chronus);
+    let verdicts: Vec<Option<bool>> = run.jobs.iter().map(|j| j.admitted).collect();
+    assert_eq!(verdicts, vec![Some(true), Some(true), Some(false)]);
+    // Job 1 runs in slot 0, job 0 in slot 1: both by 2,400 s.
+    assert_eq!(run.jobs[1].first_start_ns, 0);
+    assert_eq!(run.jobs[0].first_start_ns, 1_200 * S);
+    assert!(run.jobs[0].finish_ns <= 2_400 * S && run.jobs[1].finish_ns <= 2_400 * S);
+    // The rejected one runs as best-effort after them and misses.
+    let d = deadline_metrics(&run);
+    assert_eq!(
+        (d.slo_jobs, d.met, d.admitted, d.admitted_met),
+        (3, 2, 2, 2)
+    );
+    assert!((d.miss_rate() - 1.0 / 3.0).abs() < 1e-12);
+}
+
+#[test]
+fn a_planned_slot_goes_to_its_job_before_best_effort_work() {
+    // One GPU. A long best-effort job starts at 0; an SLO job arriving at 100 s (1,000 s of
+    // work, deadline 3,600 s) is planned in slot 1 or 2 and takes the GPU at that boundary.
+    let jobs = vec![
+        slo_job(0, 1, 0, 10_000, None),
+        slo_job(1, 1, 100, 1_000, Some(3_600)),
+    ];
+    let run = run_policy(&params(1, 1), &trace(jobs), PolicyKind::Chronus);
+    assert_eq!(run.jobs[1].admitted, Some(true));
+    assert!(run.jobs[1].finish_ns <= 3_600 * S);
+    assert_eq!(run.jobs[1].first_start_ns % (1_200 * S), 0);
+    assert!(run.jobs[0].preemptions >= 1);
+}
+
+#[test]
+fn every_lease_ends_on_the_slot_grid() {
+    // Jobs started between boundaries hold their GPUs to the next boundary only.
+    let jobs = vec![slo_job(0, 1, 0, 5_000, None), slo_job(1, 1, 500, 300, None)];
+    let run = run_policy(&params(1, 1), &trace(jobs), PolicyKind::Chronus);
+    // Job 1 (less remaining GPU-time) takes the GPU at the first boundary, 1,200 s.
+    assert_eq!(run.jobs[1].first_start_ns, 1_200 * S);
+}
+
+const CHRONUS_CSV: &str = "job_id,user,num_gpu,submit_time,iterations,model_name,duration,interval,expect_time_list,expect_value_list,best_effort,job_type
+0,vc_a,1,10,5049,vgg16,30,14,45,10,0,strict
+1,vc_b,2,12,296,mobilenet_v2,20,8,12,10,1,best
+2,vc_a,4,20,3495,mobilenet_v2,26,14,102-142-182-242,10-8-5-2,0,soft
+3,vc_b,0,21,1,alexnet,5,1,10,10,0,strict
+";
+
+#[test]
+fn the_chronus_artifact_csv_reads_in_minutes_with_first_deadlines() {
+    assert_eq!(traces::detect(CHRONUS_CSV), Some(TraceFormat::Chronus));
+    let t = traces::parse(TraceFormat::Chronus, CHRONUS_CSV, &ReadOptions::default()).unwrap();
+    assert_eq!(t.jobs.len(), 3);
+    assert_eq!(t.skipped_rows, 1);
+    let m = 60 * S;
+    // Submissions shifted to start at 0; deadlines shifted with them.
+    assert_eq!((t.jobs[0].submit_ns, t.jobs[0].duration_ns), (0, 30 * m));
+    assert_eq!(t.jobs[0].deadline_ns, Some(45 * m));
+    assert_eq!(t.jobs[1].deadline_ns, None);
+    assert_eq!(t.jobs[2].deadline_ns, Some((10 + 102) * m));
+    assert_eq!(t.tenants, vec!["vc_a".to_string(), "vc_b".to_string()]);
+}
+
+#[test]
+fn bad_deadline_fields_name_their_row_and_column() {
+    let bad = CHRONUS_CSV.replace("102-142-182-242", "soon-142");
+    let e = traces::parse(TraceFormat::Chronus, &bad, &ReadOptions::default()).unwrap_err();
+    assert_eq!((e.row, e.column.as_str()), (4, "expect_time_list"));
+    let bad = CHRONUS_CSV.replace(",10,1,best", ",10,yes,best");
+    let e = traces::parse(TraceFormat::Chronus, &bad, &ReadOptions::default()).unwrap_err();
+    assert_eq!((e.row, e.column.as_str()), (3, "best_effort"));
+    assert!(e.message.contains("expected 0 or 1"), "{e}");
+    // A Tiresias CSV's optional `deadline` column: seconds after submission, empty = none.
+    let csv = "job_id,num_gpu,submit_time,duration,deadline\n1,1,5,10,40\n2,1,6,10,\n3,1,7,10,-3\n";
+    let e = traces::parse(TraceFormat::Tiresias, csv, &ReadOptions::default()).unwrap_err();
+    assert_eq!((e.row, e.column.as_str()), (4, "deadline"));
+    let ok = traces::parse(
+        TraceFormat::Tiresias,
+        &csv.replace("-3", "1"),
+        &ReadOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(ok.jobs[0].deadline_ns, Some(40 * S));
+    assert_eq!(ok.jobs[1].deadline_ns, None);
+}
+
+#[test]
+fn assigned_deadlines_follow_the_spec_and_the_seed() {
+    let mut p = FairnessParams::default();
+    p.synthetic.jobs = 2_000;
+    p.deadlines = DeadlineSpec::chronus_mix1();
+    let t = traces::synthetic::generate(&p.synthetic);
+    let (a, _) = usable_jobs(&p, &t);
+    let (b, _) = usable_jobs(&p, &t);
+    assert_eq!(a, b);
+    let with: Vec<&Job> = a.jobs.iter().filter(|j| j.deadline_ns.is_some()).collect();
+    let share = with.len() as f64 / a.jobs.len() as f64;
+    assert!((share - 0.7).abs() < 0.04, "{share}");
+    for j in with {
+        let after = (j.deadline_ns.unwrap() - j.submit_ns) as f64;
+        let d = j.duration_ns as f64;
+        assert!(after >= 1.1 * d - 1.0 && after <= 2.0 * d + 3_600.0 * S as f64 + 1.0);
+    }
+    // Off by default: the trace is left as it is.
+    let (none, _) = usable_jobs(&FairnessParams::default(), &t);
+    assert!(none.jobs.iter().all(|j| j.deadline_ns.is_none()));
+    // A bad spec names its field.
+    p.deadlines.factor_max = 1.0;
+    let e = p.validate().unwrap_err().to_string();
+    assert!(e.contains("fairness.deadlines.factor_max"), "{e}");
+}
