@@ -305,3 +305,39 @@ fn earlier_spellings_still_work_with_a_warning() {
         .expect("chrome trace written")
         .contains("traceEvents"));
 }
+
+#[test]
+fn deadlines_from_a_flag_or_the_chronus_artifacts_csv() {
+    // `--slo-share` gives the synthetic trace's jobs deadlines; the Report compares misses.
+    let out = ok(&[
+        "fairness",
+        "--policy",
+        "fifo,chronus",
+        "--slo-share",
+        "0.7",
+        "--gpus",
+        "32",
+    ]);
+    assert!(out.contains("Deadlines: SLO jobs met"), "{out}");
+    assert!(out.contains("Deadlines: Chronus admitted"), "{out}");
+    // The Chronus artifact's CSV: minutes, `expect_time_list`, detected from its header.
+    let csv = "job_id,user,num_gpu,submit_time,iterations,model_name,duration,interval,expect_time_list,expect_value_list,best_effort,job_type\n\
+0,vc_a,1,0,1,vgg16,30,1,45,10,0,strict\n\
+1,vc_b,1,1,1,alexnet,20,1,20,10,1,best\n\
+2,vc_a,2,2,1,resnet50,60,1,90-120,10-8,0,soft\n";
+    let path = write("chronus.csv", csv);
+    let json = ok(&[
+        "fairness", &path, "--policy", "chronus", "--gpus", "8", "--format", "json",
+    ]);
+    assert!(json.contains("\"chronus.deadline_miss_rate\""), "{json}");
+    assert!(json.contains("3 jobs of 2 tenants"), "{json}");
+    // Bad values get one line naming the flag or field.
+    assert_bad_input(
+        &bubblelab(&["fairness", "--slo-share", "0.5", "--deadline-factor", "2"]),
+        "--deadline-factor",
+    );
+    assert_bad_input(
+        &bubblelab(&["fairness", "--slo-share", "1.5"]),
+        "fairness.deadlines.slo_share",
+    );
+}

@@ -89,22 +89,19 @@ pub fn deadline_metrics(run: &PolicyRun) -> DeadlineMetrics {
     let mut m = DeadlineMetrics::default();
     let mut be_jct_s = 0.0;
     for j in &run.jobs {
-        match j.deadline_ns {
-            Some(d) => {
-                m.slo_jobs += 1;
-                let met = j.finish_ns <= d;
-                m.met += usize::from(met);
-                if j.admitted == Some(true) {
-                    m.admitted += 1;
-                    m.admitted_met += usize::from(met);
-                }
+        if let Some(d) = j.deadline_ns {
+            m.slo_jobs += 1;
+            let met = j.finish_ns <= d;
+            m.met += usize::from(met);
+            if j.admitted == Some(true) {
+                m.admitted += 1;
+                m.admitted_met += usize::from(met);
             }
-            None => {
-                m.best_effort_jobs += 1;
-                if j.finish_ns != u64::MAX {
-                    m.best_effort_finished += 1;
-                    be_jct_s += (j.finish_ns - j.submit_ns) as f64 / 1e9;
-                }
+        } else {
+            m.best_effort_jobs += 1;
+            if j.finish_ns != u64::MAX {
+                m.best_effort_finished += 1;
+                be_jct_s += (j.finish_ns - j.submit_ns) as f64 / 1e9;
             }
         }
     }

@@ -298,7 +298,8 @@ impl PreemptionModel {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FairnessParams {
-    /// Policies to simulate and compare, in display order.
+    /// Policies to simulate and compare, in display order (default: [`PolicyKind::defaults`],
+    /// every policy but Chronus, which needs jobs with deadlines).
     pub policies: Vec<PolicyKind>,
     /// The cluster.
     pub cluster: ClusterSpec,
@@ -328,25 +329,15 @@ pub struct FairnessParams {
     #[serde(skip_serializing_if = "PreemptionModel::is_fixed")]
     pub preemption: PreemptionModel,
     /// Deadlines given to the jobs of the trace that have none (default: none).
-    #[serde(skip_serializing_if = "DeadlineSpec::is_off")]
     pub deadlines: DeadlineSpec,
     /// Chronus' knobs.
-    #[serde(skip_serializing_if = "ChronusParams::is_default")]
     pub chronus: ChronusParams,
-}
-
-impl ChronusParams {
-    /// True for the artifact's settings (left out of a saved scenario).
-    #[must_use]
-    pub fn is_default(&self) -> bool {
-        *self == ChronusParams::default()
-    }
 }
 
 impl Default for FairnessParams {
     fn default() -> Self {
         FairnessParams {
-            policies: PolicyKind::ALL.to_vec(),
+            policies: PolicyKind::defaults(),
             cluster: ClusterSpec::default(),
             lease_s: 900.0,
             tenant_weights: TenantWeights::Equal,

@@ -45,7 +45,7 @@ pub struct FairnessLabProps {
 }
 
 /// Number fields: (path inside `params`, label).
-const FIELDS: [(&str, &str); 9] = [
+const FIELDS: [(&str, &str); 13] = [
     ("cluster.nodes", "Nodes"),
     ("cluster.gpus_per_node", "GPUs per node"),
     ("lease_s", "Lease (s)"),
@@ -55,6 +55,13 @@ const FIELDS: [(&str, &str); 9] = [
     ("synthetic.tenants", "Synthetic tenants"),
     ("synthetic.mean_interarrival_s", "Mean inter-arrival (s)"),
     ("synthetic.seed", "Seed"),
+    (
+        "deadlines.slo_share",
+        "Share of jobs given a deadline (0–1)",
+    ),
+    ("deadlines.factor_min", "Deadline at least × duration"),
+    ("deadlines.factor_max", "Deadline at most × duration"),
+    ("chronus.lease_s", "Chronus lease slot (s)"),
 ];
 
 /// Largest trace file the page reads, bytes.
@@ -332,7 +339,9 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
                    its artifact runs it) counts GPU-time over the last 24 hours, grants the free GPUs to the most \
                    under-served tenant first, starts each tenant's most under-served job within that grant, and hands \
                    out 15-minute leases instead of preempting all the time. 2DAS and Themis also run inside ASTRAEA's \
-                   machinery, and a YARN-like static-quota FIFO shows what quotas without sharing cost." }
+                   machinery, and a YARN-like static-quota FIFO shows what quotas without sharing cost. Chronus \
+                   admits jobs with deadlines only when a plan of lease slots meets them (give the jobs deadlines \
+                   below, or open its preset from the map)." }
             </p>
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">

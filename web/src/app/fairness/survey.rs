@@ -3,8 +3,9 @@
 //! how it uses GPUs (columns). Every policy this lab implements is a button that shows it in
 //! the cluster view (and adds it to the run if it was not chosen); a few well-known systems
 //! the lab does not implement are placed for orientation, greyed out. Below the map, the
-//! serving side of the survey: the inference schedulers that run on the agents lab's engine,
-//! each a link that opens its preset.
+//! families whose tension needs a preset of their own (deadlines), and the serving side of the
+//! survey (the inference schedulers that run on the agents lab's engine), each a link that
+//! opens its preset.
 
 use bubblelab_core::labs::fairness::policies::{SURVEY_OBJECTIVES, SURVEY_RESOURCES};
 use bubblelab_core::labs::fairness::PolicyKind;
@@ -22,15 +23,22 @@ pub struct SurveyProps {
 
 /// Systems placed for orientation only (every [`PolicyKind`] places itself:
 /// [`PolicyKind::survey_cell`]): (row, column, name).
-const OTHERS: [(usize, usize, &str); 7] = [
+const OTHERS: [(usize, usize, &str); 6] = [
     (0, 2, "Gandiva"),
     (0, 2, "AntMan"),
     (0, 3, "Optimus"),
     (0, 3, "Pollux"),
     (0, 1, "Gavel (makespan)"),
-    (2, 0, "Chronus"),
     (2, 3, "HyperSched"),
 ];
+
+/// Training schedulers whose tension needs its own input (deadlines): (preset, name, what it
+/// trades).
+const TRAINING: [(&str, &str, &str); 1] = [(
+    "fairness-chronus-deadlines",
+    "Chronus' deadlines",
+    "deadlines vs best-effort speed: an SLO job is admitted only when a plan of 20-minute lease slots before its deadline fits beside the admitted ones, and runs in those slots whatever waits; best-effort jobs get what is left",
+)];
 
 /// Inference schedulers on the agents lab's engine: (preset, name, what it trades).
 const SERVING: [(&str, &str, &str); 2] = [
@@ -80,16 +88,23 @@ pub fn survey_map(props: &SurveyProps) -> Html {
                 }) }
                 </tbody>
             </table>
+            <h3>{ "Training with deadlines" }</h3>
+            <ul class="serving">
+                { for TRAINING.iter().filter_map(|(id, name, trade)| preset_link(id, name, trade)) }
+            </ul>
             <h3>{ "Inference serving (latency, throughput), on the agents lab's engine" }</h3>
             <ul class="serving">
-                { for SERVING.iter().filter_map(|(id, name, trade)| {
-                    let scenario = presets::find(id)?.scenario().ok()?;
-                    Some(html! {
-                        <li><a class="chip" data-preset={*id} href={share::fragment(&scenario)}>{ *name }</a>
-                            { format!(" — {trade}") }</li>
-                    })
-                }) }
+                { for SERVING.iter().filter_map(|(id, name, trade)| preset_link(id, name, trade)) }
             </ul>
         </section>
     }
+}
+
+/// A list entry: a link that opens preset `id` as a share link, and what it trades.
+fn preset_link(id: &'static str, name: &'static str, trade: &'static str) -> Option<Html> {
+    let scenario = presets::find(id)?.scenario().ok()?;
+    Some(html! {
+        <li><a class="chip" data-preset={id} href={share::fragment(&scenario)}>{ name }</a>
+            { format!(" — {trade}") }</li>
+    })
 }

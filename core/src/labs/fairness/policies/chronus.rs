@@ -224,7 +224,7 @@ impl Policy for Chronus {
         let now = ctx.now_ns;
         let slot = now / self.lease_ns;
         self.forget_finished(ctx);
-        if now % self.lease_ns == 0 {
+        if now.is_multiple_of(self.lease_ns) {
             self.replan(ctx, slot);
         }
         let slot_end = (slot + 1) * self.lease_ns;

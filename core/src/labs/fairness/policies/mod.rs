@@ -154,6 +154,24 @@ impl PolicyKind {
         })
     }
 
+    /// True for the policies whose mechanism needs jobs with deadlines (Chronus): on a trace
+    /// without any they run every job as best-effort, which is not the system at work, so they
+    /// are left out of the default set ([`PolicyKind::defaults`]).
+    #[must_use]
+    pub fn needs_deadlines(self) -> bool {
+        self == PolicyKind::Chronus
+    }
+
+    /// The policies a scenario runs when it names none: every policy but those that need
+    /// deadlines.
+    #[must_use]
+    pub fn defaults() -> Vec<PolicyKind> {
+        PolicyKind::ALL
+            .into_iter()
+            .filter(|k| !k.needs_deadlines())
+            .collect()
+    }
+
     /// True for the policies that run in the ASTRAEA machinery (tenant quotas).
     #[must_use]
     pub fn uses_quotas(self) -> bool {

@@ -997,11 +997,23 @@ impl Sim<'_> {
             // the policy's order (ChronusArtifact `flush_lease_jobs`); ours moves only the
             // jobs in the way: the renewed jobs later in the order are preempted, last first,
             // until this one fits.
-            let mut movable = if matches!(rule, Preemption::AtSlotEnd(_)) {
-                kept[p + 1..].to_vec()
+            let mut movable: Vec<usize> = if matches!(rule, Preemption::AtSlotEnd(_)) {
+                kept[p + 1..]
+                    .iter()
+                    .copied()
+                    .filter(|&m| self.jobs[m].is_running())
+                    .collect()
             } else {
                 Vec::new()
             };
+            // Moving them must make room, or none is moved.
+            if !movable.is_empty()
+                && !types
+                    .iter()
+                    .any(|&t| self.would_fit_without(gpus, t, &movable))
+            {
+                movable.clear();
+            }
             loop {
                 for &t in &types {
                     if let Some(alloc) = self.place(gpus, t) {

@@ -33,6 +33,34 @@ impl Sim<'_> {
         self.node_free[n] = free;
     }
 
+    /// True when [`Sim::place`] would find `gpus` GPUs on nodes of type `t` once the running
+    /// jobs `freed` had given theirs back (nothing is changed).
+    pub(super) fn would_fit_without(&self, gpus: u32, t: u32, freed: &[usize]) -> bool {
+        let gpn = self.gpus_per_node;
+        let mut free: Vec<u32> = self.node_free.clone();
+        for &j in freed {
+            for &(n, c) in &self.jobs[j].alloc {
+                free[n as usize] += c;
+            }
+        }
+        let of_type = free
+            .iter()
+            .enumerate()
+            .filter(|(n, _)| self.node_type[*n] == t)
+            .map(|(_, &f)| f);
+        match self.params.cluster.placement {
+            Placement::Consolidated => {
+                let (full, rest) = (gpus / gpn, gpus % gpn);
+                let whole = of_type.clone().filter(|&f| f == gpn).count() as u32;
+                let partial = of_type.clone().any(|f| f >= rest && f < gpn);
+                whole >= full && (rest == 0 || partial || whole > full)
+            }
+            Placement::TopologyAware | Placement::FirstFit | Placement::ConsolidateOrSpread => {
+                of_type.map(u64::from).sum::<u64>() >= u64::from(gpus)
+            }
+        }
+    }
+
     /// Picks GPUs for `gpus` on nodes of type `t`, or None.
     pub(super) fn place(&self, gpus: u32, t: u32) -> Option<Vec<(u32, u32)>> {
         let gpn = self.gpus_per_node;

@@ -74,7 +74,6 @@ pub fn parse(text: &str, options: &ReadOptions) -> Result<Trace, TraceError> {
                 gpus,
                 ns_from_s(create_s),
                 ns_from_s(delete_s - sched_s),
-                None,
             );
             Ok(())
         })();

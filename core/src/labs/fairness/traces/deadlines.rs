@@ -63,7 +63,7 @@ impl DeadlineSpec {
         }
     }
 
-    /// True when the spec gives no job a deadline (left out of a saved scenario).
+    /// True when the spec gives no job a deadline.
     #[must_use]
     pub fn is_off(&self) -> bool {
         self.slo_share == 0.0

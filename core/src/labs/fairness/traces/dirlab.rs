@@ -46,7 +46,7 @@ pub fn parse(text: &str, options: &ReadOptions) -> Result<Trace, TraceError> {
             if gpus == 0 {
                 b.skip();
             } else {
-                b.push(row.line, id, user, gpus, clock_ns, ns_from_s(run_s), None);
+                b.push(row.line, id, user, gpus, clock_ns, ns_from_s(run_s));
             }
             Ok(())
         })();

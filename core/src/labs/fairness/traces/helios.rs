@@ -92,7 +92,6 @@ pub fn parse(text: &str, options: &ReadOptions) -> Result<Trace, TraceError> {
                     gpus,
                     ns_from_s(submit_s),
                     ns_from_s(duration_s),
-                    None,
                 );
             }
             Ok(())

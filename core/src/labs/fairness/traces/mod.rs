@@ -554,7 +554,6 @@ impl Builder {
         gpus: u32,
         submit_ns: u64,
         duration_ns: u64,
-        deadline_after_ns: Option<u64>,
     ) {
         let tenant = if let Some(&t) = self.tenant_index.get(tenant) {
             t
@@ -572,8 +571,15 @@ impl Builder {
             submit_ns,
             duration_ns,
             speed_by_gpu_type: Vec::new(),
-            deadline_ns: deadline_after_ns.map(|d| submit_ns.saturating_add(d)),
+            deadline_ns: None,
         });
+    }
+
+    /// Gives the job kept last a deadline `after_ns` after its submission.
+    pub(crate) fn set_deadline_after(&mut self, after_ns: u64) {
+        if let Some(j) = self.jobs.last_mut() {
+            j.deadline_ns = Some(j.submit_ns.saturating_add(after_ns));
+        }
     }
 
     /// Shifts submissions so the earliest is 0, sorts by (submit, id) and returns the trace.

@@ -252,7 +252,6 @@ fn job(b: &mut Builder, row: usize, value: &Value) -> Result<(), TraceError> {
             gpus,
             ns_from_s(submit_s),
             ns_from_s(duration_s),
-            None,
         );
     }
     Ok(())

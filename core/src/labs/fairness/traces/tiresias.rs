@@ -134,8 +134,10 @@ fn parse_in(
                     gpus,
                     ns_from_s(submit_s),
                     ns_from_s(duration_s),
-                    deadline_s.map(ns_from_s),
                 );
+                if let Some(d) = deadline_s {
+                    b.set_deadline_after(ns_from_s(d));
+                }
             }
             Ok(())
         })();
