@@ -93,9 +93,9 @@ enum Command {
     /// joint TP/PP/DP re-plan against doing nothing, checkpoint restart and Oobleck-, ReCycle-
     /// and Greyhound-like baselines, each with its own detection.
     Resilience(resilience::ResilienceArgs),
-    /// Run the fail-slow detectors on a real Alibaba PAI per-worker mini-batch CSV (`--pai`), write
-    ///     /// a labelled fail-slow trace (`--generate`) or score the detectors' precision, recall and
-    /// delay on one (`--score`).
+    /// Run the fail-slow detectors on a real Alibaba PAI per-worker mini-batch CSV (`--pai`),
+    /// write a labelled fail-slow trace (`--generate`) or score the detectors' precision, recall
+    /// and delay on one (`--score`).
     Detect(resilience::DetectArgs),
     /// Hydro's Bubble Squeezer: tuning trials in the bubbles of a pipeline job (main job alone,
     /// blind colocation, the squeezer) and the tuning makespan; `--log` squeezes the real

@@ -154,9 +154,11 @@ impl FormPage for State {
             .want_policy
             .take()
             .or_else(|| self.runs.0.get(self.selected).map(|r| r.kind));
-        self.selected = shown
-            .or(Some(PolicyKind::Astraea))
-            .and_then(|k| runs.iter().position(|r| r.kind == k))
+        // The policy shown before, else the system the run is about: ASTRAEA, else Chronus.
+        self.selected = [shown, Some(PolicyKind::Astraea), Some(PolicyKind::Chronus)]
+            .into_iter()
+            .flatten()
+            .find_map(|k| runs.iter().position(|r| r.kind == k))
             .unwrap_or(0);
         self.report = Shared(Rc::new(report));
         self.runs = Shared(Rc::new(runs));

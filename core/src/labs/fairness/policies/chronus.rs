@@ -164,6 +164,30 @@ impl Chronus {
         }
     }
 
+    /// Admits SLO job `j` arriving now if a plan for it fits beside the others (committed).
+    fn try_admit(&mut self, ctx: &RoundCtx<'_>, j: usize) -> bool {
+        let job = &ctx.jobs[j];
+        let Some(deadline) = job.deadline_ns else {
+            return false;
+        };
+        let first = ctx.now_ns.div_ceil(self.lease_ns);
+        let end = deadline / self.lease_ns;
+        let gpus = u64::from(job.gpus);
+        match self.slots_needed(job.gpus, job.remaining_at(ctx.now_ns)) {
+            Some(need) if end > first && need <= end - first && gpus <= ctx.total_gpus => {
+                let slots = self.find_slots(gpus, ctx.total_gpus, first, end, need, &[]);
+                if slots.len() as u64 == need {
+                    self.commit(j, gpus, &slots);
+                    self.holding.push(j);
+                    true
+                } else {
+                    false
+                }
+            }
+            _ => false,
+        }
+    }
+
     /// At a slot boundary: fits every admitted job's plan to its remaining work.
     fn replan(&mut self, ctx: &RoundCtx<'_>, slot: u64) {
         // Slots before this one are past.
@@ -197,24 +221,12 @@ impl Chronus {
 
 impl Policy for Chronus {
     fn on_arrival(&mut self, ctx: &RoundCtx<'_>, j: usize) -> Option<bool> {
-        let job = &ctx.jobs[j];
-        let deadline = job.deadline_ns?;
-        self.forget_finished(ctx);
-        let first = ctx.now_ns.div_ceil(self.lease_ns);
-        let end = deadline / self.lease_ns;
-        let gpus = u64::from(job.gpus);
-        let admitted = match self.slots_needed(job.gpus, job.remaining_at(ctx.now_ns)) {
-            Some(need) if end > first && need <= end - first && gpus <= ctx.total_gpus => {
-                let slots = self.find_slots(gpus, ctx.total_gpus, first, end, need, &[]);
-                if slots.len() as u64 == need {
-                    self.commit(j, gpus, &slots);
-                    self.holding.push(j);
-                    true
-                } else {
-                    false
-                }
-            }
-            _ => false,
+        ctx.jobs[j].deadline_ns?;
+        // Plans of jobs finished since the last round are released only when they are in the
+        // way (a round releases them anyway): an arrival costs O(its slots), not O(admitted).
+        let admitted = self.try_admit(ctx, j) || {
+            self.forget_finished(ctx);
+            self.try_admit(ctx, j)
         };
         self.admitted[j] = Some(admitted);
         Some(admitted)
@@ -233,6 +245,10 @@ impl Policy for Chronus {
         self.order.emit_by_key(
             ctx.active,
             |j| {
+                // Jobs inside their lease keep their GPUs whatever the order.
+                if !super::takeable(ctx, j) {
+                    return None;
+                }
                 let job = &ctx.jobs[j];
                 let left = job.remaining_at(now) + job.pending_overhead_ns;
                 let gpu_left = left as f64 * f64::from(job.gpus);
@@ -246,7 +262,7 @@ impl Policy for Chronus {
                             (ADMITTED_LATER, slack * f64::from(job.gpus))
                         }
                     }
-                    (Some(_), _) if now + left <= slot_end => (FITS_THIS_SLOT, gpu_left),
+                    (Some(_), _) if now.saturating_add(left) <= slot_end => (FITS_THIS_SLOT, gpu_left),
                     _ => (BEST_EFFORT, gpu_left),
                 };
                 Some((super::Key(class, key), job.submit_ns))
