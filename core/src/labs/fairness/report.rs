@@ -30,7 +30,12 @@ fn ratio(base: f64, astraea: f64) -> Cell {
 
 /// The same as text, for findings.
 fn ratio_text(base: f64, astraea: f64) -> String {
-    match ratio(base, astraea) {
+    ratio_text_of(base, astraea, "ASTRAEA")
+}
+
+/// [`ratio_cell`] as text, for findings.
+fn ratio_text_of(base: f64, of: f64, who: &str) -> String {
+    match ratio_cell(base, of, who) {
         Cell::Num(v) => format!("{v:.2}×"),
         Cell::Text(t) => t,
         Cell::Missing => String::new(),
@@ -359,13 +364,9 @@ fn deadline_finding(runs: &[PolicyRun], metrics: &[PolicyMetrics]) -> Option<Str
     });
     if let Some(b) = best {
         let m = &metrics[b].deadlines;
-        let x = match ratio_cell(m.miss_rate(), d.miss_rate(), "Chronus") {
-            Cell::Num(v) => format!("{v:.2}× Chronus'"),
-            Cell::Text(t) => t,
-            Cell::Missing => String::new(),
-        };
+        let x = ratio_text_of(m.miss_rate(), d.miss_rate(), "Chronus");
         line.push_str(&format!(
-            " The baseline that missed fewest, {}, missed {:.1} % ({x}); best-effort average JCT {:.0} s under Chronus against {:.0} s.",
+            " The baseline that missed fewest, {}, missed {:.1} % (against Chronus': {x}); best-effort average JCT {:.0} s under Chronus against {:.0} s.",
             runs[b].kind.label(),
             100.0 * m.miss_rate(),
             d.best_effort_avg_jct_s,

@@ -32,7 +32,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::job::Trace;
-use super::params::{s_to_ns, FairnessParams, PreemptionModel, TenantWeights};
+use super::params::{s_to_ns, FairnessParams, TenantWeights};
 use super::policies::{PolicyKind, Preemption, QuotaLease};
 use crate::engine::EventQueue;
 use crate::units::Nanos;
@@ -712,13 +712,7 @@ impl Sim<'_> {
     /// Takes job `j`'s GPUs away; it pays the checkpoint-and-resume cost at its next start.
     fn preempt(&mut self, j: usize) {
         self.stop_segment(j);
-        let cost = match self.params.preemption {
-            PreemptionModel::Fixed => s_to_ns(self.params.preempt_cost_s + self.params.resume_cost_s),
-            PreemptionModel::Migration { .. } => {
-                s_to_ns(self.params.preemption_cost_s(self.jobs[j].gpus))
-            }
-        };
-        self.jobs[j].pending_overhead_ns = cost;
+        self.jobs[j].pending_overhead_ns = s_to_ns(self.params.preemption_cost_s(self.jobs[j].gpus));
         self.jobs[j].preemptions += 1;
         self.run.preemptions += 1;
     }
