@@ -82,6 +82,11 @@ pub const PRESETS: &[Preset] = &[
         "Deadlines: Chronus' admission and lease slots vs FIFO, SRTF, Tiresias, Themis; 70 % SLO jobs, the contended trace"
     ),
     preset!(
+        "fairness-lyra-colocation",
+        "fairness",
+        "Training beside inference: a service's 8 servers loaned to the contended trace's training and reclaimed at its daily peak (after Lyra), vs separate clusters and FIFO"
+    ),
+    preset!(
         "agentic-qwen3-32b-h100",
         "agentic",
         "Mid-phase thrashing: unbounded vs CONCUR, 128 agents, Qwen3-32B on 2×H100"

@@ -321,3 +321,24 @@ fn chronus_deadline_claims() {
     assert!(miss("chronus") < miss("tiresias"));
     assert!(be("chronus") < be("fifo"));
 }
+
+/// docs/CLAIMS.md, "Training beside inference": on the preset, capacity loaning shortens
+/// training's average JCT against separate clusters and keeps every replica within the SLO,
+/// while FIFO (loaning without reclaim) leaves replicas waiting for training to finish.
+#[test]
+fn lyra_colocation_claims() {
+    let report = fairness::run(&params("fairness-lyra-colocation")).unwrap();
+    let late = |k: &str| m(&report, k, "service_slo_violation_rate");
+    let jct = |k: &str| m(&report, k, "training_avg_jct_s");
+    for k in ["fifo", "separate-clusters", "loan-reclaim"] {
+        println!(
+            "{k:>17}: service SLO violations {:.4}, training avg JCT {:.0} s",
+            late(k),
+            jct(k)
+        );
+    }
+    assert_eq!(late("separate-clusters"), 0.0);
+    assert_eq!(late("loan-reclaim"), 0.0);
+    assert!(late("fifo") > 0.2);
+    assert!(jct("loan-reclaim") * 1.3 < jct("separate-clusters"));
+}

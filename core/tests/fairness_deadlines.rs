@@ -22,6 +22,7 @@ fn slo_job(id: u64, gpus: u32, submit_s: u64, duration_s: u64, deadline_s: Optio
         duration_ns: duration_s * S,
         speed_by_gpu_type: Vec::new(),
         deadline_ns: deadline_s.map(|d| d * S),
+        service: false,
     }
 }
 

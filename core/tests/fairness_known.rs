@@ -19,6 +19,7 @@ fn job(id: u64, tenant: u32, gpus: u32, submit_s: u64, duration_s: u64) -> Job {
         duration_ns: duration_s * S,
         speed_by_gpu_type: Vec::new(),
         deadline_ns: None,
+        service: false,
     }
 }
 
@@ -271,6 +272,7 @@ proptest! {
     fn gang_constraint_never_violated(
         specs in prop::collection::vec((0u32..3, 0usize..5, 0u64..3_000, 1u64..4_000), 1..25),
         placement in 0usize..3,
+        service in 0u32..2,
     ) {
         let mut specs = specs;
         specs.sort_by_key(|s| s.2);
@@ -284,6 +286,11 @@ proptest! {
         p.lease_s = 300.0;
         p.gandiva_fair.quantum_s = 300.0;
         p.cluster.placement = [Placement::Consolidated, Placement::TopologyAware, Placement::FirstFit][placement];
+        // Half the cases with an inference service on one of the two nodes (its replicas are
+        // jobs too: the invariants hold for them).
+        p.colocation.servers_peak = service;
+        p.colocation.period_s = 3_600.0;
+        p.colocation.step_s = 600.0;
         for k in PolicyKind::ALL {
             check_policy(&p, &t, k);
         }

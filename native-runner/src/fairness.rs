@@ -11,7 +11,10 @@ use std::path::{Path, PathBuf};
 
 use bubblelab_core::labs::fairness::policies::QuotaMode;
 use bubblelab_core::labs::fairness::traces::{self, shares, ReadOptions, TraceFormat};
-use bubblelab_core::labs::fairness::{self, FairnessParams, Placement, PolicyKind, TenantWeights};
+use bubblelab_core::labs::fairness::{
+    self, FairnessParams, Placement, PolicyKind, PreemptionModel, TenantWeights,
+};
+use bubblelab_core::labs::migration::CheckpointOption;
 use bubblelab_core::scenario::KeepsRuns;
 use bubblelab_core::ScenarioError;
 use clap::{Args, ValueEnum};
@@ -37,7 +40,7 @@ pub struct FairnessArgs {
     input_format: Option<TraceFormat>,
     /// Policies to compare: `all` or a comma-separated list of ids (fifo, sjf, srtf, tiresias,
     /// themis, fair-share, gandiva-fair, gavel, astraea, astraea-2das, astraea-themis,
-    /// yarn-fifo, chronus).
+    /// yarn-fifo, chronus, separate-clusters, loan-reclaim).
     #[arg(long, default_value = "all", value_name = "IDS")]
     policy: String,
     /// Cluster size in GPUs (rounded up to whole nodes of `--gpus-per-node`); default 1,120
@@ -98,6 +101,23 @@ pub struct FairnessArgs {
     /// Chronus: lease slot length, s (default 1,200: the artifact's 20 minutes).
     #[arg(long, value_name = "S")]
     chronus_lease_s: Option<f64>,
+    /// Price each preemption with the migration lab's model of this checkpoint option
+    /// (reserved-pool, active, active-low-point, active-low-point-dedup, framework) for its
+    /// default job, instead of the fixed 5 s + 20 s.
+    #[arg(long, value_name = "OPTION", value_parser = kind_parser::<CheckpointOption>())]
+    checkpoint: Option<CheckpointOption>,
+    /// An inference service beside the training jobs on its own cluster of this many whole
+    /// servers (nodes of `--gpus-per-node`), added to `--gpus`: its demand swings daily
+    /// between `--service-trough-servers` and this peak (see `separate-clusters`,
+    /// `loan-reclaim`).
+    #[arg(long, value_name = "N")]
+    service_peak_servers: Option<u32>,
+    /// The service's demand at its daily trough, servers (default 0).
+    #[arg(long, value_name = "N", requires = "service_peak_servers")]
+    service_trough_servers: Option<u32>,
+    /// A new replica of the service must serve within this many s (default 60).
+    #[arg(long, value_name = "S", requires = "service_peak_servers")]
+    service_slo_s: Option<f64>,
 }
 
 /// `MIN,MAX` of `--deadline-factor`.
@@ -273,6 +293,19 @@ pub fn fairness(args: &FairnessArgs) -> Result<(), Failure> {
     if let Some(l) = args.chronus_lease_s {
         params.chronus.lease_s = l;
     }
+    if let Some(option) = args.checkpoint {
+        params.preemption = PreemptionModel::Migration {
+            option,
+            params: Box::default(),
+        };
+    }
+    if let Some(peak) = args.service_peak_servers {
+        params.colocation.servers_peak = peak;
+        params.colocation.servers_trough = args.service_trough_servers.unwrap_or(0);
+        if let Some(slo) = args.service_slo_s {
+            params.colocation.slo_s = slo;
+        }
+    }
     if let Some(path) = &args.shares {
         let name = files::label(path);
         let text = files::read_text(path, MAX_TRACE_BYTES)?;
@@ -294,6 +327,11 @@ pub fn fairness(args: &FairnessArgs) -> Result<(), Failure> {
         }
         params.cluster.nodes = g.div_ceil(args.gpus_per_node);
     }
+    // The service's own servers come on top of the training cluster.
+    params.cluster.nodes = params
+        .cluster
+        .nodes
+        .saturating_add(params.colocation.servers_peak);
     let trace = match &input {
         None => fairness::synthetic_trace(&params).map_err(|e| field_failure(&e))?,
         Some(path) => {

@@ -341,3 +341,41 @@ fn deadlines_from_a_flag_or_the_chronus_artifacts_csv() {
         "fairness.deadlines.slo_share",
     );
 }
+
+#[test]
+fn an_inference_service_beside_training_from_flags() {
+    // The service's servers come on top of `--gpus`; the Report compares its SLO and
+    // training's JCT, with preemptions priced by the migration lab.
+    let out = ok(&[
+        "fairness",
+        "--policy",
+        "separate-clusters,loan-reclaim",
+        "--gpus",
+        "32",
+        "--service-peak-servers",
+        "2",
+        "--service-trough-servers",
+        "1",
+        "--checkpoint",
+        "framework",
+    ]);
+    assert!(out.contains("on 48 GPUs (6 nodes × 8)"), "{out}");
+    assert!(
+        out.contains("Training beside inference: the service's SLO"),
+        "{out}"
+    );
+    assert!(
+        out.contains("preemption costs from the migration lab"),
+        "{out}"
+    );
+    assert_bad_input(
+        &bubblelab(&[
+            "fairness",
+            "--service-peak-servers",
+            "2",
+            "--service-trough-servers",
+            "3",
+        ]),
+        "fairness.colocation.servers_trough",
+    );
+}

@@ -411,6 +411,19 @@ try {
     assert(chronusMiss < fifoMiss, `Chronus should miss fewer deadlines (${chronusMiss}) than FIFO (${fifoMiss})`);
     assert(await ddlPage.locator('table[data-table="deadlines"] tbody tr').count() === 5, 'a deadlines row per policy');
     await ddlPage.screenshot({ path: path.join(OUT_DIR, 'fairness-chronus.png'), fullPage: true });
+    // The map's colocation entry opens Lyra's preset: loaning trains faster than separate
+    // clusters with no replica late, and the colocation table has a row per policy.
+    const lyraLink = await fairPage.getAttribute('#survey-map a[data-preset="fairness-lyra-colocation"]', 'href');
+    assert(lyraLink?.startsWith('#/fairness?s='), `expected a share link to the fairness lab, got ${lyraLink}`);
+    const { page: coloPage } = await newWatchedPage(context, 'fairness-lyra');
+    await coloPage.goto(`${BASE_URL}/${lyraLink}`);
+    await coloPage.waitForSelector('[data-metric="loan-reclaim.training_avg_jct_s"]', { state: 'attached', timeout: TIMEOUT_MS });
+    const loanJct = Number(await dataValue(coloPage, '[data-metric="loan-reclaim.training_avg_jct_s"]'));
+    const sepJct = Number(await dataValue(coloPage, '[data-metric="separate-clusters.training_avg_jct_s"]'));
+    assert(loanJct < sepJct, `loaning should train faster (${loanJct} s) than separate clusters (${sepJct} s)`);
+    assert(Number(await dataValue(coloPage, '[data-metric="loan-reclaim.service_slo_violation_rate"]')) === 0, 'no replica late under loaning');
+    assert(await coloPage.locator('table[data-table="colocation"] tbody tr').count() === 3, 'a colocation row per policy');
+    await coloPage.screenshot({ path: path.join(OUT_DIR, 'fairness-lyra.png'), fullPage: true });
   });
 
   await check('the agentic lab stacks its time series, edits controllers and reads a Mooncake file', async () => {

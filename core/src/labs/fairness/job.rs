@@ -25,6 +25,15 @@ pub struct Job {
     /// best-effort job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_ns: Option<u64>,
+    /// True for a replica of an inference service (a whole server it needs for a while,
+    /// [`super::traces::colocation`]); false for a training job.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub service: bool,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// A whole trace.

@@ -2,6 +2,7 @@
 
 use alloc::vec::Vec;
 
+use super::params::FairnessParams;
 use super::sim::PolicyRun;
 
 /// A job is treated fairly when its F_j lies within [`FAIR_LOW`, 1/`FAIR_LOW`].
@@ -248,4 +249,125 @@ pub fn compute(run: &PolicyRun) -> PolicyMetrics {
         jcts_s: jcts,
         deadlines: deadline_metrics(run),
     }
+}
+
+/// What an inference service beside the training jobs got, and what training paid for sharing
+/// the servers (docs/MODEL.md, "Training beside inference").
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ColocationMetrics {
+    /// The service's replicas (a server for one interval of its demand).
+    pub replicas: usize,
+    /// Replicas that did not serve within the SLO of the step that asked for them, or were
+    /// interrupted (preempted) once serving.
+    pub late: usize,
+    /// Server-hours the service asked for and did not get: Σ over replicas of (finish −
+    /// submission − interval + checkpoint wait), h.
+    pub unserved_server_h: f64,
+    /// The longest a replica waited to serve (checkpoint wait included), s.
+    pub worst_wait_s: f64,
+    /// Training jobs.
+    pub training_jobs: usize,
+    /// Mean JCT of the finished training jobs, s.
+    pub training_avg_jct_s: f64,
+    /// Mean queueing delay (first start − submission) of the finished training jobs, s.
+    pub training_avg_queue_s: f64,
+    /// Preemptions of training jobs.
+    pub training_preemptions: u64,
+    /// GPU-hours training lost to those preemptions (each costs its checkpoint and resume), h.
+    pub preemption_lost_gpu_h: f64,
+    /// GPU-hours training ran on the service's servers (capacity loaned), h.
+    pub loaned_gpu_h: f64,
+}
+
+impl ColocationMetrics {
+    /// Share of replicas late or interrupted, 0–1 (0 with none).
+    #[must_use]
+    pub fn slo_violation_rate(&self) -> f64 {
+        if self.replicas == 0 {
+            0.0
+        } else {
+            self.late as f64 / self.replicas as f64
+        }
+    }
+}
+
+/// The service's and the training jobs' figures of a run on a trace with a service
+/// (`params.colocation`); `None` without one. A replica given a server at t serves once the
+/// training jobs preempted there at t have written their checkpoints
+/// ([`FairnessParams::checkpoint_save_s`]).
+#[must_use]
+pub fn colocation_metrics(params: &FairnessParams, run: &PolicyRun) -> Option<ColocationMetrics> {
+    if params.colocation.is_off() {
+        return None;
+    }
+    let (lo, hi) = crate::labs::fairness::policies::service_nodes(params);
+    let mut m = ColocationMetrics::default();
+    let (mut jct_s, mut queue_s) = (0.0, 0.0);
+    let mut finished = 0usize;
+    // First segment of each job (segments are pushed in time order).
+    let mut first_seg: alloc::collections::BTreeMap<usize, usize> =
+        alloc::collections::BTreeMap::new();
+    for (i, seg) in run.segments.iter().enumerate() {
+        first_seg.entry(seg.job).or_insert(i);
+        let job = &run.jobs[seg.job];
+        if !job.service {
+            let on: u32 = seg
+                .alloc
+                .iter()
+                .filter(|(n, _)| (lo..hi).contains(n))
+                .map(|(_, c)| c)
+                .sum();
+            m.loaned_gpu_h += f64::from(on) * (seg.end_ns - seg.start_ns) as f64 / 3.6e12;
+        }
+    }
+    for (j, job) in run.jobs.iter().enumerate() {
+        if !job.service {
+            m.training_jobs += 1;
+            m.training_preemptions += u64::from(job.preemptions);
+            m.preemption_lost_gpu_h += f64::from(job.preemptions)
+                * params.preemption_cost_s(job.gpus)
+                * f64::from(job.gpus)
+                / 3600.0;
+            if job.finish_ns != u64::MAX {
+                finished += 1;
+                jct_s += (job.finish_ns - job.submit_ns) as f64 / 1e9;
+                queue_s += (job.first_start_ns - job.submit_ns) as f64 / 1e9;
+            }
+            continue;
+        }
+        m.replicas += 1;
+        if job.finish_ns == u64::MAX {
+            m.late += 1;
+            continue;
+        }
+        let start = job.first_start_ns;
+        // The checkpoints written on this replica's first servers when it got them.
+        let nodes: Vec<u32> = first_seg
+            .get(&j)
+            .map(|&i| run.segments[i].alloc.iter().map(|a| a.0).collect())
+            .unwrap_or_default();
+        let save_s = run
+            .segments
+            .iter()
+            .filter(|s| {
+                s.end_ns == start
+                    && !run.jobs[s.job].service
+                    && run.jobs[s.job].finish_ns != start
+                    && s.alloc.iter().any(|a| nodes.contains(&a.0))
+            })
+            .map(|s| params.checkpoint_save_s(run.jobs[s.job].gpus))
+            .fold(0.0, f64::max);
+        let wait_s = (start - job.submit_ns) as f64 / 1e9 + save_s;
+        m.worst_wait_s = m.worst_wait_s.max(wait_s);
+        if wait_s > params.colocation.slo_s || job.preemptions > 0 {
+            m.late += 1;
+        }
+        let behind_ns = (job.finish_ns - job.submit_ns).saturating_sub(job.duration_ns);
+        m.unserved_server_h += (behind_ns as f64 / 1e9 + save_s) / 3600.0;
+    }
+    if finished > 0 {
+        m.training_avg_jct_s = jct_s / finished as f64;
+        m.training_avg_queue_s = queue_s / finished as f64;
+    }
+    Some(m)
 }

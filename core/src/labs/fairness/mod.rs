@@ -148,7 +148,7 @@ impl Dropped {
 
 /// The trace as every policy of `params` runs it: with deadlines given as `params.deadlines`
 /// says to the jobs that have none ([`traces::deadlines`]); without the jobs no GPU type of the cluster
-/// can hold (or that ask for no GPU); with a share list, with exactly its tenants in its order
+/// can hold (or that ask for no GPU; with an inference service, of the nodes outside its own); with a share list, with exactly its tenants in its order
 /// (jobs of other tenants dropped); with an ASTRAEA-family policy among `params.policies`,
 /// without the jobs larger than their tenant's quota (so that every policy runs the same jobs).
 #[must_use]
@@ -156,7 +156,12 @@ pub fn usable_jobs(params: &FairnessParams, trace: &Trace) -> (Trace, Dropped) {
     let mut dropped = Dropped::default();
     let types = params.cluster.node_types();
     let mut per_type = alloc::vec![0u64; params.cluster.type_count()];
-    for t in types {
+    // With an inference service, training jobs must fit beside its own servers (separate
+    // clusters could never run a larger one).
+    let training_nodes = types
+        .len()
+        .saturating_sub(params.colocation.servers_peak as usize);
+    for &t in &types[..training_nodes] {
         per_type[t as usize] += u64::from(params.cluster.gpus_per_node);
     }
     let largest = per_type.into_iter().max().unwrap_or(0);
@@ -197,6 +202,8 @@ pub fn usable_jobs(params: &FairnessParams, trace: &Trace) -> (Trace, Dropped) {
         let n = out.tenants.len();
         out.tenants.push(alloc::format!("tenant {n}"));
     }
+    // Last, so that none of the service's replicas is dropped.
+    traces::colocation::add_service(&mut out, &params.colocation, params.cluster.gpus_per_node);
     if params.policies.iter().any(|p| p.uses_quotas()) {
         let weights = sim::tenant_weights(params, &out);
         let quotas = sim::tenant_quotas(params, &weights, params.cluster.total_gpus());

@@ -11,6 +11,7 @@ use super::policies::PolicyKind;
 use crate::labs::migration::{CheckpointOption, MigrationParams};
 use crate::scenario::{check_range_in, ScenarioError};
 
+pub use super::traces::colocation::ColocationSpec;
 pub use super::traces::deadlines::DeadlineSpec;
 pub use super::traces::synthetic::SyntheticSpec;
 
@@ -332,6 +333,8 @@ pub struct FairnessParams {
     pub deadlines: DeadlineSpec,
     /// Chronus' knobs.
     pub chronus: ChronusParams,
+    /// An inference service beside the training jobs, on its own servers (default: none).
+    pub colocation: ColocationSpec,
 }
 
 impl Default for FairnessParams {
@@ -351,6 +354,7 @@ impl Default for FairnessParams {
             preemption: PreemptionModel::Fixed,
             deadlines: DeadlineSpec::default(),
             chronus: ChronusParams::default(),
+            colocation: ColocationSpec::default(),
         }
     }
 }
@@ -376,6 +380,18 @@ impl FairnessParams {
             PreemptionModel::Fixed => self.preempt_cost_s + self.resume_cost_s,
             PreemptionModel::Migration { option, params } => {
                 crate::labs::migration::preemption_cost_s(params, *option, gpus)
+            }
+        }
+    }
+
+    /// Of [`FairnessParams::preemption_cost_s`], the part that keeps the preempted job's GPUs
+    /// busy (writing its checkpoint) before another job can use them, s.
+    #[must_use]
+    pub fn checkpoint_save_s(&self, gpus: u32) -> f64 {
+        match &self.preemption {
+            PreemptionModel::Fixed => self.preempt_cost_s,
+            PreemptionModel::Migration { option, params } => {
+                crate::labs::migration::preemption_save_s(params, *option, gpus)
             }
         }
     }
@@ -565,6 +581,7 @@ impl FairnessParams {
             "",
         )?;
         self.deadlines.validate()?;
+        self.colocation.validate(self.cluster.nodes)?;
         if let TenantWeights::Shares(shares) = &self.tenant_weights {
             if shares.is_empty() {
                 return Err(ScenarioError::field(

@@ -6,7 +6,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::job::Trace;
-use super::metrics::{sample_stats, PolicyMetrics};
+use super::metrics::{colocation_metrics, sample_stats, ColocationMetrics, PolicyMetrics};
 use super::params::FairnessParams;
 use super::policies::PolicyKind;
 use super::sim::PolicyRun;
@@ -55,12 +55,21 @@ pub fn build(
     let mut report = Report {
         lab: "fairness".into(),
         title: format!(
-            "GPU-cluster fairness: {} jobs of {} tenants on {g} GPUs ({} nodes × {}), {}",
+            "GPU-cluster fairness: {} jobs of {} tenants on {g} GPUs ({} nodes × {}), {}{}",
             trace.jobs.len(),
             trace.tenants.len(),
             params.cluster.nodes,
             params.cluster.gpus_per_node,
-            trace.source
+            trace.source,
+            if params.colocation.is_off() {
+                String::new()
+            } else {
+                format!(
+                    "; {} of the jobs are an inference service's replicas on its own {} servers (the last nodes)",
+                    trace.jobs.iter().filter(|j| j.service).count(),
+                    params.colocation.servers_peak
+                )
+            }
         ),
         ..Report::default()
     };
@@ -212,6 +221,14 @@ pub fn build(
         let deadlines = deadline_table(&mut report, runs, metrics);
         report.tables.push(deadlines);
     }
+    let colocation: Vec<ColocationMetrics> = runs
+        .iter()
+        .filter_map(|r| colocation_metrics(params, r))
+        .collect();
+    if colocation.len() == runs.len() && !runs.is_empty() {
+        let table = colocation_table(&mut report, runs, &colocation);
+        report.tables.push(table);
+    }
     // Fairness over time: ASTRAEA and the best baseline.
     let best = best_baseline(runs, metrics);
     for i in runs
@@ -337,6 +354,94 @@ fn deadline_table(report: &mut Report, runs: &[PolicyRun], metrics: &[PolicyMetr
         ]);
     }
     table
+}
+
+/// The inference service's SLO and what training paid, for every policy (a trace with a
+/// service); also pushed as metrics.
+fn colocation_table(report: &mut Report, runs: &[PolicyRun], m: &[ColocationMetrics]) -> Table {
+    let mut table = Table {
+        key: "colocation".into(),
+        title: "Training beside inference: the service's SLO and training's JCT".into(),
+        columns: [
+            "policy",
+            "replicas (scale-ups)",
+            "late or interrupted",
+            "SLO violation rate",
+            "unserved server-hours",
+            "longest wait to serve (s)",
+            "training avg JCT (s)",
+            "training avg queueing (s)",
+            "training preemptions",
+            "GPU-hours lost to preemption",
+            "GPU-hours loaned to training",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect(),
+        rows: Vec::new(),
+    };
+    for (run, c) in runs.iter().zip(m) {
+        let id = run.kind.id();
+        let label = run.kind.label();
+        report.push_metric(
+            &format!("{id}.service_slo_violation_rate"),
+            &format!("{label}: share of the service's replicas late or interrupted"),
+            c.slo_violation_rate(),
+            "ratio",
+        );
+        report.push_metric(
+            &format!("{id}.training_avg_jct_s"),
+            &format!("{label}: training jobs' average JCT"),
+            c.training_avg_jct_s,
+            "s",
+        );
+        table.rows.push(alloc::vec![
+            Cell::Text(label.into()),
+            Cell::Num(c.replicas as f64),
+            Cell::Num(c.late as f64),
+            Cell::Num(round4(c.slo_violation_rate())),
+            Cell::Num(round3(c.unserved_server_h)),
+            Cell::Num(round3(c.worst_wait_s)),
+            Cell::Num(round3(c.training_avg_jct_s)),
+            Cell::Num(round3(c.training_avg_queue_s)),
+            Cell::Num(c.training_preemptions as f64),
+            Cell::Num(round3(c.preemption_lost_gpu_h)),
+            Cell::Num(round3(c.loaned_gpu_h)),
+        ]);
+    }
+    table
+}
+
+/// What loaning bought training against separate clusters, and what it cost the service.
+fn colocation_finding(params: &FairnessParams, runs: &[PolicyRun]) -> Option<String> {
+    let of = |k: PolicyKind| {
+        let r = runs.iter().find(|r| r.kind == k)?;
+        colocation_metrics(params, r)
+    };
+    let loan = of(PolicyKind::LoanReclaim)?;
+    let mut line = format!(
+        "Training beside inference: with capacity loaning, training ran {:.0} GPU-hours on the service's idle servers, {} training jobs were stopped to give servers back ({:.1} GPU-hours lost), and {} of {} replicas were late or interrupted (SLO {} s; longest wait {:.1} s).",
+        loan.loaned_gpu_h,
+        loan.training_preemptions,
+        loan.preemption_lost_gpu_h,
+        loan.late,
+        loan.replicas,
+        params.colocation.slo_s,
+        loan.worst_wait_s
+    );
+    if let Some(sep) = of(PolicyKind::SeparateClusters) {
+        line.push_str(&format!(
+            " Separate clusters: training average JCT {:.0} s against {:.0} s with loaning ({}), queueing {:.0} s against {:.0} s ({}), {} replicas late.",
+            sep.training_avg_jct_s,
+            loan.training_avg_jct_s,
+            ratio_text_of(sep.training_avg_jct_s, loan.training_avg_jct_s, "loaning"),
+            sep.training_avg_queue_s,
+            loan.training_avg_queue_s,
+            ratio_text_of(sep.training_avg_queue_s, loan.training_avg_queue_s, "loaning"),
+            sep.late
+        ));
+    }
+    Some(line)
 }
 
 /// What Chronus' admission bought against the baseline that missed the fewest deadlines.
@@ -570,6 +675,9 @@ fn findings(
     if let Some(line) = deadline_finding(runs, metrics) {
         out.push(line);
     }
+    if let Some(line) = colocation_finding(params, runs) {
+        out.push(line);
+    }
     let a = runs.iter().position(|r| r.kind == PolicyKind::Astraea);
     if let (Some(a), Some(b)) = (a, best) {
         let (ma, mb) = (&metrics[a], &metrics[b]);
@@ -635,7 +743,12 @@ fn findings(
         out.push(format!("{unfinished} jobs never finished under at least one policy (they could not be placed)."));
     }
     if dropped.too_large > 0 {
-        out.push(format!("{} jobs ask for more GPUs than one GPU type of the cluster has (or for none) and were left out.", dropped.too_large));
+        let outside = if params.colocation.is_off() {
+            ""
+        } else {
+            " outside the inference service's servers"
+        };
+        out.push(format!("{} jobs ask for more GPUs than one GPU type of the cluster has{outside} (or for none) and were left out.", dropped.too_large));
     }
     if dropped.no_share > 0 {
         out.push(format!("{} jobs belong to tenants missing from the share list and were left out (as the ASTRAEA artifact drops them).", dropped.no_share));

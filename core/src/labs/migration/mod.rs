@@ -11,7 +11,9 @@ pub mod model;
 pub mod params;
 pub mod report;
 
-pub use model::{evaluate, preemption_cost_s, CheckpointOption, OptionCost, Phases};
+pub use model::{
+    evaluate, preemption_cost_s, preemption_save_s, CheckpointOption, OptionCost, Phases,
+};
 pub use params::{
     FrameworkCheckpoint, JobState, Links, MigrationParams, PauseOptions, RestoreCosts, Systems,
 };

@@ -444,6 +444,18 @@ fn framework(p: &MigrationParams, request: f64) -> OptionCost {
 /// The fairness lab calls this for its checkpoint cost.
 #[must_use]
 pub fn preemption_cost_s(p: &MigrationParams, option: CheckpointOption, gpus: u32) -> f64 {
+    evaluate(&sized(p, gpus), option).migrate_s()
+}
+
+/// Seconds a preemption of a job of `gpus` GPUs keeps its GPUs busy before another job can use
+/// them: the migration's pause to storage alone (sized as [`preemption_cost_s`]).
+#[must_use]
+pub fn preemption_save_s(p: &MigrationParams, option: CheckpointOption, gpus: u32) -> f64 {
+    evaluate(&sized(p, gpus), option).migrate_pause.total_s()
+}
+
+/// `p` with its job resized to `gpus` GPUs (model-parallel degree cut to a divisor).
+fn sized(p: &MigrationParams, gpus: u32) -> MigrationParams {
     let mut q = p.clone();
     let gpus = gpus.max(1);
     let mut mp = p.job.model_parallel.min(gpus).max(1);
@@ -452,5 +464,5 @@ pub fn preemption_cost_s(p: &MigrationParams, option: CheckpointOption, gpus: u3
     }
     q.job.gpus = gpus;
     q.job.model_parallel = mp;
-    evaluate(&q, option).migrate_s()
+    q
 }

@@ -45,7 +45,7 @@ pub struct FairnessLabProps {
 }
 
 /// Number fields: (path inside `params`, label).
-const FIELDS: [(&str, &str); 13] = [
+const FIELDS: [(&str, &str); 16] = [
     ("cluster.nodes", "Nodes"),
     ("cluster.gpus_per_node", "GPUs per node"),
     ("lease_s", "Lease (s)"),
@@ -62,6 +62,15 @@ const FIELDS: [(&str, &str); 13] = [
     ("deadlines.factor_min", "Deadline at least × duration"),
     ("deadlines.factor_max", "Deadline at most × duration"),
     ("chronus.lease_s", "Chronus lease slot (s)"),
+    (
+        "colocation.servers_peak",
+        "Inference service: its own servers, all busy at the daily peak (0: none)",
+    ),
+    (
+        "colocation.servers_trough",
+        "Inference servers busy at the trough",
+    ),
+    ("colocation.slo_s", "A new replica serves within (s)"),
 ];
 
 /// Largest trace file the page reads, bytes.
@@ -154,12 +163,18 @@ impl FormPage for State {
             .want_policy
             .take()
             .or_else(|| self.runs.0.get(self.selected).map(|r| r.kind));
-        // The policy shown before, else the system the run is about: ASTRAEA, else Chronus.
-        self.selected = [shown, Some(PolicyKind::Astraea), Some(PolicyKind::Chronus)]
-            .into_iter()
-            .flatten()
-            .find_map(|k| runs.iter().position(|r| r.kind == k))
-            .unwrap_or(0);
+        // The policy shown before, else the system the run is about: ASTRAEA, else Chronus,
+        // else capacity loaning.
+        self.selected = [
+            shown,
+            Some(PolicyKind::Astraea),
+            Some(PolicyKind::Chronus),
+            Some(PolicyKind::LoanReclaim),
+        ]
+        .into_iter()
+        .flatten()
+        .find_map(|k| runs.iter().position(|r| r.kind == k))
+        .unwrap_or(0);
         self.report = Shared(Rc::new(report));
         self.runs = Shared(Rc::new(runs));
         self.tenants = Shared(Rc::new(tenants));

@@ -3,7 +3,8 @@
 //! how it uses GPUs (columns). Every policy this lab implements is a button that shows it in
 //! the cluster view (and adds it to the run if it was not chosen); a few well-known systems
 //! the lab does not implement are placed for orientation, greyed out. Below the map, the
-//! families whose tension needs a preset of their own (deadlines), and the serving side of the
+//! families whose tension needs a preset of their own (deadlines, training beside an inference
+//! service), and the serving side of the
 //! survey (the inference schedulers that run on the agents lab's engine), each a link that
 //! opens its preset.
 
@@ -32,13 +33,20 @@ const OTHERS: [(usize, usize, &str); 6] = [
     (2, 3, "HyperSched"),
 ];
 
-/// Training schedulers whose tension needs its own input (deadlines): (preset, name, what it
-/// trades).
-const TRAINING: [(&str, &str, &str); 1] = [(
-    "fairness-chronus-deadlines",
-    "Chronus' deadlines",
-    "deadlines vs best-effort speed: an SLO job is admitted only when a plan of 20-minute lease slots before its deadline fits beside the admitted ones, and runs in those slots whatever waits; best-effort jobs get what is left",
-)];
+/// Training schedulers whose tension needs its own input (deadlines, an inference service
+/// beside the training jobs): (preset, name, what it trades).
+const TRAINING: [(&str, &str, &str); 2] = [
+    (
+        "fairness-chronus-deadlines",
+        "Chronus' deadlines",
+        "deadlines vs best-effort speed: an SLO job is admitted only when a plan of 20-minute lease slots before its deadline fits beside the admitted ones, and runs in those slots whatever waits; best-effort jobs get what is left",
+    ),
+    (
+        "fairness-lyra-colocation",
+        "Lyra's capacity loaning",
+        "utilisation vs isolation: an inference service's idle servers train jobs until its daily peak takes them back, stopping the fewest training jobs; the service waits for their checkpoints, where separate clusters never make it wait and leave the servers idle",
+    ),
+];
 
 /// Inference schedulers on the agents lab's engine: (preset, name, what it trades).
 const SERVING: [(&str, &str, &str); 2] = [
@@ -88,7 +96,7 @@ pub fn survey_map(props: &SurveyProps) -> Html {
                 }) }
                 </tbody>
             </table>
-            <h3>{ "Training with deadlines" }</h3>
+            <h3>{ "Training with deadlines, training beside inference" }</h3>
             <ul class="serving">
                 { for TRAINING.iter().filter_map(|(id, name, trade)| preset_link(id, name, trade)) }
             </ul>

@@ -13,6 +13,10 @@ mod fair_share;
 mod fifo;
 mod gandiva_fair;
 mod gavel;
+mod loan_reclaim;
+mod separate_clusters;
+
+pub use separate_clusters::service_nodes;
 mod sjf;
 mod srtf;
 mod themis;
@@ -65,6 +69,14 @@ crate::kinds! {
         /// plan of lease slots that meets their deadline; best-effort jobs by least remaining
         /// GPU-time on the rest; 20-minute lease slots.
         Chronus = "chronus", "Chronus (deadlines)";
+        /// The inference service on its own servers, training FIFO on the rest: separate
+        /// clusters, the baseline of Lyra (Li et al., EuroSys'23). Needs a service
+        /// (`fairness.colocation`).
+        SeparateClusters = "separate-clusters", "Separate clusters";
+        /// Capacity loaning after Lyra (Li et al., EuroSys'23): idle service servers loaned to
+        /// FIFO training, reclaimed by stopping the fewest training jobs when the service
+        /// needs them. Needs a service (`fairness.colocation`).
+        LoanReclaim = "loan-reclaim", "Capacity loaning (after Lyra)";
     }
 }
 
@@ -162,13 +174,21 @@ impl PolicyKind {
         self == PolicyKind::Chronus
     }
 
+    /// True for the policies whose mechanism needs an inference service beside the training
+    /// jobs (`fairness.colocation`): without one they are FIFO, so they are left out of the
+    /// default set too.
+    #[must_use]
+    pub fn needs_service(self) -> bool {
+        matches!(self, PolicyKind::SeparateClusters | PolicyKind::LoanReclaim)
+    }
+
     /// The policies a scenario runs when it names none: every policy but those that need
-    /// deadlines.
+    /// deadlines or a service.
     #[must_use]
     pub fn defaults() -> Vec<PolicyKind> {
         PolicyKind::ALL
             .into_iter()
-            .filter(|k| !k.needs_deadlines())
+            .filter(|k| !k.needs_deadlines() && !k.needs_service())
             .collect()
     }
 
@@ -184,7 +204,12 @@ impl PolicyKind {
     #[must_use]
     pub fn survey_cell(self) -> (usize, usize) {
         match self {
-            PolicyKind::Fifo | PolicyKind::Sjf | PolicyKind::Srtf | PolicyKind::Tiresias => (0, 0),
+            PolicyKind::Fifo
+            | PolicyKind::Sjf
+            | PolicyKind::Srtf
+            | PolicyKind::Tiresias
+            | PolicyKind::SeparateClusters
+            | PolicyKind::LoanReclaim => (0, 0),
             PolicyKind::Themis
             | PolicyKind::FairShare
             | PolicyKind::Astraea
@@ -235,6 +260,10 @@ impl PolicyKind {
             )),
             PolicyKind::Gavel => Box::new(gavel::Gavel::new(lease_ns)),
             PolicyKind::Chronus => Box::new(chronus::Chronus::new(params, jobs)),
+            PolicyKind::SeparateClusters => {
+                Box::new(separate_clusters::SeparateClusters::new(params))
+            }
+            PolicyKind::LoanReclaim => Box::new(loan_reclaim::LoanReclaim::new(params)),
             PolicyKind::Astraea
             | PolicyKind::Astraea2das
             | PolicyKind::AstraeaThemis
@@ -291,6 +320,13 @@ pub trait Policy {
     /// GPU types in the order this job prefers them (Gavel: fastest first); `None` means type
     /// order.
     fn type_preference(&self, _ctx: &RoundCtx<'_>, _job: usize) -> Option<Vec<u32>> {
+        None
+    }
+
+    /// The nodes `lo..hi` this job may be placed on (an inference replica on its service's own
+    /// servers, a training job kept off them: [`PolicyKind::SeparateClusters`]); `None` means
+    /// every node.
+    fn nodes_for(&self, _ctx: &RoundCtx<'_>, _job: usize) -> Option<(u32, u32)> {
         None
     }
 }

@@ -234,6 +234,7 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
             lease_expiries: 0,
             last_rho: 1.0,
             deadline_ns: j.deadline_ns,
+            service: j.service,
             admitted: None,
         })
         .collect();
@@ -986,6 +987,9 @@ impl Sim<'_> {
             let types: Vec<u32> = policy
                 .type_preference(&self.ctx(), j)
                 .unwrap_or_else(|| (0..self.gpus_by_type.len() as u32).collect());
+            let range = policy
+                .nodes_for(&self.ctx(), j)
+                .unwrap_or_else(|| self.all_nodes());
             let mut placed = false;
             // Lease slots (Chronus): every job is chosen again at a boundary and re-placed in
             // the policy's order (ChronusArtifact `flush_lease_jobs`); ours moves only the
@@ -1004,13 +1008,13 @@ impl Sim<'_> {
             if !movable.is_empty()
                 && !types
                     .iter()
-                    .any(|&t| self.would_fit_without(gpus, t, &movable))
+                    .any(|&t| self.would_fit_without(gpus, t, &movable, range))
             {
                 movable.clear();
             }
             loop {
                 for &t in &types {
-                    if let Some(alloc) = self.place(gpus, t) {
+                    if let Some(alloc) = self.place(gpus, t, range) {
                         self.start(j, alloc, t, policy);
                         placed = true;
                         break;

@@ -17,6 +17,11 @@ impl Sim<'_> {
         self.partial_free as f64 / self.free_gpus as f64
     }
 
+    /// Every node, as a range for [`Sim::place`].
+    pub(super) fn all_nodes(&self) -> (u32, u32) {
+        (0, self.node_free.len() as u32)
+    }
+
     /// Sets the free GPUs of node `n`, keeping [`Sim::partial_free`].
     pub(super) fn set_node_free(&mut self, n: usize, free: u32) {
         let partial = |f: u32| {
@@ -35,7 +40,13 @@ impl Sim<'_> {
 
     /// True when [`Sim::place`] would find `gpus` GPUs on nodes of type `t` once the running
     /// jobs `freed` had given theirs back (nothing is changed).
-    pub(super) fn would_fit_without(&self, gpus: u32, t: u32, freed: &[usize]) -> bool {
+    pub(super) fn would_fit_without(
+        &self,
+        gpus: u32,
+        t: u32,
+        freed: &[usize],
+        (lo, hi): (u32, u32),
+    ) -> bool {
         let gpn = self.gpus_per_node;
         let mut free: Vec<u32> = self.node_free.clone();
         for &j in freed {
@@ -46,7 +57,7 @@ impl Sim<'_> {
         let of_type = free
             .iter()
             .enumerate()
-            .filter(|(n, _)| self.node_type[*n] == t)
+            .filter(|(n, _)| self.node_type[*n] == t && (lo..hi).contains(&(*n as u32)))
             .map(|(_, &f)| f);
         match self.params.cluster.placement {
             Placement::Consolidated => {
@@ -61,17 +72,18 @@ impl Sim<'_> {
         }
     }
 
-    /// Picks GPUs for `gpus` on nodes of type `t`, or None.
-    pub(super) fn place(&self, gpus: u32, t: u32) -> Option<Vec<(u32, u32)>> {
+    /// Picks GPUs for `gpus` on nodes of type `t` among nodes `lo..hi`, or None.
+    pub(super) fn place(&self, gpus: u32, t: u32, (lo, hi): (u32, u32)) -> Option<Vec<(u32, u32)>> {
         let gpn = self.gpus_per_node;
-        let nodes =
-            || (0..self.node_free.len() as u32).filter(move |&n| self.node_type[n as usize] == t);
+        let hi = hi.min(self.node_free.len() as u32);
+        let lo = lo.min(hi);
+        let nodes = move || (lo..hi).filter(move |&n| self.node_type[n as usize] == t);
         let by_free = &self.nodes_by_free[t as usize];
         // The node of type `t` with the fewest free GPUs ≥ `need`, lowest index first, not in
         // `exclude`.
         let best_fit = |need: u32, exclude: &[(u32, u32)]| {
             (need..=gpn)
-                .flat_map(|f| by_free[f as usize].iter().copied())
+                .flat_map(|f| by_free[f as usize].range(lo..hi).copied())
                 .find(|n| !exclude.iter().any(|e| e.0 == *n))
         };
         match self.params.cluster.placement {
@@ -79,7 +91,7 @@ impl Sim<'_> {
                 let full = gpus / gpn;
                 let rest = gpus % gpn;
                 let mut out: Vec<(u32, u32)> = by_free[gpn as usize]
-                    .iter()
+                    .range(lo..hi)
                     .copied()
                     .take(full as usize)
                     .map(|n| (n, gpn))
@@ -125,7 +137,7 @@ impl Sim<'_> {
                     let Some(n) = (need..=gpn)
                         .filter_map(|f| {
                             by_free[f as usize]
-                                .iter()
+                                .range(lo..hi)
                                 .copied()
                                 .find(|n| !taken.iter().any(|e| e.0 == *n))
                         })

@@ -628,7 +628,7 @@ impl Sim<'_> {
             let placed = (g <= self.free_gpus)
                 .then(|| {
                     (0..self.gpus_by_type.len() as u32)
-                        .find_map(|t| self.place(gpus, t).map(|a| (a, t)))
+                        .find_map(|t| self.place(gpus, t, self.all_nodes()).map(|a| (a, t)))
                 })
                 .flatten();
             match placed {

@@ -74,6 +74,8 @@ pub struct JobState {
     /// A policy with admission control's verdict on this SLO job at its arrival (Chronus:
     /// admitted with a plan, or rejected and run as best-effort); `None` otherwise.
     pub admitted: Option<bool>,
+    /// True for an inference service's replica ([`crate::labs::fairness::job::Job::service`]).
+    pub service: bool,
 }
 
 impl JobState {

@@ -30,6 +30,7 @@
 //!   name replaces it.
 
 pub mod alibaba;
+pub mod colocation;
 pub mod deadlines;
 pub mod dirlab;
 pub mod helios;
@@ -572,6 +573,7 @@ impl Builder {
             duration_ns,
             speed_by_gpu_type: Vec::new(),
             deadline_ns: None,
+            service: false,
         });
     }
 

@@ -1,0 +1,59 @@
+//! Separate clusters: the baseline Lyra (Li et al., EuroSys'23) improves on. The inference
+//! service keeps its own servers (the last [`ColocationSpec::servers_peak`] nodes) whether it
+//! needs them or not; training jobs run FIFO on the rest and never touch the service's servers,
+//! so nothing is ever preempted and every replica finds its server free.
+//!
+//! [`ColocationSpec::servers_peak`]: crate::labs::fairness::params::ColocationSpec::servers_peak
+
+use super::{Emit, Policy, Preemption};
+use crate::labs::fairness::params::FairnessParams;
+use crate::labs::fairness::sim::RoundCtx;
+
+/// Replicas on the service's servers, training FIFO on the others; never preempts.
+#[derive(Clone, Copy, Debug)]
+pub struct SeparateClusters {
+    /// The service's servers, nodes `lo..hi`.
+    service: (u32, u32),
+}
+
+impl SeparateClusters {
+    /// The policy for `params`' cluster and service.
+    #[must_use]
+    pub fn new(params: &FairnessParams) -> Self {
+        SeparateClusters {
+            service: service_nodes(params),
+        }
+    }
+}
+
+/// The service's own servers: the last `servers_peak` nodes, `lo..hi`.
+#[must_use]
+pub fn service_nodes(params: &FairnessParams) -> (u32, u32) {
+    let nodes = params.cluster.nodes;
+    (nodes.saturating_sub(params.colocation.servers_peak), nodes)
+}
+
+impl Policy for SeparateClusters {
+    /// Replicas first (they are never short of a server), then training jobs by submission.
+    fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) {
+        for service in [true, false] {
+            for &j in ctx.active {
+                if ctx.jobs[j].service == service && !emit(j) {
+                    return;
+                }
+            }
+        }
+    }
+
+    fn preemption(&self) -> Preemption {
+        Preemption::Never
+    }
+
+    fn nodes_for(&self, ctx: &RoundCtx<'_>, job: usize) -> Option<(u32, u32)> {
+        Some(if ctx.jobs[job].service {
+            self.service
+        } else {
+            (0, self.service.0)
+        })
+    }
+}
