@@ -92,6 +92,11 @@ impl KeepsRuns for FairnessParams {
     ) -> Result<Simulation<FairnessRuns>, ScenarioError> {
         let params = self;
         params.validate_simulation()?;
+        traces::colocation::check_size(
+            trace,
+            &params.colocation,
+            MAX_JOB_RUNS / params.policies.len().max(1) as u64,
+        )?;
         let (usable, dropped) = usable_jobs(params, trace);
         let runs_count = usable.jobs.len() as u64 * params.policies.len() as u64;
         if runs_count > MAX_JOB_RUNS {

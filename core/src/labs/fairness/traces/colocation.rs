@@ -109,52 +109,93 @@ impl ColocationSpec {
 /// Name of the service's tenant.
 pub const SERVICE_TENANT: &str = "inference service";
 
-/// Adds the service's replicas to `trace` as `spec` says (nothing when it is off): one job of
-/// `gpus_per_node` GPUs per replica and interval, in a new tenant [`SERVICE_TENANT`], with ids
-/// after the trace's largest; the jobs stay sorted by submission, then id.
-pub fn add_service(trace: &mut Trace, spec: &ColocationSpec, gpus_per_node: u32) {
-    if spec.is_off() {
-        return;
-    }
+/// Most demand steps a service may span (its curve is evaluated once per step).
+pub const MAX_SERVICE_STEPS: u64 = 1_000_000;
+
+/// The first and last submission of `trace` and the number of `step_s` steps the service spans.
+fn span(trace: &Trace, spec: &ColocationSpec) -> (u64, u64, u64) {
     let first_ns = trace.jobs.iter().map(|j| j.submit_ns).min().unwrap_or(0);
     let last_ns = trace.jobs.iter().map(|j| j.submit_ns).max().unwrap_or(0);
     let step_ns = ns_from_s(spec.step_s).max(1);
     let span_ns = (last_ns - first_ns).max(ns_from_s(spec.period_s));
-    let steps = span_ns.div_ceil(step_ns);
+    (first_ns, step_ns, span_ns.div_ceil(step_ns))
+}
+
+/// Checks that the service `spec` asks for over `trace` stays within the simulator's size
+/// limits: at most [`MAX_SERVICE_STEPS`] steps and `max_replicas` replicas (each rise of the
+/// demand by one server is one replica, at most `servers_peak` per period).
+///
+/// # Errors
+/// [`ScenarioError::Field`] naming `fairness.colocation.step_s` or `.servers_peak`.
+pub fn check_size(
+    trace: &Trace,
+    spec: &ColocationSpec,
+    max_replicas: u64,
+) -> Result<(), ScenarioError> {
+    if spec.is_off() {
+        return Ok(());
+    }
+    let (_, step_ns, steps) = span(trace, spec);
+    if steps > MAX_SERVICE_STEPS {
+        return Err(ScenarioError::field(
+            "fairness.colocation.step_s",
+            alloc::format!(
+                "the trace spans {steps} steps of {} s; at most {MAX_SERVICE_STEPS} (take a longer step)",
+                step_ns as f64 / 1e9
+            ),
+        ));
+    }
+    let periods = (steps * step_ns).div_ceil(ns_from_s(spec.period_s).max(1));
+    let replicas = u64::from(spec.servers_peak).saturating_mul(periods + 1);
+    if replicas > max_replicas {
+        return Err(ScenarioError::field(
+            "fairness.colocation.servers_peak",
+            alloc::format!(
+                "{} servers over {periods} periods may need {replicas} replicas; at most {max_replicas}",
+                spec.servers_peak
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Adds the service's replicas to `trace` as `spec` says (nothing when it is off): one job of
+/// `gpus_per_node` GPUs per replica and interval, in a new tenant [`SERVICE_TENANT`], with ids
+/// after the trace's largest; the jobs stay sorted by submission, then id. Costs O(steps +
+/// replicas) ([`check_size`] bounds both).
+pub fn add_service(trace: &mut Trace, spec: &ColocationSpec, gpus_per_node: u32) {
+    if spec.is_off() {
+        return;
+    }
+    let (first_ns, step_ns, steps) = span(trace, spec);
     let tenant = trace.tenants.len() as u32;
     trace.tenants.push(String::from(SERVICE_TENANT));
     let mut next_id = trace.jobs.iter().map(|j| j.id + 1).max().unwrap_or(0);
-    // Per replica rank: the step its current interval began at, if it is up.
-    let mut up_since: alloc::vec::Vec<Option<u64>> =
-        alloc::vec![None; spec.servers_peak as usize];
-    let mut push = |trace: &mut Trace, from: u64, to: u64| {
-        trace.jobs.push(Job {
-            id: next_id,
-            tenant,
-            gpus: gpus_per_node,
-            submit_ns: first_ns + from * step_ns,
-            duration_ns: (to - from) * step_ns,
-            speed_by_gpu_type: alloc::vec::Vec::new(),
-            deadline_ns: None,
-            service: true,
-        });
-        next_id += 1;
-    };
+    // Per replica rank below the current demand: the step its interval began at.
+    let mut up_since: alloc::vec::Vec<u64> = alloc::vec::Vec::new();
     for k in 0..=steps {
         let d = if k == steps {
             0
         } else {
-            spec.demand_servers((k * step_ns) as f64 / 1e9)
+            spec.demand_servers((k * step_ns) as f64 / 1e9) as usize
         };
-        for (i, since) in up_since.iter_mut().enumerate() {
-            match (*since, (i as u32) < d) {
-                (None, true) => *since = Some(k),
-                (Some(from), false) => {
-                    push(trace, from, k);
-                    *since = None;
-                }
-                _ => {}
-            }
+        // Replicas above the new demand end here, the highest rank first.
+        while up_since.len() > d {
+            let from = up_since.pop().unwrap_or(k);
+            trace.jobs.push(Job {
+                id: next_id,
+                tenant,
+                gpus: gpus_per_node,
+                submit_ns: first_ns + from * step_ns,
+                duration_ns: (k - from) * step_ns,
+                speed_by_gpu_type: alloc::vec::Vec::new(),
+                deadline_ns: None,
+                service: true,
+            });
+            next_id += 1;
+        }
+        while up_since.len() < d {
+            up_since.push(k);
         }
     }
     trace.jobs.sort_by_key(|j| (j.submit_ns, j.id));
@@ -163,6 +204,7 @@ pub fn add_service(trace: &mut Trace, spec: &ColocationSpec, gpus_per_node: u32)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::string::ToString;
 
     fn spec() -> ColocationSpec {
         ColocationSpec {
@@ -201,6 +243,33 @@ mod tests {
         assert!(t.jobs.iter().all(|j| j.service && j.gpus == 8));
         // Replica 0 is up all day: one job of 24 h.
         assert!(t.jobs.iter().any(|j| j.duration_ns == 24 * 3_600_000_000_000));
+    }
+
+    #[test]
+    fn a_service_too_long_or_too_large_is_refused_by_field() {
+        let mut t = Trace::default();
+        t.jobs.push(Job {
+            id: 0,
+            tenant: 0,
+            gpus: 1,
+            submit_ns: 0,
+            duration_ns: 1,
+            speed_by_gpu_type: alloc::vec::Vec::new(),
+            deadline_ns: None,
+            service: false,
+        });
+        t.jobs.push(Job {
+            submit_ns: 4_000_000 * 1_000_000_000,
+            ..t.jobs[0].clone()
+        });
+        let mut s = spec();
+        s.step_s = 1.0;
+        let e = check_size(&t, &s, 1_000_000).unwrap_err().to_string();
+        assert!(e.contains("fairness.colocation.step_s"), "{e}");
+        s.step_s = 3600.0;
+        let e = check_size(&t, &s, 100).unwrap_err().to_string();
+        assert!(e.contains("fairness.colocation.servers_peak"), "{e}");
+        assert!(check_size(&t, &s, 1_000_000).is_ok());
     }
 
     #[test]
