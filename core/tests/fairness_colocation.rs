@@ -198,3 +198,26 @@ proptest! {
         prop_assert_eq!(m.late, 0);
     }
 }
+
+#[test]
+fn without_a_service_both_are_fifo() {
+    let p = params(2, 0);
+    let jobs: Vec<Job> = (0..30u64)
+        .map(|i| {
+            job(
+                i,
+                [1, 2, 4, 8][(i % 4) as usize],
+                i * 50,
+                300 + (i * 977) % 4_000,
+            )
+        })
+        .collect();
+    let t = trace(jobs);
+    let fifo = run_policy(&p, &t, PolicyKind::Fifo);
+    for k in [PolicyKind::SeparateClusters, PolicyKind::LoanReclaim] {
+        let run = run_policy(&p, &t, k);
+        let starts = |r: &PolicyRun| r.jobs.iter().map(|j| j.first_start_ns).collect::<Vec<_>>();
+        assert_eq!(starts(&run), starts(&fifo), "{}", k.id());
+        assert_eq!(run.preemptions, 0);
+    }
+}

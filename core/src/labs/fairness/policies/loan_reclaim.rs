@@ -104,6 +104,15 @@ impl Policy for LoanReclaim {
     /// Replicas first (running, then waiting), then the running training jobs not reclaimed
     /// (they keep their GPUs), then the waiting training jobs by submission.
     fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) {
+        if self.service.0 == self.service.1 {
+            // No service: FIFO over the waiting jobs (the only ones offered, see `preemption`).
+            for &j in ctx.active {
+                if !emit(j) {
+                    return;
+                }
+            }
+            return;
+        }
         self.choose_victims(ctx);
         let victims = &self.victims;
         let classes: [&dyn Fn(usize) -> bool; 4] = [
@@ -125,8 +134,13 @@ impl Policy for LoanReclaim {
         }
     }
 
+    /// Reclaiming preempts at any round; without a service nothing is ever reclaimed.
     fn preemption(&self) -> Preemption {
-        Preemption::Anytime
+        if self.service.0 == self.service.1 {
+            Preemption::Never
+        } else {
+            Preemption::Anytime
+        }
     }
 
     fn nodes_for(&self, ctx: &RoundCtx<'_>, job: usize) -> Option<(u32, u32)> {

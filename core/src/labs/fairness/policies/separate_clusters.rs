@@ -34,9 +34,15 @@ pub fn service_nodes(params: &FairnessParams) -> (u32, u32) {
 }
 
 impl Policy for SeparateClusters {
-    /// Replicas first (they are never short of a server), then training jobs by submission.
+    /// Replicas first (they are never short of a server), then training jobs by submission
+    /// (`ctx.active` is in submission order). Without a service, one pass: FIFO.
     fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) {
-        for service in [true, false] {
+        let classes: &[bool] = if self.service.0 == self.service.1 {
+            &[false]
+        } else {
+            &[true, false]
+        };
+        for &service in classes {
             for &j in ctx.active {
                 if ctx.jobs[j].service == service && !emit(j) {
                     return;
