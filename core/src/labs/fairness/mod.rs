@@ -152,10 +152,12 @@ impl Dropped {
 }
 
 /// The trace as every policy of `params` runs it: with deadlines given as `params.deadlines`
-/// says to the jobs that have none ([`traces::deadlines`]); without the jobs no GPU type of the cluster
-/// can hold (or that ask for no GPU; with an inference service, of the nodes outside its own); with a share list, with exactly its tenants in its order
-/// (jobs of other tenants dropped); with an ASTRAEA-family policy among `params.policies`,
-/// without the jobs larger than their tenant's quota (so that every policy runs the same jobs).
+/// says to the jobs that have none ([`traces::deadlines`]); without the jobs no GPU type of
+/// the cluster can hold (or that ask for no GPU; with an inference service, no GPU type of the
+/// nodes outside its own); with a share list, with exactly its tenants in its order (jobs of
+/// other tenants dropped); with the service's replicas ([`traces::colocation`]); with an
+/// ASTRAEA-family policy among `params.policies`, without the jobs larger than their tenant's
+/// quota (so that every policy runs the same jobs).
 #[must_use]
 pub fn usable_jobs(params: &FairnessParams, trace: &Trace) -> (Trace, Dropped) {
     let mut dropped = Dropped::default();
@@ -207,7 +209,9 @@ pub fn usable_jobs(params: &FairnessParams, trace: &Trace) -> (Trace, Dropped) {
         let n = out.tenants.len();
         out.tenants.push(alloc::format!("tenant {n}"));
     }
-    // Last, so that none of the service's replicas is dropped.
+    // After the size and share filters, which are about training jobs; the quota filter below
+    // (ASTRAEA's machinery) drops a replica larger than the service tenant's quota, and counts
+    // it, as any job.
     traces::colocation::add_service(&mut out, &params.colocation, params.cluster.gpus_per_node);
     if params.policies.iter().any(|p| p.uses_quotas()) {
         let weights = sim::tenant_weights(params, &out);

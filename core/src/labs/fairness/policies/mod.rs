@@ -15,12 +15,12 @@ mod gandiva_fair;
 mod gavel;
 mod loan_reclaim;
 mod separate_clusters;
-
-pub use separate_clusters::service_nodes;
 mod sjf;
 mod srtf;
 mod themis;
 mod tiresias;
+
+pub use separate_clusters::service_nodes;
 
 use alloc::boxed::Box;
 use alloc::collections::BinaryHeap;
