@@ -358,7 +358,9 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
                    out 15-minute leases instead of preempting all the time. 2DAS and Themis also run inside ASTRAEA's \
                    machinery, and a YARN-like static-quota FIFO shows what quotas without sharing cost. Chronus \
                    admits jobs with deadlines only when a plan of lease slots meets them (give the jobs deadlines \
-                   below, or open its preset from the map)." }
+                   below, or open its preset from the map). An inference service may own servers beside the \
+                   training: capacity loaning (after Lyra) trains on its idle servers and takes them back at its \
+                   daily peak, against separate clusters (give it servers below, or open its preset from the map)." }
             </p>
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
