@@ -1,5 +1,6 @@
 //! The metrics of one policy's run (formulas in docs/MODEL.md, "Fairness lab").
 
+use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
 use super::params::FairnessParams;
@@ -305,8 +306,9 @@ pub fn colocation_metrics(params: &FairnessParams, run: &PolicyRun) -> Option<Co
     let (mut jct_s, mut queue_s) = (0.0, 0.0);
     let mut finished = 0usize;
     // First segment of each job (segments are pushed in time order).
-    let mut first_seg: alloc::collections::BTreeMap<usize, usize> =
-        alloc::collections::BTreeMap::new();
+    let mut first_seg: BTreeMap<usize, usize> = BTreeMap::new();
+    // Segments of training jobs that ended in a preemption, by their end time.
+    let mut stopped_at: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
     for (i, seg) in run.segments.iter().enumerate() {
         first_seg.entry(seg.job).or_insert(i);
         let job = &run.jobs[seg.job];
@@ -318,16 +320,26 @@ pub fn colocation_metrics(params: &FairnessParams, run: &PolicyRun) -> Option<Co
                 .map(|(_, c)| c)
                 .sum();
             m.loaned_gpu_h += f64::from(on) * (seg.end_ns - seg.start_ns) as f64 / 3.6e12;
+            if job.finish_ns != seg.end_ns {
+                stopped_at.entry(seg.end_ns).or_default().push(i);
+            }
         }
     }
+    // The checkpoint costs per GPU count (the migration lab's model is evaluated once each).
+    let mut costs: BTreeMap<u32, (f64, f64)> = BTreeMap::new();
+    let mut cost = |g: u32| {
+        *costs
+            .entry(g)
+            .or_insert_with(|| (params.preemption_cost_s(g), params.checkpoint_save_s(g)))
+    };
     for (j, job) in run.jobs.iter().enumerate() {
         if !job.service {
             m.training_jobs += 1;
             m.training_preemptions += u64::from(job.preemptions);
-            m.preemption_lost_gpu_h += f64::from(job.preemptions)
-                * params.preemption_cost_s(job.gpus)
-                * f64::from(job.gpus)
-                / 3600.0;
+            if job.preemptions > 0 {
+                m.preemption_lost_gpu_h +=
+                    f64::from(job.preemptions) * cost(job.gpus).0 * f64::from(job.gpus) / 3600.0;
+            }
             if job.finish_ns != u64::MAX {
                 finished += 1;
                 jct_s += (job.finish_ns - job.submit_ns) as f64 / 1e9;
@@ -346,17 +358,13 @@ pub fn colocation_metrics(params: &FairnessParams, run: &PolicyRun) -> Option<Co
             .get(&j)
             .map(|&i| run.segments[i].alloc.iter().map(|a| a.0).collect())
             .unwrap_or_default();
-        let save_s = run
-            .segments
-            .iter()
-            .filter(|s| {
-                s.end_ns == start
-                    && !run.jobs[s.job].service
-                    && run.jobs[s.job].finish_ns != start
-                    && s.alloc.iter().any(|a| nodes.contains(&a.0))
-            })
-            .map(|s| params.checkpoint_save_s(run.jobs[s.job].gpus))
-            .fold(0.0, f64::max);
+        let mut save_s: f64 = 0.0;
+        for &i in stopped_at.get(&start).map_or(&[][..], Vec::as_slice) {
+            let s = &run.segments[i];
+            if s.alloc.iter().any(|a| nodes.contains(&a.0)) {
+                save_s = save_s.max(cost(run.jobs[s.job].gpus).1);
+            }
+        }
         let wait_s = (start - job.submit_ns) as f64 / 1e9 + save_s;
         m.worst_wait_s = m.worst_wait_s.max(wait_s);
         if wait_s > params.colocation.slo_s || job.preemptions > 0 {
