@@ -3,8 +3,9 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use bubblelab_core::labs::fairness::metrics::colocation_metrics;
-use bubblelab_core::labs::fairness::policies::service_nodes;
 use bubblelab_core::labs::fairness::{
     run_policy, usable_jobs, FairnessParams, Job, PolicyKind, PolicyRun, Trace,
 };
@@ -13,16 +14,7 @@ use proptest::prelude::*;
 const S: u64 = 1_000_000_000;
 
 fn job(id: u64, gpus: u32, submit_s: u64, duration_s: u64) -> Job {
-    Job {
-        id,
-        tenant: 0,
-        gpus,
-        submit_ns: submit_s * S,
-        duration_ns: duration_s * S,
-        speed_by_gpu_type: Vec::new(),
-        deadline_ns: None,
-        service: false,
-    }
+    common::fairness_job(id, 0, gpus, submit_s, duration_s)
 }
 
 fn replica(id: u64, submit_s: u64, duration_s: u64) -> Job {
@@ -169,7 +161,7 @@ proptest! {
         let mut p = params(2 + peak, peak);
         p.colocation.servers_trough = trough.min(peak);
         let (usable, _) = usable_jobs(&p, &trace(jobs));
-        let (lo, hi) = service_nodes(&p);
+        let (lo, hi) = p.colocation.service_nodes(p.cluster.nodes);
         let on_service = |run: &PolicyRun, j: usize| nodes_of(run, j).iter().any(|n| (lo..hi).contains(n));
 
         let sep = run_policy(&p, &usable, PolicyKind::SeparateClusters);

@@ -3,6 +3,8 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use bubblelab_core::labs::fairness::metrics::deadline_metrics;
 use bubblelab_core::labs::fairness::params::DeadlineSpec;
 use bubblelab_core::labs::fairness::traces::{self, ReadOptions, TraceFormat};
@@ -15,14 +17,8 @@ const S: u64 = 1_000_000_000;
 
 fn slo_job(id: u64, gpus: u32, submit_s: u64, duration_s: u64, deadline_s: Option<u64>) -> Job {
     Job {
-        id,
-        tenant: 0,
-        gpus,
-        submit_ns: submit_s * S,
-        duration_ns: duration_s * S,
-        speed_by_gpu_type: Vec::new(),
         deadline_ns: deadline_s.map(|d| d * S),
-        service: false,
+        ..common::fairness_job(id, 0, gpus, submit_s, duration_s)
     }
 }
 

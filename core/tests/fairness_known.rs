@@ -2,6 +2,8 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use bubblelab_core::labs::fairness::policies::LazySorted;
 use bubblelab_core::labs::fairness::{
     occupancy_at, run_policy, FairnessParams, Job, Placement, PolicyKind, PolicyRun, Trace,
@@ -11,16 +13,7 @@ use proptest::prelude::*;
 const S: u64 = 1_000_000_000;
 
 fn job(id: u64, tenant: u32, gpus: u32, submit_s: u64, duration_s: u64) -> Job {
-    Job {
-        id,
-        tenant,
-        gpus,
-        submit_ns: submit_s * S,
-        duration_ns: duration_s * S,
-        speed_by_gpu_type: Vec::new(),
-        deadline_ns: None,
-        service: false,
-    }
+    common::fairness_job(id, tenant, gpus, submit_s, duration_s)
 }
 
 fn trace(jobs: Vec<Job>, tenants: usize) -> Trace {

@@ -1,5 +1,6 @@
-//! Shared by the real-data tests.
+//! Shared by the tests: the real-data folder and inputs, and the fairness lab's job builder.
 #![allow(clippy::unwrap_used)] // test helpers may unwrap: a failed unwrap fails the test
+#![allow(dead_code)] // each test binary uses its own part
 
 use std::path::PathBuf;
 
@@ -26,7 +27,6 @@ pub fn data_dir() -> Option<PathBuf> {
 /// The ASTRAEA artifact's own inputs on the shared Helios slice
 /// (`astraea_artifact_runs/`: job CSV, share file ordered by the name list) and the scenario of
 /// its evaluation command: 80 × 8 GPUs, its `consolidate` placement, 900 s leases.
-#[allow(dead_code)]
 pub fn artifact_helios_inputs(
     data: &std::path::Path,
 ) -> (
@@ -55,4 +55,26 @@ pub fn artifact_helios_inputs(
     params.lease_s = 900.0;
     params.tenant_weights = TenantWeights::Shares(shares);
     (trace, params)
+}
+
+/// A fairness-lab training job: `gpus` GPUs of tenant `tenant`, submitted at `submit_s`,
+/// running `duration_s` alone, without a deadline.
+pub fn fairness_job(
+    id: u64,
+    tenant: u32,
+    gpus: u32,
+    submit_s: u64,
+    duration_s: u64,
+) -> bubblelab_core::labs::fairness::Job {
+    const S: u64 = 1_000_000_000;
+    bubblelab_core::labs::fairness::Job {
+        id,
+        tenant,
+        gpus,
+        submit_ns: submit_s * S,
+        duration_ns: duration_s * S,
+        speed_by_gpu_type: Vec::new(),
+        deadline_ns: None,
+        service: false,
+    }
 }

@@ -301,7 +301,7 @@ pub fn colocation_metrics(params: &FairnessParams, run: &PolicyRun) -> Option<Co
     if params.colocation.is_off() {
         return None;
     }
-    let (lo, hi) = crate::labs::fairness::policies::service_nodes(params);
+    let (lo, hi) = params.colocation.service_nodes(params.cluster.nodes);
     let mut m = ColocationMetrics::default();
     let (mut jct_s, mut queue_s) = (0.0, 0.0);
     let mut finished = 0usize;

@@ -270,7 +270,15 @@ pub fn build(
         }
         report.timelines.push(tl);
     }
-    report.findings = findings(params, trace, runs, metrics, best, dropped, &truncated);
+    report.findings = findings(
+        params,
+        trace,
+        runs,
+        metrics,
+        &colocation,
+        dropped,
+        &truncated,
+    );
     report
 }
 
@@ -413,10 +421,15 @@ fn colocation_table(report: &mut Report, runs: &[PolicyRun], m: &[ColocationMetr
 }
 
 /// What loaning bought training against separate clusters, and what it cost the service.
-fn colocation_finding(params: &FairnessParams, runs: &[PolicyRun]) -> Option<String> {
+/// `colocation` holds every run's figures, in run order (empty without a service).
+fn colocation_finding(
+    params: &FairnessParams,
+    runs: &[PolicyRun],
+    colocation: &[ColocationMetrics],
+) -> Option<String> {
     let of = |k: PolicyKind| {
-        let r = runs.iter().find(|r| r.kind == k)?;
-        colocation_metrics(params, r)
+        let i = runs.iter().position(|r| r.kind == k)?;
+        colocation.get(i).copied()
     };
     let loan = of(PolicyKind::LoanReclaim)?;
     let mut line = format!(
@@ -643,11 +656,12 @@ fn findings(
     trace: &Trace,
     runs: &[PolicyRun],
     metrics: &[PolicyMetrics],
-    best: Option<usize>,
+    colocation: &[ColocationMetrics],
     dropped: super::Dropped,
     truncated: &[&str],
 ) -> Vec<String> {
     let mut out = Vec::new();
+    let best = best_baseline(runs, metrics);
     let costs = match &params.preemption {
         super::params::PreemptionModel::Fixed => format!(
             "preemption costs {} s checkpoint + {} s resume for the global policies (the ASTRAEA family charges none, as its artifact; a delay job it preempts loses its lease's progress)",
@@ -675,7 +689,7 @@ fn findings(
     if let Some(line) = deadline_finding(runs, metrics) {
         out.push(line);
     }
-    if let Some(line) = colocation_finding(params, runs) {
+    if let Some(line) = colocation_finding(params, runs, colocation) {
         out.push(line);
     }
     let a = runs.iter().position(|r| r.kind == PolicyKind::Astraea);

@@ -18,7 +18,6 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::separate_clusters::service_nodes;
 use super::{Emit, Policy, Preemption};
 use crate::labs::fairness::params::FairnessParams;
 use crate::labs::fairness::sim::RoundCtx;
@@ -37,7 +36,7 @@ impl LoanReclaim {
     #[must_use]
     pub fn new(params: &FairnessParams) -> Self {
         LoanReclaim {
-            service: service_nodes(params),
+            service: params.colocation.service_nodes(params.cluster.nodes),
             victims: Vec::new(),
         }
     }

@@ -20,8 +20,6 @@ mod srtf;
 mod themis;
 mod tiresias;
 
-pub use separate_clusters::service_nodes;
-
 use alloc::boxed::Box;
 use alloc::collections::BinaryHeap;
 use alloc::vec::Vec;

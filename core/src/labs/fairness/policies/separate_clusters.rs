@@ -21,16 +21,9 @@ impl SeparateClusters {
     #[must_use]
     pub fn new(params: &FairnessParams) -> Self {
         SeparateClusters {
-            service: service_nodes(params),
+            service: params.colocation.service_nodes(params.cluster.nodes),
         }
     }
-}
-
-/// The service's own servers: the last `servers_peak` nodes, `lo..hi`.
-#[must_use]
-pub fn service_nodes(params: &FairnessParams) -> (u32, u32) {
-    let nodes = params.cluster.nodes;
-    (nodes.saturating_sub(params.colocation.servers_peak), nodes)
 }
 
 impl Policy for SeparateClusters {

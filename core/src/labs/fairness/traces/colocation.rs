@@ -64,6 +64,13 @@ impl ColocationSpec {
         self.servers_peak == 0
     }
 
+    /// The service's own servers in a cluster of `nodes` nodes: the last `servers_peak`,
+    /// `lo..hi`.
+    #[must_use]
+    pub fn service_nodes(&self, nodes: u32) -> (u32, u32) {
+        (nodes.saturating_sub(self.servers_peak), nodes)
+    }
+
     /// Servers needed in the step that starts at `t_s` seconds.
     #[must_use]
     pub fn demand_servers(&self, t_s: f64) -> u32 {
