@@ -26,4 +26,7 @@ crate::scenario::labs! {
     /// GPU pause/resume/migrate: FlowGPU's transparent checkpoint (active memory, low point,
     /// dedup) against the reserved pool and framework checkpoint + restart.
     migration::MigrationParams => Migration = "migration";
+    /// GPU sharing: FGD's fragmentation-aware packing of GPU-sharing pods against its
+    /// artifact's baselines.
+    sharing::SharingParams => Sharing = "sharing";
 }
