@@ -286,6 +286,11 @@ pub const PRESETS: &[Preset] = &[
         "migration",
         "A small model whose CPU state dominates: where active-only stops paying"
     ),
+    preset!(
+        "sharing-fgd-openb-shape",
+        "sharing",
+        "FGD vs its artifact's baselines: openb's common pod shapes on a tenth of its cluster, cloned to 130 %"
+    ),
 ];
 
 /// The preset with this id.

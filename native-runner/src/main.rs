@@ -26,6 +26,7 @@ mod overlap;
 mod presets;
 mod resilience;
 mod run;
+mod sharing;
 mod tuning;
 mod validate;
 
@@ -107,6 +108,10 @@ enum Command {
     /// GPU pause/resume/migrate cost model (FlowGPU): reserved pool vs active memory vs low
     /// point vs dedup vs framework checkpoint + restart, on a preset or scenario file.
     Migration(migration::MigrationArgs),
+    /// GPU sharing: FGD's fragmentation-aware placement against its artifact's five baselines
+    /// (Random, DotProd, GpuClustering, GpuPacking, BestFit) in its placement experiment, on a
+    /// preset or the real openb node and pod lists (`--nodes`, `--pods`).
+    Sharing(sharing::SharingArgs),
     /// Run a real address-preserving checkpoint cycle (pause, unmap, restore at the same
     /// address, migrate to a new process) on host memory, or check the CUDA path.
     CheckpointDemo(checkpoint_demo::DemoArgs),
@@ -206,6 +211,7 @@ fn main() -> ExitCode {
         Command::Tuning(args) => tuning::tuning(&args),
         Command::Bubbles(args) => bubbles::bubbles(&args),
         Command::Migration(args) => migration::migration(&args),
+        Command::Sharing(args) => sharing::sharing(&args),
         Command::CheckpointDemo(args) => checkpoint_demo::demo(&args),
         Command::CheckpointRestore(args) => checkpoint_demo::restore_process(&args),
     };

@@ -589,6 +589,44 @@ try {
     await migPage.waitForSelector('[data-metric="astraea.avg_jct_s"]', { state: 'attached', timeout: TIMEOUT_MS });
   });
 
+  await check('the sharing lab draws the allocation curve: FGD allocates more than BestFit and Random; the map links it; the real openb lists open', async () => {
+    const { page: shPage } = await newWatchedPage(context, 'sharing');
+    await shPage.goto(`${BASE_URL}/#/fairness`);
+    const shareLink = await shPage.getAttribute('#survey-map a[data-preset="sharing-fgd-openb-shape"]', 'href');
+    assert(shareLink?.startsWith('#/sharing?s='), `expected a share link to the sharing lab, got ${shareLink}`);
+    await shPage.goto(`${BASE_URL}/${shareLink}`);
+    await shPage.waitForSelector('[data-metric="fgd.allocated_percent"]', { state: 'attached', timeout: TIMEOUT_MS });
+    const fgd = Number(await dataValue(shPage, '[data-metric="fgd.allocated_percent"]'));
+    const bestFit = Number(await dataValue(shPage, '[data-metric="best-fit.allocated_percent"]'));
+    const random = Number(await dataValue(shPage, '[data-metric="random.allocated_percent"]'));
+    assert(fgd > bestFit && bestFit > random, `expected FGD (${fgd}) > BestFit (${bestFit}) > Random (${random})`);
+    assert(await shPage.locator('table[data-table="policies"] tbody tr').count() === 6, 'a row per policy');
+    assert(await shPage.locator('figure.chart').count() >= 1, 'the allocation chart');
+    // A bad list names its line and column; nothing else changes.
+    await shPage.setInputFiles('#upload-openb', { name: 'nodes.csv', mimeType: 'text/csv', buffer: Buffer.from('sn,cpu_milli,memory_mib,gpu,model\nn0,1000,1000,0,G2\n') });
+    await shPage.waitForSelector('#list-error', { timeout: TIMEOUT_MS });
+    const listError = await shPage.textContent('#list-error');
+    assert(/nodes\.csv/.test(listError) && /gpu/.test(listError), `expected the file and column in the error, got ${listError}`);
+    if (DATA_DIR) {
+      const dir = path.join(DATA_DIR, 'alibaba_gpu_v2023_openb');
+      const files = ['openb_node_list_gpu_node.csv', 'openb_pod_list_default.csv'].map((f) => path.join(dir, f));
+      let have = true;
+      try { for (const f of files) await fs.access(f); } catch { have = false; }
+      assert(have || process.env.CI !== 'true', `${dir} is missing`);
+      if (have) {
+        await shPage.fill('#field-seeds', '1');
+        await shPage.waitForFunction(() => window.location.hash.startsWith('#/sharing?s='), null, { timeout: TIMEOUT_MS });
+        await shPage.setInputFiles('#upload-openb', files);
+        await shPage.waitForFunction(() => document.querySelector('#lab-sharing .report')?.textContent.includes('6212 GPUs'), null, { timeout: 120_000 });
+        const realFgd = Number(await dataValue(shPage, '[data-metric="fgd.allocated_percent"]'));
+        const realBest = Number(await dataValue(shPage, '[data-metric="best-fit.allocated_percent"]'));
+        assert(realFgd > realBest, `on openb FGD (${realFgd}) should allocate more than BestFit (${realBest})`);
+      }
+    }
+    await printLongTasks(shPage, 'sharing lab (map link, load, bad list, openb upload)');
+    await shPage.screenshot({ path: path.join(OUT_DIR, 'sharing-lab.png'), fullPage: true });
+  });
+
   await check('the tuning lab paints its form first, trains its MLPs in the worker (progress shown) and draws SP and μP curves', async () => {
     const { page: tunPage } = await newWatchedPage(context, 'tuning');
     await tunPage.goto(`${BASE_URL}/#/tuning`);
@@ -737,6 +775,7 @@ try {
       ['resilience', '#/resilience', '#lab-resilience', true],
       ['bubbles', '#/bubbles', '#lab-bubbles', true],
       ['migration', '#/migration', '#lab-migration', true],
+      ['sharing', '#/sharing', '#lab-sharing', true],
       ['tuning', '#/tuning', '#lab-tuning', true],
     ];
     await fs.mkdir(path.join(OUT_DIR, 'pages'), { recursive: true });

@@ -4,7 +4,7 @@
 //! the cluster view (and adds it to the run if it was not chosen); a few well-known systems
 //! the lab does not implement are placed for orientation, greyed out. Below the map, the
 //! families whose tension needs a preset of their own (deadlines, training beside an inference
-//! service), and the serving side of the
+//! service), GPU sharing (FGD, in the sharing lab), and the serving side of the
 //! survey (the inference schedulers that run on the agents lab's engine), each a link that
 //! opens its preset.
 
@@ -47,6 +47,13 @@ const TRAINING: [(&str, &str, &str); 2] = [
         "utilisation vs isolation: an inference service's idle servers train jobs until its daily peak takes them back, stopping the fewest training jobs; the service waits for their checkpoints, where separate clusters never make it wait and leave the servers idle",
     ),
 ];
+
+/// GPU sharing, in the sharing lab: (preset, name, what it trades).
+const SHARING: [(&str, &str, &str); 1] = [(
+    "sharing-fgd-openb-shape",
+    "FGD's fragmentation-aware packing",
+    "packing density vs fragmentation: pods that share a GPU leave slivers no arriving pod can use; FGD places each pod where the idle share the usual pod mix cannot use grows least, against its artifact's five baselines",
+)];
 
 /// Inference schedulers on the agents lab's engine: (preset, name, what it trades).
 const SERVING: [(&str, &str, &str); 2] = [
@@ -99,6 +106,10 @@ pub fn survey_map(props: &SurveyProps) -> Html {
             <h3>{ "Training with deadlines, training beside inference" }</h3>
             <ul class="serving">
                 { for TRAINING.iter().filter_map(|(id, name, trade)| preset_link(id, name, trade)) }
+            </ul>
+            <h3>{ "GPU sharing (pods on a share of one GPU), in the sharing lab" }</h3>
+            <ul class="serving">
+                { for SHARING.iter().filter_map(|(id, name, trade)| preset_link(id, name, trade)) }
             </ul>
             <h3>{ "Inference serving (latency, throughput), on the agents lab's engine" }</h3>
             <ul class="serving">

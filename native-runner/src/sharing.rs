@@ -1,0 +1,119 @@
+//! `bubblelab sharing`: FGD's placement experiment (the sharing lab) on a preset, a scenario
+//! file, or the real openb node and pod lists (`--nodes`, `--pods`).
+
+use std::path::PathBuf;
+
+use bubblelab_core::labs::sharing::{self, openb, SharingPolicy};
+use bubblelab_core::Scenario;
+use clap::Args;
+
+use crate::error::Failure;
+use crate::files;
+use crate::ReportOutput;
+
+/// The preset used when neither `--preset` nor `--scenario` is given.
+pub const DEFAULT_PRESET: &str = "sharing-fgd-openb-shape";
+
+/// Largest node or pod list read, bytes.
+const MAX_LIST_BYTES: usize = 256 << 20;
+
+/// Arguments of `bubblelab sharing`.
+#[derive(Debug, Args)]
+pub struct SharingArgs {
+    /// Preset to start from (list them with `bubblelab presets`); default
+    /// `sharing-fgd-openb-shape`.
+    #[arg(long, value_name = "ID", conflicts_with = "scenario")]
+    preset: Option<String>,
+    /// Scenario JSON file (`"lab": "sharing"`) to start from instead of a preset.
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<PathBuf>,
+    /// The cluster from an openb node list CSV (`sn,cpu_milli,memory_mib,gpu,model`).
+    #[arg(long, value_name = "FILE")]
+    nodes: Option<PathBuf>,
+    /// The pods from an openb pod list CSV (`cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec]`
+    /// by name; times are not read).
+    #[arg(long, value_name = "FILE")]
+    pods: Option<PathBuf>,
+    /// Policies, comma-separated ids, or `all`.
+    #[arg(long, value_name = "IDS")]
+    policy: Option<String>,
+    /// Seeds to run (the artifact's 10), from `--first-seed`.
+    #[arg(long, value_name = "N")]
+    seeds: Option<u32>,
+    /// First seed (the artifact's 42).
+    #[arg(long, value_name = "N")]
+    first_seed: Option<u64>,
+    /// Clone pods until the requests reach this share of the cluster's GPUs, % (the artifact's
+    /// 130).
+    #[arg(long, value_name = "PERCENT")]
+    inflation_percent: Option<u32>,
+    /// How to print the Report, and where to write its trace.
+    #[command(flatten)]
+    output: ReportOutput,
+}
+
+fn parse_policies(s: &str) -> Result<Vec<SharingPolicy>, Failure> {
+    if s.trim() == "all" {
+        return Ok(SharingPolicy::ALL.to_vec());
+    }
+    let mut out = Vec::new();
+    for id in s.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+        let k: SharingPolicy = id
+            .parse()
+            .map_err(|e| Failure::Input(format!("--policy: {e}, or `all`")))?;
+        if !out.contains(&k) {
+            out.push(k);
+        }
+    }
+    if out.is_empty() {
+        return Err(Failure::Input("--policy: name at least one policy".into()));
+    }
+    Ok(out)
+}
+
+/// `bubblelab sharing`.
+///
+/// # Errors
+/// [`Failure::Input`] for a bad preset, scenario file, field, flag or list (naming its file,
+/// line and column).
+pub fn sharing(args: &SharingArgs) -> Result<(), Failure> {
+    let scenario = if args.scenario.is_some() {
+        crate::run::load_scenario(args.scenario.as_deref(), None)?
+    } else {
+        crate::run::load_scenario(None, Some(args.preset.as_deref().unwrap_or(DEFAULT_PRESET)))?
+    };
+    let Scenario::Sharing(mut params) = scenario else {
+        return Err(Failure::Input(format!(
+            "the scenario is for the `{}` lab; `bubblelab sharing` needs a sharing scenario",
+            scenario.lab()
+        )));
+    };
+    if let Some(path) = &args.nodes {
+        let name = files::label(path);
+        let text = files::read_text(path, MAX_LIST_BYTES)?;
+        params.nodes = openb::parse_nodes(&text).map_err(|e| Failure::Input(format!("{name}: {e}")))?;
+    }
+    if let Some(path) = &args.pods {
+        let name = files::label(path);
+        let text = files::read_text(path, MAX_LIST_BYTES)?;
+        params.pods = openb::parse_pods(&text).map_err(|e| Failure::Input(format!("{name}: {e}")))?;
+        params.source = name;
+    }
+    if let Some(p) = &args.policy {
+        params.policies = parse_policies(p)?;
+    }
+    if let Some(n) = args.seeds {
+        params.seeds = n;
+    }
+    if let Some(n) = args.first_seed {
+        params.first_seed = n;
+    }
+    if let Some(p) = args.inflation_percent {
+        params.inflation_percent = p;
+    }
+    params
+        .validate()
+        .map_err(|e| Failure::Input(e.to_string()))?;
+    let report = sharing::run(&params, &mut |_, _| {});
+    crate::run::print_report(&report, &args.output)
+}

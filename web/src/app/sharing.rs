@@ -1,0 +1,238 @@
+//! The sharing lab page: FGD's fragmentation-aware placement of GPU-sharing pods against its
+//! artifact's five baselines. The picture is the allocation curve: the share of the cluster's
+//! GPUs allocated as pod requests arrive, one line per policy. The form edits the policies, the
+//! seeds and the inflation target by path (the core validates, so messages name the field as
+//! the CLI would); the real openb node and pod lists can be opened from files, which fill the
+//! scenario's node groups and pod classes (the lists are grouped on the page: a few milliseconds
+//! for the trace's 8,152 rows; the run itself goes to the worker, with progress and Cancel).
+
+use std::rc::Rc;
+
+use bubblelab_core::labs::sharing::{openb, SharingParams, SharingPolicy};
+use bubblelab_core::{presets, Report, Scenario};
+use serde_json::Value;
+use yew::prelude::*;
+
+use crate::components::export::ExportBar;
+use crate::components::fields::{CheckboxGroup, NumberField};
+use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
+use crate::components::params_form::{
+    edit, get, number_callback, preset_callback, use_form_page, Form, FormPage,
+};
+use crate::components::report_view::ReportView;
+use crate::components::timeline::Shared;
+use crate::components::upload::{texts, FileUpload};
+use crate::worker::client::{RunRequest, RunStatus};
+use crate::worker::{Job, Output};
+
+/// Properties of [`SharingLab`].
+#[derive(Properties, PartialEq)]
+pub struct SharingLabProps {
+    /// The `s=` payload of a share link, if any.
+    #[prop_or_default]
+    pub payload: Option<String>,
+}
+
+/// Number fields: (path inside `params`, label with unit).
+const FIELDS: [(&str, &str); 3] = [
+    (
+        "inflation_percent",
+        "Clone pods until requests reach (% of the GPUs; the artifact's 130)",
+    ),
+    ("seeds", "Seeds (shuffles and clones; the artifact's 10)"),
+    ("first_seed", "First seed (the artifact's 42)"),
+];
+
+/// Largest node or pod list opened, bytes.
+const MAX_LIST_BYTES: u64 = 64 << 20;
+
+#[derive(Clone, PartialEq)]
+struct State {
+    form: Form,
+    report: Shared<Report>,
+    scenario_json: Option<String>,
+    /// Why the last opened list was refused.
+    list_error: Option<String>,
+}
+
+/// The page opens on the lab's first preset.
+fn default_params() -> SharingParams {
+    match presets::default_for("sharing").map(presets::Preset::scenario) {
+        Some(Ok(Scenario::Sharing(p))) => p,
+        _ => SharingParams::default(),
+    }
+}
+
+impl FormPage for State {
+    const LAB: &'static str = "sharing";
+
+    fn open(scenario: Scenario, link_error: Option<String>) -> Option<State> {
+        match scenario {
+            Scenario::Sharing(p) => Some(State::new(&p, link_error)),
+            _ => None,
+        }
+    }
+
+    fn opening(link_error: Option<String>) -> State {
+        State::new(&default_params(), link_error)
+    }
+
+    fn form(&mut self) -> &mut Form {
+        &mut self.form
+    }
+
+    fn form_ref(&self) -> &Form {
+        &self.form
+    }
+
+    fn request(&self, scenario: &Scenario) -> RunRequest {
+        RunRequest {
+            job: Job::Report,
+            scenario: Some(scenario.clone()),
+            files: Vec::new(),
+        }
+    }
+
+    fn show(&mut self, output: Output, scenario: &Scenario) {
+        if let Output::Report(report) = output {
+            self.report = Shared(Rc::new(report));
+            self.scenario_json = Some(scenario.to_json_pretty());
+        }
+    }
+}
+
+impl State {
+    fn new(p: &SharingParams, link_error: Option<String>) -> State {
+        let mut s = State {
+            form: Form::new("sharing", &Scenario::Sharing(p.clone()), link_error),
+            report: Shared(Rc::new(Report::default())),
+            scenario_json: None,
+            list_error: None,
+        };
+        s.rerun(false);
+        s
+    }
+
+    /// Puts opened lists into the scenario: a node list (its header has `gpu` and `model`) as
+    /// the cluster, a pod list (`num_gpu`, `gpu_milli`) as the pods.
+    fn open_lists(&mut self, files: Vec<(String, String)>) {
+        for (name, text) in files {
+            let header = text.lines().next().unwrap_or("").to_ascii_lowercase();
+            let outcome = if header.contains("num_gpu") {
+                openb::parse_pods(&text).map(|pods| {
+                    self.form.set("pods", serde_json::to_value(pods).unwrap_or(Value::Null));
+                    self.form.set("source", Value::from(name.clone()));
+                })
+            } else {
+                openb::parse_nodes(&text).map(|nodes| {
+                    self.form.set("nodes", serde_json::to_value(nodes).unwrap_or(Value::Null));
+                })
+            };
+            if let Err(e) = outcome {
+                self.list_error = Some(format!("{name}: {e}"));
+                return;
+            }
+        }
+        self.list_error = None;
+        self.rerun(true);
+    }
+}
+
+/// The sharing lab.
+#[function_component(SharingLab)]
+pub fn sharing_lab(props: &SharingLabProps) -> Html {
+    let (state, worker) = use_form_page::<State>(props.payload.clone());
+    let form = &state.form;
+    let other_error = form.other_error(
+        FIELDS
+            .iter()
+            .map(|(p, _)| *p)
+            .chain(["policies"]),
+    );
+    let chosen: Vec<String> = get(&form.params, "policies")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+        .unwrap_or_default();
+    let options: Vec<(String, String, bool)> = SharingPolicy::ALL
+        .iter()
+        .map(|k| (k.id().to_string(), k.label().to_string(), chosen.iter().any(|p| p == k.id())))
+        .collect();
+    let on_toggle = {
+        let state = state.clone();
+        Callback::from(move |(id, on): (String, bool)| {
+            edit(&state, move |next: &mut State| {
+                let had: Vec<String> = get(&next.form.params, "policies")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+                    .unwrap_or_default();
+                let list: Vec<String> = SharingPolicy::IDS
+                    .iter()
+                    .map(ToString::to_string)
+                    .filter(|k| if *k == id { on } else { had.contains(k) })
+                    .collect();
+                next.form.set("policies", Value::from(list));
+                next.rerun(true);
+            });
+        })
+    };
+    let on_lists = {
+        let state = state.clone();
+        Callback::from(move |files: Vec<(String, Vec<u8>)>| {
+            let read = texts(files);
+            edit(&state, move |next: &mut State| match read {
+                Ok(files) => next.open_lists(files),
+                Err(e) => next.list_error = Some(e),
+            });
+        })
+    };
+    let on_list_error = {
+        let state = state.clone();
+        Callback::from(move |m: String| edit(&state, move |next: &mut State| next.list_error = Some(m)))
+    };
+    html! {
+        <section class="page" id="lab-sharing">
+            <h1>{ "GPU sharing: the slivers nobody can use" }</h1>
+            <p class="lede">
+                { "Many inference and small training pods ask for a share of one GPU (810, 470, 320 milli-GPU: a guaranteed share \
+                   of its memory). Packed carelessly they leave slivers — a GPU with 190 milli free, a node with no wholly free \
+                   GPU — that no arriving pod can use, so pods fail while GPUs sit idle. FGD (Weng et al., ATC'23) places each pod \
+                   where the cluster's fragmentation grows least, measured against the mix of pods that usually arrives. The chart \
+                   shows, as pods arrive until their requests reach 130 % of the cluster, how much of it each policy manages to \
+                   allocate; this is its artifact's experiment, with its five baselines." }
+            </p>
+            <LinkErrorBanner message={form.link_error.clone()} />
+            <div class="lab-grid">
+                <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
+                    <PresetSelect lab="sharing" selected={None} on_pick={preset_callback(&state)} />
+                    <CheckboxGroup path="sharing.policies" label="Placement policies" {options}
+                        error={form.field_error("policies")} {on_toggle} />
+                    { for FIELDS.iter().map(|(path, label)| html! {
+                        <NumberField path={format!("sharing.{path}")} label={*label} value={form.text(path)}
+                            error={form.field_error(path)} on_change={number_callback(&state, path)} />
+                    }) }
+                    if let Some(message) = other_error {
+                        <p class="field-error">{ message }</p>
+                    }
+                    <h3>{ "The real trace" }</h3>
+                    <p class="muted">{ "Open Alibaba's openb node list and pod list (cluster-trace-gpu-v2023: \
+                        openb_node_list_gpu_node.csv, openb_pod_list_default.csv); they replace the cluster and the pods. \
+                        Times are not read: in FGD's experiment pods never leave." }</p>
+                    <FileUpload id="upload-openb" label="Open openb node and/or pod lists (.csv)" multiple=true accept=".csv,text/csv"
+                        max_bytes={MAX_LIST_BYTES} max_files={2} on_load={on_lists} on_error={on_list_error} />
+                    if let Some(message) = &state.list_error {
+                        <div class="banner error" id="list-error" role="alert">{ message.clone() }</div>
+                    }
+                    <p class="muted" id="not-modelled">{ "Not modelled: how pods sharing a GPU slow each other (a share is memory, \
+                        not compute), and time. Gandiva-style packing with unpacking, which needs both, is not built yet." }</p>
+                </form>
+                <div class="results">
+                    <RunStatus worker={worker.clone()} error={form.worker_error.clone()} />
+                    <ExportBar report={state.report.clone()} stem="sharing" scenario_json={state.scenario_json.clone().map(AttrValue::from)} />
+                    <ReportView report={state.report.clone()} chart_titles={vec![
+                        ("sharing.allocation".to_string(), "GPUs allocated as pod requests arrive (mean over seeds): the higher, the fewer GPUs lost to fragmentation".to_string()),
+                    ]} />
+                </div>
+            </div>
+        </section>
+    }
+}
