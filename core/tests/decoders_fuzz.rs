@@ -1,5 +1,5 @@
 //! Every decoder of user input, fuzzed: scenario JSON, share links, graph JSON, calibrated
-//! profiles, the five cluster-trace readers, Mooncake and Azure request traces, PAI mini-batch
+//! profiles, the five cluster-trace readers, openb's node and pod lists (sharing lab), Mooncake and Azure request traces, PAI mini-batch
 //! CSV, Vidur collective CSV and PipeMorph rank logs (Kineto and its gzip: `kineto_fuzz`).
 //! Each target takes random bytes and mutations of a valid input (byte flips, deletions,
 //! duplications, insertions, truncation) and must return, never panic; a hang shows as a run
@@ -232,6 +232,37 @@ fn tenant_shares() {
             }
         },
     );
+}
+
+const OPENB_NODES: &str =
+    "sn,cpu_milli,memory_mib,gpu,model\nn0,96000,393216,8,G2\nn1,104000,524288,2,T4\n";
+const OPENB_PODS: &str = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos\n\
+p0,3152,5600,1,810,,LS\np1,12500,57344,0,0,,BE\np2,24200,98304,4,1000,G2|T4,LS\n";
+
+#[test]
+fn openb_lists() {
+    use bubblelab_core::labs::sharing::{openb, run, SharingParams};
+    fuzz("openb node + pod lists", &[OPENB_NODES, OPENB_PODS], |t| {
+        let nodes = openb::parse_nodes(t);
+        let pods = openb::parse_pods(t);
+        // Whatever reads, small enough to run, runs without a panic.
+        let nodes = nodes.unwrap_or_else(|_| openb::parse_nodes(OPENB_NODES).unwrap());
+        let pods = pods.unwrap_or_else(|_| openb::parse_pods(OPENB_PODS).unwrap());
+        let params = SharingParams {
+            nodes,
+            pods,
+            seeds: 1,
+            ..SharingParams::default()
+        };
+        let gpus: u64 = params
+            .nodes
+            .iter()
+            .map(|g| u64::from(g.count) * u64::from(g.gpus))
+            .sum();
+        if gpus <= 64 && params.validate().is_ok() {
+            let _ = run(&params, &mut |_, _| {});
+        }
+    });
 }
 
 const MOONCAKE: &str =

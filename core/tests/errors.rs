@@ -10,8 +10,8 @@ const CASES: &[(&str, &str)] = &[
     ("[1]", "(top level): expected an object like {\"version\": 1, \"lab\": \"pipeline\", \"params\": {…}}"),
     (r#"{"lab":"pipeline"}"#, "version: missing; expected 1"),
     (r#"{"version":2,"lab":"pipeline"}"#, "version: this build reads format version 1, got 2"),
-    (r#"{"version":1}"#, "lab: missing; expected one of pipeline, cost, fairness, agentic, overlap, resilience, bubbles, tuning, migration"),
-    (r#"{"version":1,"lab":"warp"}"#, "lab: unknown lab `warp`; expected one of pipeline, cost, fairness, agentic, overlap, resilience, bubbles, tuning, migration"),
+    (r#"{"version":1}"#, "lab: missing; expected one of pipeline, cost, fairness, agentic, overlap, resilience, bubbles, tuning, migration, sharing"),
+    (r#"{"version":1,"lab":"warp"}"#, "lab: unknown lab `warp`; expected one of pipeline, cost, fairness, agentic, overlap, resilience, bubbles, tuning, migration, sharing"),
     (r#"{"version":1,"lab":"pipeline","extra":1}"#, "extra: unknown field; expected one of `version`, `lab`, `params`"),
     (
         r#"{"version":1,"lab":"resilience","params":{"cluster":{"dp":4}}}"#,
@@ -76,6 +76,14 @@ const CASES: &[(&str, &str)] = &[
     (
         r#"{"version":1,"lab":"pipeline","params":{"schedules":["interleaved","zb-h1"],"stages":64,"micro_batches":1024,"virtual_stages":4}}"#,
         "pipeline.micro_batches: must be small enough that the schedules run at most 600000 ops in all, got 1024 (that is 720896 ops)",
+    ),
+    (
+        r#"{"version":1,"lab":"sharing","params":{"pods":[{"count":2,"cpu_milli":1000,"memory_mib":10,"num_gpu":2,"gpu_milli":500}]}}"#,
+        "sharing.pods[0].gpu_milli: a pod of 2 GPUs takes whole GPUs (1000), got 500",
+    ),
+    (
+        r#"{"version":1,"lab":"sharing","params":{"inflation_percent":0}}"#,
+        "sharing.inflation_percent: must be between 1 and 300, got 0",
     ),
 ];
 

@@ -64,7 +64,12 @@ fn fragmentation_of_a_node_per_task() {
 
 #[test]
 fn typical_tasks_cover_the_threshold_and_renormalise() {
-    let shapes = [shape(1, 1, 500), shape(2, 1, 1000), shape(3, 0, 0), shape(4, 2, 1000)];
+    let shapes = [
+        shape(1, 1, 500),
+        shape(2, 1, 1000),
+        shape(3, 0, 0),
+        shape(4, 2, 1000),
+    ];
     // 50 + 30 = 80 < 95, + 15 = 95 reaches it: three kept, the fourth (5 %) left out.
     let tasks = typical_tasks(&shapes, &[50, 30, 15, 5], 95);
     assert_eq!(tasks.len(), 3);
@@ -157,7 +162,11 @@ fn ties_go_to_the_lowest_rank_and_best_fit_normalises() {
             rng: &mut rng,
             feasible: &mut feasible,
         };
-        for policy in [SharingPolicy::BestFit, SharingPolicy::DotProd, SharingPolicy::Fgd] {
+        for policy in [
+            SharingPolicy::BestFit,
+            SharingPolicy::DotProd,
+            SharingPolicy::Fgd,
+        ] {
             let (node, _) = place(policy, &nodes, &shape(1000, 1, 1000), &mut ctx).unwrap();
             assert_eq!(node, expect, "{policy:?}");
         }
@@ -286,14 +295,20 @@ fn every_policy_keeps_capacity_and_drops_only_pods_that_fit_nowhere() {
                 match place(policy, &cluster.nodes, p, &mut ctx) {
                     Some((i, gpus)) => {
                         let n = &mut cluster.nodes[i];
-                        assert!(n.fits(p), "{policy:?} case {case}: chose a node it does not fit");
+                        assert!(
+                            n.fits(p),
+                            "{policy:?} case {case}: chose a node it does not fit"
+                        );
                         assert_eq!(gpus.len() as u32, p.num_gpu, "{policy:?} case {case}");
                         let mut distinct = gpus.clone();
                         distinct.dedup();
                         assert_eq!(distinct.len(), gpus.len());
                         for &g in &gpus {
                             assert!(g < n.gpus);
-                            assert!(n.gpu_free[g as usize] >= p.gpu_milli, "{policy:?} case {case}: GPU over its memory");
+                            assert!(
+                                n.gpu_free[g as usize] >= p.gpu_milli,
+                                "{policy:?} case {case}: GPU over its memory"
+                            );
                         }
                         n.place(p, &gpus);
                         kinds[i].add(p);
@@ -304,7 +319,10 @@ fn every_policy_keeps_capacity_and_drops_only_pods_that_fit_nowhere() {
                         "{policy:?} case {case}: dropped a pod that fits"
                     ),
                 }
-                assert!(cluster.nodes.iter().all(|n| n.free().iter().all(|&g| g <= GPU_MILLI)));
+                assert!(cluster
+                    .nodes
+                    .iter()
+                    .all(|n| n.free().iter().all(|&g| g <= GPU_MILLI)));
                 assert_eq!(cluster.used_milli(), used);
             }
         }
@@ -326,12 +344,16 @@ fn runs_are_deterministic_and_a_policy_does_not_depend_on_its_neighbours() {
         },
         &mut |_, _| {},
     );
-    assert_eq!(a.metric("fgd.allocated_percent"), alone.metric("fgd.allocated_percent"));
+    assert_eq!(
+        a.metric("fgd.allocated_percent"),
+        alone.metric("fgd.allocated_percent")
+    );
 }
 
 #[test]
 fn readers_name_the_row_and_column_of_bad_input() {
-    let e = openb::parse_nodes("sn,cpu_milli,memory_mib,gpu,model\nn0,1000,1000,0,G2\n").unwrap_err();
+    let e =
+        openb::parse_nodes("sn,cpu_milli,memory_mib,gpu,model\nn0,1000,1000,0,G2\n").unwrap_err();
     assert_eq!((e.row, e.column.as_str()), (2, "gpu"));
     let e = openb::parse_nodes("sn,cpu_milli,memory_mib,model\n").unwrap_err();
     assert_eq!(e.column, "gpu");
@@ -351,20 +373,35 @@ fn readers_name_the_row_and_column_of_bad_input() {
     .unwrap();
     assert_eq!(pods.len(), 2);
     assert_eq!(pods[0].count, 2);
-    assert_eq!(pods[1].models, vec!["V100M16".to_string(), "T4".to_string()]);
+    assert_eq!(
+        pods[1].models,
+        vec!["V100M16".to_string(), "T4".to_string()]
+    );
 }
 
 #[test]
 fn bad_scenarios_name_their_field() {
     let mut p = SharingParams::default();
     p.nodes[1].gpus = 17;
-    assert!(p.validate().unwrap_err().to_string().contains("sharing.nodes[1].gpus"));
+    assert!(p
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("sharing.nodes[1].gpus"));
     let mut p = SharingParams::default();
     p.pods[0].gpu_milli = 1500;
-    assert!(p.validate().unwrap_err().to_string().contains("sharing.pods[0].gpu_milli"));
+    assert!(p
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("sharing.pods[0].gpu_milli"));
     let p = SharingParams {
         seeds: 0,
         ..SharingParams::default()
     };
-    assert!(p.validate().unwrap_err().to_string().contains("sharing.seeds"));
+    assert!(p
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("sharing.seeds"));
 }

@@ -61,18 +61,40 @@ fn fgd_allocates_the_most_gpus_on_openb_as_in_its_artifact() {
     assert_eq!(pods, 4076);
     let report = run(&params, &mut |_, _| {});
     println!("{}", report.to_text());
-    let at = |p: SharingPolicy| report.metric(&format!("{}.allocated_percent", p.id())).unwrap();
+    let at = |p: SharingPolicy| {
+        report
+            .metric(&format!("{}.allocated_percent", p.id()))
+            .unwrap()
+    };
     for ((policy, ours), (_, artifact)) in OURS.iter().zip(ARTIFACT) {
         let got = at(*policy);
-        println!("{:14} ours {got:.2} % (pinned {ours:.2}), artifact {artifact:.2} %", policy.label());
-        assert!((got - ours).abs() < 0.015, "{policy:?}: {got} against pinned {ours}");
+        println!(
+            "{:14} ours {got:.2} % (pinned {ours:.2}), artifact {artifact:.2} %",
+            policy.label()
+        );
+        assert!(
+            (got - ours).abs() < 0.015,
+            "{policy:?}: {got} against pinned {ours}"
+        );
     }
     // The artifact's order: FGD > BestFit > GpuPacking ≥ GpuClustering > DotProd > Random.
     for pair in OURS.windows(2) {
-        assert!(at(pair[1].0) > at(pair[0].0), "{:?} ≤ {:?}", pair[1].0, pair[0].0);
+        assert!(
+            at(pair[1].0) > at(pair[0].0),
+            "{:?} ≤ {:?}",
+            pair[1].0,
+            pair[0].0
+        );
     }
-    let idle = |p: SharingPolicy| report.metric(&format!("{}.unallocated_gpus", p.id())).unwrap();
+    let idle = |p: SharingPolicy| {
+        report
+            .metric(&format!("{}.unallocated_gpus", p.id()))
+            .unwrap()
+    };
     let fewer = 1.0 - idle(SharingPolicy::Fgd) / idle(SharingPolicy::BestFit);
-    println!("FGD leaves {:.0} % fewer GPUs unallocated than BestFit", fewer * 100.0);
+    println!(
+        "FGD leaves {:.0} % fewer GPUs unallocated than BestFit",
+        fewer * 100.0
+    );
     assert!(fewer > 0.25, "{fewer}");
 }

@@ -91,12 +91,14 @@ pub fn sharing(args: &SharingArgs) -> Result<(), Failure> {
     if let Some(path) = &args.nodes {
         let name = files::label(path);
         let text = files::read_text(path, MAX_LIST_BYTES)?;
-        params.nodes = openb::parse_nodes(&text).map_err(|e| Failure::Input(format!("{name}: {e}")))?;
+        params.nodes =
+            openb::parse_nodes(&text).map_err(|e| Failure::Input(format!("{name}: {e}")))?;
     }
     if let Some(path) = &args.pods {
         let name = files::label(path);
         let text = files::read_text(path, MAX_LIST_BYTES)?;
-        params.pods = openb::parse_pods(&text).map_err(|e| Failure::Input(format!("{name}: {e}")))?;
+        params.pods =
+            openb::parse_pods(&text).map_err(|e| Failure::Input(format!("{name}: {e}")))?;
         params.source = name;
     }
     if let Some(p) = &args.policy {

@@ -120,12 +120,14 @@ impl State {
             let header = text.lines().next().unwrap_or("").to_ascii_lowercase();
             let outcome = if header.contains("num_gpu") {
                 openb::parse_pods(&text).map(|pods| {
-                    self.form.set("pods", serde_json::to_value(pods).unwrap_or(Value::Null));
+                    self.form
+                        .set("pods", serde_json::to_value(pods).unwrap_or(Value::Null));
                     self.form.set("source", Value::from(name.clone()));
                 })
             } else {
                 openb::parse_nodes(&text).map(|nodes| {
-                    self.form.set("nodes", serde_json::to_value(nodes).unwrap_or(Value::Null));
+                    self.form
+                        .set("nodes", serde_json::to_value(nodes).unwrap_or(Value::Null));
                 })
             };
             if let Err(e) = outcome {
@@ -143,19 +145,24 @@ impl State {
 pub fn sharing_lab(props: &SharingLabProps) -> Html {
     let (state, worker) = use_form_page::<State>(props.payload.clone());
     let form = &state.form;
-    let other_error = form.other_error(
-        FIELDS
-            .iter()
-            .map(|(p, _)| *p)
-            .chain(["policies"]),
-    );
+    let other_error = form.other_error(FIELDS.iter().map(|(p, _)| *p).chain(["policies"]));
     let chosen: Vec<String> = get(&form.params, "policies")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_default();
     let options: Vec<(String, String, bool)> = SharingPolicy::ALL
         .iter()
-        .map(|k| (k.id().to_string(), k.label().to_string(), chosen.iter().any(|p| p == k.id())))
+        .map(|k| {
+            (
+                k.id().to_string(),
+                k.label().to_string(),
+                chosen.iter().any(|p| p == k.id()),
+            )
+        })
         .collect();
     let on_toggle = {
         let state = state.clone();
@@ -163,7 +170,11 @@ pub fn sharing_lab(props: &SharingLabProps) -> Html {
             edit(&state, move |next: &mut State| {
                 let had: Vec<String> = get(&next.form.params, "policies")
                     .and_then(Value::as_array)
-                    .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|v| v.as_str().map(String::from))
+                            .collect()
+                    })
                     .unwrap_or_default();
                 let list: Vec<String> = SharingPolicy::IDS
                     .iter()
@@ -187,7 +198,9 @@ pub fn sharing_lab(props: &SharingLabProps) -> Html {
     };
     let on_list_error = {
         let state = state.clone();
-        Callback::from(move |m: String| edit(&state, move |next: &mut State| next.list_error = Some(m)))
+        Callback::from(move |m: String| {
+            edit(&state, move |next: &mut State| next.list_error = Some(m))
+        })
     };
     html! {
         <section class="page" id="lab-sharing">
