@@ -219,7 +219,7 @@ fn the_artifact_reads_a_curve_by_rounded_percent() {
     assert_eq!(by[100], Some(95.0));
     assert_eq!(by[102], Some(96.0));
     // 101 has no record: the mean of 100 and 102 (and 101).
-    assert_eq!(by[101], Some((95.0 + 96.0) / 2.0));
+    assert_eq!(by[101], Some(f64::midpoint(95.0, 96.0)));
     assert_eq!(by[50], None);
 }
 

@@ -17,10 +17,26 @@ fn json(args: &[&str]) -> serde_json::Value {
 fn the_preset_ranks_fgd_first_and_flags_change_the_run() {
     let r = json(&[]);
     let fgd = metric(&r, "fgd.allocated_percent");
-    for other in ["random", "dot-prod", "gpu-clustering", "gpu-packing", "best-fit"] {
-        assert!(fgd > metric(&r, &format!("{other}.allocated_percent")), "{other}");
+    for other in [
+        "random",
+        "dot-prod",
+        "gpu-clustering",
+        "gpu-packing",
+        "best-fit",
+    ] {
+        assert!(
+            fgd > metric(&r, &format!("{other}.allocated_percent")),
+            "{other}"
+        );
     }
-    let r = json(&["--policy", "fgd,best-fit", "--seeds", "2", "--inflation-percent", "110"]);
+    let r = json(&[
+        "--policy",
+        "fgd,best-fit",
+        "--seeds",
+        "2",
+        "--inflation-percent",
+        "110",
+    ]);
     assert_eq!(r["tables"][0]["rows"].as_array().unwrap().len(), 2);
     assert!(r["title"].as_str().unwrap().contains("110 %"));
     assert!(r["title"].as_str().unwrap().contains("2 seeds"));
@@ -31,7 +47,11 @@ fn bad_flags_and_lists_are_named() {
     assert_bad_input(&bubblelab(&["sharing", "--policy", "tetris"]), "--policy");
     assert_bad_input(&bubblelab(&["sharing", "--seeds", "0"]), "sharing.seeds");
     let nodes = scratch("bad-nodes.csv");
-    std::fs::write(&nodes, "sn,cpu_milli,memory_mib,gpu,model\nn0,1000,1000,0,G2\n").unwrap();
+    std::fs::write(
+        &nodes,
+        "sn,cpu_milli,memory_mib,gpu,model\nn0,1000,1000,0,G2\n",
+    )
+    .unwrap();
     let run = bubblelab(&["sharing", "--nodes", nodes.to_str().unwrap()]);
     assert_bad_input(&run, "bad-nodes.csv");
     assert!(run.stderr.contains("gpu"), "{}", run.stderr);
@@ -53,6 +73,9 @@ fn the_real_openb_lists_run() {
         "1",
     ]);
     let title = r["title"].as_str().unwrap();
-    assert!(title.contains("4076 pods") && title.contains("6212 GPUs"), "{title}");
+    assert!(
+        title.contains("4076 pods") && title.contains("6212 GPUs"),
+        "{title}"
+    );
     assert!(metric(&r, "fgd.allocated_percent") > metric(&r, "best-fit.allocated_percent"));
 }

@@ -48,6 +48,8 @@ pub enum Job {
     Pipemorph,
     /// The trace view: Kineto traces, one per rank.
     Kineto,
+    /// The sharing lab: every policy on every seed, and each policy's cluster at the end.
+    Sharing,
 }
 
 /// One request: `id` ties the worker's replies to it.
@@ -138,6 +140,13 @@ pub enum Output {
         report: Report,
         /// Agents (sessions) in the synthetic or uploaded workload.
         agents: u64,
+    },
+    /// The sharing lab's Report and each policy's cluster at the end of the first seed.
+    Sharing {
+        /// The Report.
+        report: Report,
+        /// One picture per policy, in the scenario's order.
+        pictures: Vec<bubblelab_core::labs::sharing::ClusterPicture>,
     },
     /// The overlap lab's Report and the timelines of the graph as built and after each pass.
     Overlap {

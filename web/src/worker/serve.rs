@@ -199,6 +199,16 @@ pub fn handle(
                 steps,
             })
         }
+        Job::Sharing => {
+            let Some(Scenario::Sharing(p)) = scenario else {
+                return Err(need("sharing"));
+            };
+            let sim = p.simulate(&(), progress).map_err(scenario_failure)?;
+            Ok(Output::Sharing {
+                report: sim.report,
+                pictures: sim.runs,
+            })
+        }
         Job::Resilience => {
             let Some(Scenario::Resilience(p)) = scenario else {
                 return Err(need("resilience"));

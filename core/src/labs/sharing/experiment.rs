@@ -15,7 +15,7 @@ use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use super::cluster::{typical_tasks, Cluster, Pod};
-use super::params::{SharingParams, GPU_MILLI};
+use super::params::{SharingParams, GPU_MILLI, MAX_GPUS_PER_NODE};
 use super::policies::{place, Ctx, FragMemo, Kinds, SharingPolicy};
 
 /// FGD's typical-task coverage, % (`frag.go`, threshold 95).
@@ -54,7 +54,13 @@ pub struct SeedRun {
     pub frag_at_full_milli: Option<f64>,
     /// Idle GPU milli at the end.
     pub idle_milli: u64,
+    /// Every GPU at the end, nodes in cluster order: its allocated milli-GPU, plus
+    /// [`SHARED_FLAG`] when sharing pods hold it.
+    pub gpus_at_end: Vec<u16>,
 }
+
+/// Added to a GPU's allocated milli in [`SeedRun::gpus_at_end`] when sharing pods hold it.
+pub const SHARED_FLAG: u16 = 2048;
 
 /// Uniform draw in `0..n` (n ≥ 1) on u64, the same on every target.
 fn below(rng: &mut Pcg64Mcg, n: usize) -> usize {
@@ -132,7 +138,9 @@ pub fn run(
         partial_gpus: 0,
         frag_at_full_milli: None,
         idle_milli: 0,
+        gpus_at_end: Vec::new(),
     };
+    let mut shared = alloc::vec![false; cluster.nodes.len() * MAX_GPUS_PER_NODE as usize];
     for (k, pod) in work.pods.iter().enumerate() {
         if k % 1024 == 0 {
             progress(k);
@@ -148,6 +156,11 @@ pub fn run(
         match place(policy, &cluster.nodes, pod, &mut ctx) {
             Some((node, gpus)) => {
                 cluster.nodes[node].place(pod, &gpus);
+                if pod.shares() {
+                    for &g in &gpus {
+                        shared[node * MAX_GPUS_PER_NODE as usize + g as usize] = true;
+                    }
+                }
                 kinds[node].add(pod);
                 used += pod.total_gpu_milli();
             }
@@ -170,6 +183,22 @@ pub fn run(
         .filter(|&&g| g > 0 && g < GPU_MILLI)
         .count() as u64;
     run.idle_milli = cluster.nodes.iter().map(super::cluster::Node::idle_milli).sum();
+    run.gpus_at_end = cluster
+        .nodes
+        .iter()
+        .enumerate()
+        .flat_map(|(i, n)| {
+            let shared = &shared;
+            n.free().iter().enumerate().map(move |(g, &free)| {
+                let used = (GPU_MILLI - free) as u16;
+                if shared[i * MAX_GPUS_PER_NODE as usize + g] {
+                    used + SHARED_FLAG
+                } else {
+                    used
+                }
+            })
+        })
+        .collect();
     run
 }
 

@@ -25,8 +25,10 @@ use alloc::vec::Vec;
 pub use params::{NodeGroup, PodClass, SharingParams};
 pub use policies::SharingPolicy;
 
+use serde::{Deserialize, Serialize};
+
 use crate::report::Report;
-use crate::scenario::{LabParams, ScenarioError};
+use crate::scenario::{KeepsRuns, LabParams, ScenarioError, Simulation};
 
 impl LabParams for SharingParams {
     fn check(&self) -> Result<(), ScenarioError> {
@@ -38,9 +40,73 @@ impl LabParams for SharingParams {
     }
 }
 
-/// Runs every policy on every seed; `progress(done, total)` counts (policy, seed) runs.
-#[must_use]
-pub fn run(params: &SharingParams, progress: &mut dyn FnMut(usize, usize)) -> Report {
+impl KeepsRuns for SharingParams {
+    type Input = ();
+    type Runs = Vec<ClusterPicture>;
+
+    fn simulate(
+        &self,
+        (): &(),
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Simulation<Vec<ClusterPicture>>, ScenarioError> {
+        self.validate()?;
+        let runs = seed_runs(self, progress);
+        let cluster = cluster::Cluster::new(&self.nodes);
+        let node_gpus: Vec<u8> = cluster.nodes.iter().map(|n| n.gpus as u8).collect();
+        let sliver_below_milli = sliver_below_milli(self, &cluster);
+        let pictures = runs
+            .iter()
+            .filter(|r| r.seed == self.first_seed)
+            .map(|r| ClusterPicture {
+                policy: r.policy,
+                seed: r.seed,
+                node_gpus: node_gpus.clone(),
+                gpus: r.gpus_at_end.clone(),
+                sliver_below_milli,
+            })
+            .collect();
+        Ok(Simulation {
+            runs: pictures,
+            report: report::build(self, &runs),
+        })
+    }
+}
+
+/// What the page draws of one policy's run: every GPU of the cluster at the end of the first
+/// seed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClusterPicture {
+    /// The policy.
+    pub policy: SharingPolicy,
+    /// The seed (the scenario's first).
+    pub seed: u64,
+    /// GPUs of each node, in cluster order.
+    pub node_gpus: Vec<u8>,
+    /// Every GPU, nodes in order: its allocated milli-GPU, plus
+    /// [`experiment::SHARED_FLAG`] when sharing pods hold it.
+    pub gpus: Vec<u16>,
+    /// The smallest GPU share any typical GPU task asks, milli-GPU: a partly allocated GPU with
+    /// less free than this is a sliver no usual pod can use.
+    pub sliver_below_milli: u32,
+}
+
+/// The smallest share of one GPU that a typical GPU task asks, milli-GPU.
+fn sliver_below_milli(params: &SharingParams, cluster: &cluster::Cluster) -> u32 {
+    let counts: Vec<u32> = params.pods.iter().map(|c| c.count).collect();
+    let shapes: Vec<cluster::Pod> = params.pods.iter().map(|c| cluster.pod(c)).collect();
+    cluster::typical_tasks(&shapes, &counts, experiment::TYPICAL_COVERAGE_PERCENT)
+        .iter()
+        .filter(|t| t.pod.num_gpu > 0)
+        .map(|t| t.pod.gpu_milli)
+        .min()
+        .unwrap_or(params::GPU_MILLI)
+}
+
+/// Every policy on every seed; `progress(done, total)` counts (policy, seed) runs.
+fn seed_runs(
+    params: &SharingParams,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Vec<experiment::SeedRun> {
     let total = params.policies.len() * params.seeds as usize;
     let mut runs = Vec::with_capacity(total);
     for &policy in &params.policies {
@@ -51,5 +117,11 @@ pub fn run(params: &SharingParams, progress: &mut dyn FnMut(usize, usize)) -> Re
         }
     }
     progress(total, total);
-    report::build(params, &runs)
+    runs
+}
+
+/// Runs every policy on every seed; `progress(done, total)` counts (policy, seed) runs.
+#[must_use]
+pub fn run(params: &SharingParams, progress: &mut dyn FnMut(usize, usize)) -> Report {
+    report::build(params, &seed_runs(params, progress))
 }

@@ -16,6 +16,9 @@ use crate::report::{Cell, Report, Series, Table};
 /// The arrived percent below the inflation target at which the "at 100 %" column is read.
 const FULL_PERCENT: u32 = 100;
 
+/// Arrived percent from which the unallocated-GPUs chart starts (where the policies part).
+const TAIL_FROM_PERCENT: u32 = 80;
+
 /// Figures of one policy over its seeds.
 struct PolicyFigures {
     policy: SharingPolicy,
@@ -170,6 +173,22 @@ pub fn build(params: &SharingParams, runs: &[SeedRun]) -> Report {
                 .iter()
                 .enumerate()
                 .filter_map(|(p, v)| v.map(|v| (p as f64, round2(v))))
+                .collect(),
+        });
+        let from = TAIL_FROM_PERCENT.min(target) as usize;
+        report.series.push(Series {
+            name: format!("{}: unallocated", f.policy.label()),
+            chart: "sharing.unallocated".into(),
+            x_label: "GPU requests arrived (% of the cluster's GPUs)".into(),
+            y_label: "GPUs left unallocated".into(),
+            points: f
+                .curve
+                .iter()
+                .enumerate()
+                .skip(from)
+                .filter_map(|(p, v)| {
+                    v.map(|v| (p as f64, round1((100.0 - v) * cluster_gpus as f64 / 100.0)))
+                })
                 .collect(),
         });
     }

@@ -1,14 +1,18 @@
 //! The sharing lab page: FGD's fragmentation-aware placement of GPU-sharing pods against its
-//! artifact's five baselines. The picture is the allocation curve: the share of the cluster's
-//! GPUs allocated as pod requests arrive, one line per policy. The form edits the policies, the
+//! artifact's five baselines. The picture is the cluster when the pods stop arriving, GPU by GPU
+//! (`cluster.rs`: whole-GPU pods, shares, slivers, room, free GPUs), for the policy chosen; then
+//! the allocation curve: the share of the cluster's GPUs allocated as pod requests arrive, one
+//! line per policy. The form edits the policies, the
 //! seeds and the inflation target by path (the core validates, so messages name the field as
 //! the CLI would); the real openb node and pod lists can be opened from files, which fill the
 //! scenario's node groups and pod classes (the lists are grouped on the page: a few milliseconds
 //! for the trace's 8,152 rows; the run itself goes to the worker, with progress and Cancel).
 
+mod cluster;
+
 use std::rc::Rc;
 
-use bubblelab_core::labs::sharing::{openb, SharingParams, SharingPolicy};
+use bubblelab_core::labs::sharing::{openb, ClusterPicture, SharingParams, SharingPolicy};
 use bubblelab_core::{presets, Report, Scenario};
 use serde_json::Value;
 use yew::prelude::*;
@@ -50,6 +54,10 @@ const MAX_LIST_BYTES: u64 = 64 << 20;
 struct State {
     form: Form,
     report: Shared<Report>,
+    /// Each policy's cluster at the end of the first seed.
+    pictures: Shared<Vec<ClusterPicture>>,
+    /// Index of the picture shown.
+    selected: usize,
     scenario_json: Option<String>,
     /// Why the last opened list was refused.
     list_error: Option<String>,
@@ -87,15 +95,22 @@ impl FormPage for State {
 
     fn request(&self, scenario: &Scenario) -> RunRequest {
         RunRequest {
-            job: Job::Report,
+            job: Job::Sharing,
             scenario: Some(scenario.clone()),
             files: Vec::new(),
         }
     }
 
     fn show(&mut self, output: Output, scenario: &Scenario) {
-        if let Output::Report(report) = output {
+        if let Output::Sharing { report, pictures } = output {
+            // Keep the policy shown when it is still in the run; FGD otherwise.
+            let shown = self.pictures.0.get(self.selected).map(|p| p.policy);
+            self.selected = shown
+                .and_then(|k| pictures.iter().position(|p| p.policy == k))
+                .or_else(|| pictures.iter().position(|p| p.policy == SharingPolicy::Fgd))
+                .unwrap_or(0);
             self.report = Shared(Rc::new(report));
+            self.pictures = Shared(Rc::new(pictures));
             self.scenario_json = Some(scenario.to_json_pretty());
         }
     }
@@ -106,6 +121,8 @@ impl State {
         let mut s = State {
             form: Form::new("sharing", &Scenario::Sharing(p.clone()), link_error),
             report: Shared(Rc::new(Report::default())),
+            pictures: Shared(Rc::new(Vec::new())),
+            selected: 0,
             scenario_json: None,
             list_error: None,
         };
@@ -199,8 +216,12 @@ pub fn sharing_lab(props: &SharingLabProps) -> Html {
     let on_list_error = {
         let state = state.clone();
         Callback::from(move |m: String| {
-            edit(&state, move |next: &mut State| next.list_error = Some(m))
+            edit(&state, move |next: &mut State| next.list_error = Some(m));
         })
+    };
+    let on_picture = {
+        let state = state.clone();
+        Callback::from(move |i: usize| edit(&state, move |next: &mut State| next.selected = i))
     };
     html! {
         <section class="page" id="lab-sharing">
@@ -241,8 +262,11 @@ pub fn sharing_lab(props: &SharingLabProps) -> Html {
                 <div class="results">
                     <RunStatus worker={worker.clone()} error={form.worker_error.clone()} />
                     <ExportBar report={state.report.clone()} stem="sharing" scenario_json={state.scenario_json.clone().map(AttrValue::from)} />
-                    <ReportView report={state.report.clone()} chart_titles={vec![
+                    <ReportView report={state.report.clone()} picture={html! {
+                        <cluster::SharingCluster pictures={state.pictures.clone()} selected={state.selected} on_select={on_picture} />
+                    }} chart_titles={vec![
                         ("sharing.allocation".to_string(), "GPUs allocated as pod requests arrive (mean over seeds): the higher, the fewer GPUs lost to fragmentation".to_string()),
+                        ("sharing.unallocated".to_string(), "GPUs left unallocated as the cluster fills (from 80 % arrived; mean over seeds): where the policies part".to_string()),
                     ]} />
                 </div>
             </div>
