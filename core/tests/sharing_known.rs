@@ -405,3 +405,26 @@ fn bad_scenarios_name_their_field() {
         .to_string()
         .contains("sharing.seeds"));
 }
+
+#[test]
+fn the_pictures_are_the_first_seeds_clusters_at_the_end() {
+    use bubblelab_core::labs::sharing::experiment::SHARED_FLAG;
+    use bubblelab_core::scenario::KeepsRuns;
+    let params = SharingParams {
+        seeds: 2,
+        ..random_params(11)
+    };
+    let sim = params.simulate(&(), &mut |_, _| {}).unwrap();
+    assert_eq!(sim.report, run(&params, &mut |_, _| {}));
+    assert_eq!(sim.runs.len(), params.policies.len());
+    let cluster = Cluster::new(&params.nodes);
+    for (picture, policy) in sim.runs.iter().zip(&params.policies) {
+        assert_eq!(picture.policy, *policy);
+        assert_eq!(picture.seed, params.first_seed);
+        assert_eq!(picture.gpus.len() as u64, cluster.gpus());
+        let used: u64 = picture.gpus.iter().map(|&g| u64::from(g % SHARED_FLAG)).sum();
+        assert!(picture.gpus.iter().all(|&g| g % SHARED_FLAG <= 1000));
+        let again = experiment::run(&params, *policy, params.first_seed, &mut |_| {});
+        assert_eq!(used, again.curve.last().unwrap().1, "{policy:?}");
+    }
+}

@@ -601,7 +601,11 @@ try {
     const random = Number(await dataValue(shPage, '[data-metric="random.allocated_percent"]'));
     assert(fgd > bestFit && bestFit > random, `expected FGD (${fgd}) > BestFit (${bestFit}) > Random (${random})`);
     assert(await shPage.locator('table[data-table="policies"] tbody tr').count() === 6, 'a row per policy');
-    assert(await shPage.locator('figure.chart').count() >= 1, 'the allocation chart');
+    assert(await shPage.locator('figure.chart').count() >= 2, 'the allocation and unallocated charts');
+    // The picture: the cluster GPU by GPU, its five categories explained.
+    await shPage.locator('#sharing-cluster canvas').waitFor({ state: 'visible' });
+    assert(await shPage.locator('#sharing-cluster .legend li').count() === 5, 'five GPU categories in the legend');
+    assert(await shPage.inputValue('#sharing-policy') !== '', 'a policy chosen for the picture');
     // A bad list names its line and column; nothing else changes.
     await shPage.setInputFiles('#upload-openb', { name: 'nodes.csv', mimeType: 'text/csv', buffer: Buffer.from('sn,cpu_milli,memory_mib,gpu,model\nn0,1000,1000,0,G2\n') });
     await shPage.waitForSelector('#list-error', { timeout: TIMEOUT_MS });
