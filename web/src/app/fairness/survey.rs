@@ -2,7 +2,8 @@
 //! datacenters (Gao et al., ACM Computing Surveys 2024): what a scheduler optimises (rows) and
 //! how it uses GPUs (columns). Every policy this lab implements is a button that shows it in
 //! the cluster view (and adds it to the run if it was not chosen); a few well-known systems
-//! the lab does not implement are placed for orientation, greyed out. Below the map, the
+//! the lab does not implement are placed for orientation, greyed out, and systems another lab
+//! runs (FGD, in the sharing lab) are links that open its preset. Below the map, the
 //! families whose tension needs a preset of their own (deadlines, training beside an inference
 //! service), GPU sharing (FGD, in the sharing lab), and the serving side of the
 //! survey (the inference schedulers that run on the agents lab's engine), each a link that
@@ -32,6 +33,10 @@ const OTHERS: [(usize, usize, &str); 6] = [
     (0, 1, "Gavel (makespan)"),
     (2, 3, "HyperSched"),
 ];
+
+/// Systems another lab runs, placed on the map as links that open its preset: (row, column,
+/// preset, name).
+const ELSEWHERE: [(usize, usize, &str, &str); 1] = [(0, 2, "sharing-fgd-openb-shape", "FGD")];
 
 /// Training schedulers whose tension needs its own input (deadlines, an inference service
 /// beside the training jobs): (preset, name, what it trades).
@@ -93,6 +98,13 @@ pub fn survey_map(props: &SurveyProps) -> Html {
                                         { kind.label() }
                                     </button>
                                 }
+                            }) }
+                            { for ELSEWHERE.iter().filter(|e| e.0 == row && e.1 == col).filter_map(|e| {
+                                let scenario = presets::find(e.2)?.scenario().ok()?;
+                                Some(html! {
+                                    <a class="chip" data-preset={e.2} href={share::fragment(&scenario)}
+                                        title="opens in the sharing lab">{ e.3 }</a>
+                                })
                             }) }
                             { for OTHERS.iter().filter(|o| o.0 == row && o.1 == col).map(|o| html! {
                                 <span class="chip other" title="not implemented in this lab">{ o.2 }</span>
