@@ -291,6 +291,11 @@ pub const PRESETS: &[Preset] = &[
         "sharing",
         "FGD vs its artifact's baselines: openb's common pod shapes on a tenth of its cluster, cloned to 130 %"
     ),
+    preset!(
+        "sharing-gandiva-packing-over-time",
+        "sharing",
+        "Over time: packing raises GPU use but slows pods; Gandiva-style unpacking moves the slowest"
+    ),
 ];
 
 /// The preset with this id.

@@ -422,7 +422,11 @@ fn the_pictures_are_the_first_seeds_clusters_at_the_end() {
         assert_eq!(picture.policy, *policy);
         assert_eq!(picture.seed, params.first_seed);
         assert_eq!(picture.gpus.len() as u64, cluster.gpus());
-        let used: u64 = picture.gpus.iter().map(|&g| u64::from(g % SHARED_FLAG)).sum();
+        let used: u64 = picture
+            .gpus
+            .iter()
+            .map(|&g| u64::from(g % SHARED_FLAG))
+            .sum();
         assert!(picture.gpus.iter().all(|&g| g % SHARED_FLAG <= 1000));
         let again = experiment::run(&params, *policy, params.first_seed, &mut |_| {});
         assert_eq!(used, again.curve.last().unwrap().1, "{policy:?}");

@@ -46,6 +46,7 @@ fn openb_params() -> Option<SharingParams> {
         inflation_percent: 130,
         policies: SharingPolicy::ALL.to_vec(),
         source: "openb_pod_list_default.csv, first half".into(),
+        ..SharingParams::default()
     })
 }
 

@@ -3,12 +3,13 @@
 
 use std::path::PathBuf;
 
-use bubblelab_core::labs::sharing::{self, openb, SharingPolicy};
+use bubblelab_core::labs::sharing::{self, openb, Experiment, SharingPolicy};
 use bubblelab_core::Scenario;
 use clap::Args;
 
 use crate::error::Failure;
 use crate::files;
+use crate::kind_parser;
 use crate::ReportOutput;
 
 /// The preset used when neither `--preset` nor `--scenario` is given.
@@ -47,6 +48,25 @@ pub struct SharingArgs {
     /// 130).
     #[arg(long, value_name = "PERCENT")]
     inflation_percent: Option<u32>,
+    /// Which experiment: `placement` (FGD's, no time) or `timed` (pods arrive and leave; pods
+    /// sharing a GPU slow each other; rows with and without unpacking).
+    #[arg(long, value_name = "ID", value_parser = kind_parser::<Experiment>())]
+    experiment: Option<Experiment>,
+    /// Timed: pods that arrive.
+    #[arg(long, value_name = "N")]
+    pods_arriving: Option<u32>,
+    /// Timed: offered load (GPU milli-time asked ÷ the cluster's over the arrival span).
+    #[arg(long, value_name = "X")]
+    load: Option<f64>,
+    /// Timed: mean solo duration of a pod, s.
+    #[arg(long, value_name = "S")]
+    mean_duration_s: Option<f64>,
+    /// Timed: move a pod that runs slower than this share of its solo speed (0–1).
+    #[arg(long, value_name = "X")]
+    unpack_below: Option<f64>,
+    /// Timed: a move's pause, s.
+    #[arg(long, value_name = "S")]
+    migration_s: Option<f64>,
     /// How to print the Report, and where to write its trace.
     #[command(flatten)]
     output: ReportOutput,
@@ -112,6 +132,25 @@ pub fn sharing(args: &SharingArgs) -> Result<(), Failure> {
     }
     if let Some(p) = args.inflation_percent {
         params.inflation_percent = p;
+    }
+    if let Some(e) = args.experiment {
+        params.experiment = e;
+    }
+    let t = &mut params.timed;
+    if let Some(v) = args.pods_arriving {
+        t.pods = v;
+    }
+    if let Some(v) = args.load {
+        t.load = v;
+    }
+    if let Some(v) = args.mean_duration_s {
+        t.mean_duration_s = v;
+    }
+    if let Some(v) = args.unpack_below {
+        t.unpack_below = v;
+    }
+    if let Some(v) = args.migration_s {
+        t.migration_s = v;
     }
     params
         .validate()

@@ -627,7 +627,19 @@ try {
         assert(realFgd > realBest, `on openb FGD (${realFgd}) should allocate more than BestFit (${realBest})`);
       }
     }
-    await printLongTasks(shPage, 'sharing lab (map link, load, bad list, openb upload)');
+    // Over time: packing puts more GPU shares to use than exclusive GPUs but slows pods;
+    // Gandiva-style unpacking slows them less.
+    await shPage.selectOption('#preset', 'sharing-gandiva-packing-over-time');
+    await shPage.waitForSelector('[data-metric="fgd-unpacking.mean_slowdown"]', { state: 'attached', timeout: 120_000 });
+    const packedUse = Number(await dataValue(shPage, '[data-metric="fgd.in_use_percent"]'));
+    const exclusiveUse = Number(await dataValue(shPage, '[data-metric="exclusive.in_use_percent"]'));
+    const packedSlow = Number(await dataValue(shPage, '[data-metric="fgd.mean_slowdown"]'));
+    const unpackedSlow = Number(await dataValue(shPage, '[data-metric="fgd-unpacking.mean_slowdown"]'));
+    assert(packedUse > exclusiveUse, `packing should use more GPU share (${packedUse} %) than exclusive GPUs (${exclusiveUse} %)`);
+    assert(unpackedSlow < packedSlow && packedSlow > 1, `unpacking should slow pods less (${unpackedSlow}×) than packing (${packedSlow}×)`);
+    assert(await shPage.locator('table[data-table="timed"] tbody tr').count() === 3, 'three timed rows');
+    await shPage.screenshot({ path: path.join(OUT_DIR, 'sharing-timed.png'), fullPage: true });
+    await printLongTasks(shPage, 'sharing lab (map link, load, bad list, openb upload, timed preset)');
     await shPage.screenshot({ path: path.join(OUT_DIR, 'sharing-lab.png'), fullPage: true });
   });
 

@@ -19,10 +19,12 @@ pub mod openb;
 pub mod params;
 pub mod policies;
 pub mod report;
+pub mod timed;
 
+use alloc::vec;
 use alloc::vec::Vec;
 
-pub use params::{NodeGroup, PodClass, SharingParams};
+pub use params::{Experiment, NodeGroup, PodClass, SharingParams, TimedSpec};
 pub use policies::SharingPolicy;
 
 use serde::{Deserialize, Serialize};
@@ -50,6 +52,12 @@ impl KeepsRuns for SharingParams {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Simulation<Vec<ClusterPicture>>, ScenarioError> {
         self.validate()?;
+        if self.experiment == params::Experiment::Timed {
+            return Ok(Simulation {
+                runs: Vec::new(),
+                report: run_timed(self, progress),
+            });
+        }
         let runs = seed_runs(self, progress);
         let cluster = cluster::Cluster::new(&self.nodes);
         let node_gpus: Vec<u8> = cluster.nodes.iter().map(|n| n.gpus as u8).collect();
@@ -120,8 +128,36 @@ fn seed_runs(
     runs
 }
 
-/// Runs every policy on every seed; `progress(done, total)` counts (policy, seed) runs.
+/// Runs the scenario's experiment: every policy on every seed of the placement experiment, or
+/// the timed experiment's rows; `progress(done, total)` counts runs.
 #[must_use]
 pub fn run(params: &SharingParams, progress: &mut dyn FnMut(usize, usize)) -> Report {
-    report::build(params, &seed_runs(params, progress))
+    match params.experiment {
+        params::Experiment::Placement => report::build(params, &seed_runs(params, progress)),
+        params::Experiment::Timed => run_timed(params, progress),
+    }
+}
+
+/// The timed experiment's rows: exclusive GPUs, then each policy packing and with unpacking.
+#[must_use]
+pub fn timed_variants(params: &SharingParams) -> Vec<timed::Variant> {
+    let mut out = vec![timed::Variant::Exclusive];
+    for &p in &params.policies {
+        out.push(timed::Variant::Packing(p));
+        out.push(timed::Variant::Unpacking(p));
+    }
+    out
+}
+
+fn run_timed(params: &SharingParams, progress: &mut dyn FnMut(usize, usize)) -> Report {
+    let cluster = cluster::Cluster::new(&params.nodes);
+    let arrivals = timed::arrivals(params, &cluster);
+    let variants = timed_variants(params);
+    let mut runs = Vec::with_capacity(variants.len());
+    for (k, &v) in variants.iter().enumerate() {
+        progress(k, variants.len());
+        runs.push(timed::run(params, &arrivals, v));
+    }
+    progress(variants.len(), variants.len());
+    report::build_timed(params, &runs)
 }

@@ -59,6 +59,55 @@ pub struct PodClass {
     pub models: Vec<String>,
 }
 
+crate::kinds! {
+    /// Which experiment a sharing scenario runs.
+    pub enum Experiment as "sharing experiment" {
+        /// FGD's placement experiment: no time, pods never leave.
+        Placement = "placement", "FGD's placement experiment";
+        /// Pods arrive and leave over time; pods sharing a GPU slow each other.
+        Timed = "timed", "Over time, with interference";
+    }
+}
+
+/// The timed experiment (`super::timed`): pods drawn from the pod classes arrive as a Poisson
+/// process and run for exponentially distributed solo durations; pods sharing a GPU slow each
+/// other by the kernel's contention model; a packer may move a pod that runs too slowly.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TimedSpec {
+    /// Pods that arrive.
+    pub pods: u32,
+    /// Offered load: GPU milli-time asked ÷ the cluster's GPU milli over the arrival span.
+    pub load: f64,
+    /// Mean solo duration of a pod, s (exponential).
+    pub mean_duration_s: f64,
+    /// A pod sharing a GPU that runs slower than this share of its solo speed is moved
+    /// (the unpacking variants only).
+    pub unpack_below: f64,
+    /// How long after a pod joins a GPU its co-runners' speeds are checked, s (Gandiva profiles
+    /// packed jobs over a time slice: 60 s, OSDI'18 §6).
+    pub check_after_s: f64,
+    /// A move's pause, s: the pod makes no progress for this long on its new GPU (Gandiva's
+    /// checkpoint migration of a 1-GPU DeepSpeech job: about 3.5 s, OSDI'18 Fig. 13).
+    pub migration_s: f64,
+}
+
+impl Default for TimedSpec {
+    fn default() -> Self {
+        TimedSpec {
+            pods: 5_000,
+            load: 0.95,
+            mean_duration_s: 3_600.0,
+            unpack_below: 0.8,
+            check_after_s: 60.0,
+            migration_s: 3.5,
+        }
+    }
+}
+
+/// The most pods of a timed run.
+pub const MAX_TIMED_PODS: u32 = 200_000;
+
 /// The experiment: FGD's artifact's protocol (pods shuffled by the seed, cloned until the
 /// requested GPUs reach `inflation_percent` of the cluster's, each placed once).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -80,6 +129,10 @@ pub struct SharingParams {
     pub seeds: u32,
     /// Where the pod list came from (shown in the title).
     pub source: String,
+    /// Which experiment runs (default: FGD's placement experiment).
+    pub experiment: Experiment,
+    /// The timed experiment's knobs.
+    pub timed: TimedSpec,
 }
 
 impl Default for SharingParams {
@@ -112,6 +165,8 @@ impl Default for SharingParams {
             first_seed: 42,
             seeds: 1,
             source: "a small example".into(),
+            experiment: Experiment::Placement,
+            timed: TimedSpec::default(),
         }
     }
 }
@@ -248,6 +303,27 @@ impl SharingParams {
                 "seeds".into(),
                 format!("must be between 1 and {MAX_SEEDS}, got {}", self.seeds),
             );
+        }
+        let t = &self.timed;
+        if !(1..=MAX_TIMED_PODS).contains(&t.pods) {
+            return bad(
+                "timed.pods".into(),
+                format!("must be between 1 and {MAX_TIMED_PODS}, got {}", t.pods),
+            );
+        }
+        for (f, v, lo, hi) in [
+            ("load", t.load, 0.01, 10.0),
+            ("mean_duration_s", t.mean_duration_s, 1.0, 1e7),
+            ("unpack_below", t.unpack_below, 0.0, 1.0),
+            ("check_after_s", t.check_after_s, 0.0, 1e6),
+            ("migration_s", t.migration_s, 0.0, 1e5),
+        ] {
+            if !(lo..=hi).contains(&v) {
+                return bad(
+                    format!("timed.{f}"),
+                    format!("must be between {lo} and {hi}, got {v}"),
+                );
+            }
         }
         if self.source.len() > 200 {
             return bad("source".into(), "at most 200 characters".into());

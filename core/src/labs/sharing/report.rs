@@ -330,3 +330,159 @@ fn round2(v: f64) -> f64 {
 fn round1(v: f64) -> f64 {
     libm::round(v * 10.0) / 10.0
 }
+
+/// Builds the Report of the timed experiment's rows (`super::timed`).
+#[must_use]
+pub fn build_timed(params: &SharingParams, runs: &[super::timed::TimedRun]) -> Report {
+    let cluster = Cluster::new(&params.nodes);
+    let gpus = cluster.gpus();
+    let capacity = gpus as f64 * f64::from(GPU_MILLI);
+    let spec = &params.timed;
+    let mut report = Report {
+        lab: "sharing".into(),
+        title: format!(
+            "GPU sharing over time: {} pods with {} shapes, Poisson arrivals at offered load {}, mean solo duration {} s, on {} nodes, {gpus} GPUs",
+            spec.pods,
+            params.source,
+            spec.load,
+            spec.mean_duration_s,
+            cluster.nodes.len()
+        ),
+        ..Report::default()
+    };
+    let end_ns = runs
+        .iter()
+        .flat_map(|r| r.pods.iter().map(|p| p.2))
+        .filter(|&f| f != u64::MAX)
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let span_ns = runs
+        .iter()
+        .flat_map(|r| r.pods.iter().map(|p| p.0))
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let mut rows = Vec::new();
+    let mut figures = Vec::new();
+    for r in runs {
+        let done: Vec<usize> = (0..r.pods.len()).filter(|&i| r.pods[i].2 != u64::MAX).collect();
+        let dropped = r.pods.len() - done.len();
+        let n = done.len().max(1) as f64;
+        let jct = done.iter().map(|&i| (r.pods[i].2 - r.pods[i].0) as f64 / 1e9).sum::<f64>() / n;
+        let queue = done.iter().map(|&i| (r.pods[i].1 - r.pods[i].0) as f64 / 1e9).sum::<f64>() / n;
+        let mut slow: Vec<f64> = done
+            .iter()
+            .filter(|&&i| r.sharing[i])
+            .map(|&i| (r.pods[i].2 - r.pods[i].1) as f64 / r.solo_ns[i].max(1) as f64)
+            .collect();
+        slow.sort_by(f64::total_cmp);
+        let mean_slow = mean(slow.iter().copied());
+        let p95 = crate::units::nearest_rank(slow.len(), 0.95).map_or(0.0, |k| slow[k]);
+        // Time-average allocated share over the arrival span [0, last arrival] (the steady
+        // state; the drain after the last arrival is left out).
+        let mut area = 0.0;
+        for (k, &(t0, m)) in r.allocated.iter().enumerate() {
+            let t1 = r.allocated.get(k + 1).map_or(span_ns, |a| a.0).min(span_ns);
+            if t1 > t0 {
+                area += m as f64 * (t1 - t0) as f64;
+            }
+        }
+        let allocated = area * 100.0 / (capacity * span_ns as f64);
+        let id = r.variant.id();
+        let label = r.variant.label();
+        report.push_metric(&format!("{id}.avg_jct_s"), &format!("{label}: average JCT"), round1(jct), "s");
+        report.push_metric(
+            &format!("{id}.mean_slowdown"),
+            &format!("{label}: mean slowdown of sharing pods while running"),
+            round2(mean_slow),
+            "×",
+        );
+        report.push_metric(
+            &format!("{id}.in_use_percent"),
+            &format!("{label}: GPU shares in use while pods arrive, time-average"),
+            round2(allocated),
+            "%",
+        );
+        rows.push(vec![
+            Cell::Text(label.clone()),
+            Cell::Num(done.len() as f64),
+            Cell::Num(round1(jct)),
+            Cell::Num(round1(queue)),
+            Cell::Num(round2(mean_slow)),
+            Cell::Num(round2(p95)),
+            Cell::Num(round2(allocated)),
+            Cell::Num(r.moves as f64),
+            Cell::Num(r.stuck as f64),
+            Cell::Num(dropped as f64),
+        ]);
+        // Allocated GPUs over time, at 200 instants.
+        let mut points = Vec::with_capacity(201);
+        let mut k = 0usize;
+        for step in 0..=200u64 {
+            let t = end_ns / 200 * step;
+            while k + 1 < r.allocated.len() && r.allocated[k + 1].0 <= t {
+                k += 1;
+            }
+            let m = r.allocated.get(k).map_or(0, |a| a.1);
+            points.push((round2(t as f64 / 3.6e12), round2(m as f64 * 100.0 / capacity)));
+        }
+        report.series.push(Series {
+            name: format!("{label}: in use"),
+            chart: "sharing.timed_allocated".into(),
+            x_label: "time (h)".into(),
+            y_label: "GPU shares in use (% of the cluster's GPUs)".into(),
+            points,
+        });
+        figures.push((r.variant, jct, queue, mean_slow, allocated, r.moves));
+    }
+    report.tables.push(Table {
+        key: "timed".into(),
+        title: "Packing over time: what sharing GPUs buys and what it costs".into(),
+        columns: vec![
+            "row".into(),
+            "pods run".into(),
+            "average JCT (s)".into(),
+            "average queueing (s)".into(),
+            "sharing pods: mean slowdown while running (×)".into(),
+            "p95 slowdown (×)".into(),
+            "GPU shares in use while pods arrive, time-average (%)".into(),
+            "moves (unpacking)".into(),
+            "checks with nowhere to move".into(),
+            "pods that fit no node".into(),
+        ],
+        rows,
+    });
+    report.findings = timed_findings(spec, &figures);
+    report
+}
+
+type TimedFigures = (super::timed::Variant, f64, f64, f64, f64, u64);
+
+fn timed_findings(spec: &super::params::TimedSpec, figs: &[TimedFigures]) -> Vec<String> {
+    use super::timed::Variant;
+    let mut out = Vec::new();
+    let exclusive = figs.iter().find(|f| f.0 == Variant::Exclusive);
+    let packing = figs.iter().find(|f| matches!(f.0, Variant::Packing(_)));
+    let unpacking = figs.iter().find(|f| matches!(f.0, Variant::Unpacking(_)));
+    if let (Some(e), Some(p)) = (exclusive, packing) {
+        out.push(format!(
+            "Packing by memory: average JCT {:.0} s against {:.0} s on exclusive GPUs (queueing {:.0} s against {:.0} s), but sharing pods run {:.2}× slower on average while packed.",
+            p.1, e.1, p.2, e.2, p.3
+        ));
+    }
+    if let (Some(p), Some(u)) = (packing, unpacking) {
+        out.push(format!(
+            "Unpacking below {:.0} % of solo speed: mean slowdown {:.2}× against {:.2}× packed, {} moves of {} s each, average JCT {:.0} s against {:.0} s.",
+            spec.unpack_below * 100.0,
+            u.3,
+            p.3,
+            u.5,
+            spec.migration_s,
+            u.1,
+            p.1
+        ));
+    }
+    out.push("Stated model, not a trace: arrivals and durations are drawn, and a sharing pod's contention share is taken to be its GPU share (openb's gpu_milli guarantees memory, not compute); co-runners slow a pod to 1/(1 + Σ their shares), the kernel's contention model.".to_string());
+    out
+}

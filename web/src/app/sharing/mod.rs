@@ -12,9 +12,12 @@ mod cluster;
 
 use std::rc::Rc;
 
-use bubblelab_core::labs::sharing::{openb, ClusterPicture, SharingParams, SharingPolicy};
+use bubblelab_core::labs::sharing::{
+    openb, ClusterPicture, Experiment, SharingParams, SharingPolicy,
+};
 use bubblelab_core::{presets, Report, Scenario};
 use serde_json::Value;
+use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
 use crate::components::export::ExportBar;
@@ -37,7 +40,29 @@ pub struct SharingLabProps {
     pub payload: Option<String>,
 }
 
-/// Number fields: (path inside `params`, label with unit).
+/// Number fields of the timed experiment: (path inside `params`, label with unit).
+const TIMED_FIELDS: [(&str, &str); 6] = [
+    ("timed.pods", "Pods that arrive"),
+    (
+        "timed.load",
+        "Offered load (GPU share × duration asked ÷ the cluster's)",
+    ),
+    ("timed.mean_duration_s", "Mean solo duration of a pod (s)"),
+    (
+        "timed.unpack_below",
+        "Unpacking: move a pod slower than this share of its solo speed",
+    ),
+    (
+        "timed.check_after_s",
+        "Unpacking: look this long after a pod joins a GPU (s; Gandiva's time slice 60)",
+    ),
+    (
+        "timed.migration_s",
+        "Unpacking: a move's pause (s; Gandiva's 1-GPU migration ≈ 3.5)",
+    ),
+];
+
+/// Number fields of the placement experiment: (path inside `params`, label with unit).
 const FIELDS: [(&str, &str); 3] = [
     (
         "inflation_percent",
@@ -162,7 +187,19 @@ impl State {
 pub fn sharing_lab(props: &SharingLabProps) -> Html {
     let (state, worker) = use_form_page::<State>(props.payload.clone());
     let form = &state.form;
-    let other_error = form.other_error(FIELDS.iter().map(|(p, _)| *p).chain(["policies"]));
+    let timed = get(&form.params, "experiment").and_then(Value::as_str) == Some("timed");
+    let fields: &[(&str, &str)] = if timed { &TIMED_FIELDS } else { &FIELDS };
+    let other_error = form.other_error(fields.iter().map(|(p, _)| *p).chain(["policies"]));
+    let on_experiment = {
+        let state = state.clone();
+        Callback::from(move |e: Event| {
+            let value = e.target_unchecked_into::<HtmlSelectElement>().value();
+            edit(&state, move |next: &mut State| {
+                next.form.set("experiment", Value::from(value));
+                next.rerun(true);
+            });
+        })
+    };
     let chosen: Vec<String> = get(&form.params, "policies")
         .and_then(Value::as_array)
         .map(|a| {
@@ -232,15 +269,24 @@ pub fn sharing_lab(props: &SharingLabProps) -> Html {
                    GPU — that no arriving pod can use, so pods fail while GPUs sit idle. FGD (Weng et al., ATC'23) places each pod \
                    where the cluster's fragmentation grows least, measured against the mix of pods that usually arrives. The chart \
                    shows, as pods arrive until their requests reach 130 % of the cluster, how much of it each policy manages to \
-                   allocate; this is its artifact's experiment, with its five baselines." }
+                   allocate; this is its artifact's experiment, with its five baselines. Over time, the other side shows: pods \
+                   packed on one GPU slow each other, and a Gandiva-style packer moves the slowest away." }
             </p>
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
                 <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
                     <PresetSelect lab="sharing" selected={None} on_pick={preset_callback(&state)} />
+                    <div class="field">
+                        <label for="field-experiment">{ "Experiment" }</label>
+                        <select id="field-experiment" onchange={on_experiment}>
+                            { for Experiment::ALL.iter().map(|e| html! {
+                                <option value={e.id()} selected={(*e == Experiment::Timed) == timed}>{ e.label() }</option>
+                            }) }
+                        </select>
+                    </div>
                     <CheckboxGroup path="sharing.policies" label="Placement policies" {options}
                         error={form.field_error("policies")} {on_toggle} />
-                    { for FIELDS.iter().map(|(path, label)| html! {
+                    { for fields.iter().map(|(path, label)| html! {
                         <NumberField path={format!("sharing.{path}")} label={*label} value={form.text(path)}
                             error={form.field_error(path)} on_change={number_callback(&state, path)} />
                     }) }
@@ -256,8 +302,9 @@ pub fn sharing_lab(props: &SharingLabProps) -> Html {
                     if let Some(message) = &state.list_error {
                         <div class="banner error" id="list-error" role="alert">{ message.clone() }</div>
                     }
-                    <p class="muted" id="not-modelled">{ "Not modelled: how pods sharing a GPU slow each other (a share is memory, \
-                        not compute), and time. Gandiva-style packing with unpacking, which needs both, is not built yet." }</p>
+                    <p class="muted" id="not-modelled">{ "FGD's experiment has no time and no interference. The timed experiment adds \
+                        both under a stated model: drawn arrivals and durations, a pod's contention share taken to be its GPU share \
+                        (openb guarantees memory, not compute), co-runners slowing a pod to 1/(1 + Σ their shares)." }</p>
                 </form>
                 <div class="results">
                     <RunStatus worker={worker.clone()} error={form.worker_error.clone()} />
@@ -267,6 +314,7 @@ pub fn sharing_lab(props: &SharingLabProps) -> Html {
                     }} chart_titles={vec![
                         ("sharing.allocation".to_string(), "GPUs allocated as pod requests arrive (mean over seeds): the higher, the fewer GPUs lost to fragmentation".to_string()),
                         ("sharing.unallocated".to_string(), "GPUs left unallocated as the cluster fills (from 80 % arrived; mean over seeds): where the policies part".to_string()),
+                        ("sharing.timed_allocated".to_string(), "GPU shares in use over time: packing fits more pods on the same GPUs".to_string()),
                     ]} />
                 </div>
             </div>

@@ -83,6 +83,14 @@ impl Kinds {
             self.0[Kinds::of(pod)] += 1;
         }
     }
+
+    /// Records a pod that left.
+    pub fn remove(&mut self, pod: &Pod) {
+        if pod.num_gpu > 0 {
+            let k = &mut self.0[Kinds::of(pod)];
+            *k = k.saturating_sub(1);
+        }
+    }
 }
 
 /// Node fragmentation by node state: F_N depends only on the node's model, which typical tasks'
