@@ -79,3 +79,29 @@ fn the_real_openb_lists_run() {
     );
     assert!(metric(&r, "fgd.allocated_percent") > metric(&r, "best-fit.allocated_percent"));
 }
+
+#[test]
+fn the_timed_experiment_from_flags() {
+    let r = json(&[
+        "--experiment",
+        "timed",
+        "--policy",
+        "fgd",
+        "--pods-arriving",
+        "400",
+        "--load",
+        "1.0",
+    ]);
+    let rows = r["tables"][0]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3, "exclusive, packing, unpacking");
+    assert!(r["title"].as_str().unwrap().contains("400 pods"));
+    assert!(metric(&r, "fgd.mean_slowdown") >= 1.0);
+    assert_bad_input(
+        &bubblelab(&["sharing", "--experiment", "timed", "--load", "0"]),
+        "sharing.timed.load",
+    );
+    assert_bad_input(
+        &bubblelab(&["sharing", "--unpack-below", "1.5"]),
+        "sharing.timed.unpack_below",
+    );
+}

@@ -9,9 +9,10 @@
 //!
 //! `cluster` (nodes, fit, fragmentation, typical tasks), `policies/` (one file per policy and
 //! the scheduler's cycle), `experiment` (the artifact's protocol: shuffle, inflation, one try
-//! per pod), `openb` (the trace's node and pod lists), `params`, `report`. There is no time and
-//! no interference model here: FGD's experiment has neither (pods never leave; a share is
-//! memory, and compute is not modelled).
+//! per pod), `openb` (the trace's node and pod lists), `params`, `report`. FGD's experiment has
+//! no time and no interference (pods never leave; a share is memory); `timed` is the lab's
+//! second experiment, which adds both under a stated model: exclusive GPUs, packing, and
+//! Gandiva-style unpacking.
 
 pub mod cluster;
 pub mod experiment;

@@ -318,7 +318,7 @@ fn findings(params: &SharingParams, cluster_gpus: u64, figs: &[PolicyFigures]) -
         "Why GPUs go unallocated while pods fail: pods that share a GPU leave slivers (a GPU with 190 milli free fits no pod asking 470), and whole-GPU pods need wholly free GPUs on one node. FGD scores a placement by how much it grows the node's fragmentation — the idle GPU share the usual pod mix (the typical tasks below) could not use — and takes the smallest growth.".to_string(),
     );
     out.push(
-        "No time and no interference: as in FGD's experiment, pods never leave and a share is a guarantee of GPU memory; how co-located pods slow each other is not modelled here.".to_string(),
+        "No time and no interference: as in FGD's experiment, pods never leave and a share is a guarantee of GPU memory. The timed experiment adds both, under a stated model.".to_string(),
     );
     out
 }
