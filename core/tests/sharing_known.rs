@@ -260,6 +260,21 @@ fn random_params(seed: u64) -> SharingParams {
     if pods.iter().all(|p: &PodClass| p.num_gpu == 0) {
         pods.push(pod(3, 1000, 1000, 1, 500));
     }
+    // Enough nodes that the originals ask for at most 130 % of the GPUs (the lab clones, it
+    // never removes pods).
+    let asked: u64 = pods
+        .iter()
+        .map(|p| u64::from(p.count) * u64::from(p.num_gpu) * u64::from(p.gpu_milli))
+        .sum();
+    let per_node = u64::from(nodes[0].gpus) * 1000;
+    let capacity: u64 = nodes
+        .iter()
+        .map(|g| u64::from(g.count) * u64::from(g.gpus) * 1000)
+        .sum();
+    if asked * 100 > capacity * 130 {
+        let missing = (asked * 100 / 130).saturating_sub(capacity);
+        nodes[0].count += u32::try_from(missing.div_ceil(per_node)).unwrap();
+    }
     SharingParams {
         nodes,
         pods,

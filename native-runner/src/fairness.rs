@@ -215,25 +215,6 @@ fn is_job_trace(path: &Path) -> bool {
     n > 0 && !(text.starts_with('{') && text.contains("traceEvents"))
 }
 
-fn parse_policies(s: &str) -> Result<Vec<PolicyKind>, Failure> {
-    if s.trim() == "all" {
-        return Ok(PolicyKind::ALL.to_vec());
-    }
-    let mut out = Vec::new();
-    for id in s.split(',').map(str::trim).filter(|x| !x.is_empty()) {
-        let k: PolicyKind = id
-            .parse()
-            .map_err(|e| Failure::Input(format!("--policy: {e}, or `all`")))?;
-        if !out.contains(&k) {
-            out.push(k);
-        }
-    }
-    if out.is_empty() {
-        return Err(Failure::Input("--policy: name at least one policy".into()));
-    }
-    Ok(out)
-}
-
 /// A bar over the policies on stderr, drawn only when stderr is a terminal and only once the
 /// run has taken a second (short runs print nothing extra).
 fn progress_bar(policies: &[PolicyKind]) -> ProgressBar {
@@ -271,7 +252,7 @@ fn field_failure(e: &ScenarioError) -> Failure {
 pub fn fairness(args: &FairnessArgs) -> Result<(), Failure> {
     let (input, input_format, output) = resolve(args)?;
     let mut params = FairnessParams {
-        policies: parse_policies(&args.policy)?,
+        policies: crate::parse_kind_list::<PolicyKind>("--policy", &args.policy)?,
         ..FairnessParams::default()
     };
     params.cluster.gpus_per_node = args.gpus_per_node;

@@ -173,6 +173,34 @@ pub fn kind_parser<K: Kind + Send + Sync>() -> impl TypedValueParser<Value = K> 
     .try_map(|id| K::from_id(&id).ok_or_else(|| format!("unknown id `{id}`")))
 }
 
+/// A `--policy`-style list: comma-separated ids of one [`Kind`] set (each kept once, in the order
+/// given), or `all` for every kind.
+///
+/// # Errors
+/// [`error::Failure::Input`] naming `flag` for an unknown id or an empty list.
+pub fn parse_kind_list<K>(flag: &str, s: &str) -> Result<Vec<K>, error::Failure>
+where
+    K: Kind + PartialEq + std::str::FromStr,
+    K::Err: std::fmt::Display,
+{
+    if s.trim() == "all" {
+        return Ok(K::all().to_vec());
+    }
+    let mut out = Vec::new();
+    for id in s.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+        let k: K = id
+            .parse()
+            .map_err(|e| error::Failure::Input(format!("{flag}: {e}, or `all`")))?;
+        if !out.contains(&k) {
+            out.push(k);
+        }
+    }
+    if out.is_empty() {
+        return Err(error::Failure::Input(format!("{flag}: name at least one")));
+    }
+    Ok(out)
+}
+
 /// Tells on stderr that the flag `old` is an earlier spelling this release still reads and the
 /// next will not; `new` says what to write instead (the flag convention in ARCHITECTURE.md).
 pub fn deprecated(old: &str, new: &str) {

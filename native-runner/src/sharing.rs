@@ -72,25 +72,6 @@ pub struct SharingArgs {
     output: ReportOutput,
 }
 
-fn parse_policies(s: &str) -> Result<Vec<SharingPolicy>, Failure> {
-    if s.trim() == "all" {
-        return Ok(SharingPolicy::ALL.to_vec());
-    }
-    let mut out = Vec::new();
-    for id in s.split(',').map(str::trim).filter(|x| !x.is_empty()) {
-        let k: SharingPolicy = id
-            .parse()
-            .map_err(|e| Failure::Input(format!("--policy: {e}, or `all`")))?;
-        if !out.contains(&k) {
-            out.push(k);
-        }
-    }
-    if out.is_empty() {
-        return Err(Failure::Input("--policy: name at least one policy".into()));
-    }
-    Ok(out)
-}
-
 /// `bubblelab sharing`.
 ///
 /// # Errors
@@ -122,7 +103,7 @@ pub fn sharing(args: &SharingArgs) -> Result<(), Failure> {
         params.source = name;
     }
     if let Some(p) = &args.policy {
-        params.policies = parse_policies(p)?;
+        params.policies = crate::parse_kind_list::<SharingPolicy>("--policy", p)?;
     }
     if let Some(n) = args.seeds {
         params.seeds = n;

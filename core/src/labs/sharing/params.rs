@@ -333,6 +333,27 @@ impl SharingParams {
             .iter()
             .map(|g| u64::from(g.count) * u64::from(g.gpus))
             .sum();
+        // The artifact removes pods when the originals ask for more than the target ("tune
+        // down", `simulator.go:1085-1119`); this lab only clones, so it refuses such targets.
+        let asked: u64 = self
+            .pods
+            .iter()
+            .map(|p| u64::from(p.count) * u64::from(p.num_gpu) * u64::from(p.gpu_milli.min(GPU_MILLI)))
+            .sum();
+        let capacity_milli = cluster_gpus * u64::from(GPU_MILLI);
+        if self.experiment == Experiment::Placement
+            && asked * 100 > capacity_milli * u64::from(self.inflation_percent)
+        {
+            return bad(
+                "inflation_percent".into(),
+                format!(
+                    "the original pods already ask for {:.1} % of the GPUs, more than {} %; FGD's artifact then removes pods, which this lab does not do: choose at least {:.0} %",
+                    asked as f64 * 100.0 / capacity_milli as f64,
+                    self.inflation_percent,
+                    libm::ceil(asked as f64 * 100.0 / capacity_milli as f64)
+                ),
+            );
+        }
         // Inflation clones pods until the requests reach the target; bound the work.
         let target = cluster_gpus * u64::from(GPU_MILLI) * u64::from(self.inflation_percent) / 100;
         let smallest = self

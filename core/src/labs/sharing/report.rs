@@ -341,7 +341,7 @@ pub fn build_timed(params: &SharingParams, runs: &[super::timed::TimedRun]) -> R
     let mut report = Report {
         lab: "sharing".into(),
         title: format!(
-            "GPU sharing over time: {} pods with {} shapes, Poisson arrivals at offered load {}, mean solo duration {} s, on {} nodes, {gpus} GPUs",
+            "GPU sharing over time: {} pods drawn from {}, Poisson arrivals at offered load {}, mean solo duration {} s, on {} nodes, {gpus} GPUs",
             spec.pods,
             params.source,
             spec.load,

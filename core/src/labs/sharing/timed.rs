@@ -18,7 +18,7 @@
 //! pod there runs below [`TimedSpec::unpack_below`] of its solo speed, the slowest one moves to
 //! the GPU where it would run fastest without pushing anyone there below the bound, and makes no
 //! progress for [`TimedSpec::migration_s`]; when no GPU qualifies it stays). Pods that fit
-//! nowhere wait in arrival order; at every departure the waiting pods are tried in that order
+//! nowhere wait in arrival order; at every departure and move the waiting pods are tried in that order
 //! (a later pod may start ahead of an earlier one that still does not fit).
 
 use alloc::collections::VecDeque;
@@ -196,6 +196,8 @@ struct Sim<'p> {
     run: Vec<Option<Running>>,
     queue: EventQueue<Event>,
     allocated_milli: u64,
+    /// Pods that fit nowhere yet, in arrival order.
+    waiting: VecDeque<usize>,
     out: TimedRun,
 }
 
@@ -312,6 +314,18 @@ impl Sim<'_> {
         true
     }
 
+    /// Tries the waiting pods in arrival order; a later one may start ahead of one that still
+    /// does not fit.
+    fn start_waiting(&mut self, arrivals: &[Arrival], memo: &mut FragMemo<'_>, t: u64) {
+        let mut still = VecDeque::with_capacity(self.waiting.len());
+        while let Some(w) = self.waiting.pop_front() {
+            if !self.start(arrivals, memo, w, t) {
+                still.push_back(w);
+            }
+        }
+        self.waiting = still;
+    }
+
     /// Schedules a look at GPU `g` (unpacking only).
     fn watch(&mut self, g: usize, t: u64) {
         if matches!(self.variant, Variant::Unpacking(_)) {
@@ -342,8 +356,10 @@ impl Sim<'_> {
     }
 
     /// Unpacking at `t` on GPU `g`: while a pod there runs below the bound, move the slowest.
-    fn check(&mut self, arrivals: &[Arrival], g: usize, t: u64) {
+    /// Returns whether any pod moved.
+    fn check(&mut self, arrivals: &[Arrival], g: usize, t: u64) -> bool {
         let bound = self.spec.unpack_below;
+        let mut moved = false;
         loop {
             let pods = self.on_gpu[g].clone();
             let slowest = pods
@@ -352,12 +368,24 @@ impl Sim<'_> {
                 .filter_map(|i| self.run[i].map(|r| (r.speed, i)))
                 .filter(|&(s, _)| s < bound)
                 .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-            let Some((_, i)) = slowest else { return };
+            let Some((_, i)) = slowest else {
+                return moved;
+            };
             let pod = arrivals[i].pod;
             // The GPU where it would run fastest, no one there pushed below the bound.
             let mut best: Option<(f64, usize, u8)> = None;
+            let home = self.run[i].map_or(usize::MAX, |r| r.node);
             for (n, node) in self.cluster.nodes.iter().enumerate() {
-                if !node.host_fits(&pod) || !node.model_allowed(&pod) {
+                // On its own node the pod's CPU and memory are free again once it moves.
+                let (cpu, mem) = if n == home {
+                    (pod.cpu_milli, pod.memory_mib)
+                } else {
+                    (0, 0)
+                };
+                if node.cpu_free + cpu < pod.cpu_milli
+                    || node.memory_free + mem < pod.memory_mib
+                    || !node.model_allowed(&pod)
+                {
                     continue;
                 }
                 for k in 0..node.gpus as u8 {
@@ -380,8 +408,9 @@ impl Sim<'_> {
             }
             let Some((_, n, k)) = best else {
                 self.out.stuck += 1;
-                return;
+                return moved;
             };
+            moved = true;
             self.settle(i, t);
             let (left, epoch) = self.run[i].map_or((0.0, 0), |r| (r.left_ns, r.epoch));
             self.release(arrivals, i, t);
@@ -442,6 +471,7 @@ pub fn run(params: &SharingParams, arrivals: &[Arrival], variant: Variant) -> Ti
         run: vec![None; arrivals.len()],
         queue: EventQueue::new(),
         allocated_milli: 0,
+        waiting: VecDeque::new(),
         out: TimedRun {
             variant,
             pods: arrivals.iter().map(|a| (a.at_ns, 0, 0)).collect(),
@@ -455,12 +485,11 @@ pub fn run(params: &SharingParams, arrivals: &[Arrival], variant: Variant) -> Ti
     for (i, a) in arrivals.iter().enumerate() {
         sim.queue.schedule(Nanos(a.at_ns), Event::Arrive(i));
     }
-    let mut waiting: VecDeque<usize> = VecDeque::new();
     while let Some((Nanos(t), event)) = sim.queue.pop() {
         match event {
             Event::Arrive(i) => {
                 if !sim.start(arrivals, &mut memo, i, t) {
-                    waiting.push_back(i);
+                    sim.waiting.push_back(i);
                     // A pod that can never fit (larger than any node) is dropped at once.
                     let never = sim.cluster.nodes.iter().all(|n| {
                         let p = sim.shape(arrivals[i].pod);
@@ -470,7 +499,7 @@ pub fn run(params: &SharingParams, arrivals: &[Arrival], variant: Variant) -> Ti
                             || n.gpus < p.num_gpu
                     });
                     if never {
-                        waiting.pop_back();
+                        sim.waiting.pop_back();
                         sim.out.pods[i] = (arrivals[i].at_ns, u64::MAX, u64::MAX);
                     }
                 }
@@ -483,18 +512,11 @@ pub fn run(params: &SharingParams, arrivals: &[Arrival], variant: Variant) -> Ti
                 if let Some(g) = sim.release(arrivals, i, t) {
                     sim.retime(arrivals, g, t);
                 }
-                // Waiting pods in arrival order; later ones may pass one that does not fit.
-                let mut still = VecDeque::with_capacity(waiting.len());
-                while let Some(w) = waiting.pop_front() {
-                    if !sim.start(arrivals, &mut memo, w, t) {
-                        still.push_back(w);
-                    }
-                }
-                waiting = still;
+                sim.start_waiting(arrivals, &mut memo, t);
             }
             Event::Check(g, epoch) => {
-                if sim.gpu_epoch[g] == epoch {
-                    sim.check(arrivals, g, t);
+                if sim.gpu_epoch[g] == epoch && sim.check(arrivals, g, t) {
+                    sim.start_waiting(arrivals, &mut memo, t);
                 }
             }
         }

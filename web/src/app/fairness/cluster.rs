@@ -6,12 +6,12 @@
 use std::rc::Rc;
 
 use gloo::timers::callback::Interval;
-use wasm_bindgen::JsCast;
-use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, HtmlInputElement, HtmlSelectElement};
+use web_sys::{HtmlCanvasElement, HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
 use super::colours::{tenant_colour, FREE};
 use super::shares::ShareChart;
+use crate::components::canvas::fixed_size_context;
 use crate::components::timeline::Shared;
 use crate::worker::ClusterRun;
 
@@ -98,21 +98,9 @@ fn draw(canvas: &HtmlCanvasElement, occupancy: &[Vec<(u32, u32)>], gpn: u32) {
     let (cell, per_row) = layout(nodes, gpn);
     let rows = nodes.div_ceil(per_row).max(1);
     let height = f64::from(rows) * (cell + 4.0) + 4.0;
-    let dpr = gloo::utils::window().device_pixel_ratio().max(1.0);
-    canvas.set_width((WIDTH * dpr) as u32);
-    canvas.set_height((height * dpr) as u32);
-    let style = format!("width:{WIDTH}px;height:{height}px");
-    let _ = canvas.set_attribute("style", &style);
-    let Some(ctx) = canvas
-        .get_context("2d")
-        .ok()
-        .flatten()
-        .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
-    else {
+    let Some(ctx) = fixed_size_context(canvas, WIDTH, height) else {
         return;
     };
-    let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
-    ctx.clear_rect(0.0, 0.0, WIDTH, height);
     let node_w = f64::from(gpn) * cell + 4.0;
     let gap = if cell >= 6.0 { 1.0 } else { 0.0 };
     for (n, held) in occupancy.iter().enumerate() {

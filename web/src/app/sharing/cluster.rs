@@ -4,13 +4,13 @@
 //! sharing pod still fits, or a wholly free GPU. Nodes are drawn in cluster order, their GPUs
 //! side by side.
 
-use wasm_bindgen::JsCast;
-use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, HtmlSelectElement};
+use web_sys::{HtmlCanvasElement, HtmlSelectElement};
 use yew::prelude::*;
 
 use bubblelab_core::labs::sharing::experiment::SHARED_FLAG;
 use bubblelab_core::labs::sharing::ClusterPicture;
 
+use crate::components::canvas::fixed_size_context;
 use crate::components::timeline::Shared;
 
 /// Canvas width, CSS px.
@@ -83,20 +83,9 @@ fn draw(canvas: &HtmlCanvasElement, p: &ClusterPicture) {
     let per_row = ((WIDTH / node_w).floor() as usize).max(1);
     let rows = nodes.div_ceil(per_row);
     let height = rows as f64 * (cell + 4.0) + 4.0;
-    let dpr = gloo::utils::window().device_pixel_ratio().max(1.0);
-    canvas.set_width((WIDTH * dpr) as u32);
-    canvas.set_height((height * dpr) as u32);
-    let _ = canvas.set_attribute("style", &format!("width:{WIDTH}px;height:{height}px"));
-    let Some(ctx) = canvas
-        .get_context("2d")
-        .ok()
-        .flatten()
-        .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
-    else {
+    let Some(ctx) = fixed_size_context(canvas, WIDTH, height) else {
         return;
     };
-    let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
-    ctx.clear_rect(0.0, 0.0, WIDTH, height);
     let gap = if cell >= 6.0 { 1.0 } else { 0.0 };
     let side = cell - gap;
     let mut k = 0usize;

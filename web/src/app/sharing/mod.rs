@@ -182,6 +182,18 @@ impl State {
     }
 }
 
+/// The ids of the policies the form's params list.
+fn chosen_policies(params: &Value) -> Vec<String> {
+    get(params, "policies")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The sharing lab.
 #[function_component(SharingLab)]
 pub fn sharing_lab(props: &SharingLabProps) -> Html {
@@ -200,14 +212,7 @@ pub fn sharing_lab(props: &SharingLabProps) -> Html {
             });
         })
     };
-    let chosen: Vec<String> = get(&form.params, "policies")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default();
+    let chosen = chosen_policies(&form.params);
     let options: Vec<(String, String, bool)> = SharingPolicy::ALL
         .iter()
         .map(|k| {
@@ -222,14 +227,7 @@ pub fn sharing_lab(props: &SharingLabProps) -> Html {
         let state = state.clone();
         Callback::from(move |(id, on): (String, bool)| {
             edit(&state, move |next: &mut State| {
-                let had: Vec<String> = get(&next.form.params, "policies")
-                    .and_then(Value::as_array)
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|v| v.as_str().map(String::from))
-                            .collect()
-                    })
-                    .unwrap_or_default();
+                let had = chosen_policies(&next.form.params);
                 let list: Vec<String> = SharingPolicy::IDS
                     .iter()
                     .map(ToString::to_string)

@@ -95,7 +95,8 @@ impl Kinds {
 
 /// Node fragmentation by node state: F_N depends only on the node's model, which typical tasks'
 /// CPU its free CPU covers, and its GPUs' free milli as a multiset, so equal states share one
-/// evaluation (the artifact memoises it too).
+/// evaluation (ours: the artifact's FGD score recomputes F_N every time, `fgd_score.go:63-82`,
+/// and memoises it only in its reports; the values are the same).
 pub struct FragMemo<'a> {
     tasks: &'a [Task],
     /// The typical tasks' CPU requests, ascending, distinct.
