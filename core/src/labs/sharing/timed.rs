@@ -315,11 +315,17 @@ impl Sim<'_> {
     }
 
     /// Tries the waiting pods in arrival order; a later one may start ahead of one that still
-    /// does not fit.
+    /// does not fit. Within one pass the cluster only fills, so a shape that found no node is
+    /// not tried again (a failed try draws no random number: the result is the same).
     fn start_waiting(&mut self, arrivals: &[Arrival], memo: &mut FragMemo<'_>, t: u64) {
         let mut still = VecDeque::with_capacity(self.waiting.len());
+        let mut failed: Vec<Pod> = Vec::new();
         while let Some(w) = self.waiting.pop_front() {
-            if !self.start(arrivals, memo, w, t) {
+            let shape = arrivals[w].pod;
+            if failed.contains(&shape) || !self.start(arrivals, memo, w, t) {
+                if !failed.contains(&shape) {
+                    failed.push(shape);
+                }
                 still.push_back(w);
             }
         }

@@ -1,9 +1,9 @@
-//! BestFit as FGD's artifact runs it (`pkg/simulator/plugin/best_fit_score.go:66-97`): the
-//! node's raw score is 100 · (1 − [½ (CPU free − CPU asked) ÷ 128,000 + ½ (GPU milli free −
-//! GPU milli asked) ÷ 8,000]) truncated toward zero (Go's `int64`), the least left over scoring highest; the raw scores of the
-//! feasible nodes are then min-max normalised to 0–100 in integers
-//! (`plugin_utils.go:47-73`, every node 0 when all are equal; see `super::normalise`). The
-//! pod's GPU is the best fit.
+//! BestFit as FGD's artifact runs it (`pkg/simulator/plugin/best_fit_score.go:66-97`): the node's
+//! raw score is 100 · (1 − [½ (CPU free − CPU asked) ÷ 128,000 + ½ (GPU milli free − GPU milli
+//! asked) ÷ 8,000]) truncated toward zero (Go's `int64`), the least left over scoring highest; the
+//! raw scores of the feasible nodes are then min-max normalised to 0–100 in integers
+//! (`plugin_utils.go:47-73`, every node 0 when all are equal; see `super::normalise`). The pod's
+//! GPU is the best fit.
 
 use super::super::cluster::{Node, Pod};
 use super::{MAX_SPEC_CPU_MILLI, MAX_SPEC_GPU_MILLI};

@@ -1,9 +1,9 @@
 //! DotProd, a Tetris-style alignment score, as FGD's artifact runs it
-//! (`pkg/simulator/plugin/dot_product_score.go:64-100`, dimension `merge`, norm `max`): the
-//! node's free [CPU ÷ 128,000 milli-cores, all GPUs' free milli ÷ 8,000] dotted with the pod's
-//! request [CPU ÷ 128,000, GPU milli ÷ 8,000]; score 100 · (1 − dot / 2) truncated toward zero (Go's `int64`), so the node whose
-//! free resources align least with the request — the fullest — wins. The pod's GPU is the best
-//! fit.
+//! (`pkg/simulator/plugin/dot_product_score.go:64-100`, dimension `merge`, norm `max`): the node's
+//! free [CPU ÷ 128,000 milli-cores, all GPUs' free milli ÷ 8,000] dotted with the pod's request
+//! [CPU ÷ 128,000, GPU milli ÷ 8,000]; score 100 · (1 − dot / 2) truncated toward zero (Go's
+//! `int64`), so the node whose free resources align least with the request — the fullest — wins.
+//! The pod's GPU is the best fit.
 
 use super::super::cluster::Node;
 use super::super::cluster::Pod;

@@ -1,11 +1,11 @@
 //! FGD, fragmentation gradient descent (Weng et al., "Beware of Fragmentation", ATC'23), as its
 //! artifact scores a node (hkust-adsl/kubernetes-scheduler-simulator @8f3d641,
-//! `pkg/simulator/plugin/fgd_score.go:38-90`): place the pod on the node in thought, and score
-//! the drop of the node's fragmentation Δ = F_N(before) − F_N(after) (milli-GPU, over the typical
-//! tasks) as ⌊100 · σ(Δ / 1000)⌋ (Go's `int64`, truncation toward zero), σ the logistic function. A sharing pod is tried on every GPU
-//! with room for it; the node's score is the best, and the pod goes to the first GPU that
-//! reaches it (GPUs compared on the truncated score). Any other pod, a CPU pod included, is
-//! tried with its CPU taken and its GPUs the lowest-index wholly free ones.
+//! `pkg/simulator/plugin/fgd_score.go:38-90`): place the pod on the node in thought, and score the
+//! drop of the node's fragmentation Δ = F_N(before) − F_N(after) (milli-GPU, over the typical
+//! tasks) as ⌊100 · σ(Δ / 1000)⌋ (Go's `int64`, truncation toward zero), σ the logistic function. A
+//! sharing pod is tried on every GPU with room for it; the node's score is the best, and the pod
+//! goes to the first GPU that reaches it (GPUs compared on the truncated score). Any other pod, a
+//! CPU pod included, is tried with its CPU taken and its GPUs the lowest-index wholly free ones.
 
 use alloc::vec;
 use alloc::vec::Vec;
