@@ -159,6 +159,31 @@ fn a_form_keeps_typed_text_and_puts_each_error_under_its_field() {
     assert!(form.field_error("controllers").is_some());
 }
 
+#[wasm_bindgen_test]
+fn a_run_finishing_after_a_bad_edit_keeps_the_edits_error() {
+    use bubblelab_core::labs::agentic::AgenticParams;
+    use bubblelab_core::{Report, Scenario};
+    use bubblelab_web::components::params_form::Form;
+    use bubblelab_web::worker::Output;
+
+    let mut form = Form::new(
+        "agentic",
+        &Scenario::Agentic(AgenticParams::default()),
+        None,
+    );
+    let scenario = form.scenario().unwrap();
+    form.ask(scenario, false);
+    let pending = (*form.pending.clone().unwrap()).clone();
+    // While that run is in flight the user types a value the core refuses: no new run.
+    assert!(form.edit_number("synthetic.agents", "0".into()));
+    assert!(form.scenario().is_none());
+    assert!(form.field_error("synthetic.agents").is_some());
+    // The earlier run's Report arrives and is shown; the newer edit's error stays.
+    let shown = form.finish(&pending, Ok(Output::Report(Report::default())), true);
+    assert!(shown.is_some());
+    assert!(form.field_error("synthetic.agents").is_some());
+}
+
 /// What the page gets back from its worker: `handle`'s output, through the reply's JSON.
 fn through_the_worker(
     job: bubblelab_web::worker::Job,

@@ -295,7 +295,8 @@ impl Form {
         self.worker_error = None;
         match outcome {
             Ok(output) => {
-                self.error = None;
+                // `ask` cleared the error when this run was asked; an error set since comes
+                // from a newer edit that did not validate, and stays until that field is fixed.
                 self.upload_error = None;
                 self.upload_ok = self.upload.clone();
                 if pending.link && linkable && self.upload.is_none() {
