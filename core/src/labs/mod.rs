@@ -30,3 +30,8 @@ crate::scenario::labs! {
     /// artifact's baselines.
     sharing::SharingParams => Sharing = "sharing";
 }
+
+/// Elastic training: Pollux's goodput-driven GPU and batch-size choices against its artifact's
+/// baselines. Not yet a lab of the registry above (no page, preset or CLI command yet): run by
+/// its tests (`core/tests/elastic_*.rs`).
+pub mod elastic;
