@@ -296,6 +296,16 @@ pub const PRESETS: &[Preset] = &[
         "sharing",
         "Over time: packing raises GPU use but slows pods; Gandiva-style unpacking moves the slowest"
     ),
+    preset!(
+        "elastic-pollux-vs-baselines",
+        "elastic",
+        "Pollux against Optimus+Oracle and Tiresias on the artifact's workload-6 (a lighter search: 30 individuals × 20 generations)"
+    ),
+    preset!(
+        "elastic-pollux-artifact-search",
+        "elastic",
+        "The same with the artifact's search, 100 × 100 (about 30 s natively)"
+    ),
 ];
 
 /// The preset with this id.

@@ -1,5 +1,5 @@
 //! Every decoder of user input, fuzzed: scenario JSON, share links, graph JSON, calibrated
-//! profiles, the five cluster-trace readers, openb's node and pod lists (sharing lab), Mooncake and Azure request traces, PAI mini-batch
+//! profiles, the five cluster-trace readers, openb's node and pod lists (sharing lab), the Pollux artifact's workload CSV (elastic lab), Mooncake and Azure request traces, PAI mini-batch
 //! CSV, Vidur collective CSV and PipeMorph rank logs (Kineto and its gzip: `kineto_fuzz`).
 //! Each target takes random bytes and mutations of a valid input (byte flips, deletions,
 //! duplications, insertions, truncation) and must return, never panic; a hang shows as a run
@@ -321,5 +321,33 @@ fn pipemorph_logs() {
                 RANK_LOG.replace("RANK0", "RANK1"),
             ),
         ]);
+    });
+}
+
+const POLLUX_WORKLOAD: &str = "name,time,application,num_replicas,batch_size\n\
+cifar10-0,53,cifar10,2,2048\nncf-1,90,ncf,1,32768\nbert-2,120,bert,2,384\n";
+
+#[test]
+fn pollux_workloads() {
+    use bubblelab_core::labs::elastic::{run, workload, ElasticParams, ElasticPolicy, PolluxSpec};
+    fuzz("Pollux workload CSV", &[POLLUX_WORKLOAD], |t| {
+        // Whatever reads, small enough to run, runs without a panic.
+        if let Ok(jobs) = workload::parse_workload(t) {
+            if jobs.len() <= 4 && jobs.iter().all(|j| j.submit_s < 3600) {
+                let params = ElasticParams {
+                    policies: vec![ElasticPolicy::Tiresias, ElasticPolicy::Optimus],
+                    nodes: 4,
+                    workload: 0,
+                    jobs,
+                    pollux: PolluxSpec {
+                        population: 4,
+                        generations: 2,
+                        seed: 1,
+                    },
+                    ..ElasticParams::default()
+                };
+                let _ = run(&params, &mut |_, _| {});
+            }
+        }
     });
 }

@@ -10,8 +10,8 @@ const CASES: &[(&str, &str)] = &[
     ("[1]", "(top level): expected an object like {\"version\": 1, \"lab\": \"pipeline\", \"params\": {…}}"),
     (r#"{"lab":"pipeline"}"#, "version: missing; expected 1"),
     (r#"{"version":2,"lab":"pipeline"}"#, "version: this build reads format version 1, got 2"),
-    (r#"{"version":1}"#, "lab: missing; expected one of pipeline, cost, fairness, agentic, overlap, resilience, bubbles, tuning, migration, sharing"),
-    (r#"{"version":1,"lab":"warp"}"#, "lab: unknown lab `warp`; expected one of pipeline, cost, fairness, agentic, overlap, resilience, bubbles, tuning, migration, sharing"),
+    (r#"{"version":1}"#, "lab: missing; expected one of pipeline, cost, fairness, agentic, overlap, resilience, bubbles, tuning, migration, sharing, elastic"),
+    (r#"{"version":1,"lab":"warp"}"#, "lab: unknown lab `warp`; expected one of pipeline, cost, fairness, agentic, overlap, resilience, bubbles, tuning, migration, sharing, elastic"),
     (r#"{"version":1,"lab":"pipeline","extra":1}"#, "extra: unknown field; expected one of `version`, `lab`, `params`"),
     (
         r#"{"version":1,"lab":"resilience","params":{"cluster":{"dp":4}}}"#,
@@ -84,6 +84,14 @@ const CASES: &[(&str, &str)] = &[
     (
         r#"{"version":1,"lab":"sharing","params":{"inflation_percent":0}}"#,
         "sharing.inflation_percent: must be between 1 and 300, got 0",
+    ),
+    (
+        r#"{"version":1,"lab":"elastic","params":{"workload":0,"jobs":[{"name":"a","submit_s":0,"app":"resnet","replicas":1,"batch_size":128}]}}"#,
+        "elastic.jobs[0].app: unknown application 'resnet': expected one of bert, cifar10, deepspeech2, imagenet, ncf, yolov3",
+    ),
+    (
+        r#"{"version":1,"lab":"elastic","params":{"gpus_per_node":8}}"#,
+        "elastic.gpus_per_node: expected 1 to 4 (the artifact's nodes), got 8",
     ),
 ];
 

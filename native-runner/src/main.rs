@@ -13,6 +13,7 @@ mod checkpoint_demo;
 mod cost;
 mod dist;
 mod doctor;
+mod elastic;
 mod error;
 mod exec;
 mod fairness;
@@ -112,6 +113,10 @@ enum Command {
     /// (Random, DotProd, GpuClustering, GpuPacking, BestFit) in its placement experiment, on a
     /// preset or the real openb node and pod lists (`--nodes`, `--pods`).
     Sharing(sharing::SharingArgs),
+    /// Elastic training: Pollux (every job's GPUs and batch size chosen for the cluster's
+    /// goodput) against its artifact's Optimus+Oracle and Tiresias, on the artifact's workload
+    /// files (`--workload 1`…`8`) or a workload CSV.
+    Elastic(elastic::ElasticArgs),
     /// Run a real address-preserving checkpoint cycle (pause, unmap, restore at the same
     /// address, migrate to a new process) on host memory, or check the CUDA path.
     CheckpointDemo(checkpoint_demo::DemoArgs),
@@ -240,6 +245,7 @@ fn main() -> ExitCode {
         Command::Bubbles(args) => bubbles::bubbles(&args),
         Command::Migration(args) => migration::migration(&args),
         Command::Sharing(args) => sharing::sharing(&args),
+        Command::Elastic(args) => elastic::elastic(&args),
         Command::CheckpointDemo(args) => checkpoint_demo::demo(&args),
         Command::CheckpointRestore(args) => checkpoint_demo::restore_process(&args),
     };

@@ -643,6 +643,30 @@ try {
     await shPage.screenshot({ path: path.join(OUT_DIR, 'sharing-lab.png'), fullPage: true });
   });
 
+  await check('the elastic lab: the map links Pollux; Pollux finishes jobs sooner than Tiresias and Optimus+Oracle, job by job on a timeline; a bad workload names its row and column', async () => {
+    const { page: elPage } = await newWatchedPage(context, 'elastic');
+    await elPage.goto(`${BASE_URL}/#/fairness`);
+    const link = await elPage.getAttribute('#survey-map a[data-preset="elastic-pollux-vs-baselines"]', 'href');
+    assert(link?.startsWith('#/elastic?s='), `expected a share link to the elastic lab, got ${link}`);
+    const started = Date.now();
+    await elPage.goto(`${BASE_URL}/${link}`);
+    await elPage.waitForSelector('[data-metric="pollux.avg_jct_s"]', { state: 'attached', timeout: 120_000 });
+    console.log(`  elastic lab: the preset's three runs (160 jobs, Pollux's 30 × 20 search) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    const pollux = Number(await dataValue(elPage, '[data-metric="pollux.avg_jct_s"]'));
+    const tiresias = Number(await dataValue(elPage, '[data-metric="tiresias.avg_jct_s"]'));
+    const optimus = Number(await dataValue(elPage, '[data-metric="optimus.avg_jct_s"]'));
+    assert(pollux < tiresias && tiresias < optimus, `expected Pollux (${pollux}) < Tiresias (${tiresias}) < Optimus (${optimus})`);
+    assert(await elPage.locator('table[data-table="policies"] tbody tr').count() === 3, 'a row per policy');
+    assert(await elPage.locator('#lab-elastic figure.timeline').count() >= 1, 'the job-by-job timeline');
+    assert(await elPage.locator('figure.chart').count() >= 2, 'the GPUs and waiting charts');
+    await elPage.setInputFiles('#upload-workload', { name: 'jobs.csv', mimeType: 'text/csv', buffer: Buffer.from('name,time,application,num_replicas,batch_size\na,1,resnet,1,128\n') });
+    await elPage.waitForSelector('#workload-error', { timeout: TIMEOUT_MS });
+    const error = await elPage.textContent('#workload-error');
+    assert(/jobs\.csv/.test(error) && /application/.test(error) && /row 2/.test(error), `expected the file, row and column in the error, got ${error}`);
+    await printLongTasks(elPage, 'elastic lab (map link, preset, bad workload)');
+    await elPage.screenshot({ path: path.join(OUT_DIR, 'elastic-lab.png'), fullPage: true });
+  });
+
   await check('the tuning lab paints its form first, trains its MLPs in the worker (progress shown) and draws SP and μP curves', async () => {
     const { page: tunPage } = await newWatchedPage(context, 'tuning');
     await tunPage.goto(`${BASE_URL}/#/tuning`);
@@ -792,6 +816,7 @@ try {
       ['bubbles', '#/bubbles', '#lab-bubbles', true],
       ['migration', '#/migration', '#lab-migration', true],
       ['sharing', '#/sharing', '#lab-sharing', true],
+      ['elastic', '#/elastic', '#lab-elastic', true],
       ['tuning', '#/tuning', '#lab-tuning', true],
     ];
     await fs.mkdir(path.join(OUT_DIR, 'pages'), { recursive: true });

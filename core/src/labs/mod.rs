@@ -29,9 +29,7 @@ crate::scenario::labs! {
     /// GPU sharing: FGD's fragmentation-aware packing of GPU-sharing pods against its
     /// artifact's baselines.
     sharing::SharingParams => Sharing = "sharing";
+    /// Elastic training: Pollux's goodput-driven choice of every job's GPUs and batch size,
+    /// against its artifact's Optimus+Oracle and Tiresias.
+    elastic::ElasticParams => Elastic = "elastic";
 }
-
-/// Elastic training: Pollux's goodput-driven GPU and batch-size choices against its artifact's
-/// baselines. Not yet a lab of the registry above (no page, preset or CLI command yet): run by
-/// its tests (`core/tests/elastic_*.rs`).
-pub mod elastic;

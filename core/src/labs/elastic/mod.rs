@@ -30,8 +30,8 @@ use alloc::vec::Vec;
 pub use params::{ElasticJob, ElasticParams, PolluxSpec};
 pub use policies::ElasticPolicy;
 
-use crate::report::{Cell, Report, Series, Table};
-use crate::scenario::ScenarioError;
+use crate::report::{Cell, CounterTrack, KindDef, Lane, Report, Series, Span, Table, Timeline};
+use crate::scenario::{LabParams, ScenarioError};
 
 /// The artifact's mean JCT per workload file at job load 1.0, s
 /// (`simulator/results-jobload/<policy>-1.0/summary.json`, key `avgs`, workload-1 … 8).
@@ -55,6 +55,16 @@ pub const ARTIFACT_AVG_JCT_S: [(ElasticPolicy, [f64; 8]); 3] = [
         ],
     ),
 ];
+
+impl LabParams for ElasticParams {
+    fn check(&self) -> Result<(), ScenarioError> {
+        self.validate()
+    }
+
+    fn run_lab(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<Report, ScenarioError> {
+        run(self, progress)
+    }
+}
 
 /// Runs the scenario: every policy, then the Report.
 ///
@@ -105,8 +115,8 @@ pub fn jobs_for(
     Ok(jobs)
 }
 
-/// Every policy of the scenario; `progress(done, total)` counts policies (and the submission
-/// span within one).
+/// Every policy of the scenario; `progress(done, total)` counts completed jobs over every
+/// policy's run.
 ///
 /// # Errors
 /// A bad workload.
@@ -119,6 +129,7 @@ pub fn run_all(
     for (k, &policy) in params.policies.iter().enumerate() {
         let jobs = jobs_for(params, policy)?;
         let mut scheduler = policy.build(&params.pollux);
+        let n = jobs.len();
         let run = sim::simulate(
             jobs,
             params.nodes,
@@ -126,16 +137,151 @@ pub fn run_all(
             u64::from(params.interval_s),
             u64::from(params.restart_s),
             scheduler.as_mut(),
-            &mut |_, _| progress(k, total),
+            &mut |done, _| progress(k * n + done as usize, total * n),
         );
         out.push(PolicyRun { policy, run });
-        progress(k + 1, total);
+        progress((k + 1) * n, total * n);
     }
     Ok(out)
 }
 
+/// The span kinds of the per-job timelines: what a job is doing, and on how many GPUs.
+pub const KINDS: [KindDef; 7] = [
+    KindDef {
+        cat: "wait",
+        label: "waiting",
+        meaning: "Submitted, holding no GPUs.",
+        colour: "#b8b8b8",
+        trace_colour: "grey",
+    },
+    KindDef {
+        cat: "restart",
+        label: "restarting",
+        meaning: "Checkpoint, restart and restore after its GPUs changed (first start included): GPUs held, no progress.",
+        colour: "#e8913a",
+        trace_colour: "bad",
+    },
+    KindDef {
+        cat: "gpu1",
+        label: "1 GPU",
+        meaning: "Training on one GPU.",
+        colour: "#c6dbef",
+        trace_colour: "thread_state_runnable",
+    },
+    KindDef {
+        cat: "gpu2",
+        label: "2–4 GPUs",
+        meaning: "Training on 2 to 4 GPUs.",
+        colour: "#6baed6",
+        trace_colour: "rail_load",
+    },
+    KindDef {
+        cat: "gpu5",
+        label: "5–8 GPUs",
+        meaning: "Training on 5 to 8 GPUs.",
+        colour: "#3182bd",
+        trace_colour: "thread_state_running",
+    },
+    KindDef {
+        cat: "gpu9",
+        label: "9–16 GPUs",
+        meaning: "Training on 9 to 16 GPUs.",
+        colour: "#08519c",
+        trace_colour: "rail_animation",
+    },
+    KindDef {
+        cat: "gpu17",
+        label: "17+ GPUs",
+        meaning: "Training on 17 GPUs or more.",
+        colour: "#08306b",
+        trace_colour: "olive",
+    },
+];
+
+/// The span category of a job training on `gpus` GPUs.
+fn gpu_cat(gpus: u32) -> &'static str {
+    match gpus {
+        0 | 1 => "gpu1",
+        2..=4 => "gpu2",
+        5..=8 => "gpu5",
+        9..=16 => "gpu9",
+        _ => "gpu17",
+    }
+}
+
+const NS_PER_S: u64 = 1_000_000_000;
+
+/// One policy's run as a timeline: a lane per job (waiting, restarting, training on k GPUs)
+/// and the cluster's allocated GPUs.
+fn timeline(
+    policy: ElasticPolicy,
+    run: &sim::Run,
+    names: &[String],
+    restart_s: u64,
+) -> Timeline {
+    let mut lanes = Vec::with_capacity(run.jobs.len());
+    for (i, job) in run.jobs.iter().enumerate() {
+        let end = job.completion_s.unwrap_or(run.end_s);
+        let mut spans = Vec::new();
+        let mut push = |from: u64, to: u64, name: String, cat: &str| {
+            if to > from {
+                spans.push(Span {
+                    start_ns: from * NS_PER_S,
+                    dur_ns: (to - from) * NS_PER_S,
+                    name,
+                    cat: cat.into(),
+                });
+            }
+        };
+        let first = job.history.first().map_or(end, |c| c.t_s.min(end));
+        push(job.submit_s, first, "waiting".into(), "wait");
+        for (k, c) in job.history.iter().enumerate() {
+            let to = job.history.get(k + 1).map_or(end, |n| n.t_s).min(end);
+            if c.gpus == 0 {
+                push(c.t_s, to, "waiting".into(), "wait");
+                continue;
+            }
+            let what = format!(
+                "{} GPU{} on {} node{}, batch {}",
+                c.gpus,
+                if c.gpus == 1 { "" } else { "s" },
+                c.nodes,
+                if c.nodes == 1 { "" } else { "s" },
+                c.batch
+            );
+            let paused = (c.t_s + restart_s).min(to);
+            push(c.t_s, paused, format!("restart onto {what}"), "restart");
+            push(paused, to, what, gpu_cat(c.gpus));
+        }
+        lanes.push(Lane {
+            name: names.get(i).cloned().unwrap_or_else(|| format!("job {i}")),
+            spans,
+        });
+    }
+    let mut tl = Timeline {
+        name: policy.label().into(),
+        lanes,
+        counters: vec![CounterTrack {
+            name: "GPUs allocated".into(),
+            unit: "GPUs".into(),
+            points: run
+                .samples
+                .iter()
+                .map(|s| (s.t_s * NS_PER_S, f64::from(s.gpus)))
+                .collect(),
+        }],
+        kinds: Vec::new(),
+    };
+    tl.declare(&[&KINDS]);
+    tl
+}
+
 fn round1(v: f64) -> f64 {
     libm::round(v * 10.0) / 10.0
+}
+
+fn round2(v: f64) -> f64 {
+    libm::round(v * 100.0) / 100.0
 }
 
 /// Figures of one run.
@@ -224,9 +370,19 @@ pub fn build_report(params: &ElasticParams, runs: &[PolicyRun]) -> Report {
             .find(|(q, _)| *q == p)
             .map(|(_, v)| v[k - 1])
     };
+    let names: Vec<String> = params
+        .workload_jobs()
+        .map(|jobs| jobs.into_iter().map(|j| j.name).collect())
+        .unwrap_or_default();
     let mut rows = Vec::new();
     let mut avg: Vec<(ElasticPolicy, f64)> = Vec::new();
     for r in runs {
+        report.timelines.push(timeline(
+            r.policy,
+            &r.run,
+            &names,
+            u64::from(params.restart_s),
+        ));
         let f = figures(params, &r.run);
         let id = r.policy.id();
         let label = r.policy.label();
@@ -246,13 +402,13 @@ pub fn build_report(params: &ElasticParams, runs: &[PolicyRun]) -> Report {
         rows.push(vec![
             Cell::Text(label.into()),
             Cell::Num(f.done as f64),
-            Cell::Num(round1(f.avg_jct_s / 3600.0 * 100.0) / 100.0),
-            artifact(r.policy).map_or(Cell::Missing, |v| Cell::Num(round1(v / 36.0) / 100.0)),
-            Cell::Num(round1(f.p99_jct_s / 3600.0 * 100.0) / 100.0),
-            Cell::Num(round1(f.makespan_s / 3600.0 * 100.0) / 100.0),
+            Cell::Num(round2(f.avg_jct_s / 3600.0)),
+            artifact(r.policy).map_or(Cell::Missing, |v| Cell::Num(round2(v / 3600.0))),
+            Cell::Num(round2(f.p99_jct_s / 3600.0)),
+            Cell::Num(round2(f.makespan_s / 3600.0)),
             Cell::Num(round1(f.gpu_util_percent)),
-            Cell::Num(round1(f.mean_gpus_running * 10.0) / 10.0),
-            Cell::Num(round1(f.restarts_per_job * 10.0) / 10.0),
+            Cell::Num(round1(f.mean_gpus_running)),
+            Cell::Num(round1(f.restarts_per_job)),
             Cell::Num(r.run.rounds as f64),
         ]);
         report.series.push(Series {

@@ -56,6 +56,21 @@ pub struct Job {
     pub num_restarts: Option<u32>,
     /// GPU-seconds held until completion or now, counting the idle tail of the last interval.
     pub gpu_s_held: u64,
+    /// Every change of its GPUs: (time s, GPUs, nodes, total batch size then).
+    pub history: Vec<Change>,
+}
+
+/// A change of a job's GPUs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// When, s.
+    pub t_s: u64,
+    /// GPUs from then on (0: none).
+    pub gpus: u32,
+    /// Nodes they span.
+    pub nodes: u32,
+    /// Total batch size picked for them.
+    pub batch: u32,
 }
 
 impl Job {
@@ -85,6 +100,7 @@ impl Job {
             attained_service: 0,
             num_restarts: None,
             gpu_s_held: 0,
+            history: Vec::new(),
         }
     }
 
@@ -175,16 +191,25 @@ impl Job {
 
     /// Gives the job new GPUs (`Job.reallocate`, l. 159–170): a pause of `restart_s` on any
     /// non-empty change, first start included; none frees them.
-    pub fn reallocate(&mut self, placement: Vec<u32>, restart_s: u64) {
+    pub fn reallocate(&mut self, now_s: u64, placement: Vec<u32>, restart_s: u64) {
         if placement.is_empty() {
             self.placement = placement;
             self.atomic_bsz = 0;
-            return;
+        } else {
+            self.placement = placement;
+            self.update_local_bsz();
+            self.rescale_s = restart_s;
+            self.num_restarts = Some(self.num_restarts.map_or(0, |k| k + 1));
         }
-        self.placement = placement;
-        self.update_local_bsz();
-        self.rescale_s = restart_s;
-        self.num_restarts = Some(self.num_restarts.map_or(0, |k| k + 1));
+        let (nodes, gpus) = self.shape();
+        if self.history.last().map_or(gpus > 0, |c| c.gpus > 0 || gpus > 0) {
+            self.history.push(Change {
+                t_s: now_s,
+                gpus,
+                nodes,
+                batch: self.batch_size(),
+            });
+        }
     }
 }
 
@@ -255,7 +280,8 @@ pub struct Run {
 /// Longest simulated span, s (a job still running then is reported unfinished).
 pub const MAX_SPAN_S: u64 = 60 * 24 * 3600;
 
-/// Runs `jobs` under `policy` (`Cluster.step` and `simulate`, l. 206–271 and 391–405).
+/// Runs `jobs` under `policy` (`Cluster.step` and `simulate`, l. 206–271 and 391–405);
+/// `progress(done, total)` counts completed jobs.
 pub fn simulate(
     mut jobs: Vec<Job>,
     nodes: u32,
@@ -269,7 +295,6 @@ pub fn simulate(
     let mut samples = Vec::new();
     let mut rounds = 0;
     let mut now: u64 = 0;
-    let last_submit = jobs.iter().map(|j| j.submit_s).max().unwrap_or(0);
     let mut active: Vec<usize> = Vec::new();
     while jobs.iter().any(|j| j.completion_s.is_none()) && now < MAX_SPAN_S {
         for j in &mut jobs {
@@ -312,7 +337,7 @@ pub fn simulate(
         }
         for &i in &active {
             if new_allocs[i] != allocs[i] {
-                jobs[i].reallocate(placement_of(&new_allocs[i]), restart_s);
+                jobs[i].reallocate(now, placement_of(&new_allocs[i]), restart_s);
             }
         }
         allocs = new_allocs;
@@ -324,7 +349,8 @@ pub fn simulate(
             active: active.len() as u32,
             running,
         });
-        progress(now.min(last_submit), last_submit.max(1));
+        let done = jobs.iter().filter(|j| j.completion_s.is_some()).count();
+        progress(done as u64, jobs.len() as u64);
     }
     Run {
         jobs,

@@ -3,9 +3,10 @@
 //! how it uses GPUs (columns). Every policy this lab implements is a button that shows it in
 //! the cluster view (and adds it to the run if it was not chosen); a few well-known systems
 //! the lab does not implement are placed for orientation, greyed out, and systems another lab
-//! runs (FGD, in the sharing lab) are links that open its preset. Below the map, the
-//! families whose tension needs a preset of their own (deadlines, training beside an inference
-//! service), GPU sharing (FGD, in the sharing lab), and the serving side of the
+//! runs (FGD, in the sharing lab; Pollux and Optimus, in the elastic lab) are links that open
+//! its preset. Below the map, the families whose tension needs a preset of their own
+//! (deadlines, training beside an inference service), GPU sharing (FGD, in the sharing lab),
+//! elastic training (Pollux, in the elastic lab), and the serving side of the
 //! survey (the inference schedulers that run on the agents lab's engine), each a link that
 //! opens its preset.
 
@@ -25,18 +26,20 @@ pub struct SurveyProps {
 
 /// Systems placed for orientation only (every [`PolicyKind`] places itself:
 /// [`PolicyKind::survey_cell`]): (row, column, name).
-const OTHERS: [(usize, usize, &str); 6] = [
+const OTHERS: [(usize, usize, &str); 4] = [
     (0, 2, "Gandiva"),
     (0, 2, "AntMan"),
-    (0, 3, "Optimus"),
-    (0, 3, "Pollux"),
     (0, 1, "Gavel (makespan)"),
     (2, 3, "HyperSched"),
 ];
 
 /// Systems another lab runs, placed on the map as links that open its preset: (row, column,
 /// preset, name).
-const ELSEWHERE: [(usize, usize, &str, &str); 1] = [(0, 2, "sharing-fgd-openb-shape", "FGD")];
+const ELSEWHERE: [(usize, usize, &str, &str); 3] = [
+    (0, 2, "sharing-fgd-openb-shape", "FGD"),
+    (0, 3, "elastic-pollux-vs-baselines", "Pollux"),
+    (0, 3, "elastic-pollux-vs-baselines", "Optimus"),
+];
 
 /// Training schedulers whose tension needs its own input (deadlines, an inference service
 /// beside the training jobs): (preset, name, what it trades).
@@ -58,6 +61,13 @@ const SHARING: [(&str, &str, &str); 1] = [(
     "sharing-fgd-openb-shape",
     "FGD's fragmentation-aware packing",
     "packing density vs fragmentation: pods that share a GPU leave slivers no arriving pod can use; FGD places each pod where the idle share the usual pod mix cannot use grows least, against its artifact's five baselines",
+)];
+
+/// Elastic training, in the elastic lab: (preset, name, what it trades).
+const ELASTIC: [(&str, &str, &str); 1] = [(
+    "elastic-pollux-vs-baselines",
+    "Pollux's goodput-driven elasticity",
+    "speed vs cost: more GPUs and a larger batch raise a job's throughput but each sample teaches less, and every change costs a restart; Pollux re-chooses every job's GPUs each minute for the fairest mean goodput, against its artifact's Optimus+Oracle and Tiresias",
 )];
 
 /// Inference schedulers on the agents lab's engine: (preset, name, what it trades).
@@ -100,10 +110,11 @@ pub fn survey_map(props: &SurveyProps) -> Html {
                                 }
                             }) }
                             { for ELSEWHERE.iter().filter(|e| e.0 == row && e.1 == col).filter_map(|e| {
-                                let scenario = presets::find(e.2)?.scenario().ok()?;
+                                let preset = presets::find(e.2)?;
+                                let scenario = preset.scenario().ok()?;
                                 Some(html! {
                                     <a class="chip" data-preset={e.2} href={share::fragment(&scenario)}
-                                        title="opens in the sharing lab">{ e.3 }</a>
+                                        title={format!("opens in the {} lab", preset.lab)}>{ e.3 }</a>
                                 })
                             }) }
                             { for OTHERS.iter().filter(|o| o.0 == row && o.1 == col).map(|o| html! {
@@ -122,6 +133,10 @@ pub fn survey_map(props: &SurveyProps) -> Html {
             <h3>{ "GPU sharing (pods on a share of one GPU), in the sharing lab" }</h3>
             <ul class="serving">
                 { for SHARING.iter().filter_map(|(id, name, trade)| preset_link(id, name, trade)) }
+            </ul>
+            <h3>{ "Elastic training (jobs that change GPU count and batch size), in the elastic lab" }</h3>
+            <ul class="serving">
+                { for ELASTIC.iter().filter_map(|(id, name, trade)| preset_link(id, name, trade)) }
             </ul>
             <h3>{ "Inference serving (latency, throughput), on the agents lab's engine" }</h3>
             <ul class="serving">

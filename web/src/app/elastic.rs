@@ -1,0 +1,287 @@
+//! The elastic lab page: Pollux against its artifact's Optimus+Oracle and Tiresias. The picture
+//! is each policy's run job by job (waiting, restarting, training on how many GPUs), then the
+//! GPUs allocated and the jobs waiting over time, then the table with the artifact's own mean
+//! JCT beside ours. The form edits the scenario by path (the core validates, so messages name
+//! the field as the CLI would); one of the artifact's eight workload files is chosen from a
+//! menu, or a workload CSV in its format opened from a file. Runs go to the worker, with
+//! progress (jobs finished) and Cancel.
+
+use std::rc::Rc;
+
+use bubblelab_core::labs::elastic::{workload, ElasticParams, ElasticPolicy};
+use bubblelab_core::{presets, Report, Scenario};
+use serde_json::Value;
+use web_sys::HtmlSelectElement;
+use yew::prelude::*;
+
+use crate::components::export::ExportBar;
+use crate::components::fields::{CheckboxGroup, NumberField};
+use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
+use crate::components::params_form::{
+    edit, get, number_callback, preset_callback, use_form_page, Form, FormPage,
+};
+use crate::components::report_view::ReportView;
+use crate::components::timeline::Shared;
+use crate::components::upload::{texts, FileUpload};
+use crate::worker::client::{RunRequest, RunStatus};
+use crate::worker::{Job, Output};
+
+/// Properties of [`ElasticLab`].
+#[derive(Properties, PartialEq)]
+pub struct ElasticLabProps {
+    /// The `s=` payload of a share link, if any.
+    #[prop_or_default]
+    pub payload: Option<String>,
+}
+
+/// Number fields: (path inside `params`, label with unit).
+const FIELDS: [(&str, &str); 7] = [
+    ("nodes", "Nodes (the artifact's 16)"),
+    ("gpus_per_node", "GPUs per node, 1–4 (the artifact's 4)"),
+    ("interval_s", "Scheduling interval (s; the artifact's 60)"),
+    (
+        "restart_s",
+        "Pause after a job's GPUs change (s; the artifact's 30)",
+    ),
+    (
+        "pollux.population",
+        "Pollux's search: individuals (the artifact's 100)",
+    ),
+    (
+        "pollux.generations",
+        "Pollux's search: generations per round (the artifact's 100)",
+    ),
+    ("pollux.seed", "Pollux's search: seed"),
+];
+
+/// Largest workload file opened, bytes.
+const MAX_WORKLOAD_BYTES: u64 = 16 << 20;
+
+#[derive(Clone, PartialEq)]
+struct State {
+    form: Form,
+    report: Shared<Report>,
+    scenario_json: Option<String>,
+    /// Why the last opened workload was refused.
+    file_error: Option<String>,
+}
+
+/// The page opens on the lab's first preset.
+fn default_params() -> ElasticParams {
+    match presets::default_for("elastic").map(presets::Preset::scenario) {
+        Some(Ok(Scenario::Elastic(p))) => p,
+        _ => ElasticParams::default(),
+    }
+}
+
+impl FormPage for State {
+    const LAB: &'static str = "elastic";
+
+    fn open(scenario: Scenario, link_error: Option<String>) -> Option<State> {
+        match scenario {
+            Scenario::Elastic(p) => Some(State::new(&p, link_error)),
+            _ => None,
+        }
+    }
+
+    fn opening(link_error: Option<String>) -> State {
+        State::new(&default_params(), link_error)
+    }
+
+    fn form(&mut self) -> &mut Form {
+        &mut self.form
+    }
+
+    fn form_ref(&self) -> &Form {
+        &self.form
+    }
+
+    fn request(&self, scenario: &Scenario) -> RunRequest {
+        RunRequest {
+            job: Job::Report,
+            scenario: Some(scenario.clone()),
+            files: Vec::new(),
+        }
+    }
+
+    fn show(&mut self, output: Output, scenario: &Scenario) {
+        if let Output::Report(report) = output {
+            self.report = Shared(Rc::new(report));
+            self.scenario_json = Some(scenario.to_json_pretty());
+        }
+    }
+}
+
+impl State {
+    fn new(p: &ElasticParams, link_error: Option<String>) -> State {
+        let mut s = State {
+            form: Form::new("elastic", &Scenario::Elastic(p.clone()), link_error),
+            report: Shared(Rc::new(Report::default())),
+            scenario_json: None,
+            file_error: None,
+        };
+        s.rerun(false);
+        s
+    }
+
+    /// Puts an opened workload file into the scenario as inline jobs.
+    fn open_workload(&mut self, name: &str, text: &str) {
+        match workload::parse_workload(text) {
+            Ok(jobs) => {
+                self.form
+                    .set("jobs", serde_json::to_value(jobs).unwrap_or(Value::Null));
+                self.form.set("workload", Value::from(0));
+                self.file_error = None;
+                self.rerun(true);
+            }
+            Err(e) => self.file_error = Some(format!("{name}: {e}")),
+        }
+    }
+}
+
+/// The ids of the policies the form's params list.
+fn chosen_policies(params: &Value) -> Vec<String> {
+    get(params, "policies")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The elastic lab.
+#[function_component(ElasticLab)]
+pub fn elastic_lab(props: &ElasticLabProps) -> Html {
+    let (state, worker) = use_form_page::<State>(props.payload.clone());
+    let form = &state.form;
+    let other_error = form.other_error(
+        FIELDS
+            .iter()
+            .map(|(p, _)| *p)
+            .chain(["policies", "workload"]),
+    );
+    let workload_k = get(&form.params, "workload")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let on_workload = {
+        let state = state.clone();
+        Callback::from(move |e: Event| {
+            let value = e.target_unchecked_into::<HtmlSelectElement>().value();
+            let k: u64 = value.parse().unwrap_or(6);
+            edit(&state, move |next: &mut State| {
+                next.form.set("workload", Value::from(k));
+                next.rerun(true);
+            });
+        })
+    };
+    let chosen = chosen_policies(&form.params);
+    let options: Vec<(String, String, bool)> = ElasticPolicy::ALL
+        .iter()
+        .map(|k| {
+            (
+                k.id().to_string(),
+                k.label().to_string(),
+                chosen.iter().any(|p| p == k.id()),
+            )
+        })
+        .collect();
+    let on_toggle = {
+        let state = state.clone();
+        Callback::from(move |(id, on): (String, bool)| {
+            edit(&state, move |next: &mut State| {
+                let had = chosen_policies(&next.form.params);
+                let list: Vec<String> = ElasticPolicy::IDS
+                    .iter()
+                    .map(ToString::to_string)
+                    .filter(|k| if *k == id { on } else { had.contains(k) })
+                    .collect();
+                next.form.set("policies", Value::from(list));
+                next.rerun(true);
+            });
+        })
+    };
+    let on_file = {
+        let state = state.clone();
+        Callback::from(move |files: Vec<(String, Vec<u8>)>| {
+            let read = texts(files);
+            edit(&state, move |next: &mut State| match read {
+                Ok(files) => {
+                    if let Some((name, text)) = files.first() {
+                        next.open_workload(name, text);
+                    }
+                }
+                Err(e) => next.file_error = Some(e),
+            });
+        })
+    };
+    let on_file_error = {
+        let state = state.clone();
+        Callback::from(move |m: String| {
+            edit(&state, move |next: &mut State| next.file_error = Some(m));
+        })
+    };
+    html! {
+        <section class="page" id="lab-elastic">
+            <h1>{ "Elastic training: the right GPUs and batch size for every job, every minute" }</h1>
+            <p class="lede">
+                { "A training job's useful speed is not its throughput: a larger batch processes more samples per second but \
+                   each sample teaches less (its statistical efficiency falls). Pollux (Qiao et al., OSDI'21) models both — \
+                   goodput = throughput × efficiency — and every minute re-chooses every job's GPUs so that a fair mean of \
+                   their goodput speedups is highest, each job then picking the batch size best for its GPUs; a change costs a \
+                   30 s restart. Its artifact's baselines keep what a user tuned: Tiresias runs each job on its tuned GPUs, \
+                   Optimus (with an oracle of the remaining work) keeps its tuned batch size and adds GPUs where they cut the \
+                   remaining time most. Below, the artifact's own workload files (160 jobs from Philly's busiest hours on 16 \
+                   nodes × 4 GPUs), each policy's run job by job, and the artifact's own mean JCT beside ours." }
+            </p>
+            <LinkErrorBanner message={form.link_error.clone()} />
+            <div class="lab-grid">
+                <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
+                    <PresetSelect lab="elastic" selected={None} on_pick={preset_callback(&state)} />
+                    <div class="field">
+                        <label for="field-workload">{ "Workload" }</label>
+                        <select id="field-workload" onchange={on_workload}>
+                            { for (1..=8u64).map(|k| html! {
+                                <option value={k.to_string()} selected={workload_k == k}>{ format!("the artifact's workload-{k} (160 jobs)") }</option>
+                            }) }
+                            if workload_k == 0 {
+                                <option value="0" selected=true>{ "the opened file" }</option>
+                            }
+                        </select>
+                    </div>
+                    <CheckboxGroup path="elastic.policies" label="Policies" {options}
+                        error={form.field_error("policies")} {on_toggle} />
+                    { for FIELDS.iter().map(|(path, label)| html! {
+                        <NumberField path={format!("elastic.{path}")} label={*label} value={form.text(path)}
+                            error={form.field_error(path)} on_change={number_callback(&state, path)} />
+                    }) }
+                    if let Some(message) = other_error {
+                        <p class="field-error">{ message }</p>
+                    }
+                    <h3>{ "Your own workload" }</h3>
+                    <p class="muted">{ "A CSV in the artifact's format: name,time,application,num_replicas,batch_size — the \
+                        submission second, one of bert, cifar10, deepspeech2, imagenet, ncf, yolov3, and the GPUs and total batch \
+                        size a user would pick (the baselines use them; Pollux picks its own)." }</p>
+                    <FileUpload id="upload-workload" label="Open a workload (.csv)" accept=".csv,text/csv"
+                        max_bytes={MAX_WORKLOAD_BYTES} max_files={1} on_load={on_file} on_error={on_file_error} />
+                    if let Some(message) = &state.file_error {
+                        <div class="banner error" id="workload-error" role="alert">{ message.clone() }</div>
+                    }
+                    <p class="muted" id="not-modelled">{ "Step times come from the throughput model fitted to the artifact's \
+                        profiles (about 11–14 % RMS error in log step time), not from its tables; Pollux's agent knows that \
+                        model from a job's first step instead of fitting it as it goes. The search is seeded; the artifact's \
+                        is not." }</p>
+                </form>
+                <div class="results">
+                    <RunStatus worker={worker.clone()} unit="jobs finished" error={form.worker_error.clone()} />
+                    <ExportBar report={state.report.clone()} stem="elastic" scenario_json={state.scenario_json.clone().map(AttrValue::from)} />
+                    <ReportView report={state.report.clone()} chart_titles={vec![
+                        ("elastic.gpus".to_string(), "GPUs allocated over time: Pollux keeps the cluster busy by growing jobs while others wait for nothing".to_string()),
+                        ("elastic.waiting".to_string(), "Jobs waiting (submitted, holding no GPUs) over time".to_string()),
+                    ]} />
+                </div>
+            </div>
+        </section>
+    }
+}
