@@ -14,7 +14,7 @@ use bubblelab_core::labs::elastic::{run, ElasticParams, ElasticPolicy, ARTIFACT_
 /// Ours on workload-6, s (`cargo test --profile bench -p bubblelab-core --test
 /// elastic_artifact -- --nocapture`).
 const OURS_WORKLOAD_6: [(ElasticPolicy, f64); 3] = [
-    (ElasticPolicy::Pollux, 2415.0),
+    (ElasticPolicy::Pollux, 2363.1),
     (ElasticPolicy::Optimus, 5468.0),
     (ElasticPolicy::Tiresias, 3822.0),
 ];

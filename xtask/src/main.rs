@@ -102,11 +102,12 @@ fn test(root: &Path) -> Result<()> {
             )
         })?;
         steps.run(
-            "claims that need an optimised build (μTransfer at CLI scale, ASTRAEA and FGD against their artifacts)",
+            "claims that need an optimised build (μTransfer at CLI scale, ASTRAEA, FGD and Pollux against their artifacts)",
             || {
                 cargo(
                     "test --locked --profile bench -p bubblelab-core --test tuning_claim \
-                     --test astraea_artifact --test fairness_real --test sharing_real --test palette",
+                     --test astraea_artifact --test fairness_real --test sharing_real --test elastic_artifact \
+                     --test palette",
                     &[],
                 )
             },

@@ -269,7 +269,7 @@ pub fn elastic_lab(props: &ElasticLabProps) -> Html {
                         <div class="banner error" id="workload-error" role="alert">{ message.clone() }</div>
                     }
                     <p class="muted" id="not-modelled">{ "Step times come from the throughput model fitted to the artifact's \
-                        profiles (about 11–14 % RMS error in log step time), not from its tables; Pollux's agent knows that \
+                        profiles (RMS error 0.10–0.13 in log step time, about ×1.11–1.14), not from its tables; Pollux's agent knows that \
                         model from a job's first step instead of fitting it as it goes. The search is seeded; the artifact's \
                         is not." }</p>
                 </form>

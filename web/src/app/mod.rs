@@ -154,7 +154,7 @@ const LAB_PAGES: [LabPage; 11] = [
             problem: "Users pick a job's GPU count and batch size once; the best choice changes as the cluster fills and as training goes on (a larger batch buys less progress per sample), so fixed choices waste GPUs or time.",
             system: "Pollux (goodput-driven co-adaptive scheduling), against its artifact's Optimus+Oracle and Tiresias",
             idea: "Model each job's goodput — throughput × statistical efficiency — and every minute re-choose all jobs' GPUs for the fairest mean goodput speedup; each job then picks its best batch size.",
-            claim: "Average JCT 37–50 % below state-of-the-art schedulers given ideal configurations; in its artifact's simulator 52 % below Optimus+Oracle and 32 % below Tiresias (seed's numbers; ours on the artifact's workload-6: 56 % and 37 % — docs/CLAIMS.md).",
+            claim: "Average JCT 37–50 % below state-of-the-art schedulers given ideal configurations; in its artifact's simulator 52 % below Optimus+Oracle and 32 % below Tiresias (seed's numbers; ours on its eight workloads: 55 % and 39 % — docs/CLAIMS.md).",
         },
     },
     LabPage {

@@ -14,8 +14,8 @@
 //!   yet has no throughput model: speedup = GPUs / fair share.
 //! * **Operators** (l. 339–420): one-point crossover over jobs; mutation resets a row to the
 //!   current allocation (p 0.1), zeroes entries of some rows (0.1 × 0.1), and raises entries on
-//!   nodes with a free GPU to a uniform count up to the node's GPUs (probability from the
-//!   job's feasible and used nodes); repair keeps one multi-node job per node (a node's entries
+//!   nodes with a free GPU to a uniform count up to the node's GPUs (probability 1/J per job,
+//!   plus 1/(jobs on the node) for a job already there); repair keeps one multi-node job per node (a node's entries
 //!   from its second multi-node job on are cleared), caps each job at its max replicas —
 //!   min(2 × the most it has run on, 64, max B / min b), NCF 1 — and 16 nodes in a random node
 //!   order, then caps each node at its GPUs, earlier jobs first (jobs ordered by attained
@@ -171,22 +171,32 @@ impl Problem<'_> {
                 used[n] += x[j * nn + n];
             }
         }
+        // pymoo's arrays are (individuals, jobs, nodes) and the artifact normalises over axis 1,
+        // the jobs: on a node with a free GPU each job is raised with probability 1/J, and each
+        // job already there with 1/(jobs there) more (`pollux.py` l. 362-371).
         let feasible: Vec<bool> = used.iter().map(|&u| u < self.gpn).collect();
-        let n_feasible = feasible.iter().filter(|&&f| f).count();
-        if n_feasible == 0 {
-            return;
+        let jc = self.jobs.len();
+        let p1 = 1.0 / jc as f64;
+        let mut present = vec![0usize; nn];
+        for j in 0..jc {
+            for n in 0..nn {
+                if x[j * nn + n] > 0 {
+                    present[n] += 1;
+                }
+            }
         }
-        let p1 = 1.0 / n_feasible as f64;
-        for j in 0..self.jobs.len() {
+        for j in 0..jc {
             let row = &mut x[j * nn..(j + 1) * nn];
-            let n_used = (0..nn).filter(|&n| feasible[n] && row[n] > 0).count();
-            let p2 = if n_used > 0 { 1.0 / n_used as f64 } else { 0.0 };
             for n in 0..nn {
                 if !feasible[n] {
                     continue;
                 }
-                let q = if row[n] > 0 { p2 } else { 0.0 };
-                if rng.random::<f64>() < p1 + q - p1 * q {
+                let p2 = if row[n] > 0 {
+                    1.0 / present[n] as f64
+                } else {
+                    0.0
+                };
+                if rng.random::<f64>() < p1 + p2 - p1 * p2 {
                     let lo = row[n].min(self.gpn);
                     row[n] = rng.random_range(lo..=self.gpn);
                 }
@@ -517,7 +527,8 @@ impl Scheduler for Pollux {
         for _ in 1..self.generations {
             let mut off: Vec<Vec<u32>> = Vec::new();
             let mut tries = 0;
-            while off.len() < self.population && tries < MAX_MATING_TRIES {
+            // pymoo stops after the mating that pushes its count past `n_max_iterations`.
+            while off.len() < self.population && tries <= MAX_MATING_TRIES {
                 tries += 1;
                 let want = self.population - off.len();
                 let matings = want.div_ceil(2);
