@@ -63,7 +63,7 @@ fn a_lone_job_pays_the_first_tick_and_one_restart() {
             round.active.iter().map(|_| vec![0]).collect()
         }
     }
-    let run = simulate(vec![job], 1, 4, 60, 30, &mut One, &mut |_, _| {});
+    let run = simulate(vec![job], 1, 4, 60, 30, &[], &mut One, &mut |_, _| {});
     let done = run.jobs[0].completion_s.unwrap();
     let b = f64::from(a.init_batch_size);
     let step_s = a.perf.iteration_time_s(1, 1, b, 0);
@@ -155,7 +155,16 @@ fn no_policy_exceeds_a_node_or_a_jobs_limit_and_every_job_finishes() {
             policy,
             rounds: 0,
         };
-        let run = simulate(jobs, params.nodes, 4, 60, 30, &mut checked, &mut |_, _| {});
+        let run = simulate(
+            jobs,
+            params.nodes,
+            4,
+            60,
+            30,
+            &[],
+            &mut checked,
+            &mut |_, _| {},
+        );
         assert!(checked.rounds > 0);
         assert!(
             run.jobs.iter().all(|j| j.completion_s.is_some()),
@@ -173,7 +182,7 @@ fn pollux_runs_are_reproducible_by_seed() {
     let jct = |p: &ElasticParams| -> Vec<u64> {
         let jobs = jobs_for(p, ElasticPolicy::Pollux).unwrap();
         let mut s = ElasticPolicy::Pollux.build(&p.pollux);
-        let run = simulate(jobs, p.nodes, 4, 60, 30, s.as_mut(), &mut |_, _| {});
+        let run = simulate(jobs, p.nodes, 4, 60, 30, &[], s.as_mut(), &mut |_, _| {});
         run.jobs.iter().map(|j| j.completion_s.unwrap()).collect()
     };
     assert_eq!(jct(&params), jct(&params));
@@ -232,4 +241,48 @@ fn bad_scenarios_name_the_field() {
     };
     let e = p.validate().unwrap_err().to_string();
     assert!(e.contains("replicas"), "{e}");
+}
+
+/// With the migration lab pricing a restart, a lone job pays that price once instead of the
+/// artifact's 30 s, and Pollux's runs change accordingly.
+#[test]
+fn a_restart_priced_by_the_migration_lab_is_what_a_lone_job_pays() {
+    use bubblelab_core::labs::fairness::params::PreemptionModel;
+    use bubblelab_core::labs::migration::CheckpointOption;
+    let a = app("cifar10").unwrap();
+    let mut params = ElasticParams {
+        policies: vec![ElasticPolicy::Tiresias],
+        nodes: 1,
+        workload: 0,
+        jobs: vec![ElasticJob {
+            name: "lone".into(),
+            submit_s: 0,
+            app: "cifar10".into(),
+            replicas: 1,
+            batch_size: a.init_batch_size,
+        }],
+        ..ElasticParams::default()
+    };
+    let jct = |p: &ElasticParams| {
+        let runs = bubblelab_core::labs::elastic::run_all(p, &mut |_, _| {}).unwrap();
+        runs[0].run.jobs[0].completion_s.unwrap()
+    };
+    let fixed = jct(&params);
+    params.restart_cost = PreemptionModel::Migration {
+        option: CheckpointOption::Framework,
+        params: Box::default(),
+    };
+    params.validate().unwrap();
+    let pause = params.restart_pause_s(1);
+    assert!(
+        pause > 30,
+        "the migration lab's default job restarts in {pause} s"
+    );
+    let priced = jct(&params);
+    // The same run, the pause longer by (pause − 30) s, give or take the epoch roundings.
+    let diff = priced as i64 - fixed as i64 - (pause as i64 - 30);
+    assert!(
+        diff.abs() <= i64::from(a.max_epochs),
+        "{fixed} → {priced}, pause {pause}"
+    );
 }

@@ -5,12 +5,14 @@
 use std::path::Path;
 
 use bubblelab_core::labs::elastic::{self, workload, ElasticPolicy};
+use bubblelab_core::labs::fairness::params::PreemptionModel;
+use bubblelab_core::labs::migration::CheckpointOption;
 use bubblelab_core::Scenario;
 use clap::Args;
 
 use crate::error::Failure;
 use crate::files;
-use crate::ReportOutput;
+use crate::{kind_parser, ReportOutput};
 
 /// The preset used when neither `--preset` nor `--scenario` is given.
 pub const DEFAULT_PRESET: &str = "elastic-pollux-vs-baselines";
@@ -47,6 +49,12 @@ pub struct ElasticArgs {
     /// A job's pause after its GPUs change, s (the artifact's 30).
     #[arg(long, value_name = "S")]
     restart_s: Option<u32>,
+    /// Price each change of a job's GPUs with the migration lab's model of this checkpoint
+    /// option (reserved-pool, active, active-low-point, active-low-point-dedup, framework) for
+    /// its default job at the job's new GPU count, instead of `--restart-s` (which Pollux's
+    /// fitness still uses, as the artifact's does).
+    #[arg(long, value_name = "OPTION", value_parser = kind_parser::<CheckpointOption>())]
+    checkpoint: Option<CheckpointOption>,
     /// Pollux's search: individuals per generation (the artifact's 100).
     #[arg(long, value_name = "N")]
     population: Option<u32>,
@@ -104,6 +112,12 @@ pub fn elastic(args: &ElasticArgs) -> Result<(), Failure> {
     }
     if let Some(v) = args.restart_s {
         params.restart_s = v;
+    }
+    if let Some(option) = args.checkpoint {
+        params.restart_cost = PreemptionModel::Migration {
+            option,
+            params: Box::default(),
+        };
     }
     if let Some(v) = args.population {
         params.pollux.population = v;

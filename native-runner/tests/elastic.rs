@@ -48,6 +48,14 @@ fn a_workload_file_runs_every_policy_and_flags_change_the_run() {
     let r: serde_json::Value = serde_json::from_str(&ok(&args)).unwrap();
     assert_eq!(r["tables"][0]["rows"].as_array().unwrap().len(), 2);
     assert!(r["title"].as_str().unwrap().contains("90 s per restart"));
+    let mut args = base.to_vec();
+    args.extend_from_slice(&["--checkpoint", "framework"]);
+    let r: serde_json::Value = serde_json::from_str(&ok(&args)).unwrap();
+    assert!(
+        r["title"].as_str().unwrap().contains("framework"),
+        "{}",
+        r["title"]
+    );
 }
 
 #[test]

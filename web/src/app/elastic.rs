@@ -9,6 +9,7 @@
 use std::rc::Rc;
 
 use bubblelab_core::labs::elastic::{workload, ElasticParams, ElasticPolicy};
+use bubblelab_core::labs::migration::CheckpointOption;
 use bubblelab_core::{presets, Report, Scenario};
 use serde_json::Value;
 use web_sys::HtmlSelectElement;
@@ -41,7 +42,7 @@ const FIELDS: [(&str, &str); 7] = [
     ("interval_s", "Scheduling interval (s; the artifact's 60)"),
     (
         "restart_s",
-        "Pause after a job's GPUs change (s; the artifact's 30)",
+        "Pause after a job's GPUs change (s; the artifact's 30; Pollux's fitness always charges it)",
     ),
     (
         "pollux.population",
@@ -156,12 +157,11 @@ fn chosen_policies(params: &Value) -> Vec<String> {
 pub fn elastic_lab(props: &ElasticLabProps) -> Html {
     let (state, worker) = use_form_page::<State>(props.payload.clone());
     let form = &state.form;
-    let other_error = form.other_error(
-        FIELDS
-            .iter()
-            .map(|(p, _)| *p)
-            .chain(["policies", "workload"]),
-    );
+    let other_error = form.other_error(FIELDS.iter().map(|(p, _)| *p).chain([
+        "policies",
+        "workload",
+        "restart_cost",
+    ]));
     let workload_k = get(&form.params, "workload")
         .and_then(Value::as_u64)
         .unwrap_or(0);
@@ -172,6 +172,27 @@ pub fn elastic_lab(props: &ElasticLabProps) -> Html {
             let k: u64 = value.parse().unwrap_or(6);
             edit(&state, move |next: &mut State| {
                 next.form.set("workload", Value::from(k));
+                next.rerun(true);
+            });
+        })
+    };
+    // The restart cost: the artifact's fixed pause, or a checkpoint option of the migration lab.
+    let restart_option = get(&form.params, "restart_cost")
+        .filter(|v| v.get("model").and_then(Value::as_str) == Some("migration"))
+        .and_then(|v| v.get("option").and_then(Value::as_str))
+        .unwrap_or("fixed")
+        .to_string();
+    let on_restart = {
+        let state = state.clone();
+        Callback::from(move |e: Event| {
+            let value = e.target_unchecked_into::<HtmlSelectElement>().value();
+            edit(&state, move |next: &mut State| {
+                let cost = if value == "fixed" {
+                    serde_json::json!({ "model": "fixed" })
+                } else {
+                    serde_json::json!({ "model": "migration", "option": value })
+                };
+                next.form.set("restart_cost", cost);
                 next.rerun(true);
             });
         })
@@ -252,6 +273,17 @@ pub fn elastic_lab(props: &ElasticLabProps) -> Html {
                     </div>
                     <CheckboxGroup path="elastic.policies" label="Policies" {options}
                         error={form.field_error("policies")} {on_toggle} />
+                    <div class="field">
+                        <label for="field-restart-cost">{ "What a change of GPUs costs a job" }</label>
+                        <select id="field-restart-cost" onchange={on_restart}>
+                            <option value="fixed" selected={restart_option == "fixed"}>{ "the pause below (the artifact's 30 s)" }</option>
+                            { for CheckpointOption::ALL.iter().map(|o| html! {
+                                <option value={o.id()} selected={restart_option == o.id()}>
+                                    { format!("the migration lab: {} (its default 2.7B job)", o.label()) }
+                                </option>
+                            }) }
+                        </select>
+                    </div>
                     { for FIELDS.iter().map(|(path, label)| html! {
                         <NumberField path={format!("elastic.{path}")} label={*label} value={form.text(path)}
                             error={form.field_error(path)} on_change={number_callback(&state, path)} />

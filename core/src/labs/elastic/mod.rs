@@ -30,6 +30,7 @@ use alloc::vec::Vec;
 pub use params::{ElasticJob, ElasticParams, PolluxSpec};
 pub use policies::ElasticPolicy;
 
+use crate::labs::fairness::params::PreemptionModel;
 use crate::report::{Cell, CounterTrack, KindDef, Lane, Report, Series, Span, Table, Timeline};
 use crate::scenario::{LabParams, ScenarioError};
 
@@ -126,6 +127,10 @@ pub fn run_all(
 ) -> Result<Vec<PolicyRun>, ScenarioError> {
     let total = params.policies.len();
     let mut out = Vec::with_capacity(total);
+    let cluster_gpus = params.nodes * params.gpus_per_node;
+    let pause_s: Vec<u64> = (0..=cluster_gpus)
+        .map(|g| params.restart_pause_s(g.max(1)))
+        .collect();
     for (k, &policy) in params.policies.iter().enumerate() {
         let jobs = jobs_for(params, policy)?;
         let mut scheduler = policy.build(&params.pollux);
@@ -136,6 +141,7 @@ pub fn run_all(
             params.gpus_per_node,
             u64::from(params.interval_s),
             u64::from(params.restart_s),
+            &pause_s,
             scheduler.as_mut(),
             &mut |done, _| progress(k * n + done as usize, total * n),
         );
@@ -347,11 +353,29 @@ pub fn build_report(params: &ElasticParams, runs: &[PolicyRun]) -> Report {
         0 => format!("{n_jobs} jobs given inline"),
         k => format!("the Pollux artifact's workload-{k} ({n_jobs} jobs)"),
     };
+    let restart = match &params.restart_cost {
+        PreemptionModel::Fixed => format!("{} s per restart", params.restart_s),
+        PreemptionModel::Migration { option, params: m } => {
+            let lo = params.restart_pause_s(1);
+            let hi = params.restart_pause_s(params.nodes * params.gpus_per_node);
+            let range = if lo == hi {
+                format!("{lo} s")
+            } else {
+                format!("{lo}–{hi} s by GPU count")
+            };
+            format!(
+                "restarts priced by the migration lab ({}, {}: {range}; Pollux's fitness charges {} s)",
+                option.id(),
+                m.job.name,
+                params.restart_s
+            )
+        }
+    };
     let mut report = Report {
         lab: "elastic".into(),
         title: format!(
-            "Elastic training: {source} on {} nodes × {} GPUs, a decision every {} s, {} s per restart",
-            params.nodes, params.gpus_per_node, params.interval_s, params.restart_s
+            "Elastic training: {source} on {} nodes × {} GPUs, a decision every {} s, {restart}",
+            params.nodes, params.gpus_per_node, params.interval_s
         ),
         ..Report::default()
     };
@@ -362,6 +386,7 @@ pub fn build_report(params: &ElasticParams, runs: &[PolicyRun]) -> Report {
             || params.gpus_per_node != 4
             || params.interval_s != 60
             || params.restart_s != 30
+            || !params.restart_cost.is_fixed()
         {
             return None;
         }

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::policies::ElasticPolicy;
 use super::workload::parse_workload;
+use crate::labs::fairness::params::PreemptionModel;
 use crate::scenario::ScenarioError;
 
 /// The most jobs of a workload.
@@ -83,8 +84,14 @@ pub struct ElasticParams {
     /// ticks only.
     pub interval_s: u32,
     /// A job's pause after any change of its GPUs, first start included, s (the artifact's 30:
-    /// checkpoint, restart, restore).
+    /// checkpoint, restart, restore). Pollux's fitness always prices a restart with it, as the
+    /// artifact's does.
     pub restart_s: u32,
+    /// What a change of GPUs really costs the job: `restart_s` (fixed, the artifact's), or the
+    /// migration lab's checkpoint model for the job's new GPU count (pause to storage, restore
+    /// from storage), rounded up to whole seconds.
+    #[serde(default, skip_serializing_if = "PreemptionModel::is_fixed")]
+    pub restart_cost: PreemptionModel,
     /// The artifact's workload file 1 to 8; 0: the jobs in `jobs`.
     pub workload: u32,
     /// Jobs, when `workload` is 0.
@@ -101,6 +108,7 @@ impl Default for ElasticParams {
             gpus_per_node: 4,
             interval_s: 60,
             restart_s: 30,
+            restart_cost: PreemptionModel::Fixed,
             workload: 6,
             jobs: Vec::new(),
             pollux: PolluxSpec::default(),
@@ -178,6 +186,9 @@ impl ElasticParams {
                 format!("expected 1 to 1000, got {}", self.pollux.generations),
             );
         }
+        if let PreemptionModel::Migration { params, .. } = &self.restart_cost {
+            params.validate_prefixed("elastic.restart_cost.params")?;
+        }
         let jobs = self.workload_jobs()?;
         if jobs.is_empty() {
             return bad("jobs".into(), "the workload has no jobs".into());
@@ -203,5 +214,23 @@ impl ElasticParams {
             }
         }
         Ok(())
+    }
+}
+
+impl ElasticParams {
+    /// Seconds a job pauses after its GPUs change to `gpus` GPUs.
+    #[must_use]
+    pub fn restart_pause_s(&self, gpus: u32) -> u64 {
+        match &self.restart_cost {
+            PreemptionModel::Fixed => u64::from(self.restart_s),
+            PreemptionModel::Migration { option, params } => {
+                let s = crate::labs::migration::preemption_cost_s(params, *option, gpus);
+                if s.is_finite() && s > 0.0 {
+                    libm::ceil(s) as u64
+                } else {
+                    0
+                }
+            }
+        }
     }
 }

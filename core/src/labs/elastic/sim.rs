@@ -281,13 +281,17 @@ pub struct Run {
 pub const MAX_SPAN_S: u64 = 60 * 24 * 3600;
 
 /// Runs `jobs` under `policy` (`Cluster.step` and `simulate`, l. 206–271 and 391–405);
-/// `progress(done, total)` counts completed jobs.
+/// `restart_s` is the restart time Pollux's fitness charges, `pause_s[g]` the pause a job
+/// really takes after its GPUs change to g (every entry `restart_s` in the artifact; missing
+/// entries: `restart_s`); `progress(done, total)` counts completed jobs.
+#[allow(clippy::too_many_arguments)] // the artifact's cluster, its clock and the policy
 pub fn simulate(
     mut jobs: Vec<Job>,
     nodes: u32,
     gpus_per_node: u32,
     interval_s: u64,
     restart_s: u64,
+    pause_s: &[u64],
     policy: &mut dyn Scheduler,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Run {
@@ -337,7 +341,9 @@ pub fn simulate(
         }
         for &i in &active {
             if new_allocs[i] != allocs[i] {
-                jobs[i].reallocate(now, placement_of(&new_allocs[i]), restart_s);
+                let g = new_allocs[i].len();
+                let pause = pause_s.get(g).copied().unwrap_or(restart_s);
+                jobs[i].reallocate(now, placement_of(&new_allocs[i]), pause);
             }
         }
         allocs = new_allocs;

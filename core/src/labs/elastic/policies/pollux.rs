@@ -2,7 +2,7 @@
 //! Qiao et al., OSDI'21 §4.2). Every round searches the allocation matrix A (jobs × nodes,
 //! GPUs of job j on node n) with NSGA-II (pymoo 0.4.2: `population` individuals, `generations`
 //! generations counting the first, as many offspring as individuals, binary tournaments on
-//! rank then crowding, crossover with probability 0.9, duplicates removed, rank-and-crowding
+//! dominance then crowding, crossover with probability 0.9, duplicates removed, rank-and-crowding
 //! survival), warm-started from the last round's Pareto set.
 //!
 //! * **Fitness** (`Problem._evaluate`, l. 315–337): each job's speedup — its goodput at (nodes,
