@@ -292,7 +292,7 @@ pub fn elastic_lab(props: &ElasticLabProps) -> Html {
                         <p class="field-error">{ message }</p>
                     }
                     <h3>{ "Your own workload" }</h3>
-                    <p class="muted">{ "A CSV in the artifact's format: name,time,application,num_replicas,batch_size — the \
+                    <p class="muted breakable">{ "A CSV in the artifact's format: name,time,application,num_replicas,batch_size — the \
                         submission second, one of bert, cifar10, deepspeech2, imagenet, ncf, yolov3, and the GPUs and total batch \
                         size a user would pick (the baselines use them; Pollux picks its own)." }</p>
                     <FileUpload id="upload-workload" label="Open a workload (.csv)" accept=".csv,text/csv"
