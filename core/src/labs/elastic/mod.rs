@@ -498,7 +498,7 @@ pub fn build_report(params: &ElasticParams, runs: &[PolicyRun]) -> Report {
         }
     }
     report.findings.push(
-        "Pollux gives a job more GPUs only while its goodput — throughput × statistical efficiency at the batch size it then picks — still grows, and takes GPUs back from jobs whose efficiency gain has flattened; the baselines keep each job's tuned GPU count (Tiresias) or batch size (Optimus).".into(),
+        "Every interval Pollux re-chooses all jobs' GPUs for the highest harmonic mean of their goodput speedups (each job's goodput — throughput × statistical efficiency at the batch size it then picks — over its goodput at a fair share), charging each change a restart, so GPUs go where they add the most useful progress without starving any job; the baselines keep each job's tuned GPU count (Tiresias) or batch size (Optimus).".into(),
     );
     report
 }
