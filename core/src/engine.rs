@@ -118,6 +118,22 @@ impl<E> EventQueue<E> {
         self.heap.peek().map(|Reverse(entry)| entry.time)
     }
 
+    /// The next event's place in the order — (time, priority, sequence number) —, without
+    /// removing it.
+    #[must_use]
+    pub fn peek_key(&self) -> Option<(Nanos, u8, u64)> {
+        self.heap.peek().map(|Reverse(entry)| entry.key())
+    }
+
+    /// Takes the sequence number the next push would get, for an event a simulator keeps
+    /// outside the queue (a list it knows to be in time order) and merges with it by
+    /// [`EventQueue::peek_key`]: the merged order is the one the queue would have given.
+    pub fn take_seq(&mut self) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        seq
+    }
+
     /// Number of events waiting.
     #[must_use]
     pub fn len(&self) -> usize {

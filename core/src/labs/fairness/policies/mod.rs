@@ -21,7 +21,7 @@ mod themis;
 mod tiresias;
 
 use alloc::boxed::Box;
-use alloc::collections::BinaryHeap;
+use alloc::collections::binary_heap::{BinaryHeap, PeekMut};
 use alloc::vec::Vec;
 use core::cmp::{Ordering, Reverse};
 
@@ -377,12 +377,16 @@ pub fn interleave_skipping<K: Ord>(
         .filter(|(t, _)| !queues[*t].is_empty())
         .map(|(t, k)| Reverse((k, t)))
         .collect();
-    while let Some(Reverse((key, t))) = heap.pop() {
+    // The smallest (key, tenant) is raised in place (one sift instead of a pop and a push);
+    // (key, tenant) pairs are unique, so the order does not depend on the heap's layout.
+    while let Some(mut top) = heap.peek_mut() {
+        let Reverse((key, t)) = *top;
         let Some(job) = queues[t].pop() else {
+            PeekMut::pop(top);
             continue;
         };
+        let mut key = raise(t, job, key);
         if skip(job) {
-            let mut key = raise(t, job, key);
             while let Some(next) = queues[t].peek() {
                 if !skip(next) {
                     break;
@@ -390,16 +394,13 @@ pub fn interleave_skipping<K: Ord>(
                 queues[t].pop();
                 key = raise(t, next, key);
             }
-            if !queues[t].is_empty() {
-                heap.push(Reverse((key, t)));
-            }
-            continue;
-        }
-        if !emit(job) {
+        } else if !emit(job) {
             return;
         }
-        if !queues[t].is_empty() {
-            heap.push(Reverse((raise(t, job, key), t)));
+        if queues[t].is_empty() {
+            PeekMut::pop(top);
+        } else {
+            *top = Reverse((key, t));
         }
     }
 }

@@ -27,14 +27,14 @@ pub use state::{
     completed_window, JobState, Phase, PolicyRun, RoundCtx, Sample, Segment, TenantState,
 };
 
-use alloc::collections::BTreeSet;
+use alloc::collections::{BTreeSet, VecDeque};
 use alloc::vec;
 use alloc::vec::Vec;
 
 use super::job::Trace;
 use super::params::{s_to_ns, FairnessParams, TenantWeights};
 use super::policies::{PolicyKind, Preemption, QuotaLease};
-use crate::engine::EventQueue;
+use crate::engine::{EventQueue, Prioritized};
 use crate::units::Nanos;
 
 #[derive(Clone, Copy, Debug)]
@@ -52,7 +52,7 @@ enum Ev {
     Bucket,
 }
 
-impl crate::engine::Prioritized for Ev {
+impl Prioritized for Ev {
     /// At one instant: completions, then arrivals, then lease ends, then wake-ups and
     /// starvation checks, then the window bucket.
     fn priority(&self) -> u8 {
@@ -133,7 +133,7 @@ struct Sim<'p> {
     gpus_by_type: Vec<u64>,
     free_gpus: u64,
     active: Vec<usize>,
-    queue: EventQueue<Ev>,
+    queue: Events,
     now: u64,
     bucket_ns: u64,
     buckets: usize,
@@ -168,7 +168,7 @@ struct Sim<'p> {
     ql_static: Option<quota_lease::StaticLists>,
     /// ASTRAEA machinery: per tenant, (start ns, job, epoch) of the segments started in the
     /// last `delay_s`, oldest first (the candidates for delay jobs).
-    recent_starts: Vec<alloc::collections::VecDeque<(u64, usize, u32)>>,
+    recent_starts: Vec<VecDeque<(u64, usize, u32)>>,
     /// ASTRAEA machinery: the round's lists, reused.
     ql_scratch: quota_lease::Scratch,
     /// Queue length above which its stale events are dropped ([`Sim::drop_stale_events`]).
@@ -265,7 +265,7 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
         gpus_by_type,
         free_gpus: total_gpus,
         active: Vec::new(),
-        queue: EventQueue::new(),
+        queue: Events::new(trace.jobs.iter().map(|j| j.submit_ns)),
         now: 0,
         bucket_ns: s_to_ns(params.window.bucket_s).max(1),
         buckets,
@@ -303,14 +303,11 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
             .quota_lease(params.astraea.quota)
             .filter(|m| m.selection.is_static())
             .map(|_| quota_lease::StaticLists::new(n_tenants, n_jobs)),
-        recent_starts: vec![alloc::collections::VecDeque::new(); n_tenants],
+        recent_starts: vec![VecDeque::new(); n_tenants],
         ql_scratch: quota_lease::Scratch::default(),
         compact_at: MIN_COMPACT_AT,
     };
     let mut policy = kind.build(params, n_tenants, n_jobs);
-    for (i, j) in sim.jobs.iter().enumerate() {
-        sim.queue.schedule(Nanos(j.submit_ns), Ev::Arrival(i));
-    }
     if n_jobs > 0 {
         sim.queue.schedule(Nanos(sim.bucket_ns), Ev::Bucket);
     }
@@ -375,6 +372,138 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
     run
 }
 
+/// A run's events, on the engine's queue except the kinds that come in time order and would
+/// otherwise make most of the heap: the arrivals, all known before the run (a 100,000-job
+/// trace would keep most of them in the heap for most of the run), read from a sorted list;
+/// and the ASTRAEA family's lease expiries, first-lease wake-ups and starvation checks, each
+/// armed a fixed time after the instant it is armed at (900 s, 120 s, 21,600 s by default; a
+/// job whose lease ends every 900 s arms one of each per lease, and most starvation checks go
+/// stale long before their time), kept in one FIFO per kind. An event that would not be last
+/// in its FIFO (a policy's wake-up armed earlier than the last one) goes on the queue. All of
+/// them are merged exactly as the one queue holding them all would order them — by (time,
+/// rank, push order), the arrivals pushed first —, so a run delivers the same events in the
+/// same order whichever holds them.
+struct Events {
+    queue: EventQueue<Ev>,
+    /// (submission ns, job), ascending: the order in which they were pushed at the start.
+    arrivals: Vec<(u64, usize)>,
+    /// The next arrival of `arrivals` to deliver.
+    next_arrival: usize,
+    /// Per kind ([`Events::fifo`]): (time ns, sequence number, event), in that order.
+    fifos: [VecDeque<(u64, u64, Ev)>; 3],
+    /// Events delivered from the FIFOs.
+    fifo_popped: u64,
+}
+
+/// Where the next event waits.
+#[derive(Clone, Copy)]
+enum Source {
+    Arrivals,
+    Queue,
+    Fifo(usize),
+}
+
+impl Events {
+    /// The events of a run whose job `i` is submitted at `submit_ns[i]`, with nothing else
+    /// scheduled yet.
+    fn new(submit_ns: impl Iterator<Item = u64>) -> Self {
+        let mut arrivals: Vec<(u64, usize)> = submit_ns.enumerate().map(|(i, t)| (t, i)).collect();
+        // Traces are sorted by submission: about linear.
+        arrivals.sort();
+        Events {
+            queue: EventQueue::new(),
+            arrivals,
+            next_arrival: 0,
+            fifos: Default::default(),
+            fifo_popped: 0,
+        }
+    }
+
+    /// The FIFO of an event's kind, for the kinds armed a fixed time ahead.
+    fn fifo(ev: Ev) -> Option<usize> {
+        match ev {
+            Ev::Lease(..) => Some(0),
+            Ev::Wakeup(..) => Some(1),
+            Ev::Starving(..) => Some(2),
+            Ev::Completion(..) | Ev::Arrival(_) | Ev::LeaseEnd | Ev::Bucket => None,
+        }
+    }
+
+    fn schedule(&mut self, time: Nanos, ev: Ev) {
+        if let Some(k) = Self::fifo(ev) {
+            if self.fifos[k].back().is_none_or(|b| b.0 <= time.0) {
+                let seq = self.queue.take_seq();
+                self.fifos[k].push_back((time.0, seq, ev));
+                return;
+            }
+        }
+        self.queue.schedule(time, ev);
+    }
+
+    /// The next event: the earliest by (time, rank, push order) of the arrivals, the queue
+    /// and the FIFOs' fronts. The arrivals were pushed before anything else, so at equal time
+    /// and rank an arrival goes first (the queue then holds only arrivals pushed back by the
+    /// run loop).
+    fn pop(&mut self) -> Option<(Nanos, Ev)> {
+        // (time, rank, pushed after the arrivals, sequence number), smallest first.
+        let mut best: Option<((u64, u8, bool, u64), Source)> = None;
+        let mut offer = |key, src| {
+            if best.is_none_or(|(b, _)| key < b) {
+                best = Some((key, src));
+            }
+        };
+        if let Some(&(t, j)) = self.arrivals.get(self.next_arrival) {
+            offer((t, Ev::Arrival(j).priority(), false, 0), Source::Arrivals);
+        }
+        if let Some((Nanos(t), rank, seq)) = self.queue.peek_key() {
+            offer((t, rank, true, seq), Source::Queue);
+        }
+        for (k, fifo) in self.fifos.iter().enumerate() {
+            if let Some(&(t, seq, ev)) = fifo.front() {
+                offer((t, ev.priority(), true, seq), Source::Fifo(k));
+            }
+        }
+        match best?.1 {
+            Source::Arrivals => {
+                let (t, j) = self.arrivals[self.next_arrival];
+                self.next_arrival += 1;
+                Some((Nanos(t), Ev::Arrival(j)))
+            }
+            Source::Queue => self.queue.pop(),
+            Source::Fifo(k) => {
+                let (t, _, ev) = self.fifos[k].pop_front()?;
+                self.fifo_popped += 1;
+                Some((Nanos(t), ev))
+            }
+        }
+    }
+
+    /// Events waiting, arrivals included.
+    fn len(&self) -> usize {
+        self.queue.len()
+            + self.fifos.iter().map(VecDeque::len).sum::<usize>()
+            + (self.arrivals.len() - self.next_arrival)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Drops every waiting event for which `keep` returns false (never an arrival); the others
+    /// keep their order.
+    fn retain(&mut self, mut keep: impl FnMut(&Ev) -> bool) {
+        self.queue.retain(&mut keep);
+        for fifo in &mut self.fifos {
+            fifo.retain(|e| keep(&e.2));
+        }
+    }
+
+    /// Events delivered so far.
+    fn processed(&self) -> u64 {
+        self.queue.processed() + self.next_arrival as u64 + self.fifo_popped
+    }
+}
+
 /// Smallest queue length at which stale events are dropped.
 const MIN_COMPACT_AT: usize = 1 << 12;
 
@@ -393,7 +522,7 @@ impl Sim<'_> {
     /// otherwise leave one dead event per lease behind, until its old times come), and sets
     /// the next length to do it at: amortised O(1) per event.
     fn drop_stale_events(&mut self) {
-        let mut queue = core::mem::take(&mut self.queue);
+        let mut queue = core::mem::replace(&mut self.queue, Events::new(core::iter::empty()));
         queue.retain(|ev| !self.is_stale(ev));
         self.queue = queue;
         self.compact_at = (2 * self.queue.len()).max(MIN_COMPACT_AT);
@@ -1035,6 +1164,83 @@ impl Sim<'_> {
         }
         if blocked {
             self.run.placement_blocks += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Ev, EventQueue, Events, Nanos};
+    use alloc::format;
+    use alloc::string::String;
+    use alloc::vec::Vec;
+
+    /// Random schedules, pops, push-backs and drops: [`Events`] delivers exactly what one
+    /// [`EventQueue`] holding every event (the arrivals pushed first) delivers.
+    #[test]
+    fn events_deliver_in_the_order_of_one_queue() {
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut rnd = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for _ in 0..300 {
+            let jobs = rnd(12) as usize;
+            let submits: Vec<u64> = (0..jobs).map(|_| rnd(8) * 10).collect();
+            let mut ours = Events::new(submits.iter().copied());
+            let mut one = EventQueue::new();
+            for (i, &t) in submits.iter().enumerate() {
+                one.schedule(Nanos(t), Ev::Arrival(i));
+            }
+            let mut now = 0;
+            let mut got: Vec<String> = Vec::new();
+            let mut want: Vec<String> = Vec::new();
+            for _ in 0..200 {
+                match rnd(10) {
+                    0..=4 => {
+                        // Armed at now or later; few distinct times, so many ties.
+                        let t = now + rnd(4) * 10;
+                        let (j, e) = (rnd(5) as usize, rnd(3) as u32);
+                        let ev = match rnd(7) {
+                            0 => Ev::Completion(j, e),
+                            1 => Ev::Lease(j, e),
+                            2 => Ev::Wakeup(j, e),
+                            3 => Ev::Starving(j, e),
+                            4 => Ev::LeaseEnd,
+                            5 => Ev::Bucket,
+                            _ => Ev::Arrival(j),
+                        };
+                        ours.schedule(Nanos(t), ev);
+                        one.schedule(Nanos(t), ev);
+                    }
+                    5 => {
+                        let stale = |ev: &Ev| !matches!(ev, Ev::Lease(_, 1) | Ev::Starving(_, 1));
+                        ours.retain(stale);
+                        one.retain(stale);
+                    }
+                    _ => {
+                        let a = ours.pop();
+                        let b = one.pop();
+                        if let Some((Nanos(t), _)) = b {
+                            now = t;
+                        }
+                        // The run loop pushes back the first event past an instant.
+                        if rnd(3) == 0 {
+                            if let (Some((t, ev)), Some(_)) = (a, b) {
+                                ours.schedule(t, ev);
+                                one.schedule(t, ev);
+                            }
+                        }
+                        got.push(format!("{a:?}"));
+                        want.push(format!("{b:?}"));
+                    }
+                }
+                assert_eq!(ours.len(), one.len());
+            }
+            assert_eq!(got, want);
+            assert_eq!(ours.processed(), one.processed());
         }
     }
 }
