@@ -408,8 +408,8 @@ impl Events {
     /// scheduled yet.
     fn new(submit_ns: impl Iterator<Item = u64>) -> Self {
         let mut arrivals: Vec<(u64, usize)> = submit_ns.enumerate().map(|(i, t)| (t, i)).collect();
-        // Traces are sorted by submission: about linear.
-        arrivals.sort();
+        // Pairs are unique (job index); traces sorted by submission are a linear pass.
+        arrivals.sort_unstable();
         Events {
             queue: EventQueue::new(),
             arrivals,
