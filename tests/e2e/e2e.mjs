@@ -589,11 +589,13 @@ try {
     await migPage.waitForSelector('[data-metric="astraea.avg_jct_s"]', { state: 'attached', timeout: TIMEOUT_MS });
   });
 
-  await check('the sharing lab draws the allocation curve: FGD allocates more than BestFit and Random; the map links it; the real openb lists open', async () => {
+  await check('the sharing lab draws the allocation curve: FGD allocates more than BestFit and Random; the map links it and Gandiva-style packing; the real openb lists open', async () => {
     const { page: shPage } = await newWatchedPage(context, 'sharing');
     await shPage.goto(`${BASE_URL}/#/fairness`);
     const shareLink = await shPage.getAttribute('#survey-map a[data-preset="sharing-fgd-openb-shape"]', 'href');
     assert(shareLink?.startsWith('#/sharing?s='), `expected a share link to the sharing lab, got ${shareLink}`);
+    const gandivaLink = await shPage.getAttribute('#survey-map a[data-preset="sharing-gandiva-packing-over-time"]', 'href');
+    assert(gandivaLink?.startsWith('#/sharing?s='), `expected the map's Gandiva-style packing to link to the sharing lab, got ${gandivaLink}`);
     await shPage.goto(`${BASE_URL}/${shareLink}`);
     await shPage.waitForSelector('[data-metric="fgd.allocated_percent"]', { state: 'attached', timeout: TIMEOUT_MS });
     const fgd = Number(await dataValue(shPage, '[data-metric="fgd.allocated_percent"]'));
