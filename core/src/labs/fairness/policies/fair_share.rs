@@ -3,25 +3,23 @@
 //! it preempts whenever the instantaneous shares move. Within a tenant: running jobs first
 //! (no churn), then submission order.
 
-use super::{
-    interleave_skipping, running_then_fifo, takeable, Emit, KeptOrder, Key, Policy, Preemption,
-};
+use super::{interleave_skipping, takeable, Emit, Key, Policy, Preemption, RunningThenFifo};
 use crate::labs::fairness::sim::RoundCtx;
 
 /// Weighted max-min fair share of GPUs, instantaneous.
 #[derive(Clone, Debug, Default)]
 pub struct FairShare {
-    order: KeptOrder,
+    order: RunningThenFifo,
 }
 
 /// Max-min order: a tenant's key is GPUs given so far / weight.
 pub(super) fn max_min_order(
-    order: &mut KeptOrder,
+    order: &mut RunningThenFifo,
     ctx: &RoundCtx<'_>,
     gpu_units: impl Fn(usize) -> f64,
     emit: &mut Emit<'_>,
 ) {
-    let queues = order.by_tenant(ctx, |j| running_then_fifo(ctx, j));
+    let queues = order.queues(ctx);
     let keys = ctx.tenants.iter().map(|_| Key(0, 0.0)).collect();
     interleave_skipping(
         queues,

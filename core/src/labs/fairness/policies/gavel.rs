@@ -10,7 +10,7 @@
 use alloc::vec::Vec;
 
 use super::fair_share::max_min_order;
-use super::{Emit, KeptOrder, Policy, Preemption};
+use super::{Emit, Policy, Preemption, RunningThenFifo};
 use crate::labs::fairness::sim::RoundCtx;
 
 /// Heterogeneity-aware max-min, per round.
@@ -18,7 +18,7 @@ use crate::labs::fairness::sim::RoundCtx;
 pub struct Gavel {
     /// Round (lease) length, ns.
     pub lease_ns: u64,
-    order: KeptOrder,
+    order: RunningThenFifo,
 }
 
 impl Gavel {
@@ -27,7 +27,7 @@ impl Gavel {
     pub fn new(lease_ns: u64) -> Self {
         Gavel {
             lease_ns,
-            order: KeptOrder::default(),
+            order: RunningThenFifo::default(),
         }
     }
 }

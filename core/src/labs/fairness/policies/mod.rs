@@ -22,11 +22,14 @@ mod tiresias;
 
 use alloc::boxed::Box;
 use alloc::collections::binary_heap::{BinaryHeap, PeekMut};
+use alloc::collections::BTreeSet;
+use alloc::vec;
 use alloc::vec::Vec;
 use core::cmp::{Ordering, Reverse};
+use core::iter::Peekable;
 
 use super::params::FairnessParams;
-use super::sim::RoundCtx;
+use super::sim::{Phase, RoundCtx};
 
 crate::kinds! {
     /// The policies the lab knows.
@@ -349,9 +352,9 @@ impl Ord for Key {
 /// its next queued job and raises that tenant's key by `raise(tenant, job, key)`. Ties go to the
 /// lower tenant index. This is water-filling in gang units: a max-min allocation when the keys
 /// are allocation / weight (DRF with one resource, Ghodsi et al. NSDI'11). Stops as soon as
-/// `emit` returns false.
-pub fn interleave<K: Ord>(
-    queues: Vec<TenantQueue<K>>,
+/// `emit` returns false. `queues[t]` yields tenant t's jobs in its order.
+pub fn interleave<Q: Iterator<Item = usize>>(
+    queues: Vec<Q>,
     keys: Vec<Key>,
     raise: impl FnMut(usize, usize, Key) -> Key,
     emit: &mut Emit<'_>,
@@ -364,40 +367,41 @@ pub fn interleave<K: Ord>(
 /// only grow, so the heap pops every tenant's keys in the same merged order with or without
 /// them: the other jobs are emitted in the same order, and a tenant's run of skipped jobs costs
 /// one heap operation instead of one each.
-pub fn interleave_skipping<K: Ord>(
-    mut queues: Vec<TenantQueue<K>>,
+pub fn interleave_skipping<Q: Iterator<Item = usize>>(
+    queues: Vec<Q>,
     keys: Vec<Key>,
     mut raise: impl FnMut(usize, usize, Key) -> Key,
     skip: impl Fn(usize) -> bool,
     emit: &mut Emit<'_>,
 ) {
+    let mut queues: Vec<Peekable<Q>> = queues.into_iter().map(Iterator::peekable).collect();
     let mut heap: BinaryHeap<Reverse<(Key, usize)>> = keys
         .into_iter()
         .enumerate()
-        .filter(|(t, _)| !queues[*t].is_empty())
+        .filter(|(t, _)| queues[*t].peek().is_some())
         .map(|(t, k)| Reverse((k, t)))
         .collect();
     // The smallest (key, tenant) is raised in place (one sift instead of a pop and a push);
     // (key, tenant) pairs are unique, so the order does not depend on the heap's layout.
     while let Some(mut top) = heap.peek_mut() {
         let Reverse((key, t)) = *top;
-        let Some(job) = queues[t].pop() else {
+        let Some(job) = queues[t].next() else {
             PeekMut::pop(top);
             continue;
         };
         let mut key = raise(t, job, key);
         if skip(job) {
-            while let Some(next) = queues[t].peek() {
+            while let Some(&next) = queues[t].peek() {
                 if !skip(next) {
                     break;
                 }
-                queues[t].pop();
+                queues[t].next();
                 key = raise(t, next, key);
             }
         } else if !emit(job) {
             return;
         }
-        if queues[t].is_empty() {
+        if queues[t].peek().is_none() {
             PeekMut::pop(top);
         } else {
             *top = Reverse((key, t));
@@ -464,6 +468,14 @@ impl<K: Ord> LazySorted<K> {
         let j = self.items[self.next].1;
         self.next += 1;
         Some(j)
+    }
+}
+
+impl<K: Ord> Iterator for LazySorted<K> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        self.pop()
     }
 }
 
@@ -609,9 +621,84 @@ impl KeptOrder {
     }
 }
 
-/// Within a tenant: running jobs first (no churn), then by submission (then index).
-#[must_use]
-pub fn running_then_fifo(ctx: &RoundCtx<'_>, j: usize) -> Option<(bool, u64)> {
-    let job = &ctx.jobs[j];
-    Some((!job.is_running(), job.submit_ns))
+/// Each tenant's active jobs, running ones first (no churn), then by submission (then index):
+/// the within-tenant order of the max-min policies. Kept across rounds and brought up to date
+/// from the jobs that changed phase since the last round ([`RoundCtx::changed`]), so a round
+/// reads a tenant's jobs only as far as the filling reaches, instead of grouping and sorting
+/// every active job (for a policy offered every active job: one that may preempt).
+#[derive(Clone, Debug, Default)]
+pub struct RunningThenFifo {
+    /// Per tenant: its running jobs by (submission ns, job).
+    running: Vec<BTreeSet<(u64, usize)>>,
+    /// Per tenant: its waiting jobs by (submission ns, job).
+    waiting: Vec<BTreeSet<(u64, usize)>>,
+    /// Per job: where it is filed (0 nowhere, 1 running, 2 waiting).
+    filed: Vec<u8>,
+}
+
+impl RunningThenFifo {
+    /// Files the jobs of `ctx.changed` again, then yields each tenant's queue.
+    pub fn queues<'s>(
+        &'s mut self,
+        ctx: &RoundCtx<'_>,
+    ) -> Vec<impl Iterator<Item = usize> + 's> {
+        let tenants = ctx.tenants.len();
+        if self.running.len() != tenants {
+            self.running.resize_with(tenants, BTreeSet::new);
+            self.waiting.resize_with(tenants, BTreeSet::new);
+        }
+        if self.filed.len() != ctx.jobs.len() {
+            self.filed = vec![0; ctx.jobs.len()];
+        }
+        for &j in ctx.changed {
+            let job = &ctx.jobs[j];
+            let u = job.tenant as usize;
+            let entry = (job.submit_ns, j);
+            let now = match job.phase {
+                Phase::Running => 1,
+                Phase::Waiting => 2,
+                Phase::Pending | Phase::Done => 0,
+            };
+            match core::mem::replace(&mut self.filed[j], now) {
+                1 => self.running[u].remove(&entry),
+                2 => self.waiting[u].remove(&entry),
+                _ => false,
+            };
+            match now {
+                1 => self.running[u].insert(entry),
+                2 => self.waiting[u].insert(entry),
+                _ => false,
+            };
+        }
+        #[cfg(debug_assertions)]
+        self.check(ctx);
+        self.running
+            .iter()
+            .zip(&self.waiting)
+            .map(|(r, w)| r.iter().chain(w).map(|e| e.1))
+            .collect()
+    }
+
+    /// Debug builds: the kept queues hold exactly the active jobs, in the order a fresh sort
+    /// by (not running, submission, index) gives (for short queues).
+    #[cfg(debug_assertions)]
+    fn check(&self, ctx: &RoundCtx<'_>) {
+        if ctx.active.len() > 256 {
+            return;
+        }
+        let mut fresh: Vec<Vec<(bool, u64, usize)>> = vec![Vec::new(); ctx.tenants.len()];
+        for &j in ctx.active {
+            let job = &ctx.jobs[j];
+            fresh[job.tenant as usize].push((!job.is_running(), job.submit_ns, j));
+        }
+        for (u, f) in fresh.iter_mut().enumerate() {
+            f.sort_unstable();
+            let kept = self.running[u].iter().chain(&self.waiting[u]).map(|e| e.1);
+            assert!(
+                kept.eq(f.iter().map(|e| e.2)),
+                "tenant {u}'s kept queue differs from a fresh sort at {} ns",
+                ctx.now_ns
+            );
+        }
+    }
 }

@@ -173,6 +173,9 @@ struct Sim<'p> {
     ql_scratch: quota_lease::Scratch,
     /// Queue length above which its stale events are dropped ([`Sim::drop_stale_events`]).
     compact_at: usize,
+    /// Jobs that changed phase since the policy last ordered ([`RoundCtx::changed`]); not kept
+    /// for the ASTRAEA family, which has no policy object.
+    changed: Vec<usize>,
 }
 
 /// Runs one policy on a trace.
@@ -306,6 +309,7 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
         recent_starts: vec![VecDeque::new(); n_tenants],
         ql_scratch: quota_lease::Scratch::default(),
         compact_at: MIN_COMPACT_AT,
+        changed: Vec::new(),
     };
     let mut policy = kind.build(params, n_tenants, n_jobs);
     if n_jobs > 0 {
@@ -662,6 +666,7 @@ impl Sim<'_> {
             Ev::Arrival(j) => {
                 let u = self.jobs[j].tenant as usize;
                 self.jobs[j].phase = Phase::Waiting;
+                self.note_change(j);
                 self.accrue(u);
                 let g = self.jobs[j].gpus;
                 let ints = &mut self.tenants[u].share_integrals;
@@ -837,6 +842,7 @@ impl Sim<'_> {
             end_ns: now,
             alloc,
         });
+        self.note_change(j);
     }
 
     /// Takes job `j`'s GPUs away; it pays the checkpoint-and-resume cost at its next start.
@@ -851,8 +857,9 @@ impl Sim<'_> {
         let now = self.now;
         let u = self.jobs[j].tenant as usize;
         self.count_waiting(j, false);
+        self.jobs[j].phase = Phase::Done;
+        self.note_change(j);
         let job = &mut self.jobs[j];
-        job.phase = Phase::Done;
         job.remaining_ns = 0;
         job.finish_ns = now;
         if job.first_start_ns == u64::MAX {
@@ -896,6 +903,7 @@ impl Sim<'_> {
         self.free_gpus -= u64::from(gpus);
         let tenant = self.jobs[j].tenant as usize;
         self.set_tenant_gpus(tenant, i64::from(gpus));
+        self.note_change(j);
         let job = &mut self.jobs[j];
         job.phase = Phase::Running;
         job.alloc = alloc;
@@ -958,8 +966,16 @@ impl Sim<'_> {
         }
     }
 
+    /// Logs that job `j` changes phase, for the policy's next order ([`RoundCtx::changed`]).
+    fn note_change(&mut self, j: usize) {
+        if self.machinery.is_none() {
+            self.changed.push(j);
+        }
+    }
+
     fn ctx(&self) -> RoundCtx<'_> {
         RoundCtx {
+            changed: &self.changed,
             now_ns: self.now,
             active: &self.active,
             jobs: &self.jobs,
@@ -1037,6 +1053,7 @@ impl Sim<'_> {
             let jobs = &self.jobs;
             let keep = &mut self.keep;
             let ctx = RoundCtx {
+                changed: &self.changed,
                 now_ns: now,
                 active: offered,
                 jobs,
@@ -1069,6 +1086,8 @@ impl Sim<'_> {
                 cap >= smallest
             });
         }
+        // The policy has seen these changes.
+        self.changed.clear();
         // Preempt the preemptible running jobs not kept, then renew the leases of kept
         // running jobs (in the policy's order).
         let mut i = 0;

@@ -205,6 +205,10 @@ pub struct RoundCtx<'a> {
     pub total_gpus: u64,
     /// GPUs per type.
     pub gpus_by_type: &'a [u64],
+    /// The jobs that arrived, started, stopped or finished since the policy last ordered, in
+    /// the order of the changes (a job may be listed more than once; its phase now is in
+    /// `jobs`): what a policy that keeps its queues across rounds files again.
+    pub changed: &'a [usize],
 }
 
 /// One run segment of a job: it held `alloc` from `start_ns` to `end_ns`.
