@@ -43,14 +43,29 @@ use alloc::vec::Vec;
 
 use super::{Ev, Phase, Sim};
 use crate::labs::fairness::params::s_to_ns;
-use crate::labs::fairness::policies::{JobSelection, Key, QuotaLease, QuotaMode};
+use crate::labs::fairness::policies::{JobSelection, QuotaLease, QuotaMode};
 use crate::units::Nanos;
 
 /// Most rounds at one instant (each one that changes something starts or preempts a job).
 const MAX_ROUNDS_PER_INSTANT: u32 = 64;
 
-/// A sort key: (primary, secondary, job index); the job index makes it total.
-type SortKey = (Key, u64, usize);
+/// A selection's key of a job: (primary as [`order_bits`], secondary).
+type SelKey = (u64, u64);
+
+/// A sort key: (primary as [`order_bits`], secondary, job index); the job index makes it total.
+type SortKey = (u64, u64, usize);
+
+/// `x`'s bits, mapped so that they order as [`f64::total_cmp`] orders the values (negative
+/// values' bits flipped, non-negative ones' sign bit set): a sort on integers instead of
+/// float comparisons, in the same order.
+fn order_bits(x: f64) -> u64 {
+    let b = x.to_bits();
+    if b >> 63 == 1 {
+        !b
+    } else {
+        b | (1 << 63)
+    }
+}
 
 /// A round's per-tenant lists, kept across rounds so that a round allocates nothing. Only the
 /// entries of the tenants with waiting jobs ([`Scratch::waiting_tenants`]) are used in a round;
@@ -64,7 +79,7 @@ pub(super) struct Scratch {
     /// Starving waiting jobs: (submission ns, job).
     starving: Vec<Vec<(u64, usize)>>,
     /// Other waiting jobs with their selection key.
-    keyed: Vec<Vec<((Key, u64), usize)>>,
+    keyed: Vec<Vec<(SelKey, usize)>>,
     /// Delay jobs, in preemption order once sorted.
     delay: Vec<Vec<usize>>,
     /// Delay jobs with their keys (one tenant at a time).
@@ -142,7 +157,7 @@ struct TenantLists {
     /// Per tenant: starving waiting jobs by (submission ns, job).
     starving: Vec<BTreeSet<(u64, usize)>>,
     /// Per tenant: its other waiting jobs by (selection key, job).
-    keyed: Vec<BTreeSet<((Key, u64), usize)>>,
+    keyed: Vec<BTreeSet<(SelKey, usize)>>,
     /// The tenants with waiting jobs, ascending.
     tenants: BTreeSet<usize>,
 }
@@ -152,7 +167,7 @@ struct TenantLists {
 enum Filed {
     No,
     Starving(u64),
-    Keyed((Key, u64)),
+    Keyed(SelKey),
 }
 
 impl StaticLists {
@@ -309,13 +324,16 @@ impl Sim<'_> {
     /// l. 540–545): life / (executed·F_j + (life − executed) + remaining); 1 while D_j = 0.
     fn artifact_rho(&self, j: usize) -> f64 {
         let job = &self.jobs[j];
-        if self.deserved_of(j) <= 0.0 {
+        let d = self.deserved_of(j);
+        if d <= 0.0 {
             return 1.0;
         }
         let exec = job.done_before_segment() as f64;
         let life = (self.now - job.submit_ns) as f64;
         let remaining = job.remaining_ns as f64;
-        let isolated = exec * self.job_f(j, job.done_before_segment()) + (life - exec);
+        // F_j as `job_f` computes it.
+        let f_j = f64::from(job.gpus) * exec / d;
+        let isolated = exec * f_j + (life - exec);
         let denom = isolated + remaining;
         if denom > 0.0 {
             life / denom
@@ -407,6 +425,14 @@ impl Sim<'_> {
         for u in 0..nt {
             self.accrue(u);
         }
+        if m.selection == JobSelection::Themis {
+            // ρ of every waiting job, once: its key now, and the key it is preempted by
+            // should it be a delay job later.
+            for i in 0..self.waiting_list.len() {
+                let j = self.waiting_list[i];
+                self.jobs[j].last_rho = self.artifact_rho(j);
+            }
+        }
         for &j in &self.waiting_list {
             let job = &self.jobs[j];
             let u = job.tenant as usize;
@@ -439,9 +465,9 @@ impl Sim<'_> {
             dkeyed.extend(delay[u].iter().map(|&j| {
                 let job = &self.jobs[j];
                 match m.selection {
-                    JobSelection::Themis => (Key(0, job.last_rho), 0, j),
+                    JobSelection::Themis => (order_bits(job.last_rho), 0, j),
                     _ => (
-                        Key(0, -self.job_f(j, job.done_before_segment())),
+                        order_bits(-self.job_f(j, job.done_before_segment())),
                         u64::MAX - job.submit_ns,
                         j,
                     ),
@@ -450,13 +476,6 @@ impl Sim<'_> {
             dkeyed.sort_unstable();
             delay[u].clear();
             delay[u].extend(dkeyed.iter().map(|e| e.2));
-        }
-        if m.selection == JobSelection::Themis {
-            for &u in &sc.waiting_tenants {
-                for &j in &sc.lists[u] {
-                    self.jobs[j].last_rho = self.artifact_rho(j);
-                }
-            }
         }
         match m.quota {
             QuotaMode::Static => {
@@ -556,7 +575,7 @@ impl Sim<'_> {
         let starve_ns = s_to_ns(self.params.astraea.starvation_s);
         let nt = self.tenants.len();
         let mut starving: Vec<Vec<(u64, usize)>> = vec![Vec::new(); nt];
-        let mut keyed: Vec<Vec<((Key, u64), usize)>> = vec![Vec::new(); nt];
+        let mut keyed: Vec<Vec<(SelKey, usize)>> = vec![Vec::new(); nt];
         for &j in &self.waiting_list {
             let job = &self.jobs[j];
             let u = job.tenant as usize;
@@ -687,16 +706,17 @@ impl Sim<'_> {
     }
 
     /// The selection's key of waiting job `j`: (primary, secondary).
-    fn selection_key(&self, sel: JobSelection, j: usize) -> (Key, u64) {
+    fn selection_key(&self, sel: JobSelection, j: usize) -> SelKey {
         let job = &self.jobs[j];
         match sel {
             JobSelection::Fairness => (
-                Key(0, self.job_f(j, job.done_before_segment())),
+                order_bits(self.job_f(j, job.done_before_segment())),
                 job.submit_ns,
             ),
-            JobSelection::TwoDas => (Key(0, job.done_before_segment() as f64), job.submit_ns),
-            JobSelection::Themis => (Key(0, -self.artifact_rho(j)), 0),
-            JobSelection::Fifo => (Key(0, 0.0), job.submit_ns),
+            JobSelection::TwoDas => (order_bits(job.done_before_segment() as f64), job.submit_ns),
+            // Set for every waiting job at the start of the round (`artifact_rho`).
+            JobSelection::Themis => (order_bits(-job.last_rho), 0),
+            JobSelection::Fifo => (order_bits(0.0), job.submit_ns),
         }
     }
 
@@ -732,38 +752,41 @@ impl Sim<'_> {
             p.weighted[u] = t.entitled_window + t.quota as f64 * lease_ns;
             p.cursor[u] = 0;
         }
-        // The artifact's `min` over the tenants still in the running, ties to the first: an
-        // ordered set of (value, tenant) per criterion (every value is ≥ 0 or +∞, whose bit
-        // patterns order as the values do), updated for the one tenant a grant changes. A
-        // tenant with nothing waiting would only be picked to drop out, changing nothing, so
-        // it never enters.
+        // The artifact's `min` over the tenants still in the running, ties to the first: a scan
+        // of the waiting tenants (ascending) for the smallest (value, tenant) by each criterion
+        // (every value is ≥ 0 or +∞, whose bit patterns order as the values do). A tenant with
+        // nothing waiting would only be picked to drop out, changing nothing, so it never
+        // takes part; one whose list is used up drops out.
         let bits = |v: f64| {
             debug_assert!(v >= 0.0, "phase-1 values are non-negative, got {v}");
             v.to_bits()
         };
-        let mut by_ratio: BTreeSet<(u64, usize)> = waiting_tenants
-            .iter()
-            .map(|&u| (bits(p.ratio[u]), u))
-            .collect();
-        let mut by_uw: BTreeSet<(u64, usize)> = waiting_tenants
-            .iter()
-            .map(|&u| (bits(p.uw[u]), u))
-            .collect();
         let mut free = self.free_gpus;
         while free > 0 && waiting_total > 0 {
-            let Some(&(lowest_ratio, first_by_ratio)) = by_ratio.first() else {
+            let mut by_ratio: Option<(u64, usize)> = None;
+            let mut by_uw: Option<(u64, usize)> = None;
+            for &u in waiting_tenants.iter() {
+                if p.cursor[u] >= lists[u].len() {
+                    continue;
+                }
+                let r = (bits(p.ratio[u]), u);
+                if by_ratio.is_none_or(|b| r < b) {
+                    by_ratio = Some(r);
+                }
+                let w = (bits(p.uw[u]), u);
+                if by_uw.is_none_or(|b| w < b) {
+                    by_uw = Some(w);
+                }
+            }
+            let (Some((lowest_ratio, first_by_ratio)), Some((_, first_by_uw))) = (by_ratio, by_uw)
+            else {
                 break;
             };
             let u = if f64::from_bits(lowest_ratio) < low {
                 first_by_ratio
             } else {
-                match by_uw.first() {
-                    Some(&(_, u)) => u,
-                    None => break,
-                }
+                first_by_uw
             };
-            by_ratio.remove(&(bits(p.ratio[u]), u));
-            by_uw.remove(&(bits(p.uw[u]), u));
             let list = &lists[u];
             while p.cursor[u] < list.len() {
                 let j = list[p.cursor[u]];
@@ -778,11 +801,6 @@ impl Sim<'_> {
                 p.uw[u] = p.used[u] / p.weighted[u];
                 p.ratio[u] = ratio_of(u, p.quota[u]);
                 break;
-            }
-            // A tenant whose list is used up drops out.
-            if p.cursor[u] < list.len() {
-                by_ratio.insert((bits(p.ratio[u]), u));
-                by_uw.insert((bits(p.uw[u]), u));
             }
         }
     }
