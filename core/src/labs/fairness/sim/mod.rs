@@ -21,13 +21,14 @@ mod placement;
 pub mod quota_lease;
 mod state;
 
+use placement::NodeSet;
 pub use placement::{occupancy_at, occupancy_of};
 use state::accrue_rings;
 pub use state::{
     completed_window, JobState, Phase, PolicyRun, RoundCtx, Sample, Segment, TenantState,
 };
 
-use alloc::collections::{BTreeSet, VecDeque};
+use alloc::collections::VecDeque;
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -126,7 +127,7 @@ struct Sim<'p> {
     node_free: Vec<u32>,
     /// Per GPU type, per free-GPU count f (0 ..= GPUs per node): the nodes of that type with f
     /// free, ascending (placement's best and first fits without a scan of every node).
-    nodes_by_free: Vec<Vec<BTreeSet<u32>>>,
+    nodes_by_free: Vec<Vec<NodeSet>>,
     node_type: Vec<u32>,
     gpus_per_node: u32,
     total_gpus: u64,
@@ -256,7 +257,9 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
         node_free: vec![params.cluster.gpus_per_node; params.cluster.nodes as usize],
         nodes_by_free: {
             let gpn = params.cluster.gpus_per_node as usize;
-            let mut by_free = vec![vec![BTreeSet::new(); gpn + 1]; params.cluster.type_count()];
+            let nodes = params.cluster.nodes as usize;
+            let mut by_free =
+                vec![vec![NodeSet::new(nodes); gpn + 1]; params.cluster.type_count()];
             for (n, &t) in params.cluster.node_types().iter().enumerate() {
                 by_free[t as usize][gpn].insert(n as u32);
             }

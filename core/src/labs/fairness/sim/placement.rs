@@ -5,9 +5,55 @@
 
 use alloc::vec;
 use alloc::vec::Vec;
+use core::ops::Range;
 
 use super::{PolicyRun, Segment, Sim};
 use crate::labs::fairness::params::Placement;
+
+/// A set of node indices as a bitset (one per GPU type and free count: [`Sim::place`]'s best
+/// and first fits): insert and remove flip a bit, and the members of a range come in
+/// ascending order a word at a time, where an ordered tree would allocate and chase pointers
+/// at every change of a node's free count.
+#[derive(Clone, Debug)]
+pub(super) struct NodeSet {
+    words: Vec<u64>,
+}
+
+impl NodeSet {
+    /// An empty set for nodes `0..nodes`.
+    pub(super) fn new(nodes: usize) -> Self {
+        NodeSet {
+            words: vec![0; nodes.div_ceil(64)],
+        }
+    }
+
+    pub(super) fn insert(&mut self, n: u32) {
+        self.words[(n / 64) as usize] |= 1 << (n % 64);
+    }
+
+    pub(super) fn remove(&mut self, n: u32) {
+        self.words[(n / 64) as usize] &= !(1 << (n % 64));
+    }
+
+    /// The members in `r`, ascending.
+    pub(super) fn range(&self, r: Range<u32>) -> impl Iterator<Item = u32> + '_ {
+        let Range { start: lo, end: hi } = r;
+        let mut w = (lo / 64) as usize;
+        let mut bits = self.words.get(w).map_or(0, |&x| x & (!0u64 << (lo % 64)));
+        core::iter::from_fn(move || loop {
+            if bits != 0 {
+                let n = w as u32 * 64 + bits.trailing_zeros();
+                bits &= bits - 1;
+                return (n < hi).then_some(n);
+            }
+            w += 1;
+            if w as u64 * 64 >= u64::from(hi) {
+                return None;
+            }
+            bits = *self.words.get(w)?;
+        })
+    }
+}
 
 impl Sim<'_> {
     pub(super) fn fragmentation(&self) -> f64 {
@@ -33,7 +79,7 @@ impl Sim<'_> {
         };
         self.partial_free = self.partial_free - partial(self.node_free[n]) + partial(free);
         let by_free = &mut self.nodes_by_free[self.node_type[n] as usize];
-        by_free[self.node_free[n] as usize].remove(&(n as u32));
+        by_free[self.node_free[n] as usize].remove(n as u32);
         by_free[free as usize].insert(n as u32);
         self.node_free[n] = free;
     }
@@ -83,7 +129,7 @@ impl Sim<'_> {
         // `exclude`.
         let best_fit = |need: u32, exclude: &[(u32, u32)]| {
             (need..=gpn)
-                .flat_map(|f| by_free[f as usize].range(lo..hi).copied())
+                .flat_map(|f| by_free[f as usize].range(lo..hi))
                 .find(|n| !exclude.iter().any(|e| e.0 == *n))
         };
         match self.params.cluster.placement {
@@ -92,7 +138,6 @@ impl Sim<'_> {
                 let rest = gpus % gpn;
                 let mut out: Vec<(u32, u32)> = by_free[gpn as usize]
                     .range(lo..hi)
-                    .copied()
                     .take(full as usize)
                     .map(|n| (n, gpn))
                     .collect();
@@ -138,7 +183,6 @@ impl Sim<'_> {
                         .filter_map(|f| {
                             by_free[f as usize]
                                 .range(lo..hi)
-                                .copied()
                                 .find(|n| !taken.iter().any(|e| e.0 == *n))
                         })
                         .min()
@@ -230,4 +274,43 @@ pub fn occupancy_of(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NodeSet;
+    use alloc::collections::BTreeSet;
+    use alloc::vec::Vec;
+
+    /// Random inserts, removes and ranges: a [`NodeSet`] holds and yields what an ordered set
+    /// of the same nodes does, across word boundaries.
+    #[test]
+    fn node_set_ranges_as_an_ordered_set() {
+        let mut state: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut rnd = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for nodes in [1u32, 63, 64, 65, 140, 200] {
+            let mut ours = NodeSet::new(nodes as usize);
+            let mut tree = BTreeSet::new();
+            for _ in 0..2_000 {
+                let n = rnd(u64::from(nodes)) as u32;
+                if rnd(2) == 0 {
+                    ours.insert(n);
+                    tree.insert(n);
+                } else {
+                    ours.remove(n);
+                    tree.remove(&n);
+                }
+                let lo = rnd(u64::from(nodes) + 1) as u32;
+                let hi = lo + rnd(u64::from(nodes - lo) + 1) as u32;
+                let got: Vec<u32> = ours.range(lo..hi).collect();
+                let want: Vec<u32> = tree.range(lo..hi).copied().collect();
+                assert_eq!(got, want, "{nodes} nodes, range {lo}..{hi}");
+            }
+        }
+    }
 }
