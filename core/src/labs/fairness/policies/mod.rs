@@ -249,7 +249,7 @@ impl PolicyKind {
     ) -> Option<Box<dyn Policy>> {
         let lease_ns = super::params::s_to_ns(params.lease_s);
         Some(match self {
-            PolicyKind::Fifo => Box::new(fifo::Fifo),
+            PolicyKind::Fifo => Box::new(fifo::Fifo::default()),
             PolicyKind::Sjf => Box::new(sjf::Sjf::default()),
             PolicyKind::Srtf => Box::new(srtf::Srtf::default()),
             PolicyKind::Tiresias => Box::new(tiresias::Tiresias::new(&params.tiresias, jobs)),

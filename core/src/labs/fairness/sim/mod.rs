@@ -152,7 +152,8 @@ struct Sim<'p> {
     /// One [`Ev::LeaseEnd`] per boundary instead of one event per lease; a boundary whose jobs
     /// all stopped before it triggers no round.
     lease_due: Vec<(u64, u32)>,
-    /// Running jobs, ascending index.
+    /// Running jobs, ascending index (for a policy's round; not kept for the ASTRAEA family,
+    /// whose round does not read it).
     running: Vec<usize>,
     /// (GPU count, waiting jobs of that count), ascending GPU count.
     waiting_gpus: Vec<(u32, u32)>,
@@ -164,6 +165,12 @@ struct Sim<'p> {
     waiting_list: Vec<usize>,
     /// Per job: its index in `waiting_list` (`usize::MAX` when not waiting).
     waiting_pos: Vec<usize>,
+    /// The waiting jobs, ascending index: what a policy that never preempts is offered (kept
+    /// only for such a policy, whose jobs start once and never stop, so it changes about twice
+    /// per job).
+    waiting_sorted: Vec<usize>,
+    /// True when `waiting_sorted` is kept.
+    keep_waiting_sorted: bool,
     /// ASTRAEA machinery with a job order that does not change while a job waits (FIFO,
     /// 2DAS): the per-tenant lists, kept sorted across rounds.
     ql_static: Option<quota_lease::StaticLists>,
@@ -305,6 +312,8 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
         machinery: kind.quota_lease(params.astraea.quota),
         waiting_list: Vec::new(),
         waiting_pos: vec![usize::MAX; n_jobs],
+        waiting_sorted: Vec::new(),
+        keep_waiting_sorted: false,
         ql_static: kind
             .quota_lease(params.astraea.quota)
             .filter(|m| m.selection.is_static())
@@ -315,6 +324,9 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
         changed: Vec::new(),
     };
     let mut policy = kind.build(params, n_tenants, n_jobs);
+    sim.keep_waiting_sorted = policy
+        .as_ref()
+        .is_some_and(|p| p.preemption() == Preemption::Never);
     if n_jobs > 0 {
         sim.queue.schedule(Nanos(sim.bucket_ns), Ev::Bucket);
     }
@@ -625,6 +637,15 @@ impl Sim<'_> {
         if let Some(lists) = &mut self.ql_static {
             lists.touch(j);
         }
+        if self.keep_waiting_sorted {
+            match (self.waiting_sorted.binary_search(&j), add) {
+                (Err(p), true) => self.waiting_sorted.insert(p, j),
+                (Ok(p), false) => {
+                    self.waiting_sorted.remove(p);
+                }
+                _ => {}
+            }
+        }
         if add {
             self.waiting_pos[j] = self.waiting_list.len();
             self.waiting_list.push(j);
@@ -830,8 +851,10 @@ impl Sim<'_> {
         if let Ok(i) = self.lease_due.binary_search_by_key(&lease_end, |e| e.0) {
             self.lease_due[i].1 -= 1;
         }
-        if let Ok(i) = self.running.binary_search(&j) {
-            self.running.remove(i);
+        if self.machinery.is_none() {
+            if let Ok(i) = self.running.binary_search(&j) {
+                self.running.remove(i);
+            }
         }
         self.count_waiting(j, true);
         for &(n, c) in &alloc {
@@ -899,8 +922,10 @@ impl Sim<'_> {
             self.set_node_free(n as usize, self.node_free[n as usize] - c);
         }
         self.count_waiting(j, false);
-        if let Err(i) = self.running.binary_search(&j) {
-            self.running.insert(i, j);
+        if self.machinery.is_none() {
+            if let Err(i) = self.running.binary_search(&j) {
+                self.running.insert(i, j);
+            }
         }
         let gpus = self.jobs[j].gpus;
         self.free_gpus -= u64::from(gpus);
@@ -1039,15 +1064,8 @@ impl Sim<'_> {
         let mut kept: Vec<usize> = Vec::new();
         // A policy that never preempts is offered only the waiting jobs: the running ones keep
         // their GPUs whatever the order, so ordering them would be wasted work.
-        let waiting: Vec<usize>;
         let offered: &[usize] = if rule == Preemption::Never {
-            waiting = self
-                .active
-                .iter()
-                .copied()
-                .filter(|&j| !self.jobs[j].is_running())
-                .collect();
-            &waiting
+            &self.waiting_sorted
         } else {
             &self.active
         };
