@@ -25,7 +25,8 @@ use placement::NodeSet;
 pub use placement::{occupancy_at, occupancy_of};
 use state::accrue_rings;
 pub use state::{
-    completed_window, JobState, Phase, PolicyRun, RoundCtx, Sample, Segment, TenantState,
+    completed_window, JobState, NodeAlloc, Phase, PolicyRun, RoundCtx, Sample, Segment,
+    TenantState,
 };
 
 use alloc::collections::VecDeque;
@@ -240,7 +241,7 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
             finish_ns: u64::MAX,
             preemptions: 0,
             epoch: 0,
-            alloc: Vec::new(),
+            alloc: NodeAlloc::new(),
             deserved_base: 0.0,
             lease_expiries: 0,
             last_rho: 1.0,
@@ -907,7 +908,7 @@ impl Sim<'_> {
     fn start(
         &mut self,
         j: usize,
-        alloc: Vec<(u32, u32)>,
+        alloc: NodeAlloc,
         t: u32,
         policy: &dyn super::policies::Policy,
     ) {
@@ -916,7 +917,7 @@ impl Sim<'_> {
     }
 
     /// Gives `j` its GPUs `alloc` on type `t` from now and arms its completion.
-    fn begin_segment(&mut self, j: usize, alloc: Vec<(u32, u32)>, t: u32) {
+    fn begin_segment(&mut self, j: usize, alloc: NodeAlloc, t: u32) {
         let now = self.now;
         for &(n, c) in &alloc {
             self.set_node_free(n as usize, self.node_free[n as usize] - c);

@@ -7,7 +7,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::ops::Range;
 
-use super::{PolicyRun, Segment, Sim};
+use super::{NodeAlloc, PolicyRun, Segment, Sim};
 use crate::labs::fairness::params::Placement;
 
 /// A set of node indices as a bitset (one per GPU type and free count: [`Sim::place`]'s best
@@ -119,7 +119,7 @@ impl Sim<'_> {
     }
 
     /// Picks GPUs for `gpus` on nodes of type `t` among nodes `lo..hi`, or None.
-    pub(super) fn place(&self, gpus: u32, t: u32, (lo, hi): (u32, u32)) -> Option<Vec<(u32, u32)>> {
+    pub(super) fn place(&self, gpus: u32, t: u32, (lo, hi): (u32, u32)) -> Option<NodeAlloc> {
         let gpn = self.gpus_per_node;
         let hi = hi.min(self.node_free.len() as u32);
         let lo = lo.min(hi);
@@ -136,7 +136,7 @@ impl Sim<'_> {
             Placement::Consolidated => {
                 let full = gpus / gpn;
                 let rest = gpus % gpn;
-                let mut out: Vec<(u32, u32)> = by_free[gpn as usize]
+                let mut out: NodeAlloc = by_free[gpn as usize]
                     .range(lo..hi)
                     .take(full as usize)
                     .map(|n| (n, gpn))
@@ -153,7 +153,7 @@ impl Sim<'_> {
             Placement::TopologyAware => {
                 if gpus <= gpn {
                     if let Some(n) = best_fit(gpus, &[]) {
-                        return Some(vec![(n, gpus)]);
+                        return Some(smallvec::smallvec![(n, gpus)]);
                     }
                 }
                 let mut order: Vec<u32> = nodes()
@@ -208,7 +208,7 @@ impl Sim<'_> {
                 if missing > 0 {
                     return None;
                 }
-                let mut merged: Vec<(u32, u32)> = Vec::with_capacity(taken.len());
+                let mut merged = NodeAlloc::new();
                 for (n, c) in taken {
                     match merged.iter_mut().find(|e| e.0 == n) {
                         Some(e) => e.1 += c,
@@ -225,9 +225,9 @@ fn take_in_order(
     free: &[u32],
     nodes: impl Iterator<Item = u32>,
     gpus: u32,
-) -> Option<Vec<(u32, u32)>> {
+) -> Option<NodeAlloc> {
     let mut need = gpus;
-    let mut out = Vec::new();
+    let mut out = NodeAlloc::new();
     for n in nodes {
         if need == 0 {
             break;

@@ -41,7 +41,7 @@ use alloc::collections::BTreeSet;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{Ev, Phase, Sim};
+use super::{Ev, NodeAlloc, Phase, Sim};
 use crate::labs::fairness::params::s_to_ns;
 use crate::labs::fairness::policies::{JobSelection, QuotaLease, QuotaMode};
 use crate::units::Nanos;
@@ -259,7 +259,7 @@ impl Sim<'_> {
     }
 
     /// Starts `j` on `alloc` (type `t`) with a fresh lease.
-    fn start_leased(&mut self, j: usize, alloc: Vec<(u32, u32)>, t: u32) {
+    fn start_leased(&mut self, j: usize, alloc: NodeAlloc, t: u32) {
         self.begin_segment(j, alloc, t);
         let Some(m) = self.machinery else { return };
         let now = self.now;

@@ -5,6 +5,11 @@ use alloc::vec::Vec;
 
 use crate::labs::fairness::policies::PolicyKind;
 
+/// The GPUs of one placement: (node, GPUs on it). One or two nodes are held
+/// inline (most jobs fit on a node): a run of millions of segments allocates nothing per
+/// segment for them.
+pub type NodeAlloc = smallvec::SmallVec<[(u32, u32); 2]>;
+
 /// Where a job is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
@@ -60,7 +65,7 @@ pub struct JobState {
     /// Event epoch: completion/lease/wake-up events of older epochs are stale.
     pub epoch: u32,
     /// Nodes held: (node, GPUs on it).
-    pub alloc: Vec<(u32, u32)>,
+    pub alloc: NodeAlloc,
     /// The tenant's integral ∫ min(gⱼ, Q_u/n_u) dt for this job's gⱼ at its arrival, GPU-ns:
     /// D_j(t) is that integral at t minus this (see [`TenantState::share_integrals`]).
     pub deserved_base: f64,
@@ -221,7 +226,7 @@ pub struct Segment {
     /// End, ns.
     pub end_ns: u64,
     /// (node, GPUs on it).
-    pub alloc: Vec<(u32, u32)>,
+    pub alloc: NodeAlloc,
 }
 
 /// Metrics sampled at one window-bucket boundary.
