@@ -76,18 +76,83 @@ pub(super) struct Scratch {
     waiting_tenants: Vec<usize>,
     /// Phase 1's per-tenant values (indexed by tenant; valid for the waiting tenants).
     phase1: Phase1,
-    /// Starving waiting jobs: (submission ns, job).
-    starving: Vec<Vec<(u64, usize)>>,
-    /// Other waiting jobs with their selection key.
-    keyed: Vec<Vec<(SelKey, usize)>>,
+    /// Per tenant: its starving then its other waiting jobs.
+    lists: Lists,
+    /// Per tenant: listed in `waiting_tenants`.
+    listed: Vec<bool>,
     /// Delay jobs, in preemption order once sorted.
     delay: Vec<Vec<usize>>,
     /// Delay jobs with their keys (one tenant at a time).
     dkeyed: Vec<SortKey>,
-    /// Starving then waiting jobs, per tenant.
-    lists: Vec<Vec<usize>>,
     /// Whether the tenant has a new (never ran, never preempted) waiting job.
     has_new: Vec<bool>,
+}
+
+/// A round's per-tenant lists: a tenant's starving waiting jobs by (submission, job), then
+/// its other waiting jobs by (selection key, job), each sorted only as far as the phases read
+/// it (phase 2 stops at a tenant's first job that fails under block scheduling; phase 1 reads
+/// as many as it grants): the smallest 16, 32, 64, … are selected (linear) and sorted, so
+/// reading k of n jobs costs about O(n + k log k). Keys are unique (the job breaks ties), so
+/// the order read is a full sort's.
+#[derive(Clone, Debug, Default)]
+struct Lists {
+    /// Per tenant: starving waiting jobs, (submission ns, job).
+    starving: Vec<Vec<(u64, usize)>>,
+    /// Per tenant: its other waiting jobs with their selection key.
+    keyed: Vec<Vec<(SelKey, usize)>>,
+    /// Per tenant: how many of `starving`, of `keyed`, are in their final order.
+    sorted: Vec<(usize, usize)>,
+}
+
+impl Lists {
+    fn resize(&mut self, tenants: usize) {
+        self.starving.resize_with(tenants, Vec::new);
+        self.keyed.resize_with(tenants, Vec::new);
+        self.sorted.resize(tenants, (0, 0));
+    }
+
+    fn clear(&mut self, u: usize) {
+        self.starving[u].clear();
+        self.keyed[u].clear();
+        self.sorted[u] = (0, 0);
+    }
+
+    /// Tenant `u`'s list length.
+    fn len(&self, u: usize) -> usize {
+        self.starving[u].len() + self.keyed[u].len()
+    }
+
+    /// Job `i` of tenant `u`'s list.
+    fn job_at(&mut self, u: usize, i: usize) -> Option<usize> {
+        let s = self.starving[u].len();
+        if i < s {
+            sort_prefix(&mut self.starving[u], &mut self.sorted[u].0, i + 1);
+            return Some(self.starving[u][i].1);
+        }
+        let k = i - s;
+        if k >= self.keyed[u].len() {
+            return None;
+        }
+        sort_prefix(&mut self.keyed[u], &mut self.sorted[u].1, k + 1);
+        Some(self.keyed[u][k].1)
+    }
+}
+
+/// Puts the smallest `n` of `items` in order at its front, given that the first `*sorted`
+/// already are (and are the smallest): the next chunk, at least as long as what is sorted and
+/// at least 16, is selected from the rest and sorted.
+fn sort_prefix<T: Ord>(items: &mut [T], sorted: &mut usize, n: usize) {
+    if n <= *sorted {
+        return;
+    }
+    let end = n.max(2 * *sorted).max(16).min(items.len());
+    let rest = &mut items[*sorted..];
+    let k = end - *sorted;
+    if k < rest.len() {
+        rest.select_nth_unstable(k - 1);
+    }
+    rest[..k].sort_unstable();
+    *sorted = end;
 }
 
 /// Phase 1's per-tenant values, indexed by tenant.
@@ -113,17 +178,15 @@ impl Scratch {
     fn reset(&mut self, tenants: usize) {
         for &u in &self.waiting_tenants {
             self.delay[u].clear();
-            self.lists[u].clear();
-            self.starving[u].clear();
-            self.keyed[u].clear();
+            self.lists.clear(u);
+            self.listed[u] = false;
             self.has_new[u] = false;
         }
         self.waiting_tenants.clear();
-        if self.lists.len() != tenants {
+        if self.listed.len() != tenants {
             self.delay.resize_with(tenants, Vec::new);
-            self.lists.resize_with(tenants, Vec::new);
-            self.starving.resize_with(tenants, Vec::new);
-            self.keyed.resize_with(tenants, Vec::new);
+            self.lists.resize(tenants);
+            self.listed.resize(tenants, false);
             self.has_new.resize(tenants, false);
             let p = &mut self.phase1;
             p.quota.resize(tenants, 0);
@@ -387,9 +450,8 @@ impl Sim<'_> {
             if job.done_before_segment() == 0 && job.preemptions == 0 {
                 sc.has_new[u] = true;
             }
-            if sc.lists[u].is_empty() {
-                // A marker until the lists are built: the tenant is listed once.
-                sc.lists[u].push(j);
+            if !sc.listed[u] {
+                sc.listed[u] = true;
                 sc.waiting_tenants.push(u);
             }
         }
@@ -437,27 +499,15 @@ impl Sim<'_> {
             let job = &self.jobs[j];
             let u = job.tenant as usize;
             if now - job.last_stop_ns >= starve_ns {
-                sc.starving[u].push((job.submit_ns, j));
+                sc.lists.starving[u].push((job.submit_ns, j));
             } else {
-                sc.keyed[u].push((self.selection_key(m.selection, j), j));
+                sc.lists.keyed[u].push((self.selection_key(m.selection, j), j));
             }
         }
-        // Sorted lists: starving (by submission) then waiting (by the selection).
+        // Delay jobs in preemption order.
         for i in 0..sc.waiting_tenants.len() {
             let u = sc.waiting_tenants[i];
-            sc.starving[u].sort_unstable();
-            sc.keyed[u].sort_unstable();
-            let Scratch {
-                starving,
-                keyed,
-                lists,
-                delay,
-                dkeyed,
-                ..
-            } = &mut *sc;
-            lists[u].clear();
-            lists[u].extend(starving[u].iter().map(|e| e.1));
-            lists[u].extend(keyed[u].iter().map(|e| e.1));
+            let Scratch { delay, dkeyed, .. } = &mut *sc;
             if delay[u].is_empty() {
                 continue;
             }
@@ -487,13 +537,21 @@ impl Sim<'_> {
         }
         // Phase 2, tenants in order.
         let mut changed = false;
-        for &u in &sc.waiting_tenants {
+        let Scratch {
+            waiting_tenants,
+            lists,
+            delay,
+            phase1,
+            ..
+        } = &mut *sc;
+        for &u in waiting_tenants.iter() {
+            let starving = lists.starving[u].len();
             changed |= self.phase2_tenant(
                 u,
-                sc.lists[u].iter().copied(),
-                sc.starving[u].len(),
-                sc.phase1.quota[u],
-                if delays { &sc.delay[u] } else { &[] },
+                (0..).map_while(|i| lists.job_at(u, i)),
+                starving,
+                phase1.quota[u],
+                if delays { &delay[u] } else { &[] },
             );
         }
         changed
@@ -542,9 +600,13 @@ impl Sim<'_> {
                 }
             }
             QuotaMode::Fair => {
+                // Phase 1 reads the kept lists, already in order.
                 for i in 0..sc.waiting_tenants.len() {
                     let u = sc.waiting_tenants[i];
-                    sc.lists[u].extend(tenant_list(u));
+                    let l = &mut sc.lists;
+                    l.starving[u].extend(lists.starving[u].iter().copied());
+                    l.keyed[u].extend(lists.keyed[u].iter().copied());
+                    l.sorted[u] = (l.starving[u].len(), l.keyed[u].len());
                 }
                 self.phase1_grants(sc, waiting_total);
             }
@@ -766,7 +828,7 @@ impl Sim<'_> {
             let mut by_ratio: Option<(u64, usize)> = None;
             let mut by_uw: Option<(u64, usize)> = None;
             for &u in waiting_tenants.iter() {
-                if p.cursor[u] >= lists[u].len() {
+                if p.cursor[u] >= lists.len(u) {
                     continue;
                 }
                 let r = (bits(p.ratio[u]), u);
@@ -787,9 +849,7 @@ impl Sim<'_> {
             } else {
                 first_by_uw
             };
-            let list = &lists[u];
-            while p.cursor[u] < list.len() {
-                let j = list[p.cursor[u]];
+            while let Some(j) = lists.job_at(u, p.cursor[u]) {
                 p.cursor[u] += 1;
                 let g = u64::from(self.jobs[j].gpus);
                 if free < g {
