@@ -6,23 +6,34 @@
 //! `promote_knob` × its last run goes back to the highest queue, its attained service counted
 //! afresh from there.
 
+use alloc::collections::BTreeSet;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{Emit, KeptOrder, Policy, Preemption};
+use super::{Emit, Policy, Preemption};
 use crate::labs::fairness::params::TiresiasParams;
-use crate::labs::fairness::sim::RoundCtx;
+use crate::labs::fairness::sim::{Phase, RoundCtx};
 
-/// Discretised 2D-LAS with a starvation guard.
+/// Discretised 2D-LAS with a starvation guard. The queues are kept across rounds: a job is
+/// filed again when it changes phase ([`RoundCtx::changed`]), when it is promoted (a waiting
+/// job's promotion time is known when it stops) and, for running jobs, when its attained
+/// service moves it down; a round then reads the queues only as far as the simulator needs.
 #[derive(Clone, Debug)]
 pub struct Tiresias {
     thresholds_gpu_ns: Vec<u128>,
     promote_knob: f64,
     /// Attained service at the job's last promotion, GPU-ns.
     base: Vec<u128>,
-    /// Per queue: its jobs this round (buffers kept across rounds).
-    queues: Vec<Vec<usize>>,
-    order: KeptOrder,
+    /// Per queue: its jobs by (submission ns, job).
+    queues: Vec<BTreeSet<(u64, usize)>>,
+    /// Per job: (queue, submission ns) where it is filed, if it is.
+    filed: Vec<Option<(usize, u64)>>,
+    /// Running jobs.
+    running: BTreeSet<usize>,
+    /// Waiting jobs that ran before, by (earliest promotion time ns, job).
+    due: BTreeSet<(u64, usize)>,
+    /// Per job: its entry's time in `due` (`u64::MAX`: none).
+    due_at: Vec<u64>,
 }
 
 impl Tiresias {
@@ -37,8 +48,11 @@ impl Tiresias {
                 .collect(),
             promote_knob: p.promote_knob,
             base: vec![0; jobs],
-            queues: Vec::new(),
-            order: KeptOrder::default(),
+            queues: vec![BTreeSet::new(); p.queue_thresholds_gpu_s.len() + 1],
+            filed: vec![None; jobs],
+            running: BTreeSet::new(),
+            due: BTreeSet::new(),
+            due_at: vec![u64::MAX; jobs],
         }
     }
 
@@ -55,49 +69,109 @@ impl Tiresias {
             .take_while(|&&t| a >= t)
             .count()
     }
+
+    /// True when waiting job `j` has waited `promote_knob` × its last run since it last ran.
+    fn promotes(&self, ctx: &RoundCtx<'_>, j: usize) -> bool {
+        let job = &ctx.jobs[j];
+        let waited = ctx.now_ns - job.last_stop_ns;
+        waited as f64 >= self.promote_knob * job.last_segment_ns as f64
+    }
+
+    /// Files job `j` in the queue its attained service puts it in (out of where it was).
+    fn file(&mut self, ctx: &RoundCtx<'_>, j: usize) {
+        let submit = ctx.jobs[j].submit_ns;
+        let q = self.queue(ctx, j);
+        if self.filed[j] == Some((q, submit)) {
+            return;
+        }
+        if let Some((old, s)) = self.filed[j].take() {
+            self.queues[old].remove(&(s, j));
+        }
+        self.queues[q].insert((submit, j));
+        self.filed[j] = Some((q, submit));
+    }
+
+    /// Job `j` changed phase: files it again, with its promotion time if it waits after
+    /// having run.
+    fn changed(&mut self, ctx: &RoundCtx<'_>, j: usize) {
+        let at = core::mem::replace(&mut self.due_at[j], u64::MAX);
+        if at != u64::MAX {
+            self.due.remove(&(at, j));
+        }
+        let job = &ctx.jobs[j];
+        match job.phase {
+            Phase::Running => {
+                self.running.insert(j);
+            }
+            Phase::Waiting => {
+                self.running.remove(&j);
+                if self.promote_knob > 0.0 && job.executed_ns > 0 {
+                    // The earliest instant the guard can hold (checked exactly when due).
+                    let wait = self.promote_knob * job.last_segment_ns as f64;
+                    let at = job.last_stop_ns.saturating_add(libm::floor(wait) as u64);
+                    self.due_at[j] = at;
+                    self.due.insert((at, j));
+                }
+            }
+            Phase::Pending | Phase::Done => {
+                self.running.remove(&j);
+                if let Some((old, s)) = self.filed[j].take() {
+                    self.queues[old].remove(&(s, j));
+                }
+                return;
+            }
+        }
+        self.file(ctx, j);
+    }
+
+    /// Debug builds: every active job is filed where a fresh look puts it, and nothing else.
+    #[cfg(debug_assertions)]
+    fn check(&self, ctx: &RoundCtx<'_>) {
+        if ctx.active.len() > 256 {
+            return;
+        }
+        for &j in ctx.active {
+            assert_eq!(
+                self.filed[j],
+                Some((self.queue(ctx, j), ctx.jobs[j].submit_ns)),
+                "job {j} filed apart from a fresh look at {} ns",
+                ctx.now_ns
+            );
+        }
+        let filed: usize = self.queues.iter().map(BTreeSet::len).sum();
+        assert_eq!(filed, ctx.active.len(), "filed jobs at {} ns", ctx.now_ns);
+    }
 }
 
 impl Policy for Tiresias {
     fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) {
-        // One pass: promote, then file each job in its queue. `ctx.active` ascends by index;
-        // when submission times ascend with it (traces are sorted by submission), each queue
-        // is already in (submit, index) order and the order is the queues one after another.
-        let mut queues = core::mem::take(&mut self.queues);
-        queues.resize_with(self.thresholds_gpu_ns.len() + 1, Vec::new);
-        queues.iter_mut().for_each(Vec::clear);
-        let mut last_submit = 0;
-        let mut in_order = true;
-        for &j in ctx.active {
-            let job = &ctx.jobs[j];
-            if self.promote_knob > 0.0 && !job.is_running() && job.executed_ns > 0 {
-                let waited = ctx.now_ns - job.last_stop_ns;
-                if waited as f64 >= self.promote_knob * job.last_segment_ns as f64 {
-                    self.base[j] = job.attained_gpu_ns(ctx.now_ns);
+        for &j in ctx.changed {
+            self.changed(ctx, j);
+        }
+        // Promotions due: counted afresh from now, back to the highest queue.
+        let due: Vec<(u64, usize)> = self.due.range(..=(ctx.now_ns, usize::MAX)).copied().collect();
+        for (at, j) in due {
+            if self.promotes(ctx, j) {
+                self.base[j] = ctx.jobs[j].attained_gpu_ns(ctx.now_ns);
+                self.due.remove(&(at, j));
+                self.due_at[j] = u64::MAX;
+                self.file(ctx, j);
+            }
+        }
+        // Running jobs move down as they attain service.
+        let running: Vec<usize> = self.running.iter().copied().collect();
+        for j in running {
+            self.file(ctx, j);
+        }
+        #[cfg(debug_assertions)]
+        self.check(ctx);
+        for q in &self.queues {
+            for &(_, j) in q {
+                if !emit(j) {
+                    return;
                 }
             }
-            in_order &= job.submit_ns >= last_submit;
-            last_submit = job.submit_ns;
-            queues[self.queue(ctx, j)].push(j);
         }
-        if in_order {
-            'emit: for q in &queues {
-                for &j in q {
-                    if !emit(j) {
-                        break 'emit;
-                    }
-                }
-            }
-            self.queues = queues;
-            return;
-        }
-        self.queues = queues;
-        let mut order = core::mem::take(&mut self.order);
-        order.emit_by_key(
-            ctx.active,
-            |j| Some((self.queue(ctx, j), ctx.jobs[j].submit_ns)),
-            emit,
-        );
-        self.order = order;
     }
 
     fn preemption(&self) -> Preemption {
