@@ -7,11 +7,10 @@
 //! the cluster is about as loaded as the 128-GPU Philly preset.
 //!
 //! * Before the timed group, one pass over the 100,000-job trace times each policy alone and
-//!   the whole `run_trace` (nine runs + the Report), and prints them: one sample each, because
-//!   ten samples of a run of minutes would take an hour.
-//! * `fairness/all_policies_10k_jobs`: [`run_policy`] for each of the nine policies in turn on
-//!   the first 10,000 jobs of the same trace (same cluster, same arrival rate), sampled by
-//!   criterion.
+//!   the whole `run_trace` (the default policies' runs + the Report), and prints them: one
+//!   sample each, because ten samples of a run of minutes would take an hour.
+//! * `fairness/all_policies_10k_jobs`: [`run_policy`] for every policy in turn on the first
+//!   10,000 jobs of the same trace (same cluster, same arrival rate), sampled by criterion.
 //!
 //! Run with `cargo bench -p bubblelab-core --bench fairness`; about ten minutes on two cores.
 #![allow(clippy::disallowed_methods)] // a benchmark measures wall time
@@ -84,7 +83,7 @@ fn breakdown(params: &FairnessParams, trace: &Trace) {
     let t0 = Instant::now();
     let report = run_trace(params, trace).expect("valid bench scenario");
     println!(
-        "  run_trace (nine runs + Report) {:.1} ms, {} series",
+        "  run_trace (the default policies + Report) {:.1} ms, {} series",
         t0.elapsed().as_secs_f64() * 1e3,
         report.series.len()
     );
