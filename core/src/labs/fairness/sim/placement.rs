@@ -281,18 +281,15 @@ mod tests {
     use super::NodeSet;
     use alloc::collections::BTreeSet;
     use alloc::vec::Vec;
+    use rand::{RngExt, SeedableRng};
+    use rand_pcg::Pcg64Mcg;
 
     /// Random inserts, removes and ranges: a [`NodeSet`] holds and yields what an ordered set
     /// of the same nodes does, across word boundaries.
     #[test]
     fn node_set_ranges_as_an_ordered_set() {
-        let mut state: u64 = 0x2545_F491_4F6C_DD1D;
-        let mut rnd = move |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut rng = Pcg64Mcg::seed_from_u64(7);
+        let mut rnd = move |n: u64| rng.random_range(0..n);
         for nodes in [1u32, 63, 64, 65, 140, 200] {
             let mut ours = NodeSet::new(nodes as usize);
             let mut tree = BTreeSet::new();
