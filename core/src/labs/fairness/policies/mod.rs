@@ -23,7 +23,6 @@ mod tiresias;
 use alloc::boxed::Box;
 use alloc::collections::binary_heap::{BinaryHeap, PeekMut};
 use alloc::collections::BTreeSet;
-use alloc::vec;
 use alloc::vec::Vec;
 use core::cmp::{Ordering, Reverse};
 use core::iter::Peekable;
@@ -420,8 +419,6 @@ pub struct LazySorted<K> {
     next: usize,
     /// Items before this index are in final order.
     sorted_end: usize,
-    /// Size of the next chunk to sort.
-    chunk: usize,
 }
 
 impl<K: Ord> LazySorted<K> {
@@ -433,7 +430,6 @@ impl<K: Ord> LazySorted<K> {
             items,
             next: 0,
             sorted_end,
-            chunk: 32,
         }
     }
 
@@ -455,20 +451,29 @@ impl<K: Ord> LazySorted<K> {
         if self.next >= self.items.len() {
             return None;
         }
-        if self.next == self.sorted_end {
-            let rest = &mut self.items[self.next..];
-            let n = self.chunk.min(rest.len());
-            if n < rest.len() {
-                rest.select_nth_unstable(n - 1);
-            }
-            rest[..n].sort_unstable();
-            self.sorted_end += n;
-            self.chunk = self.chunk.saturating_mul(2);
-        }
+        sort_prefix(&mut self.items, &mut self.sorted_end, self.next + 1);
         let j = self.items[self.next].1;
         self.next += 1;
         Some(j)
     }
+}
+
+/// Puts the smallest `n` of `items` in order at its front, given that the first `*sorted`
+/// already are (and are the smallest): the sorted prefix grows to at least twice its length
+/// and at least 32 — the rest's smallest are selected (`select_nth_unstable`, linear), then
+/// sorted — so reading k of n items in order costs about O(n + k log k).
+pub(crate) fn sort_prefix<T: Ord>(items: &mut [T], sorted: &mut usize, n: usize) {
+    if n <= *sorted {
+        return;
+    }
+    let end = n.max(2 * *sorted).max(32).min(items.len());
+    let rest = &mut items[*sorted..];
+    let k = end - *sorted;
+    if k < rest.len() {
+        rest.select_nth_unstable(k - 1);
+    }
+    rest[..k].sort_unstable();
+    *sorted = end;
 }
 
 impl<K: Ord> Iterator for LazySorted<K> {
@@ -632,8 +637,6 @@ pub struct RunningThenFifo {
     running: Vec<BTreeSet<(u64, usize)>>,
     /// Per tenant: its waiting jobs by (submission ns, job).
     waiting: Vec<BTreeSet<(u64, usize)>>,
-    /// Per job: where it is filed (0 nowhere, 1 running, 2 waiting).
-    filed: Vec<u8>,
 }
 
 impl RunningThenFifo {
@@ -647,27 +650,16 @@ impl RunningThenFifo {
             self.running.resize_with(tenants, BTreeSet::new);
             self.waiting.resize_with(tenants, BTreeSet::new);
         }
-        if self.filed.len() != ctx.jobs.len() {
-            self.filed = vec![0; ctx.jobs.len()];
-        }
         for &j in ctx.changed {
             let job = &ctx.jobs[j];
             let u = job.tenant as usize;
             let entry = (job.submit_ns, j);
-            let now = match job.phase {
-                Phase::Running => 1,
-                Phase::Waiting => 2,
-                Phase::Pending | Phase::Done => 0,
-            };
-            match core::mem::replace(&mut self.filed[j], now) {
-                1 => self.running[u].remove(&entry),
-                2 => self.waiting[u].remove(&entry),
-                _ => false,
-            };
-            match now {
-                1 => self.running[u].insert(entry),
-                2 => self.waiting[u].insert(entry),
-                _ => false,
+            self.running[u].remove(&entry);
+            self.waiting[u].remove(&entry);
+            match job.phase {
+                Phase::Running => self.running[u].insert(entry),
+                Phase::Waiting => self.waiting[u].insert(entry),
+                Phase::Pending | Phase::Done => false,
             };
         }
         #[cfg(debug_assertions)]
@@ -686,7 +678,7 @@ impl RunningThenFifo {
         if ctx.active.len() > 256 {
             return;
         }
-        let mut fresh: Vec<Vec<(bool, u64, usize)>> = vec![Vec::new(); ctx.tenants.len()];
+        let mut fresh: Vec<Vec<(bool, u64, usize)>> = alloc::vec![Vec::new(); ctx.tenants.len()];
         for &j in ctx.active {
             let job = &ctx.jobs[j];
             fresh[job.tenant as usize].push((!job.is_running(), job.submit_ns, j));

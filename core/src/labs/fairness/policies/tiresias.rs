@@ -28,8 +28,6 @@ pub struct Tiresias {
     queues: Vec<BTreeSet<(u64, usize)>>,
     /// Per job: (queue, submission ns) where it is filed, if it is.
     filed: Vec<Option<(usize, u64)>>,
-    /// Running jobs.
-    running: BTreeSet<usize>,
     /// Waiting jobs that ran before, by (earliest promotion time ns, job).
     due: BTreeSet<(u64, usize)>,
     /// Per job: its entry's time in `due` (`u64::MAX`: none).
@@ -50,7 +48,6 @@ impl Tiresias {
             base: vec![0; jobs],
             queues: vec![BTreeSet::new(); p.queue_thresholds_gpu_s.len() + 1],
             filed: vec![None; jobs],
-            running: BTreeSet::new(),
             due: BTreeSet::new(),
             due_at: vec![u64::MAX; jobs],
         }
@@ -100,11 +97,8 @@ impl Tiresias {
         }
         let job = &ctx.jobs[j];
         match job.phase {
-            Phase::Running => {
-                self.running.insert(j);
-            }
+            Phase::Running => {}
             Phase::Waiting => {
-                self.running.remove(&j);
                 if self.promote_knob > 0.0 && job.executed_ns > 0 {
                     // The earliest instant the guard can hold (checked exactly when due).
                     let wait = self.promote_knob * job.last_segment_ns as f64;
@@ -114,7 +108,6 @@ impl Tiresias {
                 }
             }
             Phase::Pending | Phase::Done => {
-                self.running.remove(&j);
                 if let Some((old, s)) = self.filed[j].take() {
                     self.queues[old].remove(&(s, j));
                 }
@@ -159,8 +152,7 @@ impl Policy for Tiresias {
             }
         }
         // Running jobs move down as they attain service.
-        let running: Vec<usize> = self.running.iter().copied().collect();
-        for j in running {
+        for &j in ctx.running {
             self.file(ctx, j);
         }
         #[cfg(debug_assertions)]

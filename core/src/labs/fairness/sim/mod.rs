@@ -153,8 +153,8 @@ struct Sim<'p> {
     /// One [`Ev::LeaseEnd`] per boundary instead of one event per lease; a boundary whose jobs
     /// all stopped before it triggers no round.
     lease_due: Vec<(u64, u32)>,
-    /// Running jobs, ascending index (for a policy's round; not kept for the ASTRAEA family,
-    /// whose round does not read it).
+    /// Running jobs, ascending index (for a policy's round and [`RoundCtx::running`]; not kept
+    /// for the ASTRAEA family, whose round does not read it).
     running: Vec<usize>,
     /// (GPU count, waiting jobs of that count), ascending GPU count.
     waiting_gpus: Vec<(u32, u32)>,
@@ -1005,6 +1005,7 @@ impl Sim<'_> {
     fn ctx(&self) -> RoundCtx<'_> {
         RoundCtx {
             changed: &self.changed,
+            running: &self.running,
             now_ns: self.now,
             active: &self.active,
             jobs: &self.jobs,
@@ -1076,6 +1077,7 @@ impl Sim<'_> {
             let keep = &mut self.keep;
             let ctx = RoundCtx {
                 changed: &self.changed,
+                running: &self.running,
                 now_ns: now,
                 active: offered,
                 jobs,

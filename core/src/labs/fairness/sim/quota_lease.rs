@@ -43,7 +43,7 @@ use alloc::vec::Vec;
 
 use super::{Ev, NodeAlloc, Phase, Sim};
 use crate::labs::fairness::params::s_to_ns;
-use crate::labs::fairness::policies::{JobSelection, QuotaLease, QuotaMode};
+use crate::labs::fairness::policies::{sort_prefix, JobSelection, QuotaLease, QuotaMode};
 use crate::units::Nanos;
 
 /// Most rounds at one instant (each one that changes something starts or preempts a job).
@@ -91,9 +91,8 @@ pub(super) struct Scratch {
 /// A round's per-tenant lists: a tenant's starving waiting jobs by (submission, job), then
 /// its other waiting jobs by (selection key, job), each sorted only as far as the phases read
 /// it (phase 2 stops at a tenant's first job that fails under block scheduling; phase 1 reads
-/// as many as it grants): the smallest 16, 32, 64, … are selected (linear) and sorted, so
-/// reading k of n jobs costs about O(n + k log k). Keys are unique (the job breaks ties), so
-/// the order read is a full sort's.
+/// as many as it grants), as [`LazySorted`] does ([`sort_prefix`]). Keys are unique (the job
+/// breaks ties), so the order read is a full sort's.
 #[derive(Clone, Debug, Default)]
 struct Lists {
     /// Per tenant: starving waiting jobs, (submission ns, job).
@@ -136,23 +135,6 @@ impl Lists {
         sort_prefix(&mut self.keyed[u], &mut self.sorted[u].1, k + 1);
         Some(self.keyed[u][k].1)
     }
-}
-
-/// Puts the smallest `n` of `items` in order at its front, given that the first `*sorted`
-/// already are (and are the smallest): the next chunk, at least as long as what is sorted and
-/// at least 16, is selected from the rest and sorted.
-fn sort_prefix<T: Ord>(items: &mut [T], sorted: &mut usize, n: usize) {
-    if n <= *sorted {
-        return;
-    }
-    let end = n.max(2 * *sorted).max(16).min(items.len());
-    let rest = &mut items[*sorted..];
-    let k = end - *sorted;
-    if k < rest.len() {
-        rest.select_nth_unstable(k - 1);
-    }
-    rest[..k].sort_unstable();
-    *sorted = end;
 }
 
 /// Phase 1's per-tenant values, indexed by tenant.
@@ -387,16 +369,13 @@ impl Sim<'_> {
     /// l. 540–545): life / (executed·F_j + (life − executed) + remaining); 1 while D_j = 0.
     fn artifact_rho(&self, j: usize) -> f64 {
         let job = &self.jobs[j];
-        let d = self.deserved_of(j);
-        if d <= 0.0 {
+        if self.deserved_of(j) <= 0.0 {
             return 1.0;
         }
         let exec = job.done_before_segment() as f64;
         let life = (self.now - job.submit_ns) as f64;
         let remaining = job.remaining_ns as f64;
-        // F_j as `job_f` computes it.
-        let f_j = f64::from(job.gpus) * exec / d;
-        let isolated = exec * f_j + (life - exec);
+        let isolated = exec * self.job_f(j, job.done_before_segment()) + (life - exec);
         let denom = isolated + remaining;
         if denom > 0.0 {
             life / denom

@@ -202,6 +202,8 @@ pub struct RoundCtx<'a> {
     /// Active jobs (waiting or running; only waiting ones for a policy that never preempts),
     /// ascending index (= submission order).
     pub active: &'a [usize],
+    /// Running jobs, ascending index.
+    pub running: &'a [usize],
     /// Every job of the trace.
     pub jobs: &'a [JobState],
     /// Every tenant.
