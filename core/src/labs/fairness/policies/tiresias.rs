@@ -17,7 +17,8 @@ use crate::labs::fairness::sim::{Phase, RoundCtx};
 /// Discretised 2D-LAS with a starvation guard. The queues are kept across rounds: a job is
 /// filed again when it changes phase ([`RoundCtx::changed`]), when it is promoted (a waiting
 /// job's promotion time is known when it stops) and, for running jobs, when its attained
-/// service moves it down; a round then reads the queues only as far as the simulator needs.
+/// service crosses the next threshold (a running job attains gⱼ GPU-ns per ns, so the time is
+/// known when it is filed); a round then reads the queues only as far as the simulator needs.
 #[derive(Clone, Debug)]
 pub struct Tiresias {
     thresholds_gpu_ns: Vec<u128>,
@@ -32,6 +33,10 @@ pub struct Tiresias {
     due: BTreeSet<(u64, usize)>,
     /// Per job: its entry's time in `due` (`u64::MAX`: none).
     due_at: Vec<u64>,
+    /// Running jobs by (time ns their attained service reaches the next threshold, job).
+    crossing: BTreeSet<(u64, usize)>,
+    /// Per job: its entry's time in `crossing` (`u64::MAX`: none).
+    crossing_at: Vec<u64>,
 }
 
 impl Tiresias {
@@ -50,6 +55,8 @@ impl Tiresias {
             filed: vec![None; jobs],
             due: BTreeSet::new(),
             due_at: vec![u64::MAX; jobs],
+            crossing: BTreeSet::new(),
+            crossing_at: vec![u64::MAX; jobs],
         }
     }
 
@@ -67,6 +74,15 @@ impl Tiresias {
             .count()
     }
 
+    /// Running time, ns, until job `j`'s attained service reaches the next threshold (none
+    /// past the last).
+    fn to_next_threshold_ns(&self, ctx: &RoundCtx<'_>, j: usize) -> Option<u64> {
+        let a = self.attained(ctx, j);
+        let next = self.thresholds_gpu_ns.iter().find(|&&t| t > a)?;
+        let g = u128::from(ctx.jobs[j].gpus.max(1));
+        Some(u64::try_from((next - a).div_ceil(g)).unwrap_or(u64::MAX / 4))
+    }
+
     /// True when waiting job `j` has waited `promote_knob` × its last run since it last ran.
     fn promotes(&self, ctx: &RoundCtx<'_>, j: usize) -> bool {
         let job = &ctx.jobs[j];
@@ -74,8 +90,20 @@ impl Tiresias {
         waited as f64 >= self.promote_knob * job.last_segment_ns as f64
     }
 
-    /// Files job `j` in the queue its attained service puts it in (out of where it was).
+    /// Files job `j` in the queue its attained service puts it in (out of where it was) and,
+    /// running, at the time it crosses the next threshold.
     fn file(&mut self, ctx: &RoundCtx<'_>, j: usize) {
+        let at = core::mem::replace(&mut self.crossing_at[j], u64::MAX);
+        if at != u64::MAX {
+            self.crossing.remove(&(at, j));
+        }
+        if ctx.jobs[j].is_running() {
+            if let Some(w) = self.to_next_threshold_ns(ctx, j) {
+                let at = ctx.now_ns.saturating_add(w);
+                self.crossing_at[j] = at;
+                self.crossing.insert((at, j));
+            }
+        }
         let submit = ctx.jobs[j].submit_ns;
         let q = self.queue(ctx, j);
         if self.filed[j] == Some((q, submit)) {
@@ -110,6 +138,10 @@ impl Tiresias {
             Phase::Pending | Phase::Done => {
                 if let Some((old, s)) = self.filed[j].take() {
                     self.queues[old].remove(&(s, j));
+                }
+                let at = core::mem::replace(&mut self.crossing_at[j], u64::MAX);
+                if at != u64::MAX {
+                    self.crossing.remove(&(at, j));
                 }
                 return;
             }
@@ -151,8 +183,11 @@ impl Policy for Tiresias {
                 self.file(ctx, j);
             }
         }
-        // Running jobs move down as they attain service.
-        for &j in ctx.running {
+        // Running jobs move down as they attain service: those whose crossing time came.
+        while let Some(&(at, j)) = self.crossing.first() {
+            if at > ctx.now_ns {
+                break;
+            }
             self.file(ctx, j);
         }
         #[cfg(debug_assertions)]
@@ -171,9 +206,6 @@ impl Policy for Tiresias {
     }
 
     fn wakeup_after_ns(&self, ctx: &RoundCtx<'_>, j: usize) -> Option<u64> {
-        let a = self.attained(ctx, j);
-        let next = self.thresholds_gpu_ns.iter().find(|&&t| t > a)?;
-        let g = u128::from(ctx.jobs[j].gpus.max(1));
-        Some(u64::try_from((next - a).div_ceil(g)).unwrap_or(u64::MAX / 4))
+        self.to_next_threshold_ns(ctx, j)
     }
 }
