@@ -335,6 +335,28 @@ pub trait Policy {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Key(pub u8, pub f64);
 
+impl Key {
+    /// The key as integer bits that order as the keys do: the class above
+    /// [`order_bits`] of the value.
+    #[must_use]
+    pub fn bits(self) -> u128 {
+        (u128::from(self.0) << 64) | u128::from(order_bits(self.1))
+    }
+}
+
+/// `x`'s bits, mapped so that they order as [`f64::total_cmp`] orders the values (negative
+/// values' bits flipped, non-negative ones' sign bit set): a sort on integers instead of
+/// float comparisons, in the same order.
+#[must_use]
+pub fn order_bits(x: f64) -> u64 {
+    let b = x.to_bits();
+    if b >> 63 == 1 {
+        !b
+    } else {
+        b | (1 << 63)
+    }
+}
+
 impl Eq for Key {}
 impl PartialOrd for Key {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
@@ -368,27 +390,29 @@ pub fn interleave<Q: Iterator<Item = usize>>(
 /// one heap operation instead of one each.
 pub fn interleave_skipping<Q: Iterator<Item = usize>>(
     queues: Vec<Q>,
-    keys: Vec<Key>,
+    mut keys: Vec<Key>,
     mut raise: impl FnMut(usize, usize, Key) -> Key,
     skip: impl Fn(usize) -> bool,
     emit: &mut Emit<'_>,
 ) {
     let mut queues: Vec<Peekable<Q>> = queues.into_iter().map(Iterator::peekable).collect();
-    let mut heap: BinaryHeap<Reverse<(Key, usize)>> = keys
-        .into_iter()
+    // The heap holds each tenant's key as integer bits ([`Key::bits`], same order) with the
+    // tenant; `keys` keeps the key itself for `raise`.
+    let mut heap: BinaryHeap<Reverse<(u128, usize)>> = keys
+        .iter()
         .enumerate()
         .filter(|(t, _)| queues[*t].peek().is_some())
-        .map(|(t, k)| Reverse((k, t)))
+        .map(|(t, k)| Reverse((k.bits(), t)))
         .collect();
     // The smallest (key, tenant) is raised in place (one sift instead of a pop and a push);
     // (key, tenant) pairs are unique, so the order does not depend on the heap's layout.
     while let Some(mut top) = heap.peek_mut() {
-        let Reverse((key, t)) = *top;
+        let Reverse((_, t)) = *top;
         let Some(job) = queues[t].next() else {
             PeekMut::pop(top);
             continue;
         };
-        let mut key = raise(t, job, key);
+        let mut key = raise(t, job, keys[t]);
         if skip(job) {
             while let Some(&next) = queues[t].peek() {
                 if !skip(next) {
@@ -400,10 +424,11 @@ pub fn interleave_skipping<Q: Iterator<Item = usize>>(
         } else if !emit(job) {
             return;
         }
+        keys[t] = key;
         if queues[t].peek().is_none() {
             PeekMut::pop(top);
         } else {
-            *top = Reverse((key, t));
+            *top = Reverse((key.bits(), t));
         }
     }
 }

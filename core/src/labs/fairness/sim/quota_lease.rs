@@ -43,7 +43,9 @@ use alloc::vec::Vec;
 
 use super::{Ev, NodeAlloc, Phase, Sim};
 use crate::labs::fairness::params::s_to_ns;
-use crate::labs::fairness::policies::{sort_prefix, JobSelection, QuotaLease, QuotaMode};
+use crate::labs::fairness::policies::{
+    order_bits, sort_prefix, JobSelection, QuotaLease, QuotaMode,
+};
 use crate::units::Nanos;
 
 /// Most rounds at one instant (each one that changes something starts or preempts a job).
@@ -54,18 +56,6 @@ type SelKey = (u64, u64);
 
 /// A sort key: (primary as [`order_bits`], secondary, job index); the job index makes it total.
 type SortKey = (u64, u64, usize);
-
-/// `x`'s bits, mapped so that they order as [`f64::total_cmp`] orders the values (negative
-/// values' bits flipped, non-negative ones' sign bit set): a sort on integers instead of
-/// float comparisons, in the same order.
-fn order_bits(x: f64) -> u64 {
-    let b = x.to_bits();
-    if b >> 63 == 1 {
-        !b
-    } else {
-        b | (1 << 63)
-    }
-}
 
 /// A round's per-tenant lists, kept across rounds so that a round allocates nothing. Only the
 /// entries of the tenants with waiting jobs ([`Scratch::waiting_tenants`]) are used in a round;
