@@ -484,11 +484,19 @@ impl<K: Ord> LazySorted<K> {
 }
 
 /// Puts the smallest `n` of `items` in order at its front, given that the first `*sorted`
-/// already are (and are the smallest): the sorted prefix grows to at least twice its length
-/// and at least 32 — the rest's smallest are selected (`select_nth_unstable`, linear), then
-/// sorted — so reading k of n items in order costs about O(n + k log k).
+/// already are (and are the smallest): the first item alone by one scan for the smallest (a
+/// reader often looks at the top only: a tenant blocked at its first job), then the sorted
+/// prefix grows to at least twice its length and at least 32 — the rest's smallest are
+/// selected (`select_nth_unstable`, linear), then sorted — so reading k of n items in order
+/// costs about O(n + k log k).
 pub(crate) fn sort_prefix<T: Ord>(items: &mut [T], sorted: &mut usize, n: usize) {
     if n <= *sorted {
+        return;
+    }
+    if *sorted == 0 && n == 1 {
+        let min = (1..items.len()).fold(0, |m, i| if items[i] < items[m] { i } else { m });
+        items.swap(0, min);
+        *sorted = 1;
         return;
     }
     let end = n.max(2 * *sorted).max(32).min(items.len());

@@ -91,6 +91,8 @@ struct Lists {
     keyed: Vec<Vec<(SelKey, usize)>>,
     /// Per tenant: how many of `starving`, of `keyed`, are in their final order.
     sorted: Vec<(usize, usize)>,
+    /// Per tenant: the fewest GPUs a job of its list asks for (`u32::MAX` when empty).
+    min_gpus: Vec<u32>,
 }
 
 impl Lists {
@@ -98,12 +100,14 @@ impl Lists {
         self.starving.resize_with(tenants, Vec::new);
         self.keyed.resize_with(tenants, Vec::new);
         self.sorted.resize(tenants, (0, 0));
+        self.min_gpus.resize(tenants, u32::MAX);
     }
 
     fn clear(&mut self, u: usize) {
         self.starving[u].clear();
         self.keyed[u].clear();
         self.sorted[u] = (0, 0);
+        self.min_gpus[u] = u32::MAX;
     }
 
     /// Tenant `u`'s list length.
@@ -467,10 +471,12 @@ impl Sim<'_> {
         for &j in &self.waiting_list {
             let job = &self.jobs[j];
             let u = job.tenant as usize;
+            let l = &mut sc.lists;
+            l.min_gpus[u] = l.min_gpus[u].min(job.gpus);
             if now - job.last_stop_ns >= starve_ns {
-                sc.lists.starving[u].push((job.submit_ns, j));
+                l.starving[u].push((job.submit_ns, j));
             } else {
-                sc.lists.keyed[u].push((self.selection_key(m.selection, j), j));
+                l.keyed[u].push((self.selection_key(m.selection, j), j));
             }
         }
         // Delay jobs in preemption order.
@@ -576,6 +582,13 @@ impl Sim<'_> {
                     l.starving[u].extend(lists.starving[u].iter().copied());
                     l.keyed[u].extend(lists.keyed[u].iter().copied());
                     l.sorted[u] = (l.starving[u].len(), l.keyed[u].len());
+                    let jobs = &self.jobs;
+                    let starving = l.starving[u].iter().map(|e| e.1);
+                    l.min_gpus[u] = starving
+                        .chain(l.keyed[u].iter().map(|e| e.1))
+                        .map(|j| jobs[j].gpus)
+                        .min()
+                        .unwrap_or(u32::MAX);
                 }
                 self.phase1_grants(sc, waiting_total);
             }
@@ -818,6 +831,12 @@ impl Sim<'_> {
             } else {
                 first_by_uw
             };
+            // No job of the tenant fits what is left: the walk below would pass over all of
+            // them (and sort the whole list to do so).
+            if free < u64::from(lists.min_gpus[u]) {
+                p.cursor[u] = lists.len(u);
+                continue;
+            }
             while let Some(j) = lists.job_at(u, p.cursor[u]) {
                 p.cursor[u] += 1;
                 let g = u64::from(self.jobs[j].gpus);
