@@ -953,8 +953,15 @@ impl Sim<'_> {
         self.arm_completion(j, end);
     }
 
-    /// Arms job `j`'s completion at `end` ns (older completion events become stale).
+    /// Arms job `j`'s completion at `end` ns (older completion events become stale). The
+    /// completion armed last still serves when it is due at `end` and has not come yet (a job
+    /// restarted at the instant its lease expired, with the same work left): no new event.
+    /// The one event left due then is applied with the others of its instant, before the
+    /// round, in whatever order; none of them reads what another completion did.
     fn arm_completion(&mut self, j: usize, end: u64) {
+        if self.armed_end[j] == end && end > self.now && self.run_id[j] > 0 {
+            return;
+        }
         self.run_id[j] += 1;
         self.armed_end[j] = end;
         self.queue
