@@ -166,6 +166,17 @@ struct Sim<'p> {
     waiting_list: Vec<usize>,
     /// Per job: its index in `waiting_list` (`usize::MAX` when not waiting).
     waiting_pos: Vec<usize>,
+    /// Per tenant: (its waiting jobs, those of them that are new — never ran and never
+    /// preempted, [`JobState::is_new`]).
+    waiting_of: Vec<(u32, u32)>,
+    /// Per job: counted as new in `waiting_of`.
+    counted_new: Vec<bool>,
+    /// ASTRAEA machinery: jobs that stopped waiting or arrived at this instant, whose
+    /// starvation checks are armed once the instant's rounds are over (for those still
+    /// waiting then), so a job restarted at once leaves no stale check behind.
+    starvation_due: Vec<usize>,
+    /// Per job: the epoch its last starvation check was armed in (`u32::MAX`: none).
+    starvation_armed: Vec<u32>,
     /// The waiting jobs, ascending index: what a policy that never preempts is offered (kept
     /// only for such a policy, whose jobs start once and never stop, so it changes about twice
     /// per job).
@@ -313,6 +324,10 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
         machinery: kind.quota_lease(params.astraea.quota),
         waiting_list: Vec::new(),
         waiting_pos: vec![usize::MAX; n_jobs],
+        waiting_of: vec![(0, 0); n_tenants],
+        counted_new: vec![false; n_jobs],
+        starvation_due: Vec::new(),
+        starvation_armed: vec![u32::MAX; n_jobs],
         waiting_sorted: Vec::new(),
         keep_waiting_sorted: false,
         ql_static: kind
@@ -377,6 +392,7 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
                 None => sim.quota_lease_rounds(),
             }
         }
+        sim.arm_starvation_due();
         if sim.queue.len() > sim.compact_at {
             sim.drop_stale_events();
         }
@@ -647,11 +663,20 @@ impl Sim<'_> {
                 _ => {}
             }
         }
+        let u = self.jobs[j].tenant as usize;
         if add {
             self.waiting_pos[j] = self.waiting_list.len();
             self.waiting_list.push(j);
             self.waiting_gpus[i].1 += 1;
+            self.waiting_of[u].0 += 1;
+            self.recount_new(j);
         } else {
+            if self.waiting_pos[j] != usize::MAX {
+                self.waiting_of[u].0 -= 1;
+                if core::mem::take(&mut self.counted_new[j]) {
+                    self.waiting_of[u].1 -= 1;
+                }
+            }
             let pos = core::mem::replace(&mut self.waiting_pos[j], usize::MAX);
             if pos != usize::MAX {
                 self.waiting_list.swap_remove(pos);
@@ -662,6 +687,21 @@ impl Sim<'_> {
             self.waiting_gpus[i].1 -= 1;
             if self.waiting_gpus[i].1 == 0 {
                 self.waiting_gpus.remove(i);
+            }
+        }
+    }
+
+    /// Counts waiting job `j` as new in its tenant's `waiting_of` if it is (again after what
+    /// makes a job new changed while it waits: a preemption).
+    fn recount_new(&mut self, j: usize) {
+        let is_new = self.waiting_pos[j] != usize::MAX && self.jobs[j].is_new();
+        if is_new != self.counted_new[j] {
+            self.counted_new[j] = is_new;
+            let c = &mut self.waiting_of[self.jobs[j].tenant as usize].1;
+            if is_new {
+                *c += 1;
+            } else {
+                *c -= 1;
             }
         }
     }
@@ -878,6 +918,7 @@ impl Sim<'_> {
         self.jobs[j].pending_overhead_ns = s_to_ns(self.params.preemption_cost_s(self.jobs[j].gpus));
         self.jobs[j].preemptions += 1;
         self.run.preemptions += 1;
+        self.recount_new(j);
     }
 
     fn finish(&mut self, j: usize) {

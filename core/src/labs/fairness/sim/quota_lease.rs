@@ -268,15 +268,33 @@ fn python_floordiv(a: f64, b: f64) -> f64 {
 }
 
 impl Sim<'_> {
-    /// Arms the starvation wake-up of waiting job `j` (ASTRAEA family only).
+    /// Job `j` waits from now (arrived or stopped): its starvation check is armed after this
+    /// instant's rounds if it still waits then (ASTRAEA family only).
     pub(super) fn arm_starvation(&mut self, j: usize) {
-        if self.machinery.is_none() {
-            return;
+        if self.machinery.is_some() {
+            self.starvation_due.push(j);
         }
-        let at = self.jobs[j].last_stop_ns + s_to_ns(self.params.astraea.starvation_s);
-        let e = self.jobs[j].epoch;
-        self.queue
-            .schedule(Nanos(at.max(self.now)), Ev::Starving(j, e));
+    }
+
+    /// Arms the starvation checks of the jobs of [`Sim::arm_starvation`] that still wait, at
+    /// `starvation_s` after they last stopped (or arrived), once each.
+    pub(super) fn arm_starvation_due(&mut self) {
+        let starve_ns = s_to_ns(self.params.astraea.starvation_s);
+        let mut due = core::mem::take(&mut self.starvation_due);
+        for &j in &due {
+            let job = &self.jobs[j];
+            // A job listed twice (stopped, restarted and stopped again) is armed once: its
+            // epoch is marked by the check armed first.
+            if job.phase != Phase::Waiting || self.starvation_armed[j] == job.epoch {
+                continue;
+            }
+            self.starvation_armed[j] = job.epoch;
+            let at = job.last_stop_ns + starve_ns;
+            let e = job.epoch;
+            self.queue.schedule(Nanos(at.max(self.now)), Ev::Starving(j, e));
+        }
+        due.clear();
+        self.starvation_due = due;
     }
 
     /// The lease of running job `j` expired: checkpointed (progress kept), waiting again.
@@ -294,6 +312,7 @@ impl Sim<'_> {
         self.jobs[j].remaining_ns = remaining;
         self.jobs[j].preemptions += 1;
         self.run.preemptions += 1;
+        self.recount_new(j);
         self.arm_starvation(j);
     }
 
@@ -415,20 +434,19 @@ impl Sim<'_> {
         // Nothing can change unless a waiting job fits the free GPUs or a tenant's new waiting
         // job may preempt one of its delay jobs. Only tenants with waiting jobs take part in
         // a round: for every other one each step below is empty.
-        let mut smallest = u64::MAX;
-        for &j in &self.waiting_list {
-            let job = &self.jobs[j];
-            let u = job.tenant as usize;
-            smallest = smallest.min(u64::from(job.gpus));
-            if job.done_before_segment() == 0 && job.preemptions == 0 {
-                sc.has_new[u] = true;
-            }
-            if !sc.listed[u] {
+        let smallest = self
+            .waiting_gpus
+            .first()
+            .map_or(u64::MAX, |e| u64::from(e.0));
+        #[cfg(debug_assertions)]
+        self.check_waiting_counts();
+        for (u, &(waiting, new)) in self.waiting_of.iter().enumerate() {
+            if waiting > 0 {
                 sc.listed[u] = true;
+                sc.has_new[u] = new > 0;
                 sc.waiting_tenants.push(u);
             }
         }
-        sc.waiting_tenants.sort_unstable();
         // Delay jobs: among the segments started in the last `delay_s` (older ones are dropped
         // for good: a segment only ages), of the tenants with a new waiting job.
         let mut could_preempt = false;
@@ -652,6 +670,22 @@ impl Sim<'_> {
         }
     }
 
+    /// Debug builds: the per-tenant counts of waiting and new waiting jobs are a fresh
+    /// count's (for queues short enough to check at every round).
+    #[cfg(debug_assertions)]
+    fn check_waiting_counts(&self) {
+        if self.waiting_list.len() > 256 {
+            return;
+        }
+        let mut fresh = vec![(0u32, 0u32); self.tenants.len()];
+        for &j in &self.waiting_list {
+            let c = &mut fresh[self.jobs[j].tenant as usize];
+            c.0 += 1;
+            c.1 += u32::from(self.jobs[j].is_new());
+        }
+        assert_eq!(fresh, self.waiting_of, "waiting counts at {} ns", self.now);
+    }
+
     /// Phase 2 for tenant `u` (l. 795–840): walks its list from the top (the first `starving`
     /// jobs are its starving ones) against its round quota `quota`; a new job short of quota
     /// preempts the tenant's `delay` jobs in order; a job that fails the quota check or
@@ -671,8 +705,7 @@ impl Sim<'_> {
         let mut next_delay = 0usize;
         for j in list {
             let g = u64::from(self.jobs[j].gpus);
-            let is_new = self.jobs[j].done_before_segment() == 0 && self.jobs[j].preemptions == 0;
-            if is_new {
+            if self.jobs[j].is_new() {
                 while self.tenants[u].running_gpus + g > quota && next_delay < delay.len() {
                     let p = delay[next_delay];
                     next_delay += 1;

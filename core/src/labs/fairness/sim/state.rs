@@ -139,6 +139,13 @@ impl JobState {
         self.duration_ns - self.remaining_at(now)
     }
 
+    /// True for a job that never ran (no work done before this segment) and was never
+    /// preempted: ASTRAEA's *new* job, the one that may preempt delay jobs.
+    #[must_use]
+    pub fn is_new(&self) -> bool {
+        self.done_before_segment() == 0 && self.preemptions == 0
+    }
+
     /// Reference work done before the current segment (all of it when not running), ns.
     #[must_use]
     pub fn done_before_segment(&self) -> u64 {
