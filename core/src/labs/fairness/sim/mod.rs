@@ -191,6 +191,8 @@ struct Sim<'p> {
     recent_starts: Vec<VecDeque<(u64, usize, u32)>>,
     /// ASTRAEA machinery: the round's lists, reused.
     ql_scratch: quota_lease::Scratch,
+    /// ASTRAEA machinery: its parameters in ns.
+    ql_ns: quota_lease::MachineryNs,
     /// Queue length above which its stale events are dropped ([`Sim::drop_stale_events`]).
     compact_at: usize,
     /// Jobs that changed phase since the policy last ordered ([`RoundCtx::changed`]); not kept
@@ -336,6 +338,7 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
             .map(|_| quota_lease::StaticLists::new(n_tenants, n_jobs)),
         recent_starts: vec![VecDeque::new(); n_tenants],
         ql_scratch: quota_lease::Scratch::default(),
+        ql_ns: quota_lease::MachineryNs::of(params),
         compact_at: MIN_COMPACT_AT,
         changed: Vec::new(),
     };

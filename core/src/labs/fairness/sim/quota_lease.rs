@@ -42,7 +42,6 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::{Ev, NodeAlloc, Phase, Sim};
-use crate::labs::fairness::params::s_to_ns;
 use crate::labs::fairness::policies::{
     order_bits, sort_prefix, JobSelection, QuotaLease, QuotaMode,
 };
@@ -56,6 +55,31 @@ type SelKey = (u64, u64);
 
 /// A sort key: (primary as [`order_bits`], secondary, job index); the job index makes it total.
 type SortKey = (u64, u64, usize);
+
+/// The machinery's parameters in ns, converted once.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct MachineryNs {
+    /// `lease_s`.
+    pub lease: u64,
+    /// `astraea.starvation_s`.
+    pub starvation: u64,
+    /// `astraea.delay_s`.
+    pub delay: u64,
+    /// `astraea.first_lease_delay_min_s`.
+    pub first_lease_delay_min: u64,
+}
+
+impl MachineryNs {
+    pub(super) fn of(params: &crate::labs::fairness::FairnessParams) -> Self {
+        use crate::labs::fairness::params::s_to_ns;
+        MachineryNs {
+            lease: s_to_ns(params.lease_s),
+            starvation: s_to_ns(params.astraea.starvation_s),
+            delay: s_to_ns(params.astraea.delay_s),
+            first_lease_delay_min: s_to_ns(params.astraea.first_lease_delay_min_s),
+        }
+    }
+}
 
 /// A round's per-tenant lists, kept across rounds so that a round allocates nothing. Only the
 /// entries of the tenants with waiting jobs ([`Scratch::waiting_tenants`]) are used in a round;
@@ -279,7 +303,7 @@ impl Sim<'_> {
     /// Arms the starvation checks of the jobs of [`Sim::arm_starvation`] that still wait, at
     /// `starvation_s` after they last stopped (or arrived), once each.
     pub(super) fn arm_starvation_due(&mut self) {
-        let starve_ns = s_to_ns(self.params.astraea.starvation_s);
+        let starve_ns = self.ql_ns.starvation;
         let mut due = core::mem::take(&mut self.starvation_due);
         for &j in &due {
             let job = &self.jobs[j];
@@ -326,7 +350,7 @@ impl Sim<'_> {
             let u = self.jobs[j].tenant as usize;
             // Segments older than `delay_s` can never be delay jobs again: dropped here too,
             // so a tenant that rarely has a new waiting job keeps a short list.
-            let delay_ns = s_to_ns(self.params.astraea.delay_s);
+            let delay_ns = self.ql_ns.delay;
             let starts = &mut self.recent_starts[u];
             while starts
                 .front()
@@ -337,7 +361,7 @@ impl Sim<'_> {
             starts.push_back((now, j, e));
         }
         if m.leases {
-            let lease = s_to_ns(self.params.lease_s);
+            let lease = self.ql_ns.lease;
             self.queue.schedule(Nanos(now + lease), Ev::Lease(j, e));
         }
         let p = &self.params.astraea;
@@ -346,7 +370,7 @@ impl Sim<'_> {
             && p.first_lease_delay_min_s > 0.0
             && p.first_lease_delay_min_s < p.delay_s
         {
-            let at = now + s_to_ns(p.first_lease_delay_min_s);
+            let at = now + self.ql_ns.first_lease_delay_min;
             self.queue.schedule(Nanos(at), Ev::Wakeup(j, e));
         }
     }
@@ -355,7 +379,7 @@ impl Sim<'_> {
     fn is_delay_job(&self, j: usize) -> bool {
         let job = &self.jobs[j];
         let in_lease = self.now - job.seg_start_ns;
-        let delay = s_to_ns(self.params.astraea.delay_s);
+        let delay = self.ql_ns.delay;
         // A job started at this instant has not run yet: the artifact, which advances run
         // times before it looks, never sees a running job with 0 s in its lease.
         if in_lease == 0 {
@@ -364,7 +388,7 @@ impl Sim<'_> {
         if job.lease_expiries > 0 {
             in_lease < delay
         } else {
-            in_lease >= s_to_ns(self.params.astraea.first_lease_delay_min_s) && in_lease < delay
+            in_lease >= self.ql_ns.first_lease_delay_min && in_lease < delay
         }
     }
 
@@ -424,7 +448,7 @@ impl Sim<'_> {
         }
         let now = self.now;
         let nt = self.tenants.len();
-        let starve_ns = s_to_ns(self.params.astraea.starvation_s);
+        let starve_ns = self.ql_ns.starvation;
         let delays = m.selection.preempts_delay_jobs() && m.quota == QuotaMode::Fair;
         let waiting_total = self.waiting_list.len();
         if waiting_total == 0 {
@@ -451,7 +475,7 @@ impl Sim<'_> {
         // for good: a segment only ages), of the tenants with a new waiting job.
         let mut could_preempt = false;
         if delays {
-            let delay_ns = s_to_ns(self.params.astraea.delay_s);
+            let delay_ns = self.ql_ns.delay;
             for &u in &sc.waiting_tenants {
                 if !sc.has_new[u] {
                     continue;
@@ -634,7 +658,7 @@ impl Sim<'_> {
         if self.waiting_list.len() > 256 {
             return;
         }
-        let starve_ns = s_to_ns(self.params.astraea.starvation_s);
+        let starve_ns = self.ql_ns.starvation;
         let nt = self.tenants.len();
         let mut starving: Vec<Vec<(u64, usize)>> = vec![Vec::new(); nt];
         let mut keyed: Vec<Vec<(SelKey, usize)>> = vec![Vec::new(); nt];
@@ -750,7 +774,7 @@ impl Sim<'_> {
         let Some(mut kept) = self.ql_static.take() else {
             return;
         };
-        let starve_ns = s_to_ns(self.params.astraea.starvation_s);
+        let starve_ns = self.ql_ns.starvation;
         for j in core::mem::take(&mut kept.touched) {
             kept.is_touched[j] = false;
             let u = self.jobs[j].tenant as usize;
@@ -800,7 +824,7 @@ impl Sim<'_> {
     /// Phase 1 of the fair quota: each waiting tenant's quota for this round (held +
     /// granted, GPUs), into `sc.phase1.quota`.
     fn phase1_grants(&self, sc: &mut Scratch, waiting_total: usize) {
-        let lease_ns = s_to_ns(self.params.lease_s) as f64;
+        let lease_ns = self.ql_ns.lease as f64;
         let low = self.params.astraea.low_quota_share;
         let ratio_of = |u: usize, q: u64| {
             let cap = self.tenants[u].quota;
