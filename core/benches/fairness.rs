@@ -6,8 +6,9 @@
 //! Philly's mean inter-arrival of 596.5 s on 128 GPUs becomes 596.5 · 128 / 1,120 = 68.2 s, so
 //! the cluster is about as loaded as the 128-GPU Philly preset.
 //!
-//! * Before the timed group, one pass over the 100,000-job trace times each policy alone and
-//!   the whole `run_trace` (the default policies' runs + the Report), and prints them: one
+//! * Before the timed group, one pass over the 100,000-job trace times each policy alone, all
+//!   of them spread over one thread per core (as `bubblelab fairness` runs them), and the whole
+//!   `run_trace` (the default policies' runs + the Report, on one thread), and prints them: one
 //!   sample each, because ten samples of a run of minutes would take an hour.
 //! * `fairness/all_policies_10k_jobs`: [`run_policy`] for every policy in turn on the first
 //!   10,000 jobs of the same trace (same cluster, same arrival rate), sampled by criterion.
@@ -16,6 +17,7 @@
 #![allow(clippy::disallowed_methods)] // a benchmark measures wall time
 
 use std::hint::black_box;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use bubblelab_core::labs::fairness::traces::synthetic::{generate, SyntheticSpec};
@@ -97,6 +99,24 @@ fn breakdown(params: &FairnessParams, trace: &Trace) {
     if only.is_some() {
         return;
     }
+    // The same runs spread over one thread per core, each thread taking the next policy not
+    // yet taken (as `bubblelab fairness` runs them).
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let next = AtomicUsize::new(0);
+    let t0 = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                while let Some(&kind) = PolicyKind::ALL.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    black_box(run_policy(params, trace, kind));
+                }
+            });
+        }
+    });
+    println!(
+        "  all policies on {threads} threads {:>8.1} ms (wall)",
+        t0.elapsed().as_secs_f64() * 1e3
+    );
     let t0 = Instant::now();
     let report = run_trace(params, trace).expect("valid bench scenario");
     println!(

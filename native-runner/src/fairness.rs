@@ -8,14 +8,15 @@
 //! are still read this release, with a warning.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
 
 use bubblelab_core::labs::fairness::policies::QuotaMode;
 use bubblelab_core::labs::fairness::traces::{self, shares, ReadOptions, TraceFormat};
 use bubblelab_core::labs::fairness::{
-    self, FairnessParams, Placement, PolicyKind, PreemptionModel, TenantWeights,
+    self, FairnessParams, Placement, PolicyKind, PolicyRun, PreemptionModel, RunOne, TenantWeights,
 };
 use bubblelab_core::labs::migration::CheckpointOption;
-use bubblelab_core::scenario::KeepsRuns;
 use bubblelab_core::ScenarioError;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -87,6 +88,10 @@ pub struct FairnessArgs {
     /// earlier one does not fit).
     #[arg(long)]
     no_block_scheduling: bool,
+    /// Threads the policies' runs are spread over (default: one per core). The runs are
+    /// independent, so the Report is the same whatever the count.
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
     /// Give deadlines to this share (0–1) of the jobs that have none (SLO jobs): deadline =
     /// submit + f × duration + e, f uniform in `--deadline-factor`, e in [0, `--deadline-extra-s`]
     /// (the Chronus artifact's traces; 0.7 is its MIX1 mix).
@@ -217,6 +222,44 @@ fn is_job_trace(path: &Path) -> bool {
 
 /// A bar over the policies on stderr, drawn only when stderr is a terminal and only once the
 /// run has taken a second (short runs print nothing extra).
+/// The `n` runs of [`FairnessParams::simulate_with`] on up to `threads` threads, each taking
+/// the next run not yet taken; returned in order, `progress` called on this thread as each
+/// ends.
+pub(crate) fn run_on_threads(
+    threads: usize,
+    n: usize,
+    run_one: &RunOne<'_>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Vec<PolicyRun> {
+    let threads = threads.clamp(1, n.max(1));
+    if threads == 1 {
+        return fairness::run_in_turn(n, run_one, progress);
+    }
+    let next = AtomicUsize::new(0);
+    let (done_tx, done_rx) = mpsc::channel::<(usize, PolicyRun)>();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let done_tx = done_tx.clone();
+            let next = &next;
+            scope.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n || done_tx.send((i, run_one(i))).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(done_tx);
+        let mut runs: Vec<Option<PolicyRun>> = (0..n).map(|_| None).collect();
+        let mut done = 0;
+        for (i, run) in done_rx {
+            runs[i] = Some(run);
+            done += 1;
+            progress(done, n);
+        }
+        runs.into_iter().flatten().collect()
+    })
+}
+
 fn progress_bar(policies: &[PolicyKind]) -> ProgressBar {
     let bar =
         ProgressBar::with_draw_target(Some(policies.len() as u64), ProgressDrawTarget::hidden());
@@ -338,14 +381,19 @@ pub fn fairness(args: &FairnessArgs) -> Result<(), Failure> {
             trace
         }
     };
-    let bar = progress_bar(&params.policies);
-    let mut on_progress = |done: usize, _total: usize| {
-        bar.set_position(done as u64);
-        if let Some(next) = params.policies.get(done) {
-            bar.set_message(next.label());
-        }
+    let threads = match args.jobs {
+        Some(0) => return Err(Failure::Input("--jobs must be at least 1".into())),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
     };
-    let simulation = params.simulate(&trace, &mut on_progress);
+    let bar = progress_bar(&params.policies);
+    let mut on_progress = |done: usize, total: usize| {
+        bar.set_position(done as u64);
+        bar.set_message(format!("{} at a time", threads.min(total - done)));
+    };
+    let simulation = params.simulate_with(&trace, &mut on_progress, &mut |n, run_one, progress| {
+        run_on_threads(threads, n, run_one, progress)
+    });
     bar.finish_and_clear();
     let report = simulation.map_err(|e| field_failure(&e))?.report;
     crate::run::print_report(&report, &output)

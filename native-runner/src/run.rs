@@ -89,7 +89,23 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         (None, Some(path)) => files::label(path),
         (None, None) => String::new(),
     };
-    let report = bubblelab_core::run(&scenario).map_err(|e| scenario_failure(&source, &e))?;
+    let report = match &scenario {
+        // The fairness lab's policies run on one thread per core (the Report is the same).
+        Scenario::Fairness(params) => {
+            let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+            scenario
+                .validate()
+                .and_then(|()| bubblelab_core::labs::fairness::synthetic_trace(params))
+                .and_then(|trace| {
+                    params.simulate_with(&trace, &mut |_, _| {}, &mut |n, run_one, progress| {
+                        crate::fairness::run_on_threads(threads, n, run_one, progress)
+                    })
+                })
+                .map(|s| s.report)
+        }
+        _ => bubblelab_core::run(&scenario),
+    }
+    .map_err(|e| scenario_failure(&source, &e))?;
     print_report(&report, &args.output)
 }
 

@@ -49,6 +49,33 @@ fn compares_every_policy_on_a_trace_file() {
 }
 
 #[test]
+fn the_report_is_the_same_on_any_number_of_threads() {
+    let path = write("two-tenants-threads.csv", &small_trace());
+    let run = |jobs: &str| {
+        ok(&[
+            "fairness",
+            &path,
+            "--gpus",
+            "8",
+            "--gpus-per-node",
+            "4",
+            "--format",
+            "json",
+            "--jobs",
+            jobs,
+        ])
+    };
+    let one = run("1");
+    assert!(one.contains("\"ASTRAEA\""), "{one}");
+    assert_eq!(run("3"), one);
+    assert_eq!(run("64"), one);
+    assert_bad_input(
+        &bubblelab(&["fairness", &path, "--jobs", "0"]),
+        "--jobs must be at least 1",
+    );
+}
+
+#[test]
 fn json_output_holds_the_chosen_policies_only() {
     let path = write("two-tenants-json.csv", &small_trace());
     let out = ok(&[

@@ -90,6 +90,47 @@ impl KeepsRuns for FairnessParams {
         trace: &Trace,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Simulation<FairnessRuns>, ScenarioError> {
+        self.simulate_with(trace, progress, &mut run_in_turn)
+    }
+}
+
+/// Runs the `i`-th of a scenario's policies on its trace ([`FairnessParams::simulate_with`]).
+pub type RunOne<'a> = dyn Fn(usize) -> PolicyRun + Sync + 'a;
+
+/// Carries out the runs of [`FairnessParams::simulate_with`]: given their count `n` and
+/// `run_one`, returns the `n` runs in order, calling `progress(runs done, n)` as each ends.
+/// The runs are independent of each other, so whatever order or threads carry them out, the
+/// runs — and the Report — are the same.
+pub type RunAll<'a> =
+    dyn FnMut(usize, &RunOne<'_>, &mut dyn FnMut(usize, usize)) -> Vec<PolicyRun> + 'a;
+
+/// The runs one after the other, on this thread (what [`KeepsRuns::simulate`] does).
+pub fn run_in_turn(
+    n: usize,
+    run_one: &RunOne<'_>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Vec<PolicyRun> {
+    (0..n)
+        .map(|i| {
+            let run = run_one(i);
+            progress(i + 1, n);
+            run
+        })
+        .collect()
+}
+
+impl FairnessParams {
+    /// [`KeepsRuns::simulate`], with the policies' runs carried out by `run_all` (the native
+    /// CLI runs them on several threads).
+    ///
+    /// # Errors
+    /// As [`KeepsRuns::simulate`].
+    pub fn simulate_with(
+        &self,
+        trace: &Trace,
+        progress: &mut dyn FnMut(usize, usize),
+        run_all: &mut RunAll<'_>,
+    ) -> Result<Simulation<FairnessRuns>, ScenarioError> {
         let params = self;
         params.validate_simulation()?;
         traces::colocation::check_size(
@@ -111,10 +152,13 @@ impl KeepsRuns for FairnessParams {
         }
         let total = params.policies.len();
         progress(0, total);
-        let mut runs: Vec<PolicyRun> = Vec::with_capacity(total);
-        for &k in &params.policies {
-            runs.push(run_policy(params, &usable, k));
-            progress(runs.len(), total);
+        let run_one = |i: usize| run_policy(params, &usable, params.policies[i]);
+        let runs = run_all(total, &run_one, progress);
+        if runs.len() != total {
+            return Err(ScenarioError::Run(alloc::format!(
+                "{} runs came back for {total} policies",
+                runs.len()
+            )));
         }
         let metrics: Vec<metrics::PolicyMetrics> = runs.iter().map(metrics::compute).collect();
         let report = report::build(params, &usable, &runs, &metrics, dropped);
