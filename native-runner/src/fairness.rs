@@ -220,8 +220,6 @@ fn is_job_trace(path: &Path) -> bool {
     n > 0 && !(text.starts_with('{') && text.contains("traceEvents"))
 }
 
-/// A bar over the policies on stderr, drawn only when stderr is a terminal and only once the
-/// run has taken a second (short runs print nothing extra).
 /// The `n` runs of [`FairnessParams::simulate_with`] on up to `threads` threads, each taking
 /// the next run not yet taken; returned in order, `progress` called on this thread as each
 /// ends.
@@ -260,6 +258,8 @@ pub(crate) fn run_on_threads(
     })
 }
 
+/// A bar over the policies on stderr, drawn only when stderr is a terminal and only once the
+/// run has taken a second (short runs print nothing extra).
 fn progress_bar(policies: &[PolicyKind]) -> ProgressBar {
     let bar =
         ProgressBar::with_draw_target(Some(policies.len() as u64), ProgressDrawTarget::hidden());

@@ -1000,8 +1000,9 @@ impl Sim<'_> {
     /// Arms job `j`'s completion at `end` ns (older completion events become stale). The
     /// completion armed last still serves when it is due at `end` and has not come yet (a job
     /// restarted at the instant its lease expired, with the same work left): no new event.
-    /// The one event left due then is applied with the others of its instant, before the
-    /// round, in whatever order; none of them reads what another completion did.
+    /// Its older sequence number can change the order among completions due at one instant;
+    /// all of them are applied before the round, and that order shows only in the order of
+    /// the run's segments, which every reader sorts or sums per job or node.
     fn arm_completion(&mut self, j: usize, end: u64) {
         if self.armed_end[j] == end && end > self.now && self.run_id[j] > 0 {
             return;
