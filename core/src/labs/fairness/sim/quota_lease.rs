@@ -92,14 +92,10 @@ pub(super) struct Scratch {
     phase1: Phase1,
     /// Per tenant: its starving then its other waiting jobs.
     lists: Lists,
-    /// Per tenant: listed in `waiting_tenants`.
-    listed: Vec<bool>,
     /// Delay jobs, in preemption order once sorted.
     delay: Vec<Vec<usize>>,
     /// Delay jobs with their keys (one tenant at a time).
     dkeyed: Vec<SortKey>,
-    /// Whether the tenant has a new (never ran, never preempted) waiting job.
-    has_new: Vec<bool>,
 }
 
 /// A round's per-tenant lists: a tenant's starving waiting jobs by (submission, job), then
@@ -179,15 +175,11 @@ impl Scratch {
         for &u in &self.waiting_tenants {
             self.delay[u].clear();
             self.lists.clear(u);
-            self.listed[u] = false;
-            self.has_new[u] = false;
         }
         self.waiting_tenants.clear();
-        if self.listed.len() != tenants {
+        if self.delay.len() != tenants {
             self.delay.resize_with(tenants, Vec::new);
             self.lists.resize(tenants);
-            self.listed.resize(tenants, false);
-            self.has_new.resize(tenants, false);
             let p = &mut self.phase1;
             p.quota.resize(tenants, 0);
             p.ratio.resize(tenants, 0.0);
@@ -464,10 +456,8 @@ impl Sim<'_> {
             .map_or(u64::MAX, |e| u64::from(e.0));
         #[cfg(debug_assertions)]
         self.check_waiting_counts();
-        for (u, &(waiting, new)) in self.waiting_of.iter().enumerate() {
+        for (u, &(waiting, _)) in self.waiting_of.iter().enumerate() {
             if waiting > 0 {
-                sc.listed[u] = true;
-                sc.has_new[u] = new > 0;
                 sc.waiting_tenants.push(u);
             }
         }
@@ -477,7 +467,8 @@ impl Sim<'_> {
         if delays {
             let delay_ns = self.ql_ns.delay;
             for &u in &sc.waiting_tenants {
-                if !sc.has_new[u] {
+                // Only a new waiting job preempts delay jobs.
+                if self.waiting_of[u].1 == 0 {
                     continue;
                 }
                 while self.recent_starts[u]
@@ -621,16 +612,13 @@ impl Sim<'_> {
                 for i in 0..sc.waiting_tenants.len() {
                     let u = sc.waiting_tenants[i];
                     let l = &mut sc.lists;
-                    l.starving[u].extend(lists.starving[u].iter().copied());
-                    l.keyed[u].extend(lists.keyed[u].iter().copied());
-                    l.sorted[u] = (l.starving[u].len(), l.keyed[u].len());
                     let jobs = &self.jobs;
-                    let starving = l.starving[u].iter().map(|e| e.1);
-                    l.min_gpus[u] = starving
-                        .chain(l.keyed[u].iter().map(|e| e.1))
-                        .map(|j| jobs[j].gpus)
-                        .min()
-                        .unwrap_or(u32::MAX);
+                    let mut min_gpus = u32::MAX;
+                    let mut note = |j: usize| min_gpus = min_gpus.min(jobs[j].gpus);
+                    l.starving[u].extend(lists.starving[u].iter().inspect(|e| note(e.1)));
+                    l.keyed[u].extend(lists.keyed[u].iter().inspect(|e| note(e.1)));
+                    l.sorted[u] = (l.starving[u].len(), l.keyed[u].len());
+                    l.min_gpus[u] = min_gpus;
                 }
                 self.phase1_grants(sc, waiting_total);
             }
