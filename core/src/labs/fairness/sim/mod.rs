@@ -171,6 +171,11 @@ struct Sim<'p> {
     waiting_of: Vec<(u32, u32)>,
     /// Per job: counted as new in `waiting_of`.
     counted_new: Vec<bool>,
+    /// ASTRAEA machinery: the waiting jobs by tenant (empty for other policies).
+    ql_waiting: quota_lease::WaitingByTenant,
+    /// The tenants with active jobs (submitted, not finished), ascending: the only ones whose
+    /// share integrals grow ([`Sim::accrue`] of any other changes nothing).
+    active_tenants: Vec<usize>,
     /// ASTRAEA machinery: jobs that stopped waiting or arrived at this instant, whose
     /// starvation checks are armed once the instant's rounds are over (for those still
     /// waiting then), so a job restarted at once leaves no stale check behind.
@@ -328,6 +333,8 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
         waiting_pos: vec![usize::MAX; n_jobs],
         waiting_of: vec![(0, 0); n_tenants],
         counted_new: vec![false; n_jobs],
+        ql_waiting: quota_lease::WaitingByTenant::new(n_tenants, n_jobs),
+        active_tenants: Vec::new(),
         starvation_due: Vec::new(),
         starvation_armed: vec![u32::MAX; n_jobs],
         waiting_sorted: Vec::new(),
@@ -647,13 +654,6 @@ impl Sim<'_> {
     /// Counts job `j` in or out of the waiting jobs.
     fn count_waiting(&mut self, j: usize, add: bool) {
         let g = self.jobs[j].gpus;
-        let i = match self.waiting_gpus.binary_search_by_key(&g, |e| e.0) {
-            Ok(i) => i,
-            Err(i) => {
-                self.waiting_gpus.insert(i, (g, 0));
-                i
-            }
-        };
         if let Some(lists) = &mut self.ql_static {
             lists.touch(j);
         }
@@ -667,29 +667,31 @@ impl Sim<'_> {
             }
         }
         let u = self.jobs[j].tenant as usize;
+        let machinery = self.machinery.is_some();
         if add {
             self.waiting_pos[j] = self.waiting_list.len();
             self.waiting_list.push(j);
-            self.waiting_gpus[i].1 += 1;
+            count_in(&mut self.waiting_gpus, g);
             self.waiting_of[u].0 += 1;
+            if machinery {
+                self.ql_waiting.add(u, j, g);
+            }
             self.recount_new(j);
         } else {
-            if self.waiting_pos[j] != usize::MAX {
+            let pos = core::mem::replace(&mut self.waiting_pos[j], usize::MAX);
+            if pos != usize::MAX {
                 self.waiting_of[u].0 -= 1;
                 if core::mem::take(&mut self.counted_new[j]) {
                     self.waiting_of[u].1 -= 1;
                 }
-            }
-            let pos = core::mem::replace(&mut self.waiting_pos[j], usize::MAX);
-            if pos != usize::MAX {
+                if machinery {
+                    self.ql_waiting.remove(u, j, g);
+                }
                 self.waiting_list.swap_remove(pos);
                 if let Some(&moved) = self.waiting_list.get(pos) {
                     self.waiting_pos[moved] = pos;
                 }
-            }
-            self.waiting_gpus[i].1 -= 1;
-            if self.waiting_gpus[i].1 == 0 {
-                self.waiting_gpus.remove(i);
+                count_out(&mut self.waiting_gpus, g);
             }
         }
     }
@@ -750,6 +752,11 @@ impl Sim<'_> {
                 self.account(u);
                 self.tenants[u].demand_gpus += u64::from(self.jobs[j].gpus);
                 self.tenants[u].active_jobs += 1;
+                if self.tenants[u].active_jobs == 1 {
+                    if let Err(p) = self.active_tenants.binary_search(&u) {
+                        self.active_tenants.insert(p, u);
+                    }
+                }
                 self.arm_starvation(j);
                 if let Err(pos) = self.active.binary_search(&j) {
                     self.active.insert(pos, j);
@@ -810,6 +817,15 @@ impl Sim<'_> {
     /// Ring slot of the current bucket.
     fn cur_slot(&self) -> usize {
         (self.cur_bucket % (self.buckets as u64 + 1)) as usize
+    }
+
+    /// Integrates every active tenant's share integrals up to now (an inactive tenant's integrals
+    /// stand still: its next [`Sim::accrue`], at its next arrival, integrates nothing either).
+    fn accrue_active(&mut self) {
+        for i in 0..self.active_tenants.len() {
+            let u = self.active_tenants[i];
+            self.accrue(u);
+        }
     }
 
     /// Integrates tenant `u`'s share integrals up to now: min(g, Q_u/n_u) over the time since
@@ -942,6 +958,11 @@ impl Sim<'_> {
         self.account(u);
         self.tenants[u].demand_gpus -= u64::from(g);
         self.tenants[u].active_jobs -= 1;
+        if self.tenants[u].active_jobs == 0 {
+            if let Ok(p) = self.active_tenants.binary_search(&u) {
+                self.active_tenants.remove(p);
+            }
+        }
         if let Ok(pos) = self.active.binary_search(&j) {
             self.active.remove(pos);
         }
@@ -1263,6 +1284,24 @@ impl Sim<'_> {
     }
 }
 
+/// Counts one more item of `g` GPUs in `counts` ((GPU count, items), ascending GPU count).
+fn count_in(counts: &mut Vec<(u32, u32)>, g: u32) {
+    match counts.binary_search_by_key(&g, |e| e.0) {
+        Ok(i) => counts[i].1 += 1,
+        Err(i) => counts.insert(i, (g, 1)),
+    }
+}
+
+/// Counts one item of `g` GPUs out of `counts` (see [`count_in`]); nothing if none is counted.
+fn count_out(counts: &mut Vec<(u32, u32)>, g: u32) {
+    if let Ok(i) = counts.binary_search_by_key(&g, |e| e.0) {
+        counts[i].1 -= 1;
+        if counts[i].1 == 0 {
+            counts.remove(i);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Ev, EventQueue, Events, Nanos};
@@ -1339,3 +1378,4 @@ mod tests {
         }
     }
 }
+

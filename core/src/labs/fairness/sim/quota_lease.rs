@@ -41,7 +41,7 @@ use alloc::collections::BTreeSet;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{Ev, NodeAlloc, Phase, Sim};
+use super::{count_in, count_out, Ev, NodeAlloc, Phase, Sim};
 use crate::labs::fairness::policies::{
     order_bits, sort_prefix, JobSelection, QuotaLease, QuotaMode,
 };
@@ -81,6 +81,69 @@ impl MachineryNs {
     }
 }
 
+/// The waiting jobs by tenant, kept as jobs come and go: what a round needs to know of a
+/// tenant without building its list (how many jobs, the fewest GPUs one asks for), and the
+/// jobs to build it from when a phase reads it.
+#[derive(Clone, Debug)]
+pub(super) struct WaitingByTenant {
+    /// Per tenant: its waiting jobs, in no particular order.
+    jobs: Vec<Vec<usize>>,
+    /// Per job: its index in its tenant's `jobs` (`u32::MAX` when not waiting).
+    pos: Vec<u32>,
+    /// Per tenant: (GPU count, its waiting jobs of that count), ascending GPU count.
+    gpus: Vec<Vec<(u32, u32)>>,
+    /// The tenants with waiting jobs, ascending.
+    tenants: Vec<usize>,
+}
+
+impl WaitingByTenant {
+    /// No waiting jobs, for `tenants` tenants and `jobs` jobs.
+    pub(super) fn new(tenants: usize, jobs: usize) -> Self {
+        WaitingByTenant {
+            jobs: vec![Vec::new(); tenants],
+            pos: vec![u32::MAX; jobs],
+            gpus: vec![Vec::new(); tenants],
+            tenants: Vec::new(),
+        }
+    }
+
+    /// Job `j` (tenant `u`, `g` GPUs) waits from now.
+    pub(super) fn add(&mut self, u: usize, j: usize, g: u32) {
+        if self.jobs[u].is_empty() {
+            if let Err(p) = self.tenants.binary_search(&u) {
+                self.tenants.insert(p, u);
+            }
+        }
+        self.pos[j] = self.jobs[u].len() as u32;
+        self.jobs[u].push(j);
+        count_in(&mut self.gpus[u], g);
+    }
+
+    /// Waiting job `j` (tenant `u`, `g` GPUs) stops waiting.
+    pub(super) fn remove(&mut self, u: usize, j: usize, g: u32) {
+        let p = core::mem::replace(&mut self.pos[j], u32::MAX);
+        if p == u32::MAX {
+            return;
+        }
+        let list = &mut self.jobs[u];
+        list.swap_remove(p as usize);
+        if let Some(&moved) = list.get(p as usize) {
+            self.pos[moved] = p;
+        }
+        count_out(&mut self.gpus[u], g);
+        if list.is_empty() {
+            if let Ok(i) = self.tenants.binary_search(&u) {
+                self.tenants.remove(i);
+            }
+        }
+    }
+
+    /// The fewest GPUs a waiting job of tenant `u` asks for (`u32::MAX` when none waits).
+    fn min_gpus(&self, u: usize) -> u32 {
+        self.gpus[u].first().map_or(u32::MAX, |e| e.0)
+    }
+}
+
 /// A round's per-tenant lists, kept across rounds so that a round allocates nothing. Only the
 /// entries of the tenants with waiting jobs ([`Scratch::waiting_tenants`]) are used in a round;
 /// the others stay empty.
@@ -99,10 +162,12 @@ pub(super) struct Scratch {
 }
 
 /// A round's per-tenant lists: a tenant's starving waiting jobs by (submission, job), then
-/// its other waiting jobs by (selection key, job), each sorted only as far as the phases read
-/// it (phase 2 stops at a tenant's first job that fails under block scheduling; phase 1 reads
-/// as many as it grants), as [`LazySorted`] does ([`sort_prefix`]). Keys are unique (the job
-/// breaks ties), so the order read is a full sort's.
+/// its other waiting jobs by (selection key, job). A tenant's list is built only when a phase
+/// reads it ([`Sim::build_list`]; most tenants of a round are never read: phase 1 grants to a
+/// few, and phase 2 skips a tenant none of whose jobs could start), and sorted only as far as
+/// the phases read it (phase 2 stops at a tenant's first job that fails under block
+/// scheduling; phase 1 reads as many as it grants), as [`LazySorted`] does ([`sort_prefix`]).
+/// Keys are unique (the job breaks ties), so the order read is a full sort's.
 #[derive(Clone, Debug, Default)]
 struct Lists {
     /// Per tenant: starving waiting jobs, (submission ns, job).
@@ -111,8 +176,17 @@ struct Lists {
     keyed: Vec<Vec<(SelKey, usize)>>,
     /// Per tenant: how many of `starving`, of `keyed`, are in their final order.
     sorted: Vec<(usize, usize)>,
-    /// Per tenant: the fewest GPUs a job of its list asks for (`u32::MAX` when empty).
-    min_gpus: Vec<u32>,
+    /// Per tenant: its list is built this round.
+    built: Vec<bool>,
+}
+
+/// Where a round builds its lists from.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    /// The waiting jobs, each keyed afresh by the selection.
+    Fresh(JobSelection),
+    /// The lists kept sorted across rounds ([`StaticLists`]).
+    Kept(&'a TenantLists),
 }
 
 impl Lists {
@@ -120,22 +194,17 @@ impl Lists {
         self.starving.resize_with(tenants, Vec::new);
         self.keyed.resize_with(tenants, Vec::new);
         self.sorted.resize(tenants, (0, 0));
-        self.min_gpus.resize(tenants, u32::MAX);
+        self.built.resize(tenants, false);
     }
 
     fn clear(&mut self, u: usize) {
         self.starving[u].clear();
         self.keyed[u].clear();
         self.sorted[u] = (0, 0);
-        self.min_gpus[u] = u32::MAX;
+        self.built[u] = false;
     }
 
-    /// Tenant `u`'s list length.
-    fn len(&self, u: usize) -> usize {
-        self.starving[u].len() + self.keyed[u].len()
-    }
-
-    /// Job `i` of tenant `u`'s list.
+    /// Job `i` of tenant `u`'s list (built).
     fn job_at(&mut self, u: usize, i: usize) -> Option<usize> {
         let s = self.starving[u].len();
         if i < s {
@@ -440,7 +509,6 @@ impl Sim<'_> {
         }
         let now = self.now;
         let nt = self.tenants.len();
-        let starve_ns = self.ql_ns.starvation;
         let delays = m.selection.preempts_delay_jobs() && m.quota == QuotaMode::Fair;
         let waiting_total = self.waiting_list.len();
         if waiting_total == 0 {
@@ -456,11 +524,7 @@ impl Sim<'_> {
             .map_or(u64::MAX, |e| u64::from(e.0));
         #[cfg(debug_assertions)]
         self.check_waiting_counts();
-        for (u, &(waiting, _)) in self.waiting_of.iter().enumerate() {
-            if waiting > 0 {
-                sc.waiting_tenants.push(u);
-            }
-        }
+        sc.waiting_tenants.extend_from_slice(&self.ql_waiting.tenants);
         // Delay jobs: among the segments started in the last `delay_s` (older ones are dropped
         // for good: a segment only ages), of the tenants with a new waiting job.
         let mut could_preempt = false;
@@ -490,28 +554,7 @@ impl Sim<'_> {
             return false;
         }
         self.run.rounds += 1;
-        for u in 0..nt {
-            self.accrue(u);
-        }
-        if m.selection == JobSelection::Themis {
-            // ρ of every waiting job, once: its key now, and the key it is preempted by
-            // should it be a delay job later.
-            for i in 0..self.waiting_list.len() {
-                let j = self.waiting_list[i];
-                self.jobs[j].last_rho = self.artifact_rho(j);
-            }
-        }
-        for &j in &self.waiting_list {
-            let job = &self.jobs[j];
-            let u = job.tenant as usize;
-            let l = &mut sc.lists;
-            l.min_gpus[u] = l.min_gpus[u].min(job.gpus);
-            if now - job.last_stop_ns >= starve_ns {
-                l.starving[u].push((job.submit_ns, j));
-            } else {
-                l.keyed[u].push((self.selection_key(m.selection, j), j));
-            }
-        }
+        self.accrue_active();
         // Delay jobs in preemption order.
         for i in 0..sc.waiting_tenants.len() {
             let u = sc.waiting_tenants[i];
@@ -535,13 +578,14 @@ impl Sim<'_> {
             delay[u].clear();
             delay[u].extend(dkeyed.iter().map(|e| e.2));
         }
+        let src = Source::Fresh(m.selection);
         match m.quota {
             QuotaMode::Static => {
                 for &u in &sc.waiting_tenants {
                     sc.phase1.quota[u] = self.tenants[u].quota;
                 }
             }
-            QuotaMode::Fair => self.phase1_grants(sc, waiting_total),
+            QuotaMode::Fair => self.phase1_grants(sc, waiting_total, src),
         }
         // Phase 2, tenants in order.
         let mut changed = false;
@@ -553,16 +597,65 @@ impl Sim<'_> {
             ..
         } = &mut *sc;
         for &u in waiting_tenants.iter() {
+            let delay = if delays { &delay[u][..] } else { &[] };
+            if !self.may_start_any(u, phase1.quota[u], delay) {
+                continue;
+            }
+            self.build_list(lists, u, src);
             let starving = lists.starving[u].len();
             changed |= self.phase2_tenant(
                 u,
                 (0..).map_while(|i| lists.job_at(u, i)),
                 starving,
                 phase1.quota[u],
-                if delays { &delay[u] } else { &[] },
+                delay,
             );
         }
         changed
+    }
+
+    /// False when phase 2 can start or preempt nothing for tenant `u` with round quota `quota`
+    /// and `delay` jobs: none to preempt, and none of its waiting jobs passes the quota check
+    /// (held + gⱼ ≤ quota) or fits the free GPUs (its walk would start nothing, whatever the
+    /// order; a tenant's phase 2 changes no other tenant's state).
+    fn may_start_any(&self, u: usize, quota: u64, delay: &[usize]) -> bool {
+        let g = u64::from(self.ql_waiting.min_gpus(u));
+        !delay.is_empty() || (self.tenants[u].running_gpus + g <= quota && g <= self.free_gpus)
+    }
+
+    /// Builds tenant `u`'s list of this round from `src`, unless it is built: its starving
+    /// waiting jobs (waiting at least `starvation_s`) by (submission, job), its others by
+    /// (selection key, job). Themis: each job's ρ is noted as its key now, and the key it is
+    /// preempted by should it be a delay job later (the artifact's value at the last round it
+    /// waited in: a job starts only in a round that built its tenant's list).
+    fn build_list(&mut self, l: &mut Lists, u: usize, src: Source<'_>) {
+        if l.built[u] {
+            return;
+        }
+        l.built[u] = true;
+        match src {
+            Source::Kept(kept) => {
+                l.starving[u].extend(kept.starving[u].iter().copied());
+                l.keyed[u].extend(kept.keyed[u].iter().copied());
+                l.sorted[u] = (l.starving[u].len(), l.keyed[u].len());
+            }
+            Source::Fresh(sel) => {
+                let now = self.now;
+                let starve_ns = self.ql_ns.starvation;
+                for i in 0..self.ql_waiting.jobs[u].len() {
+                    let j = self.ql_waiting.jobs[u][i];
+                    if sel == JobSelection::Themis {
+                        self.jobs[j].last_rho = self.artifact_rho(j);
+                    }
+                    let job = &self.jobs[j];
+                    if now - job.last_stop_ns >= starve_ns {
+                        l.starving[u].push((job.submit_ns, j));
+                    } else {
+                        l.keyed[u].push((self.selection_key(sel, j), j));
+                    }
+                }
+            }
+        }
     }
 
     /// The round for a selection whose keys stand still while jobs wait
@@ -584,9 +677,7 @@ impl Sim<'_> {
             return false;
         }
         self.run.rounds += 1;
-        for u in 0..nt {
-            self.accrue(u);
-        }
+        self.accrue_active();
         sc.reset(nt);
         let Some(kept) = self.ql_static.as_mut() else {
             return false;
@@ -594,6 +685,8 @@ impl Sim<'_> {
         let lists = core::mem::take(&mut kept.lists);
         #[cfg(debug_assertions)]
         self.check_kept_lists(&lists, m.selection);
+        #[cfg(debug_assertions)]
+        self.check_waiting_counts();
         sc.waiting_tenants.extend(lists.tenants.iter().copied());
         let tenant_list = |u: usize| {
             lists.starving[u]
@@ -607,24 +700,14 @@ impl Sim<'_> {
                     sc.phase1.quota[u] = self.tenants[u].quota;
                 }
             }
-            QuotaMode::Fair => {
-                // Phase 1 reads the kept lists, already in order.
-                for i in 0..sc.waiting_tenants.len() {
-                    let u = sc.waiting_tenants[i];
-                    let l = &mut sc.lists;
-                    let jobs = &self.jobs;
-                    let mut min_gpus = u32::MAX;
-                    let mut note = |j: usize| min_gpus = min_gpus.min(jobs[j].gpus);
-                    l.starving[u].extend(lists.starving[u].iter().inspect(|e| note(e.1)));
-                    l.keyed[u].extend(lists.keyed[u].iter().inspect(|e| note(e.1)));
-                    l.sorted[u] = (l.starving[u].len(), l.keyed[u].len());
-                    l.min_gpus[u] = min_gpus;
-                }
-                self.phase1_grants(sc, waiting_total);
-            }
+            // Phase 1 reads the kept lists, already in order.
+            QuotaMode::Fair => self.phase1_grants(sc, waiting_total, Source::Kept(&lists)),
         }
         let mut changed = false;
         for &u in &sc.waiting_tenants {
+            if !self.may_start_any(u, sc.phase1.quota[u], &[]) {
+                continue;
+            }
             changed |= self.phase2_tenant(
                 u,
                 tenant_list(u),
@@ -682,20 +765,34 @@ impl Sim<'_> {
         }
     }
 
-    /// Debug builds: the per-tenant counts of waiting and new waiting jobs are a fresh
-    /// count's (for queues short enough to check at every round).
+    /// Debug builds: the per-tenant counts of waiting and new waiting jobs, and the waiting
+    /// jobs by tenant, are a fresh count's (for queues short enough to check at every round).
     #[cfg(debug_assertions)]
     fn check_waiting_counts(&self) {
         if self.waiting_list.len() > 256 {
             return;
         }
-        let mut fresh = vec![(0u32, 0u32); self.tenants.len()];
+        let nt = self.tenants.len();
+        let mut fresh = vec![(0u32, 0u32); nt];
+        let mut by_tenant: Vec<Vec<usize>> = vec![Vec::new(); nt];
         for &j in &self.waiting_list {
-            let c = &mut fresh[self.jobs[j].tenant as usize];
+            let u = self.jobs[j].tenant as usize;
+            let c = &mut fresh[u];
             c.0 += 1;
             c.1 += u32::from(self.jobs[j].is_new());
+            by_tenant[u].push(j);
         }
         assert_eq!(fresh, self.waiting_of, "waiting counts at {} ns", self.now);
+        let w = &self.ql_waiting;
+        for (u, jobs) in by_tenant.iter_mut().enumerate() {
+            jobs.sort_unstable();
+            let mut kept = w.jobs[u].clone();
+            kept.sort_unstable();
+            assert_eq!(*jobs, kept, "tenant {u}'s waiting jobs at {} ns", self.now);
+            let min = jobs.iter().map(|&j| self.jobs[j].gpus).min();
+            assert_eq!(min.unwrap_or(u32::MAX), w.min_gpus(u), "tenant {u}'s fewest GPUs");
+            assert_eq!(w.tenants.binary_search(&u).is_ok(), !jobs.is_empty(), "tenant {u}");
+        }
     }
 
     /// Phase 2 for tenant `u` (l. 795–840): walks its list from the top (the first `starving`
@@ -811,11 +908,10 @@ impl Sim<'_> {
 
     /// Phase 1 of the fair quota: each waiting tenant's quota for this round (held +
     /// granted, GPUs), into `sc.phase1.quota`.
-    fn phase1_grants(&self, sc: &mut Scratch, waiting_total: usize) {
+    fn phase1_grants(&mut self, sc: &mut Scratch, waiting_total: usize, src: Source<'_>) {
         let lease_ns = self.ql_ns.lease as f64;
         let low = self.params.astraea.low_quota_share;
-        let ratio_of = |u: usize, q: u64| {
-            let cap = self.tenants[u].quota;
+        let ratio_of = |cap: u64, q: u64| {
             if cap == 0 {
                 f64::INFINITY
             } else {
@@ -831,7 +927,7 @@ impl Sim<'_> {
         for &u in waiting_tenants.iter() {
             let t = &self.tenants[u];
             p.quota[u] = t.running_gpus;
-            p.ratio[u] = ratio_of(u, t.running_gpus);
+            p.ratio[u] = ratio_of(t.quota, t.running_gpus);
             p.uw[u] = if t.entitled_window == 0.0 {
                 1.0
             } else {
@@ -855,7 +951,7 @@ impl Sim<'_> {
             let mut by_ratio: Option<(u64, usize)> = None;
             let mut by_uw: Option<(u64, usize)> = None;
             for &u in waiting_tenants.iter() {
-                if p.cursor[u] >= lists.len(u) {
+                if p.cursor[u] >= self.waiting_of[u].0 as usize {
                     continue;
                 }
                 let r = (bits(p.ratio[u]), u);
@@ -878,10 +974,11 @@ impl Sim<'_> {
             };
             // No job of the tenant fits what is left: the walk below would pass over all of
             // them (and sort the whole list to do so).
-            if free < u64::from(lists.min_gpus[u]) {
-                p.cursor[u] = lists.len(u);
+            if free < u64::from(self.ql_waiting.min_gpus(u)) {
+                p.cursor[u] = self.waiting_of[u].0 as usize;
                 continue;
             }
+            self.build_list(lists, u, src);
             while let Some(j) = lists.job_at(u, p.cursor[u]) {
                 p.cursor[u] += 1;
                 let g = u64::from(self.jobs[j].gpus);
@@ -892,7 +989,7 @@ impl Sim<'_> {
                 free -= g;
                 p.used[u] += g as f64 * lease_ns;
                 p.uw[u] = p.used[u] / p.weighted[u];
-                p.ratio[u] = ratio_of(u, p.quota[u]);
+                p.ratio[u] = ratio_of(self.tenants[u].quota, p.quota[u]);
                 break;
             }
         }
