@@ -195,7 +195,7 @@ struct Sim<'p> {
     /// last `delay_s`, oldest first (the candidates for delay jobs).
     recent_starts: Vec<VecDeque<(u64, usize, u32)>>,
     /// ASTRAEA machinery: the round's lists, reused.
-    ql_scratch: quota_lease::Scratch,
+    ql_scratch: Option<alloc::boxed::Box<quota_lease::Scratch>>,
     /// ASTRAEA machinery: its parameters in ns.
     ql_ns: quota_lease::MachineryNs,
     /// Queue length above which its stale events are dropped ([`Sim::drop_stale_events`]).
@@ -344,7 +344,7 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
             .filter(|m| m.selection.is_static())
             .map(|_| quota_lease::StaticLists::new(n_tenants, n_jobs)),
         recent_starts: vec![VecDeque::new(); n_tenants],
-        ql_scratch: quota_lease::Scratch::default(),
+        ql_scratch: Some(alloc::boxed::Box::default()),
         ql_ns: quota_lease::MachineryNs::of(params),
         compact_at: MIN_COMPACT_AT,
         changed: Vec::new(),
@@ -390,7 +390,7 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
         }
         // The round may schedule events before the one held back: put it back first.
         if let Some((t2, ev2)) = pending.take() {
-            sim.queue.schedule(t2, ev2);
+            sim.queue.hold(t2, ev2);
         }
         if dirty {
             match policy.as_deref_mut() {
@@ -439,6 +439,10 @@ struct Events {
     fifos: [VecDeque<(u64, u64, Ev)>; 3],
     /// Events delivered from the FIFOs.
     fifo_popped: u64,
+    /// Events the run loop popped to find that they come after the instant it was finishing,
+    /// given back ([`Events::hold`]): (time ns, rank, sequence number, event), ascending. Mostly
+    /// none or one: a held event is the next to pop unless a round scheduled an earlier one.
+    held: Vec<(u64, u8, u64, Ev)>,
 }
 
 /// Where the next event waits.
@@ -447,6 +451,7 @@ enum Source {
     Arrivals,
     Queue,
     Fifo(usize),
+    Held,
 }
 
 impl Events {
@@ -462,6 +467,7 @@ impl Events {
             next_arrival: 0,
             fifos: Default::default(),
             fifo_popped: 0,
+            held: Vec::new(),
         }
     }
 
@@ -486,8 +492,19 @@ impl Events {
         self.queue.schedule(time, ev);
     }
 
-    /// The next event: the earliest by (time, rank, push order) of the arrivals, the queue
-    /// and the FIFOs' fronts. The arrivals were pushed before anything else, so at equal time
+    /// Gives back event `ev` at `time`, popped ahead of its instant, before anything else is
+    /// scheduled: it takes the place [`Events::schedule`] would give it — its time and rank,
+    /// and the next sequence number — without a trip through the heap. It counts as delivered
+    /// once, when it is popped again.
+    fn hold(&mut self, time: Nanos, ev: Ev) {
+        let seq = self.queue.take_seq();
+        let key = (time.0, ev.priority(), seq);
+        let at = self.held.partition_point(|h| (h.0, h.1, h.2) < key);
+        self.held.insert(at, (key.0, key.1, key.2, ev));
+    }
+
+    /// The next event: the earliest by (time, rank, push order) of the arrivals, the queue,
+    /// the held event and the FIFOs' fronts. The arrivals were pushed before anything else, so at equal time
     /// and rank an arrival goes first (the queue then holds only arrivals pushed back by the
     /// run loop).
     fn pop(&mut self) -> Option<(Nanos, Ev)> {
@@ -509,6 +526,9 @@ impl Events {
                 offer((t, ev.priority(), true, seq), Source::Fifo(k));
             }
         }
+        if let Some(&(t, rank, seq, _)) = self.held.first() {
+            offer((t, rank, true, seq), Source::Held);
+        }
         match best?.1 {
             Source::Arrivals => {
                 let (t, j) = self.arrivals[self.next_arrival];
@@ -521,6 +541,10 @@ impl Events {
                 self.fifo_popped += 1;
                 Some((Nanos(t), ev))
             }
+            Source::Held => {
+                let (t, _, _, ev) = self.held.remove(0);
+                Some((Nanos(t), ev))
+            }
         }
     }
 
@@ -528,6 +552,7 @@ impl Events {
     fn len(&self) -> usize {
         self.queue.len()
             + self.fifos.iter().map(VecDeque::len).sum::<usize>()
+            + self.held.len()
             + (self.arrivals.len() - self.next_arrival)
     }
 
@@ -542,6 +567,7 @@ impl Events {
         for fifo in &mut self.fifos {
             fifo.retain(|e| keep(&e.2));
         }
+        self.held.retain(|h| keep(&h.3));
     }
 
     /// Events delivered so far.

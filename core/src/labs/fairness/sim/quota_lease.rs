@@ -494,9 +494,9 @@ impl Sim<'_> {
     /// One round of the artifact's `allocate_job_resources_with_user`; true when it started or
     /// preempted a job. Its per-tenant lists live in a scratch kept across rounds.
     fn quota_lease_round(&mut self) -> bool {
-        let mut sc = core::mem::take(&mut self.ql_scratch);
+        let mut sc = self.ql_scratch.take().unwrap_or_default();
         let changed = self.quota_lease_round_in(&mut sc);
-        self.ql_scratch = sc;
+        self.ql_scratch = Some(sc);
         changed
     }
 
