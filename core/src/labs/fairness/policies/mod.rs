@@ -600,7 +600,13 @@ impl KeptOrder {
         }
         let mut out: Vec<Vec<(K, usize)>> = Vec::with_capacity(groups);
         for order in &self.groups {
-            let mut items = Vec::with_capacity(order.len() + 4);
+            // A tenant with no job last round gets no buffer unless one arrives (most tenants
+            // of a long trace are idle at any one time).
+            let mut items = if order.is_empty() {
+                Vec::new()
+            } else {
+                Vec::with_capacity(order.len() + 4)
+            };
             for &j in order {
                 if self.mark.get(j) == Some(&offered) {
                     self.mark[j] = placed;
