@@ -25,8 +25,8 @@ use placement::NodeSet;
 pub use placement::{occupancy_at, occupancy_of};
 use state::accrue_rings;
 pub use state::{
-    completed_window, JobState, NodeAlloc, Phase, PolicyRun, RoundCtx, Sample, Segment,
-    TenantState,
+    JobState, NodeAlloc, Phase, PolicyRun, RoundCtx, Sample, Segment,
+    TenantState, WindowRing,
 };
 
 use alloc::collections::VecDeque;
@@ -226,9 +226,9 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
             accrued_to_ns: 0,
             demand_gpus: 0,
             active_jobs: 0,
-            used_ring: vec![0; buckets + 1],
-            deserved_ring: vec![0; buckets + 1],
-            entitled_ring: vec![0; buckets + 1],
+            used_ring: WindowRing::new(buckets + 1),
+            deserved_ring: WindowRing::new(buckets + 1),
+            entitled_ring: WindowRing::new(buckets + 1),
             used_total: 0,
             deserved_total: 0,
             accounted_to_ns: 0,
@@ -612,9 +612,9 @@ impl Sim<'_> {
         for k in 1..=steps {
             let slot = ((self.cur_bucket + k) % slots) as usize;
             for u in &mut self.tenants {
-                u.used_ring[slot] = 0;
-                u.deserved_ring[slot] = 0;
-                u.entitled_ring[slot] = 0;
+                u.used_ring.clear(slot);
+                u.deserved_ring.clear(slot);
+                u.entitled_ring.clear(slot);
             }
         }
         self.cur_bucket = b;
@@ -652,8 +652,8 @@ impl Sim<'_> {
         let cur = self.cur_slot();
         for u in &mut self.tenants {
             u.accounted_to_ns = t;
-            u.used_window = completed_window(&u.used_ring, cur) as f64;
-            u.entitled_window = completed_window(&u.entitled_ring, cur) as f64;
+            u.used_window = u.used_ring.completed(cur) as f64;
+            u.entitled_window = u.entitled_ring.completed(cur) as f64;
         }
     }
 
@@ -886,8 +886,8 @@ impl Sim<'_> {
             .tenants
             .iter()
             .map(|u| {
-                let d = completed_window(&u.deserved_ring, cur);
-                (d > 0).then(|| completed_window(&u.used_ring, cur) as f64 / d as f64)
+                let d = u.deserved_ring.completed(cur);
+                (d > 0).then(|| u.used_ring.completed(cur) as f64 / d as f64)
             })
             .collect();
         // The bucket that just ended (the current one was entered, and emptied, at `now`).
@@ -898,12 +898,12 @@ impl Sim<'_> {
         let tenant_used_share = self
             .tenants
             .iter()
-            .map(|u| share(u.used_ring[last]))
+            .map(|u| share(u.used_ring.slot(last)))
             .collect();
         let tenant_deserved_share = self
             .tenants
             .iter()
-            .map(|u| share(u.deserved_ring[last]))
+            .map(|u| share(u.deserved_ring.slot(last)))
             .collect();
         let queue_len = self.waiting_list.len() as u32;
         self.run.samples.push(Sample {

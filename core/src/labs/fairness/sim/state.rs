@@ -1,6 +1,7 @@
 //! The state the simulator keeps of each job and tenant, the per-round view a policy gets
 //! ([`RoundCtx`]), and what a run leaves ([`PolicyRun`]: segments, samples, per-job results).
 
+use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::labs::fairness::policies::PolicyKind;
@@ -172,13 +173,12 @@ pub struct TenantState {
     pub demand_gpus: u64,
     /// Active jobs.
     pub active_jobs: u32,
-    /// Used GPU-ns per window bucket (ring of `buckets + 1` slots, indexed by bucket number
-    /// mod `buckets + 1`: the current bucket and the `buckets` completed ones before it).
-    pub used_ring: Vec<u128>,
+    /// Used GPU-ns per window bucket.
+    pub used_ring: WindowRing,
     /// Deserved GPU-ns (rate min(demand, quota)) per window bucket.
-    pub deserved_ring: Vec<u128>,
+    pub deserved_ring: WindowRing,
     /// Entitled GPU-ns (rate quota) per window bucket.
-    pub entitled_ring: Vec<u128>,
+    pub entitled_ring: WindowRing,
     /// Used GPU-ns over the whole run.
     pub used_total: u128,
     /// Deserved GPU-ns over the whole run.
@@ -195,11 +195,50 @@ pub struct TenantState {
     pub entitled_window: f64,
 }
 
-/// Sum of a window ring over the completed buckets only (every slot but the current one,
-/// `cur_slot`): the ASTRAEA artifact's window of the last 24 whole hours.
-#[must_use]
-pub fn completed_window(ring: &[u128], cur_slot: usize) -> u128 {
-    ring.iter().sum::<u128>() - ring[cur_slot]
+/// GPU-ns per window bucket: a ring of `buckets + 1` slots, indexed by bucket number mod
+/// `buckets + 1` (the current bucket and the `buckets` completed ones before it), with the sum
+/// of its slots kept as they are written (exact integers), so the completed buckets' sum
+/// costs O(1) and not O(buckets) for every tenant at every bucket boundary.
+#[derive(Clone, Debug)]
+pub struct WindowRing {
+    slots: Vec<u128>,
+    sum: u128,
+}
+
+impl WindowRing {
+    /// A ring of `slots` empty slots.
+    #[must_use]
+    pub fn new(slots: usize) -> Self {
+        WindowRing {
+            slots: vec![0; slots],
+            sum: 0,
+        }
+    }
+
+    /// Adds `v` GPU-ns to slot `slot`.
+    pub fn add(&mut self, slot: usize, v: u128) {
+        self.slots[slot] += v;
+        self.sum += v;
+    }
+
+    /// Empties slot `slot` (its bucket is entered anew).
+    pub fn clear(&mut self, slot: usize) {
+        self.sum -= self.slots[slot];
+        self.slots[slot] = 0;
+    }
+
+    /// GPU-ns in slot `slot`.
+    #[must_use]
+    pub fn slot(&self, slot: usize) -> u128 {
+        self.slots[slot]
+    }
+
+    /// Sum over the completed buckets only (every slot but the current one, `cur_slot`): the
+    /// ASTRAEA artifact's window of the last 24 whole hours.
+    #[must_use]
+    pub fn completed(&self, cur_slot: usize) -> u128 {
+        self.sum - self.slots[cur_slot]
+    }
 }
 
 /// What a policy sees at a scheduling round.
@@ -301,9 +340,9 @@ pub struct PolicyRun {
 pub(super) fn accrue_rings(u: &mut TenantState, slot: usize, dt: u128) {
     let used = u128::from(u.running_gpus) * dt;
     let des = u128::from(u.demand_gpus.min(u.quota)) * dt;
-    u.used_ring[slot] += used;
-    u.deserved_ring[slot] += des;
-    u.entitled_ring[slot] += u128::from(u.quota) * dt;
+    u.used_ring.add(slot, used);
+    u.deserved_ring.add(slot, des);
+    u.entitled_ring.add(slot, u128::from(u.quota) * dt);
     u.used_total += used;
     u.deserved_total += des;
 }
