@@ -388,7 +388,7 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
                 }
             }
         }
-        // The round may schedule events before the one held back: put it back first.
+        // The round may schedule events before the one held back: give it back first.
         if let Some((t2, ev2)) = pending.take() {
             sim.queue.hold(t2, ev2);
         }
@@ -504,9 +504,8 @@ impl Events {
     }
 
     /// The next event: the earliest by (time, rank, push order) of the arrivals, the queue,
-    /// the held event and the FIFOs' fronts. The arrivals were pushed before anything else, so at equal time
-    /// and rank an arrival goes first (the queue then holds only arrivals pushed back by the
-    /// run loop).
+    /// the held events and the FIFOs' fronts. The arrivals were pushed before anything else,
+    /// so at equal time and rank an arrival goes first (a held arrival was pushed after).
     fn pop(&mut self) -> Option<(Nanos, Ev)> {
         // (time, rank, pushed after the arrivals, sequence number), smallest first.
         let mut best: Option<((u64, u8, bool, u64), Source)> = None;
@@ -1404,4 +1403,3 @@ mod tests {
         }
     }
 }
-

@@ -182,7 +182,7 @@ struct Lists {
 
 /// Where a round builds its lists from.
 #[derive(Clone, Copy)]
-enum Source<'a> {
+enum ListSource<'a> {
     /// The waiting jobs, each keyed afresh by the selection.
     Fresh(JobSelection),
     /// The lists kept sorted across rounds ([`StaticLists`]).
@@ -578,7 +578,7 @@ impl Sim<'_> {
             delay[u].clear();
             delay[u].extend(dkeyed.iter().map(|e| e.2));
         }
-        let src = Source::Fresh(m.selection);
+        let src = ListSource::Fresh(m.selection);
         match m.quota {
             QuotaMode::Static => {
                 for &u in &sc.waiting_tenants {
@@ -628,18 +628,18 @@ impl Sim<'_> {
     /// (selection key, job). Themis: each job's ρ is noted as its key now, and the key it is
     /// preempted by should it be a delay job later (the artifact's value at the last round it
     /// waited in: a job starts only in a round that built its tenant's list).
-    fn build_list(&mut self, l: &mut Lists, u: usize, src: Source<'_>) {
+    fn build_list(&mut self, l: &mut Lists, u: usize, src: ListSource<'_>) {
         if l.built[u] {
             return;
         }
         l.built[u] = true;
         match src {
-            Source::Kept(kept) => {
+            ListSource::Kept(kept) => {
                 l.starving[u].extend(kept.starving[u].iter().copied());
                 l.keyed[u].extend(kept.keyed[u].iter().copied());
                 l.sorted[u] = (l.starving[u].len(), l.keyed[u].len());
             }
-            Source::Fresh(sel) => {
+            ListSource::Fresh(sel) => {
                 let now = self.now;
                 let starve_ns = self.ql_ns.starvation;
                 for i in 0..self.ql_waiting.jobs[u].len() {
@@ -701,7 +701,7 @@ impl Sim<'_> {
                 }
             }
             // Phase 1 reads the kept lists, already in order.
-            QuotaMode::Fair => self.phase1_grants(sc, waiting_total, Source::Kept(&lists)),
+            QuotaMode::Fair => self.phase1_grants(sc, waiting_total, ListSource::Kept(&lists)),
         }
         let mut changed = false;
         for &u in &sc.waiting_tenants {
@@ -908,7 +908,7 @@ impl Sim<'_> {
 
     /// Phase 1 of the fair quota: each waiting tenant's quota for this round (held +
     /// granted, GPUs), into `sc.phase1.quota`.
-    fn phase1_grants(&mut self, sc: &mut Scratch, waiting_total: usize, src: Source<'_>) {
+    fn phase1_grants(&mut self, sc: &mut Scratch, waiting_total: usize, src: ListSource<'_>) {
         let lease_ns = self.ql_ns.lease as f64;
         let low = self.params.astraea.low_quota_share;
         let ratio_of = |cap: u64, q: u64| {
