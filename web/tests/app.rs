@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use bubblelab_core::Scenario;
 use bubblelab_web::App;
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
 
@@ -190,12 +191,23 @@ fn through_the_worker(
     scenario: Option<String>,
     files: Vec<(String, Vec<u8>)>,
 ) -> Result<bubblelab_web::worker::Output, bubblelab_web::worker::Failure> {
+    piece_through_the_worker(job, scenario, files, None)
+}
+
+/// [`through_the_worker`] for one piece of a split request (`Request::piece`).
+fn piece_through_the_worker(
+    job: bubblelab_web::worker::Job,
+    scenario: Option<String>,
+    files: Vec<(String, Vec<u8>)>,
+    piece: Option<Vec<usize>>,
+) -> Result<bubblelab_web::worker::Output, bubblelab_web::worker::Failure> {
     use bubblelab_web::worker::{serve, Reply, Request};
     let request = Request {
         id: 7,
         job,
         scenario,
         names: files.iter().map(|f| f.0.clone()).collect(),
+        piece,
     };
     let mut steps = Vec::new();
     let outcome = serve::handle(&request, files, &mut |done, total| {
@@ -249,6 +261,70 @@ fn the_worker_s_report_equals_the_native_golden_bytes_after_its_reply() {
             "the worker's Report differs from the native golden file"
         );
     }
+}
+
+#[wasm_bindgen_test]
+fn the_fairness_run_in_pieces_joins_into_the_golden_report_and_the_whole_run_s_output() {
+    use bubblelab_web::worker::{join, Job, Output};
+    let text = include_str!("../../tests/scenarios/fairness-small.json");
+    let golden = include_str!("../../tests/golden/fairness-small.report.json");
+    let scenario = Scenario::from_json(text).unwrap();
+    let Scenario::Fairness(p) = &scenario else {
+        panic!("not a fairness scenario")
+    };
+    let n = p.policies.len();
+    assert!(n >= 2);
+    // One piece per policy, handed out last first (pieces come back in any order).
+    let pieces: Vec<Output> = (0..n)
+        .rev()
+        .map(|i| {
+            piece_through_the_worker(
+                Job::Fairness,
+                Some(text.to_string()),
+                Vec::new(),
+                Some(vec![i]),
+            )
+            .unwrap()
+        })
+        .collect();
+    let Output::Fairness {
+        report,
+        runs,
+        tenants,
+    } = join(Job::Fairness, Some(&scenario), pieces).unwrap()
+    else {
+        panic!("the pieces join into a fairness output")
+    };
+    assert!(
+        format!("{}\n", report.to_json_pretty()) == golden,
+        "the Report joined from pieces differs from the native golden file"
+    );
+    let Ok(Output::Fairness {
+        runs: whole_runs,
+        tenants: whole_tenants,
+        ..
+    }) = through_the_worker(Job::Fairness, Some(text.to_string()), Vec::new())
+    else {
+        panic!("the whole run's output")
+    };
+    assert_eq!(
+        runs, whole_runs,
+        "the pieces' runs are the whole run's, in order"
+    );
+    assert_eq!(tenants, whole_tenants);
+    // A piece missing is refused, not shown as a partial Report.
+    let some: Vec<Output> = (1..n)
+        .map(|i| {
+            piece_through_the_worker(
+                Job::Fairness,
+                Some(text.to_string()),
+                Vec::new(),
+                Some(vec![i]),
+            )
+            .unwrap()
+        })
+        .collect();
+    assert!(join(Job::Fairness, Some(&scenario), some).is_err());
 }
 
 #[wasm_bindgen_test]

@@ -398,6 +398,11 @@ pub trait FormPage: Clone + PartialEq + 'static {
     fn form_ref(&self) -> &Form;
     /// What the worker runs for `scenario` (the form's upload rides along).
     fn request(&self, scenario: &Scenario) -> RunRequest;
+    /// The pieces the request splits into, each run in its own worker at once
+    /// ([`WorkerHandle::run_in_pieces`]); none (the default): it runs whole in one worker.
+    fn pieces(&self, _scenario: &Scenario) -> Vec<Vec<usize>> {
+        Vec::new()
+    }
     /// Shows a finished run of `scenario`.
     fn show(&mut self, output: Output, scenario: &Scenario);
     /// The page showing `scenario` (its run asked for); `None` when it is another lab's.
@@ -474,9 +479,11 @@ pub fn use_form_page<S: FormPage>(payload: Option<String>) -> (PageHandle<S>, Wo
         use_effect_with(state.form_ref().pending_seq(), move |_| {
             if let Some(pending) = state.form_ref().pending.clone() {
                 let request = state.request(&pending.scenario);
+                let pieces = state.pieces(&pending.scenario);
                 let dispatcher = state.dispatcher();
-                worker.run(
+                worker.run_in_pieces(
                     request,
+                    pieces,
                     Callback::from(move |outcome: Outcome| {
                         let pending = pending.clone();
                         dispatcher.dispatch(Edit(Box::new(move |s: &mut S| {

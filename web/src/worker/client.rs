@@ -2,13 +2,16 @@
 //! requests and calls back with their outputs, and [`RunStatus`] shows a running request's
 //! progress with a Cancel button.
 //!
-//! One request runs at a time. A new request supersedes the one running: the busy worker is
-//! terminated (it would finish the old run before reading anything new) and a fresh one starts;
-//! Cancel terminates it too. Every reply carries its request's id and the page drops replies
-//! of any other id, so a superseded run can never overwrite a newer result. An idle worker is
-//! kept for the next request. The worker is terminated when the page unmounts.
+//! One request runs at a time, whole in one worker or split into pieces that run in several
+//! workers at once ([`WorkerHandle::run_in_pieces`]: the fairness lab's policies). A new
+//! request supersedes the one running: the busy workers are terminated (a worker would finish
+//! the old run before reading anything new) and fresh ones start; Cancel terminates them too.
+//! Every reply carries its request's id and the page drops replies of any other id, so a
+//! superseded run can never overwrite a newer result. Idle workers are kept for the next
+//! request. The workers are terminated when the page unmounts.
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::rc::Rc;
 
 use bubblelab_core::Scenario;
@@ -88,7 +91,30 @@ impl Reducible for RunView {
 struct Pending {
     id: u32,
     request: RunRequest,
+    /// The pieces the request is split into ([`WorkerHandle::run_in_pieces`]); empty: the
+    /// request runs whole in one worker.
+    pieces: Vec<Vec<usize>>,
+    /// Pieces not yet handed to a worker, in order.
+    todo: VecDeque<usize>,
+    /// Each piece's output, once it came back.
+    outputs: Vec<Option<Output>>,
     done: Callback<Outcome>,
+}
+
+impl Pending {
+    /// Tasks of the request: its pieces, or the whole request.
+    fn tasks(&self) -> usize {
+        self.pieces.len().max(1)
+    }
+
+    fn finished(&self) -> usize {
+        self.outputs.iter().filter(|o| o.is_some()).count()
+    }
+
+    /// The message of task `task` for a worker.
+    fn message(&self, task: usize) -> Result<JsValue, String> {
+        encode(self.id, &self.request, self.pieces.get(task).cloned())
+    }
 }
 
 /// The worker's `onmessage` and `onerror` handlers (kept alive while it runs).
@@ -97,16 +123,34 @@ type Handlers = (
     Closure<dyn Fn(web_sys::Event)>,
 );
 
-/// The worker, its handlers and the request it runs.
-struct Inner {
-    worker: Option<Worker>,
-    handlers: Option<Handlers>,
+/// One worker of the page's pool, its handlers and the task of the current request it runs.
+struct Slot {
+    /// Tells the slot's replies apart from those of the other slots.
+    key: u32,
+    worker: Worker,
+    _handlers: Handlers,
     /// The module has loaded and said so (messages sent before are lost).
     ready: bool,
     /// A message waiting for the worker to be ready.
     queued: Option<JsValue>,
+    /// The task of the current request this worker runs.
+    task: Option<usize>,
+}
+
+impl Slot {
+    fn terminate(&self) {
+        self.worker.set_onmessage(None);
+        self.worker.set_onerror(None);
+        self.worker.terminate();
+    }
+}
+
+/// The workers, and the request they run.
+struct Inner {
+    slots: Vec<Slot>,
     current: Option<Pending>,
     next_id: u32,
+    next_key: u32,
     /// The worker's script could not be loaded (a page served without it, as in the wasm
     /// tests): requests run on the page instead, with a console error saying so.
     inline: bool,
@@ -115,30 +159,76 @@ struct Inner {
 impl Inner {
     fn new() -> Inner {
         Inner {
-            worker: None,
-            handlers: None,
-            ready: false,
-            queued: None,
+            slots: Vec::new(),
             current: None,
             next_id: 0,
+            next_key: 0,
             inline: false,
         }
     }
 
-    /// Terminates the worker (mid-run or idle); the next request starts a fresh one.
-    fn kill(&mut self) {
-        if let Some(worker) = self.worker.take() {
-            worker.set_onmessage(None);
-            worker.set_onerror(None);
-            worker.terminate();
+    /// Terminates the busy workers (mid-run); idle ones are kept for the next request.
+    fn kill_busy(&mut self) {
+        self.slots.retain(|slot| {
+            if slot.task.is_some() {
+                slot.terminate();
+            }
+            slot.task.is_none()
+        });
+    }
+
+    /// Terminates every worker; the next request starts fresh ones.
+    fn kill_all(&mut self) {
+        for slot in self.slots.drain(..) {
+            slot.terminate();
         }
-        self.handlers = None;
-        self.ready = false;
-        self.queued = None;
+    }
+
+    fn slot(&mut self, key: u32) -> Option<&mut Slot> {
+        self.slots.iter_mut().find(|s| s.key == key)
+    }
+
+    /// Hands the current request's next tasks to the idle workers; returns the messages to
+    /// post now (to workers already loaded), or why a task could not be encoded.
+    fn dispatch(&mut self) -> Result<Vec<(Worker, JsValue)>, String> {
+        let mut posts = Vec::new();
+        let Some(pending) = self.current.as_mut() else {
+            return Ok(posts);
+        };
+        for slot in &mut self.slots {
+            if slot.task.is_some() {
+                continue;
+            }
+            let Some(task) = pending.todo.pop_front() else {
+                break;
+            };
+            let message = pending.message(task)?;
+            slot.task = Some(task);
+            if slot.ready {
+                posts.push((slot.worker.clone(), message));
+            } else {
+                slot.queued = Some(message);
+            }
+        }
+        Ok(posts)
     }
 }
 
-/// A lab page's handle on its worker.
+/// Workers a request split into `tasks` pieces runs on: one per piece, at most one per
+/// logical CPU the browser reports (`navigator.hardwareConcurrency`) and at most
+/// [`MAX_WORKERS`].
+fn pool_size(tasks: usize) -> usize {
+    let cpus = web_sys::window()
+        .map(|w| w.navigator().hardware_concurrency())
+        .filter(|c| c.is_finite() && *c >= 1.0)
+        .map_or(1, |c| c as usize);
+    tasks.min(cpus).clamp(1, MAX_WORKERS)
+}
+
+/// Most workers one page runs at once (each holds its own copy of the module and the trace).
+pub const MAX_WORKERS: usize = 8;
+
+/// A lab page's handle on its workers.
 #[derive(Clone)]
 pub struct WorkerHandle {
     inner: Rc<RefCell<Inner>>,
@@ -152,14 +242,14 @@ impl PartialEq for WorkerHandle {
     }
 }
 
-/// A worker for this page, terminated when the page goes.
+/// Workers for this page, terminated when the page goes.
 #[hook]
 pub fn use_worker() -> WorkerHandle {
     let view = use_reducer(RunView::default);
     let inner = use_mut_ref(Inner::new);
     {
         let inner = inner.clone();
-        use_effect_with((), move |()| move || inner.borrow_mut().kill());
+        use_effect_with((), move |()| move || inner.borrow_mut().kill_all());
     }
     WorkerHandle { inner, view }
 }
@@ -174,57 +264,76 @@ impl WorkerHandle {
     /// Posts `request`, superseding the one running; `done` gets its outcome (never that of a
     /// superseded or cancelled request).
     pub fn run(&self, request: RunRequest, done: Callback<Outcome>) {
-        let message = {
+        self.run_in_pieces(request, Vec::new(), done);
+    }
+
+    /// [`WorkerHandle::run`], with the request split into `pieces` ([`Request::piece`]) that
+    /// run in several workers at once, handed out in the order given as workers come free;
+    /// their outputs are joined ([`super::join`]) into the output of the whole request.
+    /// Progress counts the pieces finished. No pieces: the request runs whole.
+    pub fn run_in_pieces(
+        &self,
+        request: RunRequest,
+        pieces: Vec<Vec<usize>>,
+        done: Callback<Outcome>,
+    ) {
+        let (id, posts) = {
             let mut inner = self.inner.borrow_mut();
             if inner.current.take().is_some() {
-                inner.kill();
+                inner.kill_busy();
             }
             inner.next_id = inner.next_id.wrapping_add(1);
             let id = inner.next_id;
-            let message = match encode(id, &request) {
-                Ok(m) => m,
-                Err(e) => {
-                    drop(inner);
-                    done.emit(Err(Failure::Worker(e)));
-                    return;
-                }
+            let tasks = pieces.len().max(1);
+            let pending = Pending {
+                id,
+                request,
+                todo: (0..tasks).collect(),
+                outputs: (0..tasks).map(|_| None).collect(),
+                pieces,
+                done,
             };
+            inner.current = Some(pending);
             if inner.inline {
-                inner.current = Some(Pending { id, request, done });
                 drop(inner);
                 run_inline(Rc::downgrade(&self.inner), self.view.dispatcher(), id);
                 self.view.dispatch(ViewAction::Start(id));
                 return;
             }
-            if inner.worker.is_none() {
+            while inner.slots.len() < pool_size(tasks) {
                 if let Err(e) = self.spawn(&mut inner) {
-                    drop(inner);
-                    done.emit(Err(Failure::Worker(e)));
-                    return;
+                    if inner.slots.is_empty() {
+                        let pending = inner.current.take();
+                        drop(inner);
+                        if let Some(p) = pending {
+                            p.done.emit(Err(Failure::Worker(e)));
+                        }
+                        return;
+                    }
+                    break;
                 }
             }
-            inner.current = Some(Pending { id, request, done });
-            if inner.ready {
-                (id, Some((inner.worker.clone(), message)))
-            } else {
-                inner.queued = Some(message);
-                (id, None)
-            }
+            let posts = inner.dispatch();
+            (id, posts)
         };
-        let (id, send) = message;
-        if let Some((Some(worker), message)) = send {
-            post(&worker, &message);
-        }
         self.view.dispatch(ViewAction::Start(id));
+        match posts {
+            Ok(posts) => {
+                for (worker, message) in posts {
+                    post(&worker, &message);
+                }
+            }
+            Err(e) => fail(&self.inner, &self.view.dispatcher(), e),
+        }
     }
 
-    /// Stops the running request (its worker is terminated); the page keeps what it shows.
+    /// Stops the running request (its workers are terminated); the page keeps what it shows.
     pub fn cancel(&self) {
         let cancelled = {
             let mut inner = self.inner.borrow_mut();
             let cancelled = inner.current.take().is_some();
             if cancelled {
-                inner.kill();
+                inner.kill_busy();
             }
             cancelled
         };
@@ -236,6 +345,8 @@ impl WorkerHandle {
     fn spawn(&self, inner: &mut Inner) -> Result<(), String> {
         let worker =
             Worker::new(WORKER_URL).map_err(|e| format!("it could not start ({})", js_text(&e)))?;
+        inner.next_key = inner.next_key.wrapping_add(1);
+        let key = inner.next_key;
         let on_message = {
             let cell = Rc::downgrade(&self.inner);
             let view = self.view.dispatcher();
@@ -249,7 +360,7 @@ impl WorkerHandle {
                         serde_json::from_str::<Reply>(&text)
                             .map_err(|e| format!("a reply the page cannot read ({e})"))
                     });
-                on_reply(&cell, &view, reply);
+                on_reply(&cell, &view, key, reply);
             })
         };
         let on_error = {
@@ -264,7 +375,8 @@ impl WorkerHandle {
                     .dyn_ref::<ErrorEvent>()
                     .map(ErrorEvent::message)
                     .unwrap_or_default();
-                if !rc.borrow().ready {
+                let started = rc.borrow_mut().slot(key).is_some_and(|s| s.ready);
+                if !started {
                     // The worker never started (its script is missing or is not a script):
                     // run on the page from now on.
                     gloo::console::error!(format!(
@@ -278,7 +390,7 @@ impl WorkerHandle {
                     ));
                     let id = {
                         let mut inner = rc.borrow_mut();
-                        inner.kill();
+                        inner.kill_all();
                         inner.inline = true;
                         inner.current.as_ref().map(|p| p.id)
                     };
@@ -292,23 +404,61 @@ impl WorkerHandle {
                 } else {
                     format!("it stopped: {message}")
                 };
-                let pending = {
+                if rc.borrow_mut().slot(key).is_some_and(|s| s.task.is_some()) {
+                    fail(&rc, &view, message);
+                } else {
+                    // An idle worker stopped: dropped, the next request starts another.
                     let mut inner = rc.borrow_mut();
-                    inner.kill();
-                    inner.current.take()
-                };
-                if let Some(p) = pending {
-                    view.dispatch(ViewAction::Finish(p.id));
-                    p.done.emit(Err(Failure::Worker(message)));
+                    if let Some(slot) = inner.slot(key) {
+                        slot.terminate();
+                    }
+                    inner.slots.retain(|s| s.key != key);
                 }
             })
         };
         worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-        inner.worker = Some(worker);
-        inner.handlers = Some((on_message, on_error));
-        inner.ready = false;
+        inner.slots.push(Slot {
+            key,
+            worker,
+            _handlers: (on_message, on_error),
+            ready: false,
+            queued: None,
+            task: None,
+        });
         Ok(())
+    }
+}
+
+/// Ends the current request with `message` as a worker failure; its busy workers are
+/// terminated.
+fn fail(cell: &RefCell<Inner>, view: &UseReducerDispatcher<RunView>, message: String) {
+    let pending = {
+        let mut inner = cell.borrow_mut();
+        inner.kill_busy();
+        inner.current.take()
+    };
+    if let Some(p) = pending {
+        view.dispatch(ViewAction::Finish(p.id));
+        p.done.emit(Err(Failure::Worker(message)));
+    }
+}
+
+/// The outcome of a request whose tasks all came back: the whole request's output, or the
+/// pieces joined.
+fn outcome_of(pending: Pending) -> Outcome {
+    let outputs: Vec<Output> = pending.outputs.into_iter().flatten().collect();
+    if pending.pieces.is_empty() {
+        outputs
+            .into_iter()
+            .next()
+            .ok_or_else(|| Failure::Worker("no output came back".into()))
+    } else {
+        super::join(
+            pending.request.job,
+            pending.request.scenario.as_ref(),
+            outputs,
+        )
     }
 }
 
@@ -316,22 +466,34 @@ impl WorkerHandle {
 fn run_inline(cell: std::rc::Weak<RefCell<Inner>>, view: UseReducerDispatcher<RunView>, id: u32) {
     gloo::timers::callback::Timeout::new(0, move || {
         let Some(cell) = cell.upgrade() else { return };
-        let request = match &cell.borrow().current {
-            Some(p) if p.id == id => p.request.clone(),
+        let (request, pieces) = match &cell.borrow().current {
+            Some(p) if p.id == id => (p.request.clone(), p.pieces.clone()),
             _ => return,
         };
-        let wire = Request {
-            id,
-            job: request.job,
-            scenario: request.scenario.as_ref().map(Scenario::to_json),
-            names: request.files.iter().map(|f| f.0.clone()).collect(),
-        };
-        let files = request
+        let files: Vec<(String, Vec<u8>)> = request
             .files
             .iter()
             .map(|f| (f.0.clone(), f.1.clone()))
             .collect();
-        let outcome = super::serve::handle(&wire, files, &mut |_, _| {});
+        let run = |piece: Option<Vec<usize>>| {
+            let wire = Request {
+                id,
+                job: request.job,
+                scenario: request.scenario.as_ref().map(Scenario::to_json),
+                names: request.files.iter().map(|f| f.0.clone()).collect(),
+                piece,
+            };
+            super::serve::handle(&wire, files.clone(), &mut |_, _| {})
+        };
+        let outcome = if pieces.is_empty() {
+            run(None)
+        } else {
+            pieces
+                .into_iter()
+                .map(|p| run(Some(p)))
+                .collect::<Result<Vec<Output>, Failure>>()
+                .and_then(|outputs| super::join(request.job, request.scenario.as_ref(), outputs))
+        };
         let pending = {
             let mut inner = cell.borrow_mut();
             match &inner.current {
@@ -347,47 +509,86 @@ fn run_inline(cell: std::rc::Weak<RefCell<Inner>>, view: UseReducerDispatcher<Ru
     .forget();
 }
 
-/// Handles one reply: progress and outcomes of the current request only.
+/// Handles one reply of the worker `key`: progress and outcomes of the current request only.
 fn on_reply(
     cell: &RefCell<Inner>,
     view: &UseReducerDispatcher<RunView>,
+    key: u32,
     reply: Result<Reply, String>,
 ) {
     let reply = match reply {
         Ok(r) => r,
-        Err(message) => {
-            let pending = cell.borrow_mut().current.take();
-            if let Some(p) = pending {
-                view.dispatch(ViewAction::Finish(p.id));
-                p.done.emit(Err(Failure::Worker(message)));
-            }
-            return;
-        }
+        Err(message) => return fail(cell, view, message),
     };
     let current = cell.borrow().current.as_ref().map(|p| p.id);
     match reply {
         Reply::Ready => {
             let send = {
                 let mut inner = cell.borrow_mut();
-                inner.ready = true;
-                inner.queued.take().zip(inner.worker.clone())
+                inner.slot(key).and_then(|slot| {
+                    slot.ready = true;
+                    slot.queued.take().map(|m| (slot.worker.clone(), m))
+                })
             };
-            if let Some((message, worker)) = send {
+            if let Some((worker, message)) = send {
                 post(&worker, &message);
             }
         }
         Reply::Progress { id, done, total } if Some(id) == current => {
-            view.dispatch(ViewAction::Progress(id, done, total));
+            // A whole request's own steps; a split one counts its pieces instead.
+            let whole = cell
+                .borrow()
+                .current
+                .as_ref()
+                .is_some_and(|p| p.pieces.is_empty());
+            if whole {
+                view.dispatch(ViewAction::Progress(id, done, total));
+            }
         }
         Reply::Done { id, output } if Some(id) == current => {
-            let pending = cell.borrow_mut().current.take();
-            view.dispatch(ViewAction::Finish(id));
-            if let Some(p) = pending {
-                p.done.emit(Ok(*output));
+            let (posts, finished) = {
+                let mut inner = cell.borrow_mut();
+                let Some(task) = inner.slot(key).and_then(|s| s.task.take()) else {
+                    return;
+                };
+                let Some(pending) = inner.current.as_mut() else {
+                    return;
+                };
+                if let Some(out) = pending.outputs.get_mut(task) {
+                    *out = Some(*output);
+                }
+                let (done, total) = (pending.finished(), pending.tasks());
+                if done == total {
+                    (Ok(Vec::new()), Some(inner.current.take()))
+                } else {
+                    if !pending.pieces.is_empty() {
+                        view.dispatch(ViewAction::Progress(id, done, total));
+                    }
+                    (inner.dispatch(), None)
+                }
+            };
+            if let Some(Some(pending)) = finished {
+                let done = pending.done.clone();
+                let outcome = outcome_of(pending);
+                view.dispatch(ViewAction::Finish(id));
+                done.emit(outcome);
+                return;
+            }
+            match posts {
+                Ok(posts) => {
+                    for (worker, message) in posts {
+                        post(&worker, &message);
+                    }
+                }
+                Err(e) => fail(cell, view, e),
             }
         }
         Reply::Failed { id, failure } if Some(id) == current => {
-            let pending = cell.borrow_mut().current.take();
+            let pending = {
+                let mut inner = cell.borrow_mut();
+                inner.kill_busy();
+                inner.current.take()
+            };
             view.dispatch(ViewAction::Finish(id));
             if let Some(p) = pending {
                 p.done.emit(Err(failure));
@@ -398,12 +599,13 @@ fn on_reply(
     }
 }
 
-fn encode(id: u32, request: &RunRequest) -> Result<JsValue, String> {
+fn encode(id: u32, request: &RunRequest, piece: Option<Vec<usize>>) -> Result<JsValue, String> {
     let wire = Request {
         id,
         job: request.job,
         scenario: request.scenario.as_ref().map(Scenario::to_json),
         names: request.files.iter().map(|f| f.0.clone()).collect(),
+        piece,
     };
     let text =
         serde_json::to_string(&wire).map_err(|e| format!("cannot encode the request ({e})"))?;

@@ -12,17 +12,21 @@
 //!   request `Progress` at the core's natural steps and finally `Done` with the [`Output`] or
 //!   `Failed`.
 //!
+//! A request split into pieces ([`Request::piece`]: the fairness lab, one piece per policy)
+//! runs on several workers at once; the page joins their outputs ([`join`]).
+//!
 //! The page's side is [`client`]; the worker's is [`serve`].
 
 pub mod client;
 pub mod serve;
 
 use bubblelab_core::labs::fairness::policies::PolicyKind;
+use bubblelab_core::labs::fairness::report::{RunDigest, TraceFacts};
 use bubblelab_core::labs::fairness::sim::Sample;
-use bubblelab_core::labs::fairness::{PolicyRun, Segment};
+use bubblelab_core::labs::fairness::{Dropped, PolicyRun, Segment};
 use bubblelab_core::labs::resilience::job::Plan;
 use bubblelab_core::report::Timeline;
-use bubblelab_core::{Report, ScenarioError};
+use bubblelab_core::{Report, Scenario, ScenarioError};
 use serde::{Deserialize, Serialize};
 
 /// What the worker is asked to do with the request's scenario and files.
@@ -63,6 +67,11 @@ pub struct Request {
     pub scenario: Option<String>,
     /// Names of the files whose bytes travel beside the request, in order.
     pub names: Vec<String>,
+    /// One piece of a request split across workers ([`client`] runs a split request's pieces
+    /// in several workers at once): for [`Job::Fairness`], the positions of the scenario's
+    /// policies to run, answered with [`Output::FairnessPiece`]; `None` runs the whole job.
+    #[serde(default)]
+    pub piece: Option<Vec<usize>>,
 }
 
 /// A worker's message to the page.
@@ -132,6 +141,21 @@ pub enum Output {
         /// Tenant names, by index.
         tenants: Vec<String>,
     },
+    /// One piece of a fairness run split across workers ([`Request::piece`]): what the Report
+    /// and the page read of the piece's policies, each tagged with its position in the
+    /// scenario's policies; [`join`] makes [`Output::Fairness`] of all the pieces.
+    FairnessPiece {
+        /// The simulated trace's facts (the same in every piece).
+        facts: TraceFacts,
+        /// Jobs left out of every run (the same in every piece).
+        dropped: Dropped,
+        /// Tenant names, by index (the same in every piece).
+        tenants: Vec<String>,
+        /// (position, digest) of each policy of the piece.
+        digests: Vec<(usize, RunDigest)>,
+        /// (position, what the page draws) of each policy of the piece.
+        runs: Vec<(usize, ClusterRun)>,
+    },
     /// Tenant shares read from a shares file: (name, share).
     Shares(Vec<(String, f64)>),
     /// The agentic lab's Report and how many agents the workload has.
@@ -164,6 +188,54 @@ pub enum Output {
         /// ResiHP's final layout, when it re-planned.
         replanned: Option<Plan>,
     },
+}
+
+/// The output of a request run in pieces: the pieces' outputs joined into what the whole
+/// request would have produced (for [`Job::Fairness`], the Report built from every piece's
+/// digests, byte for byte the Report of the run in one worker:
+/// [`bubblelab_core::labs::fairness::FairnessParams::assemble`]).
+///
+/// # Errors
+/// [`Failure::Worker`] for pieces that do not make up the request (a piece missing, repeated
+/// or of another job), [`Failure::Scenario`] when the core refuses them.
+pub fn join(job: Job, scenario: Option<&Scenario>, pieces: Vec<Output>) -> Result<Output, Failure> {
+    let Some(Scenario::Fairness(params)) = scenario.filter(|_| job == Job::Fairness) else {
+        return Err(Failure::Worker(format!(
+            "a {job:?} request cannot be run in pieces"
+        )));
+    };
+    let mut first: Option<(TraceFacts, Dropped, Vec<String>)> = None;
+    let mut all_digests = Vec::new();
+    let mut all_runs = Vec::new();
+    for piece in pieces {
+        let Output::FairnessPiece {
+            facts,
+            dropped,
+            tenants,
+            mut digests,
+            mut runs,
+        } = piece
+        else {
+            return Err(Failure::Worker(
+                "a piece that is not a fairness piece".into(),
+            ));
+        };
+        all_digests.append(&mut digests);
+        all_runs.append(&mut runs);
+        first.get_or_insert((facts, dropped, tenants));
+    }
+    let Some((facts, dropped, tenants)) = first else {
+        return Err(Failure::Worker("a run in no pieces".into()));
+    };
+    let report = params
+        .assemble(&facts, dropped, all_digests)
+        .map_err(Failure::Scenario)?;
+    all_runs.sort_by_key(|(i, _)| *i);
+    Ok(Output::Fairness {
+        report,
+        runs: all_runs.into_iter().map(|(_, r)| r).collect(),
+        tenants,
+    })
 }
 
 /// What the fairness page's cluster view and share chart read of one policy's run. The worker

@@ -133,6 +133,21 @@ pub fn handle(
                 fairness_traces::parse(format, &text, &options)
                     .map_err(|e| Failure::Upload(format!("{name}: {e}")))?
             };
+            if let Some(which) = &request.piece {
+                let piece = p.simulate_some(&trace, which).map_err(scenario_failure)?;
+                let runs = which
+                    .iter()
+                    .copied()
+                    .zip(piece.runs.runs.into_iter().map(ClusterRun::of))
+                    .collect();
+                return Ok(Output::FairnessPiece {
+                    facts: piece.facts,
+                    dropped: piece.dropped,
+                    digests: piece.digests,
+                    runs,
+                    tenants: piece.runs.trace.tenants,
+                });
+            }
             let sim = p.simulate(&trace, progress).map_err(scenario_failure)?;
             Ok(Output::Fairness {
                 report: sim.report,

@@ -10,7 +10,7 @@ use super::sim::PolicyRun;
 pub const FAIR_LOW: f64 = 0.95;
 
 /// Summary numbers of one run.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PolicyMetrics {
     /// Jobs that finished.
     pub finished: usize,
@@ -54,7 +54,7 @@ pub struct PolicyMetrics {
 
 /// Deadlines met and missed (Chronus' metrics: the deadline miss rate of SLO jobs and the JCT of
 /// best-effort ones).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DeadlineMetrics {
     /// Jobs with a deadline (SLO jobs).
     pub slo_jobs: usize,
@@ -254,7 +254,7 @@ pub fn compute(run: &PolicyRun) -> PolicyMetrics {
 
 /// What an inference service beside the training jobs got, and what training paid for sharing
 /// the servers (docs/MODEL.md, "Training beside inference").
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ColocationMetrics {
     /// The service's replicas (a server for one interval of its demand).
     pub replicas: usize,

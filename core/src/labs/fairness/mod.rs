@@ -132,6 +132,38 @@ impl FairnessParams {
         run_all: &mut RunAll<'_>,
     ) -> Result<Simulation<FairnessRuns>, ScenarioError> {
         let params = self;
+        let (usable, dropped) = params.usable_trace(trace)?;
+        let total = params.policies.len();
+        progress(0, total);
+        let run_one = |i: usize| run_policy(params, &usable, params.policies[i]);
+        let runs = run_all(total, &run_one, progress);
+        if runs.len() != total {
+            return Err(ScenarioError::Run(alloc::format!(
+                "{} runs came back for {total} policies",
+                runs.len()
+            )));
+        }
+        let digests: Vec<report::RunDigest> = runs
+            .iter()
+            .map(|run| report::digest(params, &usable, run))
+            .collect();
+        let report = report::build(params, &report::TraceFacts::of(&usable), &digests, dropped);
+        Ok(Simulation {
+            runs: FairnessRuns {
+                trace: usable,
+                runs,
+            },
+            report,
+        })
+    }
+
+    /// The trace every policy runs ([`usable_jobs`]) and the jobs left out, once the scenario
+    /// and the trace's size are valid.
+    ///
+    /// # Errors
+    /// As [`KeepsRuns::simulate`].
+    pub fn usable_trace(&self, trace: &Trace) -> Result<(Trace, Dropped), ScenarioError> {
+        let params = self;
         params.validate_simulation()?;
         traces::colocation::check_size(
             trace,
@@ -150,30 +182,93 @@ impl FairnessParams {
                 ),
             ));
         }
-        let total = params.policies.len();
-        progress(0, total);
-        let run_one = |i: usize| run_policy(params, &usable, params.policies[i]);
-        let runs = run_all(total, &run_one, progress);
-        if runs.len() != total {
-            return Err(ScenarioError::Run(alloc::format!(
-                "{} runs came back for {total} policies",
-                runs.len()
-            )));
+        Ok((usable, dropped))
+    }
+
+    /// One share of a run carried out in pieces (the playground's several workers): the
+    /// policies at positions `which` of `self.policies` run on `trace`'s usable jobs, each
+    /// with its digest. [`FairnessParams::assemble`] builds from all the pieces the Report that
+    /// [`KeepsRuns::simulate`] builds in one go, byte for byte.
+    ///
+    /// # Errors
+    /// As [`KeepsRuns::simulate`]; a position past the policies is a field error.
+    pub fn simulate_some(
+        &self,
+        trace: &Trace,
+        which: &[usize],
+    ) -> Result<FairnessPiece, ScenarioError> {
+        if let Some(&i) = which.iter().find(|&&i| i >= self.policies.len()) {
+            return Err(ScenarioError::field(
+                "fairness.policies",
+                alloc::format!("no policy at position {i} of {}", self.policies.len()),
+            ));
         }
-        let metrics: Vec<metrics::PolicyMetrics> = runs.iter().map(metrics::compute).collect();
-        let report = report::build(params, &usable, &runs, &metrics, dropped);
-        Ok(Simulation {
+        let (usable, dropped) = self.usable_trace(trace)?;
+        let mut runs = Vec::with_capacity(which.len());
+        let mut digests = Vec::with_capacity(which.len());
+        for &i in which {
+            let run = run_policy(self, &usable, self.policies[i]);
+            digests.push((i, report::digest(self, &usable, &run)));
+            runs.push(run);
+        }
+        Ok(FairnessPiece {
+            facts: report::TraceFacts::of(&usable),
+            dropped,
+            digests,
             runs: FairnessRuns {
                 trace: usable,
                 runs,
             },
-            report,
         })
+    }
+
+    /// The Report of a run carried out in pieces ([`FairnessParams::simulate_some`]): the
+    /// digests of every policy, each once, with the trace's facts and dropped jobs (the same in
+    /// every piece).
+    ///
+    /// # Errors
+    /// [`ScenarioError::Run`] when a policy's digest is missing, repeated or of another
+    /// policy.
+    pub fn assemble(
+        &self,
+        facts: &report::TraceFacts,
+        dropped: Dropped,
+        mut digests: Vec<(usize, report::RunDigest)>,
+    ) -> Result<Report, ScenarioError> {
+        digests.sort_by_key(|(i, _)| *i);
+        let fits = digests.len() == self.policies.len()
+            && digests
+                .iter()
+                .enumerate()
+                .all(|(k, (i, d))| *i == k && d.kind == self.policies[k]);
+        if !fits {
+            return Err(ScenarioError::Run(alloc::format!(
+                "the pieces hold {} digests for {} policies, not one of each",
+                digests.len(),
+                self.policies.len()
+            )));
+        }
+        let digests: Vec<report::RunDigest> = digests.into_iter().map(|(_, d)| d).collect();
+        Ok(report::build(self, facts, &digests, dropped))
     }
 }
 
+/// What [`FairnessParams::simulate_some`] produced: the digests of its policies, tagged with
+/// their positions in the scenario, and the runs themselves.
+#[derive(Clone, Debug)]
+pub struct FairnessPiece {
+    /// The usable trace's facts.
+    pub facts: report::TraceFacts,
+    /// Jobs left out of every run.
+    pub dropped: Dropped,
+    /// (position in `policies`, digest) of each policy run.
+    pub digests: Vec<(usize, report::RunDigest)>,
+    /// The runs, in the order of `digests`.
+    pub runs: FairnessRuns,
+}
+
 /// Jobs of a trace left out of a run, and why.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Dropped {
     /// Jobs no GPU type of the cluster can hold, or that ask for no GPU.
     pub too_large: usize,

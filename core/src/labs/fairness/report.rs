@@ -5,12 +5,92 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use serde::{Deserialize, Serialize};
+
 use super::job::Trace;
 use super::metrics::{colocation_metrics, sample_stats, ColocationMetrics, PolicyMetrics};
 use super::params::FairnessParams;
 use super::policies::PolicyKind;
 use super::sim::PolicyRun;
 use crate::report::{Cell, CounterTrack, Lane, Report, Series, Span, Table, Timeline};
+
+/// What the Report reads of one policy's run ([`digest`]). A run's digest is a small part of
+/// the run (no per-job state, no segments), so the playground can run the policies in several
+/// Web Workers and send only the digests to the page, which builds the same Report from them
+/// ([`build`]); every field survives a JSON round trip exactly (finite values only).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunDigest {
+    /// The policy.
+    pub kind: PolicyKind,
+    /// Its metrics ([`super::metrics::compute`]).
+    pub metrics: PolicyMetrics,
+    /// The inference service's figures, with a service.
+    pub colocation: Option<ColocationMetrics>,
+    /// (time h, waiting jobs) at each sample.
+    pub queue: Vec<(f64, f64)>,
+    /// (time h, mean shortfall of F_u, lowest F_u capped at 10) at each sample with an
+    /// active tenant.
+    pub tenant_f: Vec<(f64, f64, f64)>,
+    /// The run's timeline (a lane and a counter per tenant).
+    pub timeline: Timeline,
+    /// True when the timeline is coarsened (too many spans or counter points).
+    pub timeline_cut: bool,
+}
+
+/// What the Report reads of the trace as simulated ([`super::usable_jobs`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TraceFacts {
+    /// Jobs simulated.
+    pub jobs: usize,
+    /// Tenants.
+    pub tenants: usize,
+    /// Where the trace came from.
+    pub source: String,
+    /// Jobs that are the inference service's replicas.
+    pub service_jobs: usize,
+    /// Bad rows skipped while reading it.
+    pub skipped_rows: usize,
+}
+
+impl TraceFacts {
+    /// The facts of `trace`.
+    #[must_use]
+    pub fn of(trace: &Trace) -> TraceFacts {
+        TraceFacts {
+            jobs: trace.jobs.len(),
+            tenants: trace.tenants.len(),
+            source: trace.source.clone(),
+            service_jobs: trace.jobs.iter().filter(|j| j.service).count(),
+            skipped_rows: trace.skipped_rows,
+        }
+    }
+}
+
+/// The digest of `run`, one of the policies `params` ran on `trace`.
+#[must_use]
+pub fn digest(params: &FairnessParams, trace: &Trace, run: &PolicyRun) -> RunDigest {
+    let (timeline, timeline_cut) = timeline(run, trace);
+    RunDigest {
+        kind: run.kind,
+        metrics: super::metrics::compute(run),
+        colocation: colocation_metrics(params, run),
+        queue: run
+            .samples
+            .iter()
+            .map(|s| (s.t_ns as f64 / 3.6e12, f64::from(s.queue_len)))
+            .collect(),
+        tenant_f: run
+            .samples
+            .iter()
+            .filter_map(|s| {
+                sample_stats(&s.tenant_f)
+                    .map(|(short, _, low)| (s.t_ns as f64 / 3.6e12, short, low.min(10.0)))
+            })
+            .collect(),
+        timeline,
+        timeline_cut,
+    }
+}
 
 /// Most spans per timeline; beyond it the lanes are drawn at the sample instants (a finding
 /// says so).
@@ -42,13 +122,13 @@ fn ratio_text_of(base: f64, of: f64, who: &str) -> String {
     }
 }
 
-/// Builds the Report of all runs on one trace. `dropped` = jobs left out as unplaceable.
+/// Builds the Report of all runs on one trace from their digests, in the scenario's order.
+/// `dropped` = jobs left out as unplaceable.
 #[must_use]
 pub fn build(
     params: &FairnessParams,
-    trace: &Trace,
-    runs: &[PolicyRun],
-    metrics: &[PolicyMetrics],
+    trace: &TraceFacts,
+    runs: &[RunDigest],
     dropped: super::Dropped,
 ) -> Report {
     let g = params.cluster.total_gpus();
@@ -56,8 +136,8 @@ pub fn build(
         lab: "fairness".into(),
         title: format!(
             "GPU-cluster fairness: {} jobs of {} tenants on {g} GPUs ({} nodes × {}), {}{}",
-            trace.jobs.len(),
-            trace.tenants.len(),
+            trace.jobs,
+            trace.tenants,
             params.cluster.nodes,
             params.cluster.gpus_per_node,
             trace.source,
@@ -66,25 +146,25 @@ pub fn build(
             } else {
                 format!(
                     "; {} of the jobs are an inference service's replicas on its own {} servers (the last nodes)",
-                    trace.jobs.iter().filter(|j| j.service).count(),
+                    trace.service_jobs,
                     params.colocation.servers_peak
                 )
             }
         ),
         ..Report::default()
     };
-    report.push_metric("trace.jobs", "Jobs", trace.jobs.len() as f64, "count");
+    report.push_metric("trace.jobs", "Jobs", trace.jobs as f64, "count");
     report.push_metric(
         "trace.tenants",
         "Tenants",
-        trace.tenants.len() as f64,
+        trace.tenants as f64,
         "count",
     );
     report.push_metric("cluster.gpus", "GPUs", g as f64, "count");
     let astraea = runs
         .iter()
         .position(|r| r.kind == PolicyKind::Astraea)
-        .map(|i| &metrics[i]);
+        .map(|i| &runs[i].metrics);
     let mut table = Table {
         key: "policies".into(),
         title: "Policies compared on the same trace".into(),
@@ -112,7 +192,7 @@ pub fn build(
         .collect(),
         rows: Vec::new(),
     };
-    for (run, m) in runs.iter().zip(metrics) {
+    for (run, m) in runs.iter().map(|r| (r, &r.metrics)) {
         let id = run.kind.id();
         let label = run.kind.label();
         report.push_metric(
@@ -209,28 +289,21 @@ pub fn build(
             chart: "queue_length".into(),
             x_label: "time (h)".into(),
             y_label: "waiting jobs".into(),
-            points: run
-                .samples
-                .iter()
-                .map(|s| (s.t_ns as f64 / 3.6e12, f64::from(s.queue_len)))
-                .collect(),
+            points: run.queue.clone(),
         });
     }
     report.tables.push(table);
-    if metrics.iter().any(|m| m.deadlines.slo_jobs > 0) {
-        let deadlines = deadline_table(&mut report, runs, metrics);
+    if runs.iter().any(|r| r.metrics.deadlines.slo_jobs > 0) {
+        let deadlines = deadline_table(&mut report, runs);
         report.tables.push(deadlines);
     }
-    let colocation: Vec<ColocationMetrics> = runs
-        .iter()
-        .filter_map(|r| colocation_metrics(params, r))
-        .collect();
+    let colocation: Vec<ColocationMetrics> = runs.iter().filter_map(|r| r.colocation).collect();
     if colocation.len() == runs.len() && !runs.is_empty() {
         let table = colocation_table(&mut report, runs, &colocation);
         report.tables.push(table);
     }
     // Fairness over time: ASTRAEA and the best baseline.
-    let best = best_baseline(runs, metrics);
+    let best = best_baseline(runs);
     for i in runs
         .iter()
         .position(|r| r.kind == PolicyKind::Astraea)
@@ -239,24 +312,19 @@ pub fn build(
     {
         let run = &runs[i];
         let label = run.kind.label();
-        let stats: Vec<(f64, (f64, f64, f64))> = run
-            .samples
-            .iter()
-            .filter_map(|s| sample_stats(&s.tenant_f).map(|st| (s.t_ns as f64 / 3.6e12, st)))
-            .collect();
         report.series.push(Series {
             name: format!("{label}: mean shortfall of F_u"),
             chart: "tenant_fairness_over_time".into(),
             x_label: "time (h)".into(),
             y_label: "F_u = U_u / D_u over the window".into(),
-            points: stats.iter().map(|(t, s)| (*t, s.0)).collect(),
+            points: run.tenant_f.iter().map(|&(t, short, _)| (t, short)).collect(),
         });
         report.series.push(Series {
             name: format!("{label}: lowest F_u"),
             chart: "tenant_fairness_over_time".into(),
             x_label: "time (h)".into(),
             y_label: "F_u = U_u / D_u over the window".into(),
-            points: stats.iter().map(|(t, s)| (*t, s.2.min(10.0))).collect(),
+            points: run.tenant_f.iter().map(|&(t, _, low)| (t, low)).collect(),
         });
     }
     // Timelines, ASTRAEA first.
@@ -264,17 +332,15 @@ pub fn build(
     order.sort_by_key(|&i| (runs[i].kind != PolicyKind::Astraea, i));
     let mut truncated = Vec::new();
     for i in order {
-        let (tl, cut) = timeline(&runs[i], trace);
-        if cut {
+        if runs[i].timeline_cut {
             truncated.push(runs[i].kind.label());
         }
-        report.timelines.push(tl);
+        report.timelines.push(runs[i].timeline.clone());
     }
     report.findings = findings(
         params,
         trace,
         runs,
-        metrics,
         &colocation,
         dropped,
         &truncated,
@@ -284,11 +350,11 @@ pub fn build(
 
 /// Chronus' metrics for every policy (a trace with SLO jobs): the deadline miss rate and the
 /// best-effort JCT, with their ratios against Chronus'; also pushed as metrics.
-fn deadline_table(report: &mut Report, runs: &[PolicyRun], metrics: &[PolicyMetrics]) -> Table {
+fn deadline_table(report: &mut Report, runs: &[RunDigest]) -> Table {
     let chronus = runs
         .iter()
         .position(|r| r.kind == PolicyKind::Chronus)
-        .map(|i| metrics[i].deadlines);
+        .map(|i| runs[i].metrics.deadlines);
     let mut table = Table {
         key: "deadlines".into(),
         title: "Deadlines: SLO jobs met, and best-effort JCT".into(),
@@ -309,7 +375,7 @@ fn deadline_table(report: &mut Report, runs: &[PolicyRun], metrics: &[PolicyMetr
         .collect(),
         rows: Vec::new(),
     };
-    for (run, m) in runs.iter().zip(metrics) {
+    for (run, m) in runs.iter().map(|r| (r, &r.metrics)) {
         let d = &m.deadlines;
         let id = run.kind.id();
         let label = run.kind.label();
@@ -366,7 +432,7 @@ fn deadline_table(report: &mut Report, runs: &[PolicyRun], metrics: &[PolicyMetr
 
 /// The inference service's SLO and what training paid, for every policy (a trace with a
 /// service); also pushed as metrics.
-fn colocation_table(report: &mut Report, runs: &[PolicyRun], m: &[ColocationMetrics]) -> Table {
+fn colocation_table(report: &mut Report, runs: &[RunDigest], m: &[ColocationMetrics]) -> Table {
     let mut table = Table {
         key: "colocation".into(),
         title: "Training beside inference: the service's SLO and training's JCT".into(),
@@ -424,7 +490,7 @@ fn colocation_table(report: &mut Report, runs: &[PolicyRun], m: &[ColocationMetr
 /// `colocation` holds every run's figures, in run order (empty without a service).
 fn colocation_finding(
     params: &FairnessParams,
-    runs: &[PolicyRun],
+    runs: &[RunDigest],
     colocation: &[ColocationMetrics],
 ) -> Option<String> {
     let of = |k: PolicyKind| {
@@ -458,9 +524,9 @@ fn colocation_finding(
 }
 
 /// What Chronus' admission bought against the baseline that missed the fewest deadlines.
-fn deadline_finding(runs: &[PolicyRun], metrics: &[PolicyMetrics]) -> Option<String> {
+fn deadline_finding(runs: &[RunDigest]) -> Option<String> {
     let c = runs.iter().position(|r| r.kind == PolicyKind::Chronus)?;
-    let d = &metrics[c].deadlines;
+    let d = &runs[c].metrics.deadlines;
     if d.slo_jobs == 0 {
         return None;
     }
@@ -474,14 +540,14 @@ fn deadline_finding(runs: &[PolicyRun], metrics: &[PolicyMetrics]) -> Option<Str
         100.0 * d.miss_rate()
     );
     let best = (0..runs.len()).filter(|&i| i != c).min_by(|&a, &b| {
-        metrics[a]
+        runs[a].metrics
             .deadlines
             .miss_rate()
-            .total_cmp(&metrics[b].deadlines.miss_rate())
+            .total_cmp(&runs[b].metrics.deadlines.miss_rate())
             .then(a.cmp(&b))
     });
     if let Some(b) = best {
-        let m = &metrics[b].deadlines;
+        let m = &runs[b].metrics.deadlines;
         let x = ratio_text_of(m.miss_rate(), d.miss_rate(), "Chronus");
         line.push_str(&format!(
             " The baseline that missed fewest, {}, missed {:.1} % (against Chronus': {x}); best-effort average JCT {:.0} s under Chronus against {:.0} s.",
@@ -513,13 +579,13 @@ fn round4(v: f64) -> f64 {
 }
 
 /// Index of the baseline (not ASTRAEA) with the lowest tenant unfairness.
-fn best_baseline(runs: &[PolicyRun], metrics: &[PolicyMetrics]) -> Option<usize> {
+fn best_baseline(runs: &[RunDigest]) -> Option<usize> {
     (0..runs.len())
         .filter(|&i| runs[i].kind != PolicyKind::Astraea)
         .min_by(|&a, &b| {
-            metrics[a]
+            runs[a].metrics
                 .tenant_unfairness
-                .total_cmp(&metrics[b].tenant_unfairness)
+                .total_cmp(&runs[b].metrics.tenant_unfairness)
                 .then(a.cmp(&b))
         })
 }
@@ -653,15 +719,14 @@ fn timeline(run: &PolicyRun, trace: &Trace) -> (Timeline, bool) {
 
 fn findings(
     params: &FairnessParams,
-    trace: &Trace,
-    runs: &[PolicyRun],
-    metrics: &[PolicyMetrics],
+    trace: &TraceFacts,
+    runs: &[RunDigest],
     colocation: &[ColocationMetrics],
     dropped: super::Dropped,
     truncated: &[&str],
 ) -> Vec<String> {
     let mut out = Vec::new();
-    let best = best_baseline(runs, metrics);
+    let best = best_baseline(runs);
     let costs = match &params.preemption {
         super::params::PreemptionModel::Fixed => format!(
             "preemption costs {} s checkpoint + {} s resume for the global policies (the ASTRAEA family charges none, as its artifact; a delay job it preempts loses its lease's progress)",
@@ -686,7 +751,7 @@ fn findings(
         params.lease_s,
         params.cluster.placement.id()
     ));
-    if let Some(line) = deadline_finding(runs, metrics) {
+    if let Some(line) = deadline_finding(runs) {
         out.push(line);
     }
     if let Some(line) = colocation_finding(params, runs, colocation) {
@@ -694,7 +759,7 @@ fn findings(
     }
     let a = runs.iter().position(|r| r.kind == PolicyKind::Astraea);
     if let (Some(a), Some(b)) = (a, best) {
-        let (ma, mb) = (&metrics[a], &metrics[b]);
+        let (ma, mb) = (&runs[a].metrics, &runs[b].metrics);
         let x = ratio_text(mb.tenant_unfairness, ma.tenant_unfairness);
         out.push(format!(
             "Tenant-level unfairness (time-averaged mean shortfall of F_u): ASTRAEA {:.4} against {:.4} for the fairest baseline, {} ({x}).",
@@ -703,20 +768,20 @@ fn findings(
             runs[b].kind.label()
         ));
         let worst = (0..runs.len()).filter(|&i| i != a).max_by(|&x, &y| {
-            metrics[x]
+            runs[x].metrics
                 .tenant_unfairness
-                .total_cmp(&metrics[y].tenant_unfairness)
+                .total_cmp(&runs[y].metrics.tenant_unfairness)
                 .then(y.cmp(&x))
         });
         if let Some(w) = worst {
             out.push(format!(
                 "The least fair baseline to tenants, {} ({:.4}), against ASTRAEA: tenant unfairness {}; job-level unfairness (share of jobs with F_j < 0.95: {:.1} % against {:.1} %) {}.",
                 runs[w].kind.label(),
-                metrics[w].tenant_unfairness,
-                ratio_text(metrics[w].tenant_unfairness, ma.tenant_unfairness),
-                metrics[w].job_loss_share * 100.0,
+                runs[w].metrics.tenant_unfairness,
+                ratio_text(runs[w].metrics.tenant_unfairness, ma.tenant_unfairness),
+                runs[w].metrics.job_loss_share * 100.0,
                 ma.job_loss_share * 100.0,
-                ratio_text(metrics[w].job_loss_share, ma.job_loss_share),
+                ratio_text(runs[w].metrics.job_loss_share, ma.job_loss_share),
             ));
         }
         out.push(format!(
@@ -726,25 +791,25 @@ fn findings(
             ma.job_benefit_share * 100.0
         ));
         let best_jct = (0..runs.len()).filter(|&i| i != a).min_by(|&x, &y| {
-            metrics[x]
+            runs[x].metrics
                 .avg_jct_s
-                .total_cmp(&metrics[y].avg_jct_s)
+                .total_cmp(&runs[y].metrics.avg_jct_s)
                 .then(x.cmp(&y))
         });
         if let Some(j) = best_jct {
             out.push(format!(
                 "Average JCT: ASTRAEA {:.0} s against {:.0} s for the fastest baseline, {} ({:+.1} %).",
                 ma.avg_jct_s,
-                metrics[j].avg_jct_s,
+                runs[j].metrics.avg_jct_s,
                 runs[j].kind.label(),
-                (ma.avg_jct_s / metrics[j].avg_jct_s - 1.0) * 100.0
+                (ma.avg_jct_s / runs[j].metrics.avg_jct_s - 1.0) * 100.0
             ));
         }
     }
     if runs.iter().any(|r| r.kind == PolicyKind::Gavel) && params.cluster.type_count() == 1 {
         out.push("With one GPU type Gavel's heterogeneity-aware max-min reduces to weighted max-min fair share, re-evaluated once per round instead of at every event.".into());
     }
-    if let Some(m) = metrics.first() {
+    if let Some(m) = runs.first().map(|r| &r.metrics) {
         out.push(format!(
             "Utilisation {:.1} % under {}; free GPUs sat on partly used nodes {:.1} % of the time on average (fragmentation).",
             m.utilisation * 100.0,
@@ -752,7 +817,7 @@ fn findings(
             m.fragmentation * 100.0
         ));
     }
-    let unfinished: usize = metrics.iter().map(|m| m.unfinished).max().unwrap_or(0);
+    let unfinished: usize = runs.iter().map(|r| r.metrics.unfinished).max().unwrap_or(0);
     if unfinished > 0 {
         out.push(format!("{unfinished} jobs never finished under at least one policy (they could not be placed)."));
     }
