@@ -476,14 +476,7 @@ fn run_inline(cell: std::rc::Weak<RefCell<Inner>>, view: UseReducerDispatcher<Ru
             .map(|f| (f.0.clone(), f.1.clone()))
             .collect();
         let run = |piece: Option<Vec<usize>>| {
-            let wire = Request {
-                id,
-                job: request.job,
-                scenario: request.scenario.as_ref().map(Scenario::to_json),
-                names: request.files.iter().map(|f| f.0.clone()).collect(),
-                piece,
-            };
-            super::serve::handle(&wire, files.clone(), &mut |_, _| {})
+            super::serve::handle(&wire(id, &request, piece), files.clone(), &mut |_, _| {})
         };
         let outcome = if pieces.is_empty() {
             run(None)
@@ -599,16 +592,20 @@ fn on_reply(
     }
 }
 
-fn encode(id: u32, request: &RunRequest, piece: Option<Vec<usize>>) -> Result<JsValue, String> {
-    let wire = Request {
+/// The wire form of `request` (or of one of its pieces) as request `id`.
+fn wire(id: u32, request: &RunRequest, piece: Option<Vec<usize>>) -> Request {
+    Request {
         id,
         job: request.job,
         scenario: request.scenario.as_ref().map(Scenario::to_json),
         names: request.files.iter().map(|f| f.0.clone()).collect(),
         piece,
-    };
-    let text =
-        serde_json::to_string(&wire).map_err(|e| format!("cannot encode the request ({e})"))?;
+    }
+}
+
+fn encode(id: u32, request: &RunRequest, piece: Option<Vec<usize>>) -> Result<JsValue, String> {
+    let text = serde_json::to_string(&wire(id, request, piece))
+        .map_err(|e| format!("cannot encode the request ({e})"))?;
     let files = js_sys::Array::new();
     for f in &request.files {
         files.push(&js_sys::Uint8Array::from(f.1.as_slice()));

@@ -263,8 +263,48 @@ pub struct ClusterRun {
 /// The segments with each run of back-to-back segments of one job on the same GPUs (a lease
 /// renewed, a job kept through a round) joined into one: the GPUs held at every instant are the
 /// same, and the ASTRAEA family's per-lease segments shrink many-fold. Ordered by job, then start.
+///
+/// A run records each job's segments in time order (a job holds one allocation at a time), so
+/// one pass joins each segment to its job's latest and only the joined ones, many fewer, are
+/// sorted: O(n) instead of sorting a million per-lease segments. Segments in another order are
+/// sorted first ([`merge_sorted`]), with the same result.
 #[must_use]
-pub fn merge_segments(mut segments: Vec<Segment>) -> Vec<Segment> {
+pub fn merge_segments(segments: Vec<Segment>) -> Vec<Segment> {
+    let jobs = segments.iter().map(|s| s.job + 1).max().unwrap_or(0);
+    // Each job's latest end so far: a segment that starts before it is out of time order.
+    let mut end = vec![0u64; jobs];
+    let in_time_order = segments.iter().all(|s| {
+        let ok = s.start_ns >= end[s.job];
+        end[s.job] = s.end_ns;
+        ok
+    });
+    if !in_time_order {
+        return merge_sorted(segments);
+    }
+    // Index in `out` of each job's latest joined segment.
+    let mut latest = vec![usize::MAX; jobs];
+    let mut out: Vec<Segment> = Vec::new();
+    for seg in segments {
+        match out.get_mut(latest[seg.job]) {
+            Some(last) if last.end_ns == seg.start_ns && last.alloc == seg.alloc => {
+                last.end_ns = seg.end_ns;
+            }
+            _ => {
+                latest[seg.job] = out.len();
+                out.push(seg);
+            }
+        }
+    }
+    // Stable: a job's zero-length segments at one instant keep their order, as in
+    // `merge_sorted`.
+    out.sort_by_key(|s| (s.job, s.start_ns));
+    out
+}
+
+/// [`merge_segments`] for segments in any order: sorted by job and start, then each joined to
+/// the one before it when back-to-back on the same GPUs.
+#[must_use]
+pub fn merge_sorted(mut segments: Vec<Segment>) -> Vec<Segment> {
     segments.sort_by_key(|s| (s.job, s.start_ns));
     let mut out: Vec<Segment> = Vec::with_capacity(segments.len());
     for seg in segments {
