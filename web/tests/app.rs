@@ -357,6 +357,31 @@ fn joining_segments_in_one_pass_equals_sorting_them_first() {
 }
 
 #[wasm_bindgen_test]
+fn the_trace_a_worker_keeps_never_stands_in_for_another_upload() {
+    use bubblelab_web::worker::{Job, Output};
+    let scenario = include_str!("../../tests/scenarios/fairness-small.json").to_string();
+    let three = "job_id,num_gpu,submit_time,duration,user\n1,1,0,10,a\n2,2,5,20,b\n3,1,9,30,a\n";
+    let two = "job_id,num_gpu,submit_time,duration,user\n1,1,0,10,a\n2,2,5,20,b\n";
+    let jobs_of = |name: &str, text: &str| {
+        let piece = piece_through_the_worker(
+            Job::Fairness,
+            Some(scenario.clone()),
+            vec![(name.to_string(), text.as_bytes().to_vec())],
+            Some(vec![0]),
+        );
+        match piece {
+            Ok(Output::FairnessPiece { facts, .. }) => facts.jobs,
+            other => panic!("expected a fairness piece, got {other:?}"),
+        }
+    };
+    // The same name with other bytes, and the first file again: each read as it is.
+    assert_eq!(jobs_of("t.csv", three), 3);
+    assert_eq!(jobs_of("t.csv", three), 3);
+    assert_eq!(jobs_of("t.csv", two), 2);
+    assert_eq!(jobs_of("t.csv", three), 3);
+}
+
+#[wasm_bindgen_test]
 fn the_worker_names_a_bad_upload_and_a_bad_field() {
     use bubblelab_web::worker::{Failure, Job};
     let fairness = include_str!("../../tests/scenarios/fairness-small.json").to_string();

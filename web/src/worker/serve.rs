@@ -17,6 +17,15 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 use super::{ClusterRun, Failure, Job, Output, Playback, Reply, Request};
 use crate::components::upload::texts;
 
+/// An uploaded file (name, bytes) and the trace read from it.
+type ReadTrace = ((String, Vec<u8>), bubblelab_core::labs::fairness::Trace);
+
+std::thread_local! {
+    /// The last trace file the fairness lab read here, with what it read: a worker that runs
+    /// several pieces of one run ([`Request::piece`]) reads the upload once, not once a piece.
+    static LAST_TRACE: std::cell::RefCell<Option<ReadTrace>> = const { std::cell::RefCell::new(None) };
+}
+
 /// Largest inflated Kineto trace accepted from a gzipped file, bytes (a tab's memory is finite).
 const MAX_INFLATED_BYTES: usize = 1 << 30;
 
@@ -124,14 +133,23 @@ pub fn handle(
             let trace = if files.is_empty() {
                 synthetic_trace(&p).map_err(scenario_failure)?
             } else {
-                let (name, text) = first()?;
-                let format = fairness_traces::detect(&text).ok_or_else(|| Failure::Upload(format!("{name}: not a trace format this lab reads (Tiresias/Astraea CSV, Helios, Philly JSON, Alibaba openb, DIR-LAB)")))?;
-                let options = ReadOptions {
-                    skip_bad_rows: true,
-                    ..ReadOptions::default()
-                };
-                fairness_traces::parse(format, &text, &options)
-                    .map_err(|e| Failure::Upload(format!("{name}: {e}")))?
+                LAST_TRACE.with(|last| {
+                    if let Some((file, trace)) = &*last.borrow() {
+                        if files.first() == Some(file) {
+                            return Ok(trace.clone());
+                        }
+                    }
+                    let (name, text) = first()?;
+                    let format = fairness_traces::detect(&text).ok_or_else(|| Failure::Upload(format!("{name}: not a trace format this lab reads (Tiresias/Astraea CSV, Helios, Philly JSON, Alibaba openb, DIR-LAB)")))?;
+                    let options = ReadOptions {
+                        skip_bad_rows: true,
+                        ..ReadOptions::default()
+                    };
+                    let trace = fairness_traces::parse(format, &text, &options)
+                        .map_err(|e| Failure::Upload(format!("{name}: {e}")))?;
+                    *last.borrow_mut() = files.first().cloned().map(|f| (f, trace.clone()));
+                    Ok(trace)
+                })?
             };
             if let Some(which) = &request.piece {
                 let piece = p.simulate_some(&trace, which).map_err(scenario_failure)?;
