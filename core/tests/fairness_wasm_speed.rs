@@ -7,7 +7,8 @@
 //! `cargo test --release --target wasm32-unknown-unknown -p bubblelab-core --test
 //! fairness_wasm_speed -- --include-ignored --nocapture`
 //!
-//! The data folder is read at `../../shared/data` from `core/` (Node runs the test there).
+//! The data folder is `BUBBLELAB_DATA`, by default `../../shared/data` from `core/` (Node runs
+//! the test there); without the trace the measurement says so and does nothing.
 #![cfg(target_arch = "wasm32")]
 #![allow(clippy::unwrap_used)] // a failed unwrap fails the measurement
 
@@ -30,13 +31,22 @@ extern "C" {
     fn now_ms() -> f64;
 }
 
-const PHILLY: &str = "../../shared/data/philly_user_jobs_dirlab/philly_data_training.csv";
+#[wasm_bindgen(
+    inline_js = "export function data_dir() { return process.env.BUBBLELAB_DATA || '../../shared/data'; }"
+)]
+extern "C" {
+    fn data_dir() -> String;
+}
 
 #[wasm_bindgen_test]
 #[ignore = "a measurement: run with --include-ignored --nocapture"]
 fn philly_all_default_policies_in_wasm() {
-    let Ok(text) = read_file_sync(PHILLY, "utf8") else {
-        console_log!("skipped: {PHILLY} is missing");
+    let philly = format!(
+        "{}/philly_user_jobs_dirlab/philly_data_training.csv",
+        data_dir()
+    );
+    let Ok(text) = read_file_sync(&philly, "utf8") else {
+        console_log!("skipped: {philly} is missing");
         return;
     };
     let t = now_ms();
