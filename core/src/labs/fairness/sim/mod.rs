@@ -844,15 +844,6 @@ impl Sim<'_> {
         (self.cur_bucket % (self.buckets as u64 + 1)) as usize
     }
 
-    /// Integrates every active tenant's share integrals up to now (an inactive tenant's integrals
-    /// stand still: its next [`Sim::accrue`], at its next arrival, integrates nothing either).
-    fn accrue_active(&mut self) {
-        for i in 0..self.active_tenants.len() {
-            let u = self.active_tenants[i];
-            self.accrue(u);
-        }
-    }
-
     /// Integrates tenant `u`'s share integrals up to now: min(g, Q_u/n_u) over the time since
     /// the last accrual (n_u is constant in between).
     fn accrue(&mut self, u: usize) {
@@ -869,12 +860,25 @@ impl Sim<'_> {
         }
     }
 
-    /// D_j of active job `j` up to the tenant's last accrual, GPU-ns.
+    /// D_j of active job `j` now, GPU-ns: its count's integral as of the tenant's last
+    /// accrual, plus min(gⱼ, Q_u/n_u) over the time since (n_u has not changed since: the
+    /// integrals are brought up to date wherever it changes, [`Sim::accrue`]). Reading adds
+    /// nothing to the integrals, so their values depend only on the tenant's own arrivals and
+    /// finishes, never on when rounds read them.
     fn deserved_of(&self, j: usize) -> f64 {
         let job = &self.jobs[j];
-        let ints = &self.tenants[job.tenant as usize].share_integrals;
-        match ints.binary_search_by_key(&job.gpus, |e| e.0) {
-            Ok(i) => ints[i].1 - job.deserved_base,
+        let t = &self.tenants[job.tenant as usize];
+        match t.share_integrals.binary_search_by_key(&job.gpus, |e| e.0) {
+            Ok(i) => {
+                let dt = self.now.saturating_sub(t.accrued_to_ns);
+                let since = if dt == 0 || t.active_jobs == 0 {
+                    0.0
+                } else {
+                    let share = t.quota as f64 / f64::from(t.active_jobs);
+                    f64::from(job.gpus).min(share) * dt as f64
+                };
+                t.share_integrals[i].1 + since - job.deserved_base
+            }
             Err(_) => 0.0,
         }
     }

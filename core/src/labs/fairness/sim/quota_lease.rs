@@ -467,13 +467,16 @@ impl Sim<'_> {
     /// l. 540–545): life / (executed·F_j + (life − executed) + remaining); 1 while D_j = 0.
     fn artifact_rho(&self, j: usize) -> f64 {
         let job = &self.jobs[j];
-        if self.deserved_of(j) <= 0.0 {
+        let d = self.deserved_of(j);
+        if d <= 0.0 {
             return 1.0;
         }
         let exec = job.done_before_segment() as f64;
         let life = (self.now - job.submit_ns) as f64;
         let remaining = job.remaining_ns as f64;
-        let isolated = exec * self.job_f(j, job.done_before_segment()) + (life - exec);
+        // F_j as [`Sim::job_f`] computes it, with D_j read once.
+        let f_j = f64::from(job.gpus) * exec / d;
+        let isolated = exec * f_j + (life - exec);
         let denom = isolated + remaining;
         if denom > 0.0 {
             life / denom
@@ -513,6 +516,9 @@ impl Sim<'_> {
         let waiting_total = self.waiting_list.len();
         if waiting_total == 0 {
             return false;
+        }
+        if let Some(changed) = self.lone_job_round(m, delays) {
+            return changed;
         }
         sc.reset(nt);
         // Nothing can change unless a waiting job fits the free GPUs or a tenant's new waiting
@@ -554,7 +560,6 @@ impl Sim<'_> {
             return false;
         }
         self.run.rounds += 1;
-        self.accrue_active();
         // Delay jobs in preemption order.
         for i in 0..sc.waiting_tenants.len() {
             let u = sc.waiting_tenants[i];
@@ -614,6 +619,42 @@ impl Sim<'_> {
         changed
     }
 
+    /// The round when exactly one job waits and it cannot preempt (it is not new, or the
+    /// selection has no delay jobs: `delays` false): the general round's outcome without its
+    /// lists. Phase 1 hands that job's tenant the free GPUs one job at a time, and its only job
+    /// is granted exactly when it fits them (fair quota: held + gⱼ; static: Q_u); phase 2
+    /// tries that job against the quota and placement. Most of a long trace's rounds are
+    /// this one: a lease expired, its job waits alone and starts again (Philly on 1,120 GPUs:
+    /// 61 % of the ASTRAEA rounds that pass the free-GPU check). `None` when the round is
+    /// not this case.
+    fn lone_job_round(&mut self, m: QuotaLease, delays: bool) -> Option<bool> {
+        let &[j] = &self.waiting_list[..] else {
+            return None;
+        };
+        let u = self.jobs[j].tenant as usize;
+        if delays && self.jobs[j].is_new() {
+            return None;
+        }
+        let g = u64::from(self.jobs[j].gpus);
+        // Nothing fits: the general round returns here too, counting nothing.
+        if g > self.free_gpus {
+            return Some(false);
+        }
+        self.run.rounds += 1;
+        #[cfg(debug_assertions)]
+        self.check_waiting_counts();
+        // Phase 1 builds the tenant's list (Themis notes ρ there) and grants the job.
+        if m.selection == JobSelection::Themis {
+            self.jobs[j].last_rho = self.artifact_rho(j);
+        }
+        let quota = match m.quota {
+            QuotaMode::Static => self.tenants[u].quota,
+            QuotaMode::Fair => self.tenants[u].running_gpus + g,
+        };
+        let starving = usize::from(self.now - self.jobs[j].last_stop_ns >= self.ql_ns.starvation);
+        Some(self.phase2_tenant(u, core::iter::once(j), starving, quota, &[]))
+    }
+
     /// False when phase 2 can start or preempt nothing for tenant `u` with round quota `quota`
     /// and `delay` jobs: none to preempt, and none of its waiting jobs passes the quota check
     /// (held + gⱼ ≤ quota) or fits the free GPUs (its walk would start nothing, whatever the
@@ -669,6 +710,9 @@ impl Sim<'_> {
             return false;
         }
         self.file_touched_jobs(m.selection);
+        if let Some(changed) = self.lone_job_round(m, false) {
+            return changed;
+        }
         let smallest = self
             .waiting_gpus
             .first()
@@ -677,7 +721,6 @@ impl Sim<'_> {
             return false;
         }
         self.run.rounds += 1;
-        self.accrue_active();
         sc.reset(nt);
         let Some(kept) = self.ql_static.as_mut() else {
             return false;

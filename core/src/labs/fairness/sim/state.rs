@@ -164,8 +164,9 @@ pub struct TenantState {
     /// GPUs its running jobs hold now.
     pub running_gpus: u64,
     /// Per GPU count g of its jobs so far: ∫ min(g, Q_u/n_u) dt, GPU-ns, with n_u its active
-    /// jobs (constant between events); a job's D_j is the growth of its g's integral since it
-    /// arrived. Sorted by g.
+    /// jobs, integrated at its arrivals and finishes (where n_u changes; read in between by
+    /// adding the time since, [`Sim::deserved_of`](super::Sim)); a job's D_j is the growth of
+    /// its g's integral since it arrived. Sorted by g.
     pub share_integrals: Vec<(u32, f64)>,
     /// `share_integrals` are integrated up to this time, ns.
     pub accrued_to_ns: u64,
