@@ -131,10 +131,11 @@ struct Slot {
     _handlers: Handlers,
     /// The module has loaded and said so (messages sent before are lost).
     ready: bool,
-    /// A message waiting for the worker to be ready.
-    queued: Option<JsValue>,
-    /// The task of the current request this worker runs.
-    task: Option<usize>,
+    /// Messages waiting for the worker to be ready, in order.
+    queued: Vec<JsValue>,
+    /// The tasks of the current request handed to this worker, in the order it runs them:
+    /// the one it runs, and up to [`TASKS_AHEAD`] − 1 waiting in its message queue.
+    tasks: VecDeque<usize>,
 }
 
 impl Slot {
@@ -170,10 +171,10 @@ impl Inner {
     /// Terminates the busy workers (mid-run); idle ones are kept for the next request.
     fn kill_busy(&mut self) {
         self.slots.retain(|slot| {
-            if slot.task.is_some() {
+            if !slot.tasks.is_empty() {
                 slot.terminate();
             }
-            slot.task.is_none()
+            slot.tasks.is_empty()
         });
     }
 
@@ -188,26 +189,30 @@ impl Inner {
         self.slots.iter_mut().find(|s| s.key == key)
     }
 
-    /// Hands the current request's next tasks to the idle workers; returns the messages to
-    /// post now (to workers already loaded), or why a task could not be encoded.
+    /// Hands the current request's next tasks to the workers with fewer than [`TASKS_AHEAD`],
+    /// one round over the workers at a time (so the first tasks, the longest, go to different
+    /// workers); returns the messages to post now (to workers already loaded), or why a task
+    /// could not be encoded.
     fn dispatch(&mut self) -> Result<Vec<(Worker, JsValue)>, String> {
         let mut posts = Vec::new();
         let Some(pending) = self.current.as_mut() else {
             return Ok(posts);
         };
-        for slot in &mut self.slots {
-            if slot.task.is_some() {
-                continue;
-            }
-            let Some(task) = pending.todo.pop_front() else {
-                break;
-            };
-            let message = pending.message(task)?;
-            slot.task = Some(task);
-            if slot.ready {
-                posts.push((slot.worker.clone(), message));
-            } else {
-                slot.queued = Some(message);
+        for depth in 1..=TASKS_AHEAD {
+            for slot in &mut self.slots {
+                if slot.tasks.len() >= depth {
+                    continue;
+                }
+                let Some(task) = pending.todo.pop_front() else {
+                    return Ok(posts);
+                };
+                let message = pending.message(task)?;
+                slot.tasks.push_back(task);
+                if slot.ready {
+                    posts.push((slot.worker.clone(), message));
+                } else {
+                    slot.queued.push(message);
+                }
             }
         }
         Ok(posts)
@@ -227,6 +232,11 @@ fn pool_size(tasks: usize) -> usize {
 
 /// Most workers one page runs at once (each holds its own copy of the module and the trace).
 pub const MAX_WORKERS: usize = 8;
+
+/// Tasks a worker holds at once: the one it runs and the next, already in its message queue,
+/// so that it starts the next as soon as it posts a reply, while the page reads that reply
+/// (a worker holding one task would wait for the page's thread to read it and send the next).
+const TASKS_AHEAD: usize = 2;
 
 /// A lab page's handle on its workers.
 #[derive(Clone)]
@@ -268,7 +278,8 @@ impl WorkerHandle {
     }
 
     /// [`WorkerHandle::run`], with the request split into `pieces` ([`Request::piece`]) that
-    /// run in several workers at once, handed out in the order given as workers come free;
+    /// run in several workers at once, handed out in the order given, each worker holding the
+    /// next piece in its queue while it runs one ([`TASKS_AHEAD`]);
     /// their outputs are joined ([`super::join`]) into the output of the whole request.
     /// Progress counts the pieces finished. No pieces: the request runs whole.
     pub fn run_in_pieces(
@@ -404,7 +415,11 @@ impl WorkerHandle {
                 } else {
                     format!("it stopped: {message}")
                 };
-                if rc.borrow_mut().slot(key).is_some_and(|s| s.task.is_some()) {
+                if rc
+                    .borrow_mut()
+                    .slot(key)
+                    .is_some_and(|s| !s.tasks.is_empty())
+                {
                     fail(&rc, &view, message);
                 } else {
                     // An idle worker stopped: dropped, the next request starts another.
@@ -423,8 +438,8 @@ impl WorkerHandle {
             worker,
             _handlers: (on_message, on_error),
             ready: false,
-            queued: None,
-            task: None,
+            queued: Vec::new(),
+            tasks: VecDeque::new(),
         });
         Ok(())
     }
@@ -518,13 +533,15 @@ fn on_reply(
         Reply::Ready => {
             let send = {
                 let mut inner = cell.borrow_mut();
-                inner.slot(key).and_then(|slot| {
+                inner.slot(key).map(|slot| {
                     slot.ready = true;
-                    slot.queued.take().map(|m| (slot.worker.clone(), m))
+                    (slot.worker.clone(), core::mem::take(&mut slot.queued))
                 })
             };
-            if let Some((worker, message)) = send {
-                post(&worker, &message);
+            if let Some((worker, messages)) = send {
+                for message in &messages {
+                    post(&worker, message);
+                }
             }
         }
         Reply::Progress { id, done, total } if Some(id) == current => {
@@ -541,7 +558,7 @@ fn on_reply(
         Reply::Done { id, output } if Some(id) == current => {
             let (posts, finished) = {
                 let mut inner = cell.borrow_mut();
-                let Some(task) = inner.slot(key).and_then(|s| s.task.take()) else {
+                let Some(task) = inner.slot(key).and_then(|s| s.tasks.pop_front()) else {
                     return;
                 };
                 let Some(pending) = inner.current.as_mut() else {

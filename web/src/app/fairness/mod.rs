@@ -153,7 +153,7 @@ impl FormPage for State {
     /// One piece per policy, so the policies run in several workers at once (as the CLI runs
     /// them on several threads); the ASTRAEA machinery's policies are handed out first, since
     /// on long traces their lease renewals make them the longest runs (docs/PERFORMANCE.md),
-    /// and a worker that comes free takes the next piece.
+    /// and each worker holds the next piece in its queue while it runs one.
     fn pieces(&self, scenario: &Scenario) -> Vec<Vec<usize>> {
         let Scenario::Fairness(p) = scenario else {
             return Vec::new();
