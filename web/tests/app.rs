@@ -220,8 +220,9 @@ fn piece_through_the_worker(
         },
         Err(failure) => Reply::Failed { id: 7, failure },
     };
-    let text = serde_json::to_string(&reply).unwrap();
-    match serde_json::from_str::<Reply>(&text).unwrap() {
+    // As the worker posts it and the page reads it: the JSON's UTF-8 bytes.
+    let bytes = serde_json::to_vec(&reply).unwrap();
+    match serde_json::from_slice::<Reply>(&bytes).unwrap() {
         Reply::Done { output, .. } => Ok(*output),
         Reply::Failed { failure, .. } => Err(failure),
         other => panic!("unexpected reply {other:?}"),

@@ -8,7 +8,8 @@
 //! * page → worker: `{ request: <JSON of a [`Request`]>, files: [Uint8Array, …] }`: what to
 //!   run, the scenario as its JSON text, and the bytes of the uploaded files (named in
 //!   `Request::names`), which the worker parses;
-//! * worker → page: the JSON of a [`Reply`]: `Ready` once its module is loaded, then for each
+//! * worker → page: the JSON of a [`Reply`], as UTF-8 bytes in a transferred `Uint8Array`:
+//!   `Ready` once its module is loaded, then for each
 //!   request `Progress` at the core's natural steps and finally `Done` with the [`Output`] or
 //!   `Failed`.
 //!
