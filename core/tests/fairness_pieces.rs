@@ -6,36 +6,13 @@
 #![cfg(not(target_arch = "wasm32"))]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap fails the test
 
-use std::path::PathBuf;
+mod common;
 
 use bubblelab_core::labs::fairness::report::{RunDigest, TraceFacts};
 use bubblelab_core::labs::fairness::{synthetic_trace, Dropped, FairnessParams};
 use bubblelab_core::scenario::KeepsRuns;
-use bubblelab_core::{presets, Report, Scenario, ScenarioError};
-
-/// The fairness scenarios of the golden tests and the presets.
-fn scenarios() -> Vec<(String, FairnessParams)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/scenarios");
-    let mut out = Vec::new();
-    for name in [
-        "fairness-small",
-        "fairness-deadlines",
-        "fairness-colocation",
-    ] {
-        let text = std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap();
-        let Scenario::Fairness(p) = Scenario::from_json(&text).unwrap() else {
-            panic!("{name} is not a fairness scenario")
-        };
-        out.push((name.to_string(), p));
-    }
-    for preset in presets::for_lab("fairness") {
-        let Scenario::Fairness(p) = preset.scenario().unwrap() else {
-            panic!("{} is not a fairness scenario", preset.id)
-        };
-        out.push((preset.id.to_string(), p));
-    }
-    out
-}
+use bubblelab_core::{Report, ScenarioError};
+use common::fairness_scenarios as scenarios;
 
 /// The Report of `params` run in the pieces `split`, each piece's output through JSON.
 fn in_pieces(params: &FairnessParams, split: &[Vec<usize>]) -> Result<Report, ScenarioError> {

@@ -78,3 +78,29 @@ pub fn fairness_job(
         service: false,
     }
 }
+
+/// The fairness scenarios of the golden tests (`fairness-small`, `-deadlines`,
+/// `-colocation`) and every fairness preset, by name.
+pub fn fairness_scenarios() -> Vec<(String, bubblelab_core::labs::fairness::FairnessParams)> {
+    use bubblelab_core::{presets, Scenario};
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/scenarios");
+    let mut out = Vec::new();
+    for name in [
+        "fairness-small",
+        "fairness-deadlines",
+        "fairness-colocation",
+    ] {
+        let text = std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap();
+        let Scenario::Fairness(p) = Scenario::from_json(&text).unwrap() else {
+            panic!("{name} is not a fairness scenario")
+        };
+        out.push((name.to_string(), p));
+    }
+    for preset in presets::for_lab("fairness") {
+        let Scenario::Fairness(p) = preset.scenario().unwrap() else {
+            panic!("{} is not a fairness scenario", preset.id)
+        };
+        out.push((preset.id.to_string(), p));
+    }
+    out
+}

@@ -203,6 +203,9 @@ struct Sim<'p> {
     /// Jobs that changed phase since the policy last ordered ([`RoundCtx::changed`]); not kept
     /// for the ASTRAEA family, which has no policy object.
     changed: Vec<usize>,
+    /// ASTRAEA machinery: a lone waiting job's round skips the lists
+    /// ([`Sim::lone_job_round`]); off only to test that it changes nothing.
+    lone_job_rounds: bool,
 }
 
 /// Runs one policy on a trace.
@@ -211,6 +214,27 @@ struct Sim<'p> {
 /// Never on validated parameters; a job larger than the cluster is rejected by the caller.
 #[must_use]
 pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> PolicyRun {
+    run_policy_with(params, trace, kind, true)
+}
+
+/// [`run_policy`] with every round of the ASTRAEA machinery run in full, never the lone job's
+/// shortcut: for the test that the shortcut gives the same run.
+#[doc(hidden)]
+#[must_use]
+pub fn run_policy_in_full_rounds(
+    params: &FairnessParams,
+    trace: &Trace,
+    kind: PolicyKind,
+) -> PolicyRun {
+    run_policy_with(params, trace, kind, false)
+}
+
+fn run_policy_with(
+    params: &FairnessParams,
+    trace: &Trace,
+    kind: PolicyKind,
+    lone_job_rounds: bool,
+) -> PolicyRun {
     let weights = tenant_weights(params, trace);
     let total_gpus = params.cluster.total_gpus();
     let quotas = tenant_quotas(params, &weights, total_gpus);
@@ -348,6 +372,7 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
         ql_ns: quota_lease::MachineryNs::of(params),
         compact_at: MIN_COMPACT_AT,
         changed: Vec::new(),
+        lone_job_rounds,
     };
     let mut policy = kind.build(params, n_tenants, n_jobs);
     sim.keep_waiting_sorted = policy

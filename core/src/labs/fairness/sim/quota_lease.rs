@@ -623,14 +623,16 @@ impl Sim<'_> {
     /// selection has no delay jobs: `delays` false): the general round's outcome without its
     /// lists. Phase 1 hands that job's tenant the free GPUs one job at a time, and its only job
     /// is granted exactly when it fits them (fair quota: held + gⱼ; static: Q_u); phase 2
-    /// tries that job against the quota and placement. Most of a long trace's rounds are
-    /// this one: a lease expired, its job waits alone and starts again (Philly on 1,120 GPUs:
-    /// 61 % of the ASTRAEA rounds that pass the free-GPU check). `None` when the round is
+    /// tries that job against the quota and placement. On a long trace most rounds are this
+    /// one: a lease expired, its job waits alone and starts again. `None` when the round is
     /// not this case.
     fn lone_job_round(&mut self, m: QuotaLease, delays: bool) -> Option<bool> {
         let &[j] = &self.waiting_list[..] else {
             return None;
         };
+        if !self.lone_job_rounds {
+            return None;
+        }
         let u = self.jobs[j].tenant as usize;
         if delays && self.jobs[j].is_new() {
             return None;
@@ -643,14 +645,16 @@ impl Sim<'_> {
         self.run.rounds += 1;
         #[cfg(debug_assertions)]
         self.check_waiting_counts();
-        // Phase 1 builds the tenant's list (Themis notes ρ there) and grants the job.
-        if m.selection == JobSelection::Themis {
-            self.jobs[j].last_rho = self.artifact_rho(j);
-        }
         let quota = match m.quota {
             QuotaMode::Static => self.tenants[u].quota,
             QuotaMode::Fair => self.tenants[u].running_gpus + g,
         };
+        // The general round builds the tenant's list, where Themis notes ρ, in phase 1 (fair
+        // quota: the job fits the free GPUs) or else in phase 2 if the job passes the quota.
+        let builds = m.quota == QuotaMode::Fair || self.tenants[u].running_gpus + g <= quota;
+        if m.selection == JobSelection::Themis && builds {
+            self.jobs[j].last_rho = self.artifact_rho(j);
+        }
         let starving = usize::from(self.now - self.jobs[j].last_stop_ns >= self.ql_ns.starvation);
         Some(self.phase2_tenant(u, core::iter::once(j), starving, quota, &[]))
     }
