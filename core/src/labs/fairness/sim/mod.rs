@@ -885,7 +885,9 @@ impl Sim<'_> {
         }
     }
 
-    /// D_j of active job `j` now, GPU-ns: its count's integral as of the tenant's last
+    /// D_j of active job `j` now, GPU-ns — the artifact's `deserved`, which grows by
+    /// min(gⱼ, Q_u/n_u) every 10 s tick (`update_job_fairness`, `alg/scheduler/lease.py`
+    /// l. 259–264): its count's integral as of the tenant's last
     /// accrual, plus min(gⱼ, Q_u/n_u) over the time since (n_u has not changed since: the
     /// integrals are brought up to date wherever it changes, [`Sim::accrue`]). Reading adds
     /// nothing to the integrals, so their values depend only on the tenant's own arrivals and

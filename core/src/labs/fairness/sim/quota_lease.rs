@@ -620,8 +620,9 @@ impl Sim<'_> {
     }
 
     /// The round when exactly one job waits and it cannot preempt (it is not new, or the
-    /// selection has no delay jobs: `delays` false): the general round's outcome without its
-    /// lists. Phase 1 hands that job's tenant the free GPUs one job at a time, and its only job
+    /// selection has no delay jobs: `delays` false): the general round's outcome
+    /// (`allocate_job_resources_with_user`, l. 757–840, as [`Sim::quota_lease_round_in`] runs
+    /// it) without its lists. Phase 1 hands that job's tenant the free GPUs one job at a time, and its only job
     /// is granted exactly when it fits them (fair quota: held + gⱼ; static: Q_u); phase 2
     /// tries that job against the quota and placement. On a long trace most rounds are this
     /// one: a lease expired, its job waits alone and starts again. `None` when the round is
