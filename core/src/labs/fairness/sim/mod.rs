@@ -23,7 +23,7 @@ mod state;
 
 use placement::NodeSet;
 pub use placement::{occupancy_at, occupancy_of};
-use state::accrue_rings;
+use state::{accrue_rings, u128_to_f64};
 pub use state::{
     JobState, NodeAlloc, Phase, PolicyRun, RoundCtx, Sample, Segment,
     TenantState, WindowRing,
@@ -158,6 +158,15 @@ struct Sim<'p> {
     running: Vec<usize>,
     /// (GPU count, waiting jobs of that count), ascending GPU count.
     waiting_gpus: Vec<(u32, u32)>,
+    /// (GPU count, jobs of [`Sim::running`] of that count), ascending GPU count: a round of a
+    /// policy that may preempt at any time reads the smallest without a pass over the running
+    /// jobs.
+    running_gpus: Vec<(u32, u32)>,
+    /// Time per window bucket, ns (the same for every tenant, all accounted from time 0):
+    /// tenant u's entitled GPU-ns over the window are Q_u × its completed sum.
+    time_ring: WindowRing,
+    /// `time_ring` is integrated up to this time, ns.
+    time_accounted_to_ns: u64,
     /// Free GPUs on partly used nodes, Σ node_free over nodes with 0 < free < gpus_per_node.
     partial_free: u64,
     /// The ASTRAEA machinery this run uses, if any.
@@ -252,7 +261,6 @@ fn run_policy_with(
             active_jobs: 0,
             used_ring: WindowRing::new(buckets + 1),
             deserved_ring: WindowRing::new(buckets + 1),
-            entitled_ring: WindowRing::new(buckets + 1),
             used_total: 0,
             deserved_total: 0,
             accounted_to_ns: 0,
@@ -351,6 +359,9 @@ fn run_policy_with(
         lease_due: Vec::new(),
         running: Vec::new(),
         waiting_gpus: Vec::new(),
+        running_gpus: Vec::new(),
+        time_ring: WindowRing::new(buckets + 1),
+        time_accounted_to_ns: 0,
         partial_free: 0,
         machinery: kind.quota_lease(params.astraea.quota),
         waiting_list: Vec::new(),
@@ -638,8 +649,8 @@ impl Sim<'_> {
             for u in &mut self.tenants {
                 u.used_ring.clear(slot);
                 u.deserved_ring.clear(slot);
-                u.entitled_ring.clear(slot);
             }
+            self.time_ring.clear(slot);
         }
         self.cur_bucket = b;
     }
@@ -657,8 +668,11 @@ impl Sim<'_> {
             self.now = t;
             return;
         }
-        // A bucket boundary is crossed: every tenant up to now, then through the boundaries.
+        // A bucket boundary is crossed: every tenant up to now, then through the boundaries
+        // (and the window's time with them: every tenant is accounted from time 0).
         self.account_all();
+        let cur = self.cur_slot();
+        self.time_ring.add(cur, u128::from(from - self.time_accounted_to_ns));
         let mut from = from;
         while from < t {
             let b = from / self.bucket_ns;
@@ -668,16 +682,20 @@ impl Sim<'_> {
             for u in &mut self.tenants {
                 accrue_rings(u, slot, u128::from(end - from));
             }
+            self.time_ring.add(slot, u128::from(end - from));
             from = end;
         }
+        self.time_accounted_to_ns = t;
         // At an exact bucket boundary the new bucket starts empty.
         self.enter_bucket(t / self.bucket_ns);
         self.now = t;
         let cur = self.cur_slot();
+        let window_ns = self.time_ring.completed(cur);
         for u in &mut self.tenants {
             u.accounted_to_ns = t;
-            u.used_window = u.used_ring.completed(cur) as f64;
-            u.entitled_window = u.entitled_ring.completed(cur) as f64;
+            u.used_window = u128_to_f64(u.used_ring.completed(cur));
+            // Σ Q_u·dt over the window's pieces = Q_u·Σ dt, exactly (integers).
+            u.entitled_window = u128_to_f64(u128::from(u.quota) * window_ns);
         }
     }
 
@@ -917,14 +935,14 @@ impl Sim<'_> {
             .iter()
             .map(|u| {
                 let d = u.deserved_ring.completed(cur);
-                (d > 0).then(|| u.used_ring.completed(cur) as f64 / d as f64)
+                (d > 0).then(|| u128_to_f64(u.used_ring.completed(cur)) / u128_to_f64(d))
             })
             .collect();
         // The bucket that just ended (the current one was entered, and emptied, at `now`).
         let slots = self.buckets as u64 + 1;
         let last = ((self.cur_bucket + slots - 1) % slots) as usize;
         let capacity = self.total_gpus as f64 * self.bucket_ns as f64;
-        let share = |v: u128| v as f64 / capacity;
+        let share = |v: u128| u128_to_f64(v) / capacity;
         let tenant_used_share = self
             .tenants
             .iter()
@@ -970,6 +988,7 @@ impl Sim<'_> {
         if self.machinery.is_none() {
             if let Ok(i) = self.running.binary_search(&j) {
                 self.running.remove(i);
+                count_out(&mut self.running_gpus, gpus);
             }
         }
         self.count_waiting(j, true);
@@ -1047,6 +1066,7 @@ impl Sim<'_> {
         if self.machinery.is_none() {
             if let Err(i) = self.running.binary_search(&j) {
                 self.running.insert(i, j);
+                count_in(&mut self.running_gpus, self.jobs[j].gpus);
             }
         }
         let gpus = self.jobs[j].gpus;
@@ -1161,10 +1181,40 @@ impl Sim<'_> {
         if self.waiting_list.is_empty() {
             return;
         }
+        // The GPUs of the running jobs that may not be preempted now, and the fewest GPUs a
+        // preemptible running job holds (`u64::MAX`: none). Under the rules that do not depend
+        // on the job, from the counts kept as jobs start and stop: the running jobs hold the
+        // GPUs that are not free.
+        let (locked, smallest_preemptible) = match rule {
+            Preemption::Never => (self.total_gpus - self.free_gpus, u64::MAX),
+            Preemption::Anytime => (
+                0,
+                self.running_gpus.first().map_or(u64::MAX, |e| u64::from(e.0)),
+            ),
+            Preemption::AtLeaseEnd(_) | Preemption::AtSlotEnd(_) => {
+                let mut locked = 0u64;
+                let mut smallest = u64::MAX;
+                for &j in &self.running {
+                    let g = u64::from(self.jobs[j].gpus);
+                    if self.preemptible(j, rule) {
+                        smallest = smallest.min(g);
+                    } else {
+                        locked += g;
+                    }
+                }
+                (locked, smallest)
+            }
+        };
+        #[cfg(debug_assertions)]
+        {
+            let held: u64 = self.running.iter().map(|&j| u64::from(self.jobs[j].gpus)).sum();
+            debug_assert_eq!(held, self.total_gpus - self.free_gpus, "GPUs held by running jobs");
+            let fewest = self.running.iter().map(|&j| self.jobs[j].gpus).min();
+            debug_assert_eq!(self.running_gpus.first().map(|e| e.0), fewest, "running counts");
+        }
         // Nothing can change when no GPU is free enough for any waiting job and nothing may
         // be preempted.
-        let any_preemptible = self.running.iter().any(|&j| self.preemptible(j, rule));
-        if !any_preemptible {
+        if smallest_preemptible == u64::MAX {
             match self.waiting_gpus.first() {
                 None => return,
                 Some(&(g, _)) if u64::from(g) > self.free_gpus => return,
@@ -1172,21 +1222,13 @@ impl Sim<'_> {
             }
         }
         self.run.rounds += 1;
-        let mut locked = 0u64;
         // The fewest GPUs any job that may still be given GPUs asks for: once fewer are left,
         // the rest of the order cannot change anything.
-        let mut smallest = self
+        let smallest = self
             .waiting_gpus
             .first()
-            .map_or(u64::MAX, |e| u64::from(e.0));
-        for &j in &self.running {
-            let g = u64::from(self.jobs[j].gpus);
-            if self.preemptible(j, rule) {
-                smallest = smallest.min(g);
-            } else {
-                locked += g;
-            }
-        }
+            .map_or(u64::MAX, |e| u64::from(e.0))
+            .min(smallest_preemptible);
         // As before: nothing is given out once no GPU is left.
         let smallest = smallest.max(1);
         // Walk the policy's order, giving GPUs to each job that still fits, until none are
@@ -1244,7 +1286,7 @@ impl Sim<'_> {
         // Preempt the preemptible running jobs not kept, then renew the leases of kept
         // running jobs (in the policy's order).
         let mut i = 0;
-        while i < self.running.len() {
+        while rule != Preemption::Never && i < self.running.len() {
             let j = self.running[i];
             if !self.preemptible(j, rule) || self.keep[j] {
                 i += 1;
