@@ -220,9 +220,16 @@ fn piece_through_the_worker(
         },
         Err(failure) => Reply::Failed { id: 7, failure },
     };
-    // As the worker posts it and the page reads it: the JSON's UTF-8 bytes.
-    let bytes = serde_json::to_vec(&reply).unwrap();
-    match serde_json::from_slice::<Reply>(&bytes).unwrap() {
+    // As the worker posts it and the page reads it.
+    let bytes = bubblelab_web::worker::encode_reply(&reply).unwrap();
+    let is_piece = matches!(&reply, Reply::Done { output, .. }
+        if matches!(**output, bubblelab_web::worker::Output::FairnessPiece { .. }));
+    assert_eq!(
+        bytes.first() == Some(&0),
+        is_piece,
+        "a fairness piece goes as bincode behind a 0 byte, any other reply as JSON"
+    );
+    match bubblelab_web::worker::decode_reply(&bytes).unwrap() {
         Reply::Done { output, .. } => Ok(*output),
         Reply::Failed { failure, .. } => Err(failure),
         other => panic!("unexpected reply {other:?}"),

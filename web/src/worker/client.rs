@@ -363,13 +363,13 @@ impl WorkerHandle {
             let view = self.view.dispatcher();
             Closure::<dyn Fn(MessageEvent)>::new(move |event: MessageEvent| {
                 let Some(cell) = cell.upgrade() else { return };
-                // The reply's JSON as UTF-8 bytes (`serve::post`).
+                // The reply's bytes (`serve::post`, [`super::encode_reply`]).
                 let reply = event
                     .data()
                     .dyn_into::<js_sys::Uint8Array>()
                     .map_err(|_| "a reply that is not bytes".to_string())
                     .and_then(|bytes| {
-                        serde_json::from_slice::<Reply>(&bytes.to_vec())
+                        super::decode_reply(&bytes.to_vec())
                             .map_err(|e| format!("a reply the page cannot read ({e})"))
                     });
                 on_reply(&cell, &view, key, reply);

@@ -8,8 +8,9 @@
 //! * page → worker: `{ request: <JSON of a [`Request`]>, files: [Uint8Array, …] }`: what to
 //!   run, the scenario as its JSON text, and the bytes of the uploaded files (named in
 //!   `Request::names`), which the worker parses;
-//! * worker → page: the JSON of a [`Reply`], as UTF-8 bytes in a transferred `Uint8Array`:
-//!   `Ready` once its module is loaded, then for each
+//! * worker → page: a [`Reply`] as bytes in a transferred `Uint8Array` ([`encode_reply`]: a
+//!   fairness piece as bincode, anything else as JSON): `Ready` once its module is loaded,
+//!   then for each
 //!   request `Progress` at the core's natural steps and finally `Done` with the [`Output`] or
 //!   `Failed`.
 //!
@@ -103,6 +104,38 @@ pub enum Reply {
         /// Why.
         failure: Failure,
     },
+}
+
+/// A reply as the worker posts it ([`serve`]) and the page reads it ([`decode_reply`]): a
+/// fairness piece, the page's largest reply (megabytes of per-tenant timelines, segments and
+/// shares per policy), as bincode behind a 0 byte; any other reply as JSON, which never starts
+/// with a 0 byte. A Report holds an untagged enum ([`bubblelab_core::report::Cell`]) that
+/// only a self-describing format reads back, and a piece holds none. Both forms carry every
+/// f64 exactly, and bincode is read without parsing a number from text: the page's thread,
+/// which shares the machine's cores with the workers, reads a piece several times faster.
+///
+/// # Errors
+/// The encoder's message when the reply cannot be encoded.
+pub fn encode_reply(reply: &Reply) -> Result<Vec<u8>, String> {
+    if matches!(reply, Reply::Done { output, .. } if matches!(**output, Output::FairnessPiece { .. }))
+    {
+        let mut bytes = vec![0u8];
+        bincode::serialize_into(&mut bytes, reply).map_err(|e| e.to_string())?;
+        Ok(bytes)
+    } else {
+        serde_json::to_vec(reply).map_err(|e| e.to_string())
+    }
+}
+
+/// Reads a reply written by [`encode_reply`].
+///
+/// # Errors
+/// What the decoder found wrong, naming the form it read.
+pub fn decode_reply(bytes: &[u8]) -> Result<Reply, String> {
+    match bytes.split_first() {
+        Some((0, piece)) => bincode::deserialize(piece).map_err(|e| format!("bincode: {e}")),
+        _ => serde_json::from_slice(bytes).map_err(|e| format!("JSON: {e}")),
+    }
 }
 
 /// Why a request failed.

@@ -79,12 +79,12 @@ pub fn start() {
     post(&scope, &Reply::Ready);
 }
 
-/// Posts `reply` as its JSON's UTF-8 bytes, the buffer transferred (not copied): the page
-/// reads them straight into its own memory, where a text would be converted to and from the
-/// browser's UTF-16 strings on both sides (a Philly piece's reply is megabytes).
+/// Posts `reply` as bytes ([`super::encode_reply`]), the buffer transferred (not copied): the
+/// page reads them straight into its own memory, where a text would be converted to and from
+/// the browser's UTF-16 strings on both sides (a Philly piece's reply is megabytes).
 fn post(scope: &DedicatedWorkerGlobalScope, reply: &Reply) {
-    let bytes = serde_json::to_vec(reply).unwrap_or_else(|e| {
-        serde_json::to_vec(&Reply::Failed {
+    let bytes = super::encode_reply(reply).unwrap_or_else(|e| {
+        super::encode_reply(&Reply::Failed {
             id: reply_id(reply),
             failure: Failure::Worker(format!("the result could not be encoded: {e}")),
         })
