@@ -10,7 +10,7 @@ use alloc::collections::BTreeSet;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{Emit, Policy, Preemption};
+use super::{Emit, Policy, Preemption, WaitingWalk, WalkNext};
 use crate::labs::fairness::params::TiresiasParams;
 use crate::labs::fairness::sim::{Phase, RoundCtx};
 
@@ -19,6 +19,10 @@ use crate::labs::fairness::sim::{Phase, RoundCtx};
 /// job's promotion time is known when it stops) and, for running jobs, when its attained
 /// service crosses the next threshold (a running job attains gⱼ GPU-ns per ns, so the time is
 /// known when it is filed); a round then reads the queues only as far as the simulator needs.
+/// For the round's waiting walk ([`Policy::walk_waiting`]) each queue also keeps its waiting
+/// jobs and its running jobs apart, with the running jobs' GPUs summed by (submission, job)
+/// rank: the GPUs of the running jobs ahead of a waiting job are those of the queues above
+/// its own plus a prefix sum in its own, O(log n).
 #[derive(Clone, Debug)]
 pub struct Tiresias {
     thresholds_gpu_ns: Vec<u128>,
@@ -37,6 +41,62 @@ pub struct Tiresias {
     crossing: BTreeSet<(u64, usize)>,
     /// Per job: its entry's time in `crossing` (`u64::MAX`: none).
     crossing_at: Vec<u64>,
+    /// For the waiting walk: per queue, its waiting jobs by (submission ns, job).
+    waiting: Vec<BTreeSet<(u64, usize)>>,
+    /// Per queue: the GPUs of its running jobs, by the job's rank in (submission, job) order.
+    running_gpus: Vec<PrefixSums>,
+    /// Per queue: its running jobs by (submission ns, job).
+    running: Vec<BTreeSet<(u64, usize)>>,
+    /// Per job: where `waiting` and `running_gpus` count it, (queue, running).
+    indexed: Vec<Option<(usize, bool)>>,
+    /// Per job: its rank in (submission ns, job) order (set at the first round).
+    rank: Vec<u32>,
+}
+
+/// Sums over positions 0‥n (a Fenwick tree): add at a position and the sum of the positions
+/// before one, each in O(log n).
+#[derive(Clone, Debug)]
+struct PrefixSums {
+    tree: Vec<u64>,
+    total: u64,
+}
+
+impl PrefixSums {
+    fn new(n: usize) -> Self {
+        PrefixSums {
+            tree: vec![0; n + 1],
+            total: 0,
+        }
+    }
+
+    /// Adds `v` at position `i` (`add` false: takes it away).
+    fn change(&mut self, i: usize, v: u64, add: bool) {
+        if add {
+            self.total += v;
+        } else {
+            self.total -= v;
+        }
+        let mut k = i + 1;
+        while k < self.tree.len() {
+            if add {
+                self.tree[k] += v;
+            } else {
+                self.tree[k] -= v;
+            }
+            k += k & k.wrapping_neg();
+        }
+    }
+
+    /// The sum over positions before `i`.
+    fn before(&self, i: usize) -> u64 {
+        let mut sum = 0;
+        let mut k = i;
+        while k > 0 {
+            sum += self.tree[k];
+            k -= k & k.wrapping_neg();
+        }
+        sum
+    }
 }
 
 impl Tiresias {
@@ -57,6 +117,11 @@ impl Tiresias {
             due_at: vec![u64::MAX; jobs],
             crossing: BTreeSet::new(),
             crossing_at: vec![u64::MAX; jobs],
+            waiting: vec![BTreeSet::new(); p.queue_thresholds_gpu_s.len() + 1],
+            running_gpus: vec![PrefixSums::new(jobs); p.queue_thresholds_gpu_s.len() + 1],
+            running: vec![BTreeSet::new(); p.queue_thresholds_gpu_s.len() + 1],
+            indexed: vec![None; jobs],
+            rank: Vec::new(),
         }
     }
 
@@ -106,6 +171,7 @@ impl Tiresias {
         }
         let submit = ctx.jobs[j].submit_ns;
         let q = self.queue(ctx, j);
+        self.index(ctx, j, Some((q, ctx.jobs[j].is_running())));
         if self.filed[j] == Some((q, submit)) {
             return;
         }
@@ -114,6 +180,34 @@ impl Tiresias {
         }
         self.queues[q].insert((submit, j));
         self.filed[j] = Some((q, submit));
+    }
+
+    /// Counts job `j` in the waiting walk's index as `to` says: (queue, running), or nowhere.
+    fn index(&mut self, ctx: &RoundCtx<'_>, j: usize, to: Option<(usize, bool)>) {
+        let from = self.indexed[j];
+        if from == to {
+            return;
+        }
+        let job = &ctx.jobs[j];
+        let g = u64::from(job.gpus);
+        let r = self.rank[j] as usize;
+        if let Some((q, running)) = from {
+            if running {
+                self.running_gpus[q].change(r, g, false);
+                self.running[q].remove(&(job.submit_ns, j));
+            } else {
+                self.waiting[q].remove(&(job.submit_ns, j));
+            }
+        }
+        if let Some((q, running)) = to {
+            if running {
+                self.running_gpus[q].change(r, g, true);
+                self.running[q].insert((job.submit_ns, j));
+            } else {
+                self.waiting[q].insert((job.submit_ns, j));
+            }
+        }
+        self.indexed[j] = to;
     }
 
     /// Job `j` changed phase: files it again, with its promotion time if it waits after
@@ -136,6 +230,7 @@ impl Tiresias {
                 }
             }
             Phase::Pending | Phase::Done => {
+                self.index(ctx, j, None);
                 if let Some((old, s)) = self.filed[j].take() {
                     self.queues[old].remove(&(s, j));
                 }
@@ -165,11 +260,46 @@ impl Tiresias {
         }
         let filed: usize = self.queues.iter().map(BTreeSet::len).sum();
         assert_eq!(filed, ctx.active.len(), "filed jobs at {} ns", ctx.now_ns);
+        for (q, jobs) in self.queues.iter().enumerate() {
+            let waiting: Vec<(u64, usize)> = jobs
+                .iter()
+                .copied()
+                .filter(|&(_, j)| !ctx.jobs[j].is_running())
+                .collect();
+            assert!(
+                self.waiting[q].iter().copied().eq(waiting),
+                "queue {q}'s waiting jobs at {} ns",
+                ctx.now_ns
+            );
+            let running: u64 = jobs
+                .iter()
+                .filter(|&&(_, j)| ctx.jobs[j].is_running())
+                .map(|&(_, j)| u64::from(ctx.jobs[j].gpus))
+                .sum();
+            assert_eq!(self.running_gpus[q].total, running, "queue {q}'s running GPUs");
+            let kept = self.running[q].iter().map(|&(_, j)| u64::from(ctx.jobs[j].gpus));
+            assert_eq!(kept.sum::<u64>(), running, "queue {q}'s running jobs");
+        }
     }
 }
 
-impl Policy for Tiresias {
-    fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) {
+impl Tiresias {
+    /// Brings the queues up to date at the start of a round: the jobs that changed phase, the
+    /// promotions due and the running jobs whose attained service crossed a threshold.
+    fn refresh(&mut self, ctx: &RoundCtx<'_>) {
+        if self.rank.is_empty() && !ctx.jobs.is_empty() {
+            let mut order: Vec<(u64, usize)> = ctx
+                .jobs
+                .iter()
+                .enumerate()
+                .map(|(j, job)| (job.submit_ns, j))
+                .collect();
+            order.sort_unstable();
+            self.rank = vec![0; ctx.jobs.len()];
+            for (r, &(_, j)) in order.iter().enumerate() {
+                self.rank[j] = r as u32;
+            }
+        }
         for &j in ctx.changed {
             self.changed(ctx, j);
         }
@@ -192,6 +322,33 @@ impl Policy for Tiresias {
         }
         #[cfg(debug_assertions)]
         self.check(ctx);
+    }
+}
+
+impl Tiresias {
+    /// The whole order from `from` in queue `q` on, through [`WaitingWalk::every`]; once it
+    /// returns false, only the running jobs after that point.
+    fn walk_every(&self, q: usize, from: (u64, usize), walk: &mut dyn WaitingWalk) {
+        use core::ops::Bound::{Excluded, Included, Unbounded};
+        let mut start = Included(from);
+        for k in q..self.queues.len() {
+            for &entry in self.queues[k].range((start, Unbounded)) {
+                if !walk.every(entry.1) {
+                    let running = self.running[k].range((Excluded(entry), Unbounded));
+                    for &(_, j) in running.chain(self.running[k + 1..].iter().flatten()) {
+                        walk.every(j);
+                    }
+                    return;
+                }
+            }
+            start = Unbounded;
+        }
+    }
+}
+
+impl Policy for Tiresias {
+    fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) {
+        self.refresh(ctx);
         for q in &self.queues {
             for &(_, j) in q {
                 if !emit(j) {
@@ -199,6 +356,27 @@ impl Policy for Tiresias {
                 }
             }
         }
+    }
+
+    fn walk_waiting(&mut self, ctx: &RoundCtx<'_>, walk: &mut dyn WaitingWalk) -> bool {
+        self.refresh(ctx);
+        // The running jobs of the queues above this one: all of them are ahead.
+        let mut above = 0;
+        for q in 0..self.queues.len() {
+            for &(s, w) in &self.waiting[q] {
+                let ahead = above + self.running_gpus[q].before(self.rank[w] as usize);
+                match walk.waiting(w, ahead) {
+                    WalkNext::Next => {}
+                    WalkNext::Stop => return true,
+                    WalkNext::Every => {
+                        self.walk_every(q, (s, w), walk);
+                        return true;
+                    }
+                }
+            }
+            above += self.running_gpus[q].total;
+        }
+        true
     }
 
     fn preemption(&self) -> Preemption {

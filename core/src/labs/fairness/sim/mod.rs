@@ -35,7 +35,7 @@ use alloc::vec::Vec;
 
 use super::job::Trace;
 use super::params::{s_to_ns, FairnessParams, TenantWeights};
-use super::policies::{PolicyKind, Preemption, QuotaLease};
+use super::policies::{PolicyKind, Preemption, QuotaLease, WaitingWalk, WalkNext};
 use crate::engine::{EventQueue, Prioritized};
 use crate::units::Nanos;
 
@@ -212,9 +212,10 @@ struct Sim<'p> {
     /// Jobs that changed phase since the policy last ordered ([`RoundCtx::changed`]); not kept
     /// for the ASTRAEA family, which has no policy object.
     changed: Vec<usize>,
-    /// ASTRAEA machinery: a lone waiting job's round skips the lists
-    /// ([`Sim::lone_job_round`]); off only to test that it changes nothing.
-    lone_job_rounds: bool,
+    /// The rounds' shortcuts: the ASTRAEA machinery's round of a lone waiting job skips the
+    /// lists ([`Sim::lone_job_round`]), and a policy that preempts at any time is walked by its
+    /// waiting jobs where it can be ([`Walk`]); off only to test that they change nothing.
+    shortcuts: bool,
 }
 
 /// Runs one policy on a trace.
@@ -226,8 +227,8 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
     run_policy_with(params, trace, kind, true)
 }
 
-/// [`run_policy`] with every round of the ASTRAEA machinery run in full, never the lone job's
-/// shortcut: for the test that the shortcut gives the same run.
+/// [`run_policy`] with every round run in full: never the ASTRAEA machinery's lone-job round,
+/// never a waiting walk ([`Walk`]). For the test that the shortcuts give the same runs.
 #[doc(hidden)]
 #[must_use]
 pub fn run_policy_in_full_rounds(
@@ -242,7 +243,7 @@ fn run_policy_with(
     params: &FairnessParams,
     trace: &Trace,
     kind: PolicyKind,
-    lone_job_rounds: bool,
+    shortcuts: bool,
 ) -> PolicyRun {
     let weights = tenant_weights(params, trace);
     let total_gpus = params.cluster.total_gpus();
@@ -383,7 +384,7 @@ fn run_policy_with(
         ql_ns: quota_lease::MachineryNs::of(params),
         compact_at: MIN_COMPACT_AT,
         changed: Vec::new(),
-        lone_job_rounds,
+        shortcuts,
     };
     let mut policy = kind.build(params, n_tenants, n_jobs);
     sim.keep_waiting_sorted = policy
@@ -1235,6 +1236,10 @@ impl Sim<'_> {
         // left (the policy stops ordering there).
         let mut cap = self.total_gpus - locked;
         let mut kept: Vec<usize> = Vec::new();
+        // A waiting walk ([`Walk`]) names the running jobs it drops instead of marking those it
+        // keeps.
+        let mut dropped: Vec<usize> = Vec::new();
+        let mut walked = false;
         // A policy that never preempts is offered only the waiting jobs: the running ones keep
         // their GPUs whatever the order, so ordering them would be wasted work.
         let offered: &[usize] = if rule == Preemption::Never {
@@ -1266,27 +1271,49 @@ impl Sim<'_> {
                         }
                     }
             };
-            policy.order(&ctx, &mut |j| {
-                if cap < smallest {
-                    return false;
-                }
-                if !locked_job(j) && !keep[j] {
-                    let g = u64::from(jobs[j].gpus);
-                    if g <= cap {
-                        cap -= g;
-                        keep[j] = true;
-                        kept.push(j);
+            if rule == Preemption::Anytime && self.shortcuts {
+                let mut walk = Walk {
+                    jobs,
+                    keep,
+                    kept: &mut kept,
+                    dropped: &mut dropped,
+                    cap0: cap,
+                    free: self.free_gpus,
+                    taken: 0,
+                    cap: 0,
+                    smallest,
+                };
+                walked = policy.walk_waiting(&ctx, &mut walk);
+            }
+            if !walked {
+                policy.order(&ctx, &mut |j| {
+                    if cap < smallest {
+                        return false;
                     }
-                }
-                cap >= smallest
-            });
+                    if !locked_job(j) && !keep[j] {
+                        let g = u64::from(jobs[j].gpus);
+                        if g <= cap {
+                            cap -= g;
+                            keep[j] = true;
+                            kept.push(j);
+                        }
+                    }
+                    cap >= smallest
+                });
+            }
         }
         // The policy has seen these changes.
         self.changed.clear();
-        // Preempt the preemptible running jobs not kept, then renew the leases of kept
-        // running jobs (in the policy's order).
+        // Preempt the preemptible running jobs not kept (in index order, as below), then
+        // renew the leases of kept running jobs (in the policy's order).
+        if walked {
+            dropped.sort_unstable();
+            for &j in &dropped {
+                self.preempt(j);
+            }
+        }
         let mut i = 0;
-        while rule != Preemption::Never && i < self.running.len() {
+        while !walked && rule != Preemption::Never && i < self.running.len() {
             let j = self.running[i];
             if !self.preemptible(j, rule) || self.keep[j] {
                 i += 1;
@@ -1379,6 +1406,83 @@ impl Sim<'_> {
         if blocked {
             self.run.placement_blocks += 1;
         }
+    }
+}
+
+/// A round's waiting walk ([`WaitingWalk`]) for a policy that preempts at any time: the same
+/// outcome as the round's walk of the whole order ([`Sim::round`]: each job in the order is
+/// given its GPUs if they still fit, until fewer than any job asks for are left), read from
+/// the waiting jobs.
+///
+/// Where the whole walk reaches waiting job w, the GPUs left are cap₀ − R_w − K_w: R_w held by
+/// the running jobs ahead of w, K_w given to the waiting jobs before it — as long as every
+/// running job ahead of w kept its GPUs. That holds while K ≤ the free GPUs F: a running job r
+/// finds at least cap₀ − (R − g_r) − K ≥ F + g_r − K ≥ g_r left, R being all the running jobs'
+/// GPUs (cap₀ − R = F under [`Preemption::Anytime`]). So waiting jobs are given GPUs one by one
+/// while K stays ≤ F; the first that fits but would take K past F switches to the whole walk
+/// from there, with the GPUs left at that point ([`WalkNext::Every`]). That walk goes on past
+/// the point where the whole walk stops (nothing fits after it), so every running job after it
+/// that did not fit is named ([`Walk::dropped`]) and preempted. A running job ahead of it keeps
+/// its GPUs.
+struct Walk<'a> {
+    jobs: &'a [JobState],
+    keep: &'a mut [bool],
+    /// The waiting jobs given GPUs, in the order.
+    kept: &'a mut Vec<usize>,
+    /// The running jobs that lose their GPUs.
+    dropped: &'a mut Vec<usize>,
+    /// GPUs the round gives out (every GPU: nothing is locked).
+    cap0: u64,
+    /// Free GPUs before the round, F.
+    free: u64,
+    /// GPUs given to waiting jobs so far, K.
+    taken: u64,
+    /// GPUs left, once the whole walk took over.
+    cap: u64,
+    /// The fewest GPUs any job asks for.
+    smallest: u64,
+}
+
+impl WaitingWalk for Walk<'_> {
+    fn waiting(&mut self, j: usize, running_ahead_gpus: u64) -> WalkNext {
+        let cap = self
+            .cap0
+            .saturating_sub(running_ahead_gpus)
+            .saturating_sub(self.taken);
+        // No running job is at or after this point (each would leave ≥ its GPUs here): the
+        // whole walk stops, or gives nothing more.
+        if cap < self.smallest {
+            return WalkNext::Stop;
+        }
+        let g = u64::from(self.jobs[j].gpus);
+        if g > cap {
+            return WalkNext::Next;
+        }
+        if self.taken + g <= self.free {
+            self.taken += g;
+            self.keep[j] = true;
+            self.kept.push(j);
+            WalkNext::Next
+        } else {
+            self.cap = cap;
+            WalkNext::Every
+        }
+    }
+
+    fn every(&mut self, j: usize) -> bool {
+        let g = u64::from(self.jobs[j].gpus);
+        let running = self.jobs[j].is_running();
+        // Where the whole walk stops, and after: nothing fits.
+        if self.cap >= self.smallest && g <= self.cap {
+            self.cap -= g;
+            if !running {
+                self.keep[j] = true;
+                self.kept.push(j);
+            }
+        } else if running {
+            self.dropped.push(j);
+        }
+        self.cap >= self.smallest
     }
 }
 

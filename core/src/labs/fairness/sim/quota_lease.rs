@@ -631,7 +631,7 @@ impl Sim<'_> {
         let &[j] = &self.waiting_list[..] else {
             return None;
         };
-        if !self.lone_job_rounds {
+        if !self.shortcuts {
             return None;
         }
         let u = self.jobs[j].tenant as usize;

@@ -1,0 +1,76 @@
+//! The fairness simulator's round shortcuts must change nothing; each is switched off by
+//! `run_policy_in_full_rounds`, and on the small golden scenario and the contended and
+//! light-load presets (long queues; lone lease expiries) every run with the shortcuts equals its
+//! run without them: the same events, rounds and segments, and the same digest (what the Report
+//! reads of a run).
+//! * The ASTRAEA machinery's round for a lone waiting job that cannot preempt skips the lists
+//!   (`lone_job_round` in `sim/quota_lease.rs`), under both quota modes.
+//! * A policy that preempts at any time is walked by its waiting jobs (`Walk` in
+//!   `sim/mod.rs`, `Policy::walk_waiting`), not by its whole order.
+
+#![cfg(not(target_arch = "wasm32"))]
+#![allow(clippy::unwrap_used)] // a failed unwrap fails the test
+
+mod common;
+
+use bubblelab_core::labs::fairness::policies::{PolicyKind, QuotaMode};
+use bubblelab_core::labs::fairness::report::digest;
+use bubblelab_core::labs::fairness::sim::run_policy_in_full_rounds;
+use bubblelab_core::labs::fairness::{run_policy, synthetic_trace, FairnessParams};
+
+/// The scenarios of these tests.
+fn scenarios() -> Vec<(String, FairnessParams)> {
+    let chosen = [
+        "fairness-small",
+        "fairness-contended-15-tenants",
+        "fairness-light-load-15-tenants",
+    ];
+    common::fairness_scenarios()
+        .into_iter()
+        .filter(|(name, _)| chosen.contains(&name.as_str()))
+        .collect()
+}
+
+/// Runs `kind` with and without the shortcuts and requires the same run.
+fn same_with_and_without(what: &str, params: &FairnessParams, kind: PolicyKind) {
+    let (usable, _) = params
+        .usable_trace(&synthetic_trace(params).unwrap())
+        .unwrap();
+    let short = run_policy(params, &usable, kind);
+    let full = run_policy_in_full_rounds(params, &usable, kind);
+    let what = format!("{what}, {kind:?}");
+    assert_eq!(short.events, full.events, "{what}: events");
+    assert_eq!(short.rounds, full.rounds, "{what}: rounds");
+    assert_eq!(short.preemptions, full.preemptions, "{what}: preemptions");
+    assert!(short.segments == full.segments, "{what}: segments differ");
+    assert!(
+        digest(params, &usable, &short) == digest(params, &usable, &full),
+        "{what}: digests differ"
+    );
+}
+
+#[test]
+fn a_lone_job_s_round_without_lists_is_the_full_round() {
+    let machinery = [
+        PolicyKind::Astraea,
+        PolicyKind::Astraea2das,
+        PolicyKind::AstraeaThemis,
+        PolicyKind::YarnFifo,
+    ];
+    for (name, mut params) in scenarios() {
+        for quota in [QuotaMode::Fair, QuotaMode::Static] {
+            params.astraea.quota = quota;
+            for kind in machinery {
+                same_with_and_without(&format!("{name}, {quota:?} quota"), &params, kind);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_waiting_walk_is_the_walk_of_the_whole_order() {
+    for (name, params) in scenarios() {
+        // The one policy with a waiting walk so far.
+        same_with_and_without(&name, &params, PolicyKind::Tiresias);
+    }
+}
