@@ -323,9 +323,7 @@ impl Tiresias {
         #[cfg(debug_assertions)]
         self.check(ctx);
     }
-}
 
-impl Tiresias {
     /// The whole order from `from` in queue `q` on, through [`WaitingWalk::every`]; once it
     /// returns false, only the running jobs after that point.
     fn walk_every(&self, q: usize, from: (u64, usize), walk: &mut dyn WaitingWalk) {

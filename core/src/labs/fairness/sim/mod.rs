@@ -1420,10 +1420,11 @@ impl Sim<'_> {
 /// finds at least cap₀ − (R − g_r) − K ≥ F + g_r − K ≥ g_r left, R being all the running jobs'
 /// GPUs (cap₀ − R = F under [`Preemption::Anytime`]). So waiting jobs are given GPUs one by one
 /// while K stays ≤ F; the first that fits but would take K past F switches to the whole walk
-/// from there, with the GPUs left at that point ([`WalkNext::Every`]). That walk goes on past
-/// the point where the whole walk stops (nothing fits after it), so every running job after it
-/// that did not fit is named ([`Walk::dropped`]) and preempted. A running job ahead of it keeps
-/// its GPUs.
+/// from there, with the GPUs left at that point ([`WalkNext::Every`]). Where that walk stops
+/// (fewer GPUs left than any job asks for: nothing after fits), the policy hands on only the
+/// running jobs after that point. Every running job met in that walk that did not fit, and
+/// every one after it, is named ([`Walk::dropped`]) and preempted; a running job ahead of the
+/// switch keeps its GPUs.
 struct Walk<'a> {
     jobs: &'a [JobState],
     keep: &'a mut [bool],
