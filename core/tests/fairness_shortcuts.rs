@@ -70,7 +70,9 @@ fn a_lone_job_s_round_without_lists_is_the_full_round() {
 #[test]
 fn a_waiting_walk_is_the_walk_of_the_whole_order() {
     for (name, params) in scenarios() {
-        // The one policy with a waiting walk so far.
-        same_with_and_without(&name, &params, PolicyKind::Tiresias);
+        // The policies with a waiting walk so far.
+        for kind in [PolicyKind::Tiresias, PolicyKind::Srtf] {
+            same_with_and_without(&name, &params, kind);
+        }
     }
 }
