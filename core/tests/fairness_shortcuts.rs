@@ -71,7 +71,11 @@ fn a_lone_job_s_round_without_lists_is_the_full_round() {
 fn a_waiting_walk_is_the_walk_of_the_whole_order() {
     for (name, params) in scenarios() {
         // The policies with a waiting walk so far.
-        for kind in [PolicyKind::Tiresias, PolicyKind::Srtf] {
+        for kind in [
+            PolicyKind::Tiresias,
+            PolicyKind::Srtf,
+            PolicyKind::FairShare,
+        ] {
             same_with_and_without(&name, &params, kind);
         }
     }

@@ -3,13 +3,37 @@
 //! it preempts whenever the instantaneous shares move. Within a tenant: running jobs first
 //! (no churn), then submission order.
 
-use super::{interleave_skipping, takeable, Emit, Key, Policy, Preemption, RunningThenFifo};
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::{
+    interleave, interleave_skipping, takeable, Emit, Key, Policy, Preemption, RunningThenFifo,
+    WaitingWalk, WalkNext,
+};
 use crate::labs::fairness::sim::RoundCtx;
 
 /// Weighted max-min fair share of GPUs, instantaneous.
 #[derive(Clone, Debug, Default)]
 pub struct FairShare {
     order: RunningThenFifo,
+    /// Per tenant: its running jobs' levels, for the waiting walk.
+    levels: Vec<Levels>,
+}
+
+/// One tenant's running jobs as the progressive filling meets them: the filling emits a
+/// tenant's i-th job at its level, the sum of gⱼ/w over the jobs before it (from 0, added one
+/// by one as the filling adds them), and the order of the round is all jobs by (level,
+/// tenant). A tenant's running jobs come first in its queue, so their levels depend on its
+/// running jobs only and hold until one starts or stops.
+#[derive(Clone, Debug, Default)]
+struct Levels {
+    /// The running jobs, in the tenant's order.
+    jobs: Vec<usize>,
+    /// `level[i]`: the level of `jobs[i]`; the last entry is the level after all of them,
+    /// where the tenant's waiting jobs start.
+    level: Vec<f64>,
+    /// `gpus[i]`: the GPUs of `jobs[..i]`.
+    gpus: Vec<u64>,
 }
 
 /// Max-min order: a tenant's key is GPUs given so far / weight.
@@ -30,9 +54,164 @@ pub(super) fn max_min_order(
     );
 }
 
+/// The key of the filling at (level, tenant), as [`interleave`] orders it.
+fn at(level: f64, tenant: usize) -> (u128, usize) {
+    (Key(0, level).bits(), tenant)
+}
+
+impl FairShare {
+    /// Brings the queues and the changed tenants' levels up to the round.
+    fn refresh(&mut self, ctx: &RoundCtx<'_>) {
+        let fresh = self.levels.len() != ctx.tenants.len();
+        self.order.refresh(ctx);
+        if fresh {
+            self.levels = vec![Levels::default(); ctx.tenants.len()];
+        }
+        let mut touched: Vec<usize> = if fresh {
+            (0..ctx.tenants.len()).collect()
+        } else {
+            ctx.changed
+                .iter()
+                .map(|&j| ctx.jobs[j].tenant as usize)
+                .collect()
+        };
+        touched.sort_unstable();
+        touched.dedup();
+        for u in touched {
+            let w = ctx.tenants[u].weight;
+            let l = &mut self.levels[u];
+            l.jobs.clear();
+            l.jobs.extend(self.order.running[u].iter().map(|e| e.1));
+            l.level.clear();
+            l.gpus.clear();
+            let (mut level, mut gpus) = (0.0, 0);
+            for &j in &l.jobs {
+                l.level.push(level);
+                l.gpus.push(gpus);
+                let g = ctx.jobs[j].gpus;
+                level += f64::from(g) / w;
+                gpus += u64::from(g);
+            }
+            l.level.push(level);
+            l.gpus.push(gpus);
+        }
+    }
+
+    /// The whole order from waiting job `from` of tenant `t` at level `from_level` on, through
+    /// [`WaitingWalk::every`]; once it returns false, only the running jobs after that point.
+    fn walk_every(
+        &self,
+        ctx: &RoundCtx<'_>,
+        (from, t, from_level): (usize, usize, f64),
+        walk: &mut dyn WaitingWalk,
+    ) {
+        let start = at(from_level, t);
+        // Per tenant: where its part of the rest starts, (position in its queue, level).
+        let mut pos = vec![0; ctx.tenants.len()];
+        let mut keys = vec![Key(0, 0.0); ctx.tenants.len()];
+        let mut queues = Vec::with_capacity(ctx.tenants.len());
+        for (u, l) in self.levels.iter().enumerate() {
+            let running = l.jobs.len();
+            let waiting = &self.order.waiting[u];
+            let (p, level) = if u == t {
+                (running + waiting.iter().take_while(|e| e.1 != from).count(), from_level)
+            } else {
+                let i = l.level[..running].partition_point(|&x| at(x, u) < start);
+                if i < running {
+                    (i, l.level[i])
+                } else {
+                    let mut level = l.level[running];
+                    let mut m = 0;
+                    for e in waiting {
+                        if at(level, u) > start {
+                            break;
+                        }
+                        level += f64::from(ctx.jobs[e.1].gpus) / ctx.tenants[u].weight;
+                        m += 1;
+                    }
+                    (running + m, level)
+                }
+            };
+            pos[u] = p;
+            keys[u] = Key(0, level);
+            let rest_running = l.jobs.get(p..).unwrap_or(&[]).iter().copied();
+            let rest_waiting = waiting.iter().skip(p.saturating_sub(running)).map(|e| e.1);
+            queues.push(rest_running.chain(rest_waiting));
+        }
+        let mut stopped = false;
+        interleave(
+            queues,
+            keys,
+            |u, j, k| Key(0, k.1 + f64::from(ctx.jobs[j].gpus) / ctx.tenants[u].weight),
+            &mut |j| {
+                pos[ctx.jobs[j].tenant as usize] += 1;
+                stopped = !walk.every(j);
+                !stopped
+            },
+        );
+        if stopped {
+            for (u, l) in self.levels.iter().enumerate() {
+                for &j in l.jobs.get(pos[u]..).unwrap_or(&[]) {
+                    walk.every(j);
+                }
+            }
+        }
+    }
+}
+
 impl Policy for FairShare {
     fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) {
         max_min_order(&mut self.order, ctx, |j| f64::from(ctx.jobs[j].gpus), emit);
+    }
+
+    fn walk_waiting(&mut self, ctx: &RoundCtx<'_>, walk: &mut dyn WaitingWalk) -> bool {
+        self.refresh(ctx);
+        let n = ctx.tenants.len();
+        // The waiting jobs in the round's order: the same filling, each tenant starting at
+        // the level after its running jobs.
+        let queues: Vec<_> = self.order.waiting.iter().map(|w| w.iter().map(|e| e.1)).collect();
+        let keys: Vec<Key> = self
+            .levels
+            .iter()
+            .map(|l| Key(0, l.level.last().copied().unwrap_or(0.0)))
+            .collect();
+        let mut level: Vec<f64> = keys.iter().map(|k| k.1).collect();
+        let mut every_from = None;
+        interleave(
+            queues,
+            keys,
+            |u, j, k| Key(0, k.1 + f64::from(ctx.jobs[j].gpus) / ctx.tenants[u].weight),
+            &mut |j| {
+                let t = ctx.jobs[j].tenant as usize;
+                let here = level[t];
+                level[t] = here + f64::from(ctx.jobs[j].gpus) / ctx.tenants[t].weight;
+                // The running jobs ahead: its own tenant's all (they come first in its queue),
+                // each other tenant's below (level, tenant) of this job.
+                let key = at(here, t);
+                let ahead: u64 = (0..n)
+                    .map(|u| {
+                        let l = &self.levels[u];
+                        let running = l.jobs.len();
+                        if u == t {
+                            return l.gpus[running];
+                        }
+                        l.gpus[l.level[..running].partition_point(|&x| at(x, u) < key)]
+                    })
+                    .sum();
+                match walk.waiting(j, ahead) {
+                    WalkNext::Next => true,
+                    WalkNext::Stop => false,
+                    WalkNext::Every => {
+                        every_from = Some((j, t, here));
+                        false
+                    }
+                }
+            },
+        );
+        if let Some(from) = every_from {
+            self.walk_every(ctx, from, walk);
+        }
+        true
     }
 
     fn preemption(&self) -> Preemption {

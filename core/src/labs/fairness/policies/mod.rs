@@ -723,6 +723,16 @@ impl RunningThenFifo {
         &'s mut self,
         ctx: &RoundCtx<'_>,
     ) -> Vec<impl Iterator<Item = usize> + 's> {
+        self.refresh(ctx);
+        self.running
+            .iter()
+            .zip(&self.waiting)
+            .map(|(r, w)| r.iter().chain(w).map(|e| e.1))
+            .collect()
+    }
+
+    /// Files the jobs of `ctx.changed` again.
+    pub fn refresh(&mut self, ctx: &RoundCtx<'_>) {
         let tenants = ctx.tenants.len();
         if self.running.len() != tenants {
             self.running.resize_with(tenants, BTreeSet::new);
@@ -742,11 +752,6 @@ impl RunningThenFifo {
         }
         #[cfg(debug_assertions)]
         self.check(ctx);
-        self.running
-            .iter()
-            .zip(&self.waiting)
-            .map(|(r, w)| r.iter().chain(w).map(|e| e.1))
-            .collect()
     }
 
     /// Debug builds: the kept queues hold exactly the active jobs, in the order a fresh sort
