@@ -54,6 +54,16 @@ pub(super) fn max_min_order(
     );
 }
 
+/// How far tenant `u`'s level rises with job `j`: gⱼ/w_u (fair share's GPU units).
+fn step(ctx: &RoundCtx<'_>, u: usize, j: usize) -> f64 {
+    f64::from(ctx.jobs[j].gpus) / ctx.tenants[u].weight
+}
+
+/// The filling's key after job `j` of tenant `u`, from `k`.
+fn raise(ctx: &RoundCtx<'_>, u: usize, j: usize, k: Key) -> Key {
+    Key(0, k.1 + step(ctx, u, j))
+}
+
 /// The key of the filling at (level, tenant), as [`interleave`] orders it.
 fn at(level: f64, tenant: usize) -> (u128, usize) {
     (Key(0, level).bits(), tenant)
@@ -78,7 +88,6 @@ impl FairShare {
         touched.sort_unstable();
         touched.dedup();
         for u in touched {
-            let w = ctx.tenants[u].weight;
             let l = &mut self.levels[u];
             l.jobs.clear();
             l.jobs.extend(self.order.running[u].iter().map(|e| e.1));
@@ -88,9 +97,8 @@ impl FairShare {
             for &j in &l.jobs {
                 l.level.push(level);
                 l.gpus.push(gpus);
-                let g = ctx.jobs[j].gpus;
-                level += f64::from(g) / w;
-                gpus += u64::from(g);
+                level += step(ctx, u, j);
+                gpus += u64::from(ctx.jobs[j].gpus);
             }
             l.level.push(level);
             l.gpus.push(gpus);
@@ -126,7 +134,7 @@ impl FairShare {
                         if at(level, u) > start {
                             break;
                         }
-                        level += f64::from(ctx.jobs[e.1].gpus) / ctx.tenants[u].weight;
+                        level += step(ctx, u, e.1);
                         m += 1;
                     }
                     (running + m, level)
@@ -142,7 +150,7 @@ impl FairShare {
         interleave(
             queues,
             keys,
-            |u, j, k| Key(0, k.1 + f64::from(ctx.jobs[j].gpus) / ctx.tenants[u].weight),
+            |u, j, k| raise(ctx, u, j, k),
             &mut |j| {
                 pos[ctx.jobs[j].tenant as usize] += 1;
                 stopped = !walk.every(j);
@@ -180,11 +188,11 @@ impl Policy for FairShare {
         interleave(
             queues,
             keys,
-            |u, j, k| Key(0, k.1 + f64::from(ctx.jobs[j].gpus) / ctx.tenants[u].weight),
+            |u, j, k| raise(ctx, u, j, k),
             &mut |j| {
                 let t = ctx.jobs[j].tenant as usize;
                 let here = level[t];
-                level[t] = here + f64::from(ctx.jobs[j].gpus) / ctx.tenants[t].weight;
+                level[t] = here + step(ctx, t, j);
                 // The running jobs ahead: its own tenant's all (they come first in its queue),
                 // each other tenant's below (level, tenant) of this job.
                 let key = at(here, t);
