@@ -7,16 +7,20 @@
 //!   (`lone_job_round` in `sim/quota_lease.rs`), under both quota modes.
 //! * A policy that preempts at any time is walked by its waiting jobs (`Walk` in
 //!   `sim/mod.rs`, `Policy::walk_waiting`), not by its whole order.
+//! * A lease policy's round while every running job holds its lease reads the order of the
+//!   waiting jobs alone (`Policy::order_waiting`), also on a cluster of two GPU types where jobs
+//!   run at different speeds (Gavel's effective throughput units).
 
 #![cfg(not(target_arch = "wasm32"))]
 #![allow(clippy::unwrap_used)] // a failed unwrap fails the test
 
 mod common;
 
+use bubblelab_core::labs::fairness::params::GpuTypeSpec;
 use bubblelab_core::labs::fairness::policies::{PolicyKind, QuotaMode};
 use bubblelab_core::labs::fairness::report::digest;
 use bubblelab_core::labs::fairness::sim::run_policy_in_full_rounds;
-use bubblelab_core::labs::fairness::{run_policy, synthetic_trace, FairnessParams};
+use bubblelab_core::labs::fairness::{run_policy, synthetic_trace, FairnessParams, Trace};
 
 /// The scenarios of these tests.
 fn scenarios() -> Vec<(String, FairnessParams)> {
@@ -36,15 +40,20 @@ fn same_with_and_without(what: &str, params: &FairnessParams, kind: PolicyKind) 
     let (usable, _) = params
         .usable_trace(&synthetic_trace(params).unwrap())
         .unwrap();
-    let short = run_policy(params, &usable, kind);
-    let full = run_policy_in_full_rounds(params, &usable, kind);
+    same_on(what, params, &usable, kind);
+}
+
+/// [`same_with_and_without`] on a given trace.
+fn same_on(what: &str, params: &FairnessParams, usable: &Trace, kind: PolicyKind) {
+    let short = run_policy(params, usable, kind);
+    let full = run_policy_in_full_rounds(params, usable, kind);
     let what = format!("{what}, {kind:?}");
     assert_eq!(short.events, full.events, "{what}: events");
     assert_eq!(short.rounds, full.rounds, "{what}: rounds");
     assert_eq!(short.preemptions, full.preemptions, "{what}: preemptions");
     assert!(short.segments == full.segments, "{what}: segments differ");
     assert!(
-        digest(params, &usable, &short) == digest(params, &usable, &full),
+        digest(params, usable, &short) == digest(params, usable, &full),
         "{what}: digests differ"
     );
 }
@@ -77,6 +86,48 @@ fn a_waiting_walk_is_the_walk_of_the_whole_order() {
             PolicyKind::FairShare,
         ] {
             same_with_and_without(&name, &params, kind);
+        }
+    }
+}
+
+#[test]
+fn a_lease_round_between_lease_ends_reads_the_waiting_order() {
+    let lease_policies = [
+        PolicyKind::Themis,
+        PolicyKind::GandivaFair,
+        PolicyKind::Gavel,
+        PolicyKind::Chronus,
+    ];
+    let chosen = ["fairness-deadlines", "fairness-chronus-deadlines"];
+    let with_deadlines = common::fairness_scenarios()
+        .into_iter()
+        .filter(|(name, _)| chosen.contains(&name.as_str()));
+    for (name, params) in scenarios().into_iter().chain(with_deadlines) {
+        for kind in lease_policies {
+            same_with_and_without(&name, &params, kind);
+        }
+        // Two GPU types, half the nodes each; job j runs 1, 1.5 or 2 times as fast on the
+        // second.
+        let mut mixed = params.clone();
+        let nodes = mixed.cluster.nodes;
+        mixed.cluster.gpu_types = vec![
+            GpuTypeSpec {
+                name: "slow".into(),
+                nodes: nodes / 2,
+            },
+            GpuTypeSpec {
+                name: "fast".into(),
+                nodes: nodes - nodes / 2,
+            },
+        ];
+        let (mut usable, _) = mixed
+            .usable_trace(&synthetic_trace(&mixed).unwrap())
+            .unwrap();
+        for (j, job) in usable.jobs.iter_mut().enumerate() {
+            job.speed_by_gpu_type = vec![1.0, 1.0 + 0.5 * (j % 3) as f64];
+        }
+        for kind in lease_policies {
+            same_on(&format!("{name}, two GPU types"), &mixed, &usable, kind);
         }
     }
 }

@@ -219,6 +219,41 @@ impl Chronus {
     }
 }
 
+impl Chronus {
+    /// A round's start: plans of finished jobs released, and at a slot boundary every plan
+    /// fitted to its job's remaining work.
+    fn prepare(&mut self, ctx: &RoundCtx<'_>) {
+        self.forget_finished(ctx);
+        if ctx.now_ns.is_multiple_of(self.lease_ns) {
+            self.replan(ctx, ctx.now_ns / self.lease_ns);
+        }
+    }
+
+    /// Job `j`'s place in the round's order: (class, key within it), then submission.
+    fn key(&self, ctx: &RoundCtx<'_>, j: usize) -> (super::Key, u64) {
+        let now = ctx.now_ns;
+        let slot = now / self.lease_ns;
+        let slot_end = (slot + 1) * self.lease_ns;
+        let job = &ctx.jobs[j];
+        let left = job.remaining_at(now) + job.pending_overhead_ns;
+        let gpu_left = left as f64 * f64::from(job.gpus);
+        let (class, key) = match (job.deadline_ns, self.admitted[j]) {
+            (Some(d), _) if now.saturating_add(left) > d => (HOPELESS, gpu_left),
+            (Some(d), Some(true)) => {
+                if self.plans[j].binary_search(&slot).is_ok() {
+                    (PLANNED_NOW, d as f64)
+                } else {
+                    let slack = (d - now - left) as f64;
+                    (ADMITTED_LATER, slack * f64::from(job.gpus))
+                }
+            }
+            (Some(_), _) if now.saturating_add(left) <= slot_end => (FITS_THIS_SLOT, gpu_left),
+            _ => (BEST_EFFORT, gpu_left),
+        };
+        (super::Key(class, key), job.submit_ns)
+    }
+}
+
 impl Policy for Chronus {
     fn on_arrival(&mut self, ctx: &RoundCtx<'_>, j: usize) -> Option<bool> {
         ctx.jobs[j].deadline_ns?;
@@ -233,42 +268,21 @@ impl Policy for Chronus {
     }
 
     fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) {
-        let now = ctx.now_ns;
-        let slot = now / self.lease_ns;
-        self.forget_finished(ctx);
-        if now.is_multiple_of(self.lease_ns) {
-            self.replan(ctx, slot);
-        }
-        let slot_end = (slot + 1) * self.lease_ns;
-        let admitted = &self.admitted;
-        let plans = &self.plans;
-        self.order.emit_by_key(
+        self.prepare(ctx);
+        let mut order = core::mem::take(&mut self.order);
+        // Jobs inside their lease keep their GPUs whatever the order.
+        order.emit_by_key(
             ctx.active,
-            |j| {
-                // Jobs inside their lease keep their GPUs whatever the order.
-                if !super::takeable(ctx, j) {
-                    return None;
-                }
-                let job = &ctx.jobs[j];
-                let left = job.remaining_at(now) + job.pending_overhead_ns;
-                let gpu_left = left as f64 * f64::from(job.gpus);
-                let (class, key) = match (job.deadline_ns, admitted[j]) {
-                    (Some(d), _) if now.saturating_add(left) > d => (HOPELESS, gpu_left),
-                    (Some(d), Some(true)) => {
-                        if plans[j].binary_search(&slot).is_ok() {
-                            (PLANNED_NOW, d as f64)
-                        } else {
-                            let slack = (d - now - left) as f64;
-                            (ADMITTED_LATER, slack * f64::from(job.gpus))
-                        }
-                    }
-                    (Some(_), _) if now.saturating_add(left) <= slot_end => (FITS_THIS_SLOT, gpu_left),
-                    _ => (BEST_EFFORT, gpu_left),
-                };
-                Some((super::Key(class, key), job.submit_ns))
-            },
+            |j| super::takeable(ctx, j).then(|| self.key(ctx, j)),
             emit,
         );
+        self.order = order;
+    }
+
+    fn order_waiting(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) -> bool {
+        self.prepare(ctx);
+        super::emit_by_key(ctx.waiting.iter().copied(), |j| self.key(ctx, j), emit);
+        true
     }
 
     fn preemption(&self) -> Preemption {

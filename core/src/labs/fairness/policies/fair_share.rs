@@ -15,8 +15,17 @@ use crate::labs::fairness::sim::RoundCtx;
 /// Weighted max-min fair share of GPUs, instantaneous.
 #[derive(Clone, Debug, Default)]
 pub struct FairShare {
+    fill: MaxMin,
+}
+
+/// The max-min filling's state kept across rounds: each tenant's queue (running jobs, then
+/// waiting ones, each by submission) and its running jobs' levels. A tenant's level rises by
+/// `step(tenant, job)` with each of its jobs the filling meets (fair share: gⱼ/w_u; Gavel:
+/// its effective throughput units / w_u).
+#[derive(Clone, Debug, Default)]
+pub(super) struct MaxMin {
     order: RunningThenFifo,
-    /// Per tenant: its running jobs' levels, for the waiting walk.
+    /// Per tenant: its running jobs' levels.
     levels: Vec<Levels>,
 }
 
@@ -36,22 +45,46 @@ struct Levels {
     gpus: Vec<u64>,
 }
 
-/// Max-min order: a tenant's key is GPUs given so far / weight.
-pub(super) fn max_min_order(
-    order: &mut RunningThenFifo,
-    ctx: &RoundCtx<'_>,
-    gpu_units: impl Fn(usize) -> f64,
-    emit: &mut Emit<'_>,
-) {
-    let queues = order.queues(ctx);
-    let keys = ctx.tenants.iter().map(|_| Key(0, 0.0)).collect();
-    interleave_skipping(
-        queues,
-        keys,
-        |t, j, k| Key(0, k.1 + gpu_units(j) / ctx.tenants[t].weight),
-        |j| !takeable(ctx, j),
-        emit,
-    );
+impl MaxMin {
+    /// The max-min order: each tenant's queue from level 0, the lowest (level, tenant) first.
+    pub(super) fn order(
+        &mut self,
+        ctx: &RoundCtx<'_>,
+        step: impl Fn(usize, usize) -> f64,
+        emit: &mut Emit<'_>,
+    ) {
+        self.refresh(ctx, &step);
+        let keys = ctx.tenants.iter().map(|_| Key(0, 0.0)).collect();
+        interleave_skipping(
+            self.order.as_filed(),
+            keys,
+            |t, j, k| Key(0, k.1 + step(t, j)),
+            |j| !takeable(ctx, j),
+            emit,
+        );
+    }
+
+    /// The max-min order of the waiting jobs alone: each tenant's waiting jobs from the level
+    /// after its running jobs (which come first in its queue), the lowest (level, tenant)
+    /// first, as [`MaxMin::order`] gives them.
+    pub(super) fn order_waiting(
+        &mut self,
+        ctx: &RoundCtx<'_>,
+        step: impl Fn(usize, usize) -> f64,
+        emit: &mut Emit<'_>,
+    ) {
+        self.refresh(ctx, &step);
+        let queues: Vec<_> = self.order.waiting.iter().map(|w| w.iter().map(|e| e.1)).collect();
+        interleave(queues, self.waiting_keys(), |u, j, k| Key(0, k.1 + step(u, j)), emit);
+    }
+
+    /// Each tenant's level after its running jobs, where its waiting jobs start.
+    fn waiting_keys(&self) -> Vec<Key> {
+        self.levels
+            .iter()
+            .map(|l| Key(0, l.level.last().copied().unwrap_or(0.0)))
+            .collect()
+    }
 }
 
 /// How far tenant `u`'s level rises with job `j`: gⱼ/w_u (fair share's GPU units).
@@ -69,9 +102,9 @@ fn at(level: f64, tenant: usize) -> (u128, usize) {
     (Key(0, level).bits(), tenant)
 }
 
-impl FairShare {
+impl MaxMin {
     /// Brings the queues and the changed tenants' levels up to the round.
-    fn refresh(&mut self, ctx: &RoundCtx<'_>) {
+    fn refresh(&mut self, ctx: &RoundCtx<'_>, step: &impl Fn(usize, usize) -> f64) {
         let fresh = self.levels.len() != ctx.tenants.len();
         self.order.refresh(ctx);
         if fresh {
@@ -97,13 +130,16 @@ impl FairShare {
             for &j in &l.jobs {
                 l.level.push(level);
                 l.gpus.push(gpus);
-                level += step(ctx, u, j);
+                level += step(u, j);
                 gpus += u64::from(ctx.jobs[j].gpus);
             }
             l.level.push(level);
             l.gpus.push(gpus);
         }
     }
+}
+
+impl FairShare {
 
     /// The whole order from waiting job `from` of tenant `t` at level `from_level` on, through
     /// [`WaitingWalk::every`]; once it returns false, only the running jobs after that point.
@@ -118,9 +154,9 @@ impl FairShare {
         let mut pos = vec![0; ctx.tenants.len()];
         let mut keys = vec![Key(0, 0.0); ctx.tenants.len()];
         let mut queues = Vec::with_capacity(ctx.tenants.len());
-        for (u, l) in self.levels.iter().enumerate() {
+        for (u, l) in self.fill.levels.iter().enumerate() {
             let running = l.jobs.len();
-            let waiting = &self.order.waiting[u];
+            let waiting = &self.fill.order.waiting[u];
             let (p, level) = if u == t {
                 (running + waiting.iter().take_while(|e| e.1 != from).count(), from_level)
             } else {
@@ -158,7 +194,7 @@ impl FairShare {
             },
         );
         if stopped {
-            for (u, l) in self.levels.iter().enumerate() {
+            for (u, l) in self.fill.levels.iter().enumerate() {
                 for &j in l.jobs.get(pos[u]..).unwrap_or(&[]) {
                     walk.every(j);
                 }
@@ -169,20 +205,17 @@ impl FairShare {
 
 impl Policy for FairShare {
     fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) {
-        max_min_order(&mut self.order, ctx, |j| f64::from(ctx.jobs[j].gpus), emit);
+        self.fill.order(ctx, |u, j| step(ctx, u, j), emit);
     }
 
     fn walk_waiting(&mut self, ctx: &RoundCtx<'_>, walk: &mut dyn WaitingWalk) -> bool {
-        self.refresh(ctx);
+        self.fill.refresh(ctx, &|u, j| step(ctx, u, j));
         let n = ctx.tenants.len();
         // The waiting jobs in the round's order: the same filling, each tenant starting at
         // the level after its running jobs.
-        let queues: Vec<_> = self.order.waiting.iter().map(|w| w.iter().map(|e| e.1)).collect();
-        let keys: Vec<Key> = self
-            .levels
-            .iter()
-            .map(|l| Key(0, l.level.last().copied().unwrap_or(0.0)))
-            .collect();
+        let fill = &self.fill;
+        let queues: Vec<_> = fill.order.waiting.iter().map(|w| w.iter().map(|e| e.1)).collect();
+        let keys = fill.waiting_keys();
         let mut level: Vec<f64> = keys.iter().map(|k| k.1).collect();
         let mut every_from = None;
         interleave(
@@ -198,7 +231,7 @@ impl Policy for FairShare {
                 let key = at(here, t);
                 let ahead: u64 = (0..n)
                     .map(|u| {
-                        let l = &self.levels[u];
+                        let l = &fill.levels[u];
                         let running = l.jobs.len();
                         if u == t {
                             return l.gpus[running];

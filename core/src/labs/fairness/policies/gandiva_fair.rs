@@ -37,8 +37,10 @@ impl GandivaFair {
     }
 }
 
-impl Policy for GandivaFair {
-    fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) {
+impl GandivaFair {
+    /// Charges each tenant's pass with the GPU-time it used since the last round; a tenant
+    /// that comes back after being idle rejoins at the smallest pass of the active tenants.
+    fn advance_passes(&mut self, ctx: &RoundCtx<'_>) {
         for (u, t) in ctx.tenants.iter().enumerate() {
             self.pass[u] += (t.used_total - self.last_used[u]) as f64 / t.weight;
             self.last_used[u] = t.used_total;
@@ -57,25 +59,79 @@ impl Policy for GandivaFair {
             }
             self.was_active[u] = active;
         }
-        let now = ctx.now_ns;
-        let queues = self.order.by_tenant(ctx, |j| {
-            let job = &ctx.jobs[j];
-            Some((job.attained_gpu_ns(now), !job.is_running(), job.submit_ns))
-        });
+    }
+
+    /// How far tenant `u`'s pass rises with job `j` in a quantum: gⱼ × quantum / tickets.
+    fn stride(&self, ctx: &RoundCtx<'_>, u: usize, j: usize) -> f64 {
+        f64::from(ctx.jobs[j].gpus) * self.quantum_ns as f64 / ctx.tenants[u].weight
+    }
+}
+
+/// Job `j`'s place in its tenant's queue: least attained GPU-time first, running before
+/// waiting, then submission (then the job).
+fn key(ctx: &RoundCtx<'_>, j: usize) -> (u128, bool, u64) {
+    let job = &ctx.jobs[j];
+    (job.attained_gpu_ns(ctx.now_ns), !job.is_running(), job.submit_ns)
+}
+
+impl Policy for GandivaFair {
+    fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) {
+        self.advance_passes(ctx);
+        let queues = self.order.by_tenant(ctx, |j| Some(key(ctx, j)));
         let keys = self.pass.iter().map(|&p| Key(0, p)).collect();
-        let q = self.quantum_ns as f64;
         interleave_skipping(
             queues,
             keys,
-            |t, j, k| {
-                Key(
-                    0,
-                    k.1 + f64::from(ctx.jobs[j].gpus) * q / ctx.tenants[t].weight,
-                )
-            },
+            |t, j, k| Key(0, k.1 + self.stride(ctx, t, j)),
             |j| !takeable(ctx, j),
             emit,
         );
+    }
+
+    /// The waiting jobs in the order's sequence: the filling emits a tenant's job at the
+    /// tenant's pass plus the strides of the jobs ahead of it in its queue (the running ones
+    /// included, added one by one in queue order as the filling adds them), and the order is
+    /// all jobs by (that key, tenant). Only the tenants with waiting jobs are read, each up to
+    /// its last waiting job.
+    fn order_waiting(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) -> bool {
+        self.advance_passes(ctx);
+        let n = ctx.tenants.len();
+        let mut queues: Vec<Vec<((u128, bool, u64), usize)>> = vec![Vec::new(); n];
+        for &j in ctx.waiting {
+            queues[ctx.jobs[j].tenant as usize].push((key(ctx, j), j));
+        }
+        // The latest waiting key of each tenant: running jobs after it change nothing.
+        let last: Vec<Option<(u128, bool, u64)>> = queues
+            .iter()
+            .map(|q| q.iter().map(|e| e.0).max())
+            .collect();
+        for &j in ctx.running {
+            let u = ctx.jobs[j].tenant as usize;
+            if let Some(l) = last[u] {
+                let k = key(ctx, j);
+                if k < l {
+                    queues[u].push((k, j));
+                }
+            }
+        }
+        let mut order: Vec<(u128, usize, usize)> = Vec::with_capacity(ctx.waiting.len());
+        for (u, q) in queues.iter_mut().enumerate() {
+            q.sort_unstable();
+            let mut k = Key(0, self.pass[u]);
+            for (seq, &(jk, j)) in q.iter().enumerate() {
+                if jk.1 {
+                    order.push((k.bits(), u, seq));
+                }
+                k = Key(0, k.1 + self.stride(ctx, u, j));
+            }
+        }
+        order.sort_unstable();
+        for (_, u, seq) in order {
+            if !emit(queues[u][seq].1) {
+                break;
+            }
+        }
+        true
     }
 
     fn preemption(&self) -> Preemption {

@@ -9,8 +9,8 @@
 
 use alloc::vec::Vec;
 
-use super::fair_share::max_min_order;
-use super::{Emit, Policy, Preemption, RunningThenFifo};
+use super::fair_share::MaxMin;
+use super::{Emit, Policy, Preemption};
 use crate::labs::fairness::sim::RoundCtx;
 
 /// Heterogeneity-aware max-min, per round.
@@ -18,18 +18,40 @@ use crate::labs::fairness::sim::RoundCtx;
 pub struct Gavel {
     /// Round (lease) length, ns.
     pub lease_ns: u64,
-    order: RunningThenFifo,
+    fill: MaxMin,
+    /// Per job: its effective throughput units ([`units`]), from its arrival on.
+    units: Vec<f64>,
 }
 
 impl Gavel {
-    /// A fresh instance with rounds of `lease_ns`.
+    /// A fresh instance with rounds of `lease_ns`, for a run of `jobs` jobs.
     #[must_use]
-    pub fn new(lease_ns: u64) -> Self {
+    pub fn new(lease_ns: u64, jobs: usize) -> Self {
         Gavel {
             lease_ns,
-            order: RunningThenFifo::default(),
+            fill: MaxMin::default(),
+            units: alloc::vec![0.0; jobs],
         }
     }
+
+    /// Notes the units of the jobs in `ctx.changed` (every job is there at its arrival).
+    fn note_arrivals(&mut self, ctx: &RoundCtx<'_>) {
+        for &j in ctx.changed {
+            self.units[j] = units(ctx, j);
+        }
+    }
+}
+
+/// Job `j`'s effective throughput units: gⱼ × (speed on its fastest type / mean speed over
+/// types).
+fn units(ctx: &RoundCtx<'_>, j: usize) -> f64 {
+    let n = ctx.gpus_by_type.len().max(1) as f64;
+    let job = &ctx.jobs[j];
+    let types = 0..ctx.gpus_by_type.len() as u32;
+    let mean: f64 = types.clone().map(|t| job.speed_on(t)).sum::<f64>() / n;
+    let best = types.map(|t| job.speed_on(t)).fold(0.0, f64::max);
+    let norm = if mean > 0.0 { best / mean } else { 1.0 };
+    f64::from(job.gpus) * norm
 }
 
 fn fastest_first(ctx: &RoundCtx<'_>, j: usize) -> Vec<u32> {
@@ -41,16 +63,19 @@ fn fastest_first(ctx: &RoundCtx<'_>, j: usize) -> Vec<u32> {
 
 impl Policy for Gavel {
     fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) {
-        let n = ctx.gpus_by_type.len().max(1) as f64;
-        let units = |j: usize| {
-            let job = &ctx.jobs[j];
-            let types = 0..ctx.gpus_by_type.len() as u32;
-            let mean: f64 = types.clone().map(|t| job.speed_on(t)).sum::<f64>() / n;
-            let best = types.map(|t| job.speed_on(t)).fold(0.0, f64::max);
-            let norm = if mean > 0.0 { best / mean } else { 1.0 };
-            f64::from(job.gpus) * norm
-        };
-        max_min_order(&mut self.order, ctx, units, emit);
+        self.note_arrivals(ctx);
+        let units = &self.units;
+        // A tenant's level rises by the job's units over the tenant's weight.
+        self.fill
+            .order(ctx, |u, j| units[j] / ctx.tenants[u].weight, emit);
+    }
+
+    fn order_waiting(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) -> bool {
+        self.note_arrivals(ctx);
+        let units = &self.units;
+        self.fill
+            .order_waiting(ctx, |u, j| units[j] / ctx.tenants[u].weight, emit);
+        true
     }
 
     fn preemption(&self) -> Preemption {

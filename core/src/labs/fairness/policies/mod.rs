@@ -258,7 +258,7 @@ impl PolicyKind {
                 super::params::s_to_ns(params.gandiva_fair.quantum_s),
                 tenants,
             )),
-            PolicyKind::Gavel => Box::new(gavel::Gavel::new(lease_ns)),
+            PolicyKind::Gavel => Box::new(gavel::Gavel::new(lease_ns, jobs)),
             PolicyKind::Chronus => Box::new(chronus::Chronus::new(params, jobs)),
             PolicyKind::SeparateClusters => {
                 Box::new(separate_clusters::SeparateClusters::new(params))
@@ -317,6 +317,17 @@ pub trait Policy {
     /// from one on or stops. It does to the policy's own state what `order` does. False (the
     /// default): the policy has no such walk, and the round reads `order`.
     fn walk_waiting(&mut self, _ctx: &RoundCtx<'_>, _walk: &mut dyn WaitingWalk) -> bool {
+        false
+    }
+
+    /// For a policy that preempts only where leases end ([`Preemption::AtLeaseEnd`],
+    /// [`Preemption::AtSlotEnd`]), in a round where every running job still holds its lease:
+    /// the order of [`Policy::order`] restricted to the waiting jobs (`ctx.waiting`), the only
+    /// jobs such a round can give GPUs to (most rounds of a lease policy come between lease
+    /// ends, at arrivals and completions). It does to the policy's own state what `order` does,
+    /// or leaves it where the next `order` gives the same order. False (the default), having
+    /// emitted nothing: the policy has no such order, and the round reads `order`.
+    fn order_waiting(&mut self, _ctx: &RoundCtx<'_>, _emit: &mut Emit<'_>) -> bool {
         false
     }
 
@@ -724,6 +735,11 @@ impl RunningThenFifo {
         ctx: &RoundCtx<'_>,
     ) -> Vec<impl Iterator<Item = usize> + 's> {
         self.refresh(ctx);
+        self.as_filed()
+    }
+
+    /// Each tenant's queue as last filed.
+    pub fn as_filed(&self) -> Vec<impl Iterator<Item = usize> + '_> {
         self.running
             .iter()
             .zip(&self.waiting)

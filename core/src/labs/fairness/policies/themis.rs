@@ -6,7 +6,7 @@
 //! partial-allocation auction is replaced by this order (the filter and the auction pick the
 //! same top-ρ apps when GPUs are not divisible among bidders).
 
-use super::{takeable, Emit, KeptOrder, Key, Policy, Preemption};
+use super::{emit_by_key, takeable, Emit, KeptOrder, Key, Policy, Preemption};
 use crate::labs::fairness::sim::RoundCtx;
 
 /// Finish-time fairness at lease boundaries.
@@ -42,15 +42,22 @@ pub fn rho(ctx: &RoundCtx<'_>, j: usize) -> f64 {
     shared / ideal
 }
 
+/// Job `j`'s place in the order: largest ρ first (the key is −ρ), then submission.
+fn key(ctx: &RoundCtx<'_>, j: usize) -> (Key, u64) {
+    (Key(0, -rho(ctx, j)), ctx.jobs[j].submit_ns)
+}
+
 impl Policy for Themis {
     fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) {
-        // Largest ρ first: the key is −ρ. Jobs inside their lease are kept anyway: only the
-        // others are ordered (ρ still counts every active job in N).
-        self.order.emit_by_key(
-            ctx.active,
-            |j| takeable(ctx, j).then(|| (Key(0, -rho(ctx, j)), ctx.jobs[j].submit_ns)),
-            emit,
-        );
+        // Jobs inside their lease are kept anyway: only the others are ordered (ρ still
+        // counts every active job in N).
+        self.order
+            .emit_by_key(ctx.active, |j| takeable(ctx, j).then(|| key(ctx, j)), emit);
+    }
+
+    fn order_waiting(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) -> bool {
+        emit_by_key(ctx.waiting.iter().copied(), |j| key(ctx, j), emit);
+        true
     }
 
     fn preemption(&self) -> Preemption {

@@ -149,10 +149,12 @@ struct Sim<'p> {
     run_id: Vec<u32>,
     /// Per job: time of its armed completion, ns.
     armed_end: Vec<u64>,
-    /// Pending lease-grid boundaries, ascending: (time ns, running jobs whose lease ends then).
-    /// One [`Ev::LeaseEnd`] per boundary instead of one event per lease; a boundary whose jobs
-    /// all stopped before it triggers no round.
-    lease_due: Vec<(u64, u32)>,
+    /// Pending lease-grid boundaries, ascending: (time ns, running jobs whose lease ends then,
+    /// their GPUs). One [`Ev::LeaseEnd`] per boundary instead of one event per lease; a
+    /// boundary whose jobs all stopped before it triggers no round. At a round every boundary
+    /// left is later than now, so these are the running jobs that hold a lease: a round learns
+    /// from them alone whether any lease has ended.
+    lease_due: Vec<(u64, u32, u64)>,
     /// Running jobs, ascending index (for a policy's round and [`RoundCtx::running`]; not kept
     /// for the ASTRAEA family, whose round does not read it).
     running: Vec<usize>,
@@ -213,8 +215,11 @@ struct Sim<'p> {
     /// for the ASTRAEA family, which has no policy object.
     changed: Vec<usize>,
     /// The rounds' shortcuts: the ASTRAEA machinery's round of a lone waiting job skips the
-    /// lists ([`Sim::lone_job_round`]), and a policy that preempts at any time is walked by its
-    /// waiting jobs where it can be ([`Walk`]); off only to test that they change nothing.
+    /// lists ([`Sim::lone_job_round`]), a policy that preempts at any time is walked by its
+    /// waiting jobs where it can be ([`Walk`]), and a lease policy's round while every running
+    /// job holds its lease reads the waiting jobs' order alone
+    /// ([`Policy::order_waiting`](super::policies::Policy::order_waiting)); off only to test
+    /// that they change nothing.
     shortcuts: bool,
 }
 
@@ -228,7 +233,9 @@ pub fn run_policy(params: &FairnessParams, trace: &Trace, kind: PolicyKind) -> P
 }
 
 /// [`run_policy`] with every round run in full: never the ASTRAEA machinery's lone-job round,
-/// never a waiting walk ([`Walk`]). For the test that the shortcuts give the same runs.
+/// never a waiting walk ([`Walk`]), never a lease round from the waiting order alone
+/// ([`Policy::order_waiting`](super::policies::Policy::order_waiting)). For the test that the
+/// shortcuts give the same runs.
 #[doc(hidden)]
 #[must_use]
 pub fn run_policy_in_full_rounds(
@@ -985,6 +992,7 @@ impl Sim<'_> {
         let lease_end = job.lease_end_ns;
         if let Ok(i) = self.lease_due.binary_search_by_key(&lease_end, |e| e.0) {
             self.lease_due[i].1 -= 1;
+            self.lease_due[i].2 -= u64::from(gpus);
         }
         if self.machinery.is_none() {
             if let Ok(i) = self.running.binary_search(&j) {
@@ -1130,10 +1138,14 @@ impl Sim<'_> {
         };
         if let Some(end) = end {
             self.jobs[j].lease_end_ns = end;
+            let g = u64::from(self.jobs[j].gpus);
             match self.lease_due.binary_search_by_key(&end, |e| e.0) {
-                Ok(i) => self.lease_due[i].1 += 1,
+                Ok(i) => {
+                    self.lease_due[i].1 += 1;
+                    self.lease_due[i].2 += g;
+                }
                 Err(i) => {
-                    self.lease_due.insert(i, (end, 1));
+                    self.lease_due.insert(i, (end, 1, g));
                     self.queue.schedule(Nanos(end), Ev::LeaseEnd);
                 }
             }
@@ -1156,6 +1168,7 @@ impl Sim<'_> {
         RoundCtx {
             changed: &self.changed,
             running: &self.running,
+            waiting: &self.waiting_list,
             now_ns: self.now,
             active: &self.active,
             jobs: &self.jobs,
@@ -1192,22 +1205,39 @@ impl Sim<'_> {
                 0,
                 self.running_gpus.first().map_or(u64::MAX, |e| u64::from(e.0)),
             ),
+            // The running jobs that hold a lease are those of the boundaries to come: when
+            // they are all the running jobs, no lease has ended; otherwise a pass finds the
+            // smallest job whose lease has.
             Preemption::AtLeaseEnd(_) | Preemption::AtSlotEnd(_) => {
-                let mut locked = 0u64;
-                let mut smallest = u64::MAX;
-                for &j in &self.running {
-                    let g = u64::from(self.jobs[j].gpus);
-                    if self.preemptible(j, rule) {
-                        smallest = smallest.min(g);
-                    } else {
-                        locked += g;
-                    }
-                }
+                let (leased, locked) = self
+                    .lease_due
+                    .iter()
+                    .fold((0usize, 0u64), |(n, g), e| (n + e.1 as usize, g + e.2));
+                let smallest = if leased == self.running.len() {
+                    u64::MAX
+                } else {
+                    self.running
+                        .iter()
+                        .filter(|&&j| self.preemptible(j, rule))
+                        .map(|&j| u64::from(self.jobs[j].gpus))
+                        .min()
+                        .unwrap_or(u64::MAX)
+                };
                 (locked, smallest)
             }
         };
         #[cfg(debug_assertions)]
         {
+            if matches!(rule, Preemption::AtLeaseEnd(_) | Preemption::AtSlotEnd(_)) {
+                debug_assert!(self.lease_due.iter().all(|e| e.0 > self.now), "boundary passed");
+                let leased: u64 = self
+                    .running
+                    .iter()
+                    .filter(|&&j| !self.preemptible(j, rule))
+                    .map(|&j| u64::from(self.jobs[j].gpus))
+                    .sum();
+                debug_assert_eq!(leased, locked, "GPUs held under a lease");
+            }
             let held: u64 = self.running.iter().map(|&j| u64::from(self.jobs[j].gpus)).sum();
             debug_assert_eq!(held, self.total_gpus - self.free_gpus, "GPUs held by running jobs");
             let fewest = self.running.iter().map(|&j| self.jobs[j].gpus).min();
@@ -1254,6 +1284,7 @@ impl Sim<'_> {
             let ctx = RoundCtx {
                 changed: &self.changed,
                 running: &self.running,
+                waiting: &self.waiting_list,
                 now_ns: now,
                 active: offered,
                 jobs,
@@ -1286,7 +1317,7 @@ impl Sim<'_> {
                 walked = policy.walk_waiting(&ctx, &mut walk);
             }
             if !walked {
-                policy.order(&ctx, &mut |j| {
+                let mut give = |j: usize| {
                     if cap < smallest {
                         return false;
                     }
@@ -1299,7 +1330,14 @@ impl Sim<'_> {
                         }
                     }
                     cap >= smallest
-                });
+                };
+                // Under leases, while no lease has ended the round gives GPUs to waiting jobs
+                // only: the policy's order of those is enough.
+                let leased = matches!(rule, Preemption::AtLeaseEnd(_) | Preemption::AtSlotEnd(_))
+                    && smallest_preemptible == u64::MAX;
+                if !(leased && self.shortcuts && policy.order_waiting(&ctx, &mut give)) {
+                    policy.order(&ctx, &mut give);
+                }
             }
         }
         // The policy has seen these changes.
@@ -1313,7 +1351,12 @@ impl Sim<'_> {
             }
         }
         let mut i = 0;
-        while !walked && rule != Preemption::Never && i < self.running.len() {
+        // (Nothing to do when no running job may be preempted.)
+        while !walked
+            && smallest_preemptible != u64::MAX
+            && rule != Preemption::Never
+            && i < self.running.len()
+        {
             let j = self.running[i];
             if !self.preemptible(j, rule) || self.keep[j] {
                 i += 1;

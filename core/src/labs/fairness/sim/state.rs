@@ -249,6 +249,8 @@ pub struct RoundCtx<'a> {
     pub active: &'a [usize],
     /// Running jobs, ascending index.
     pub running: &'a [usize],
+    /// Waiting jobs (submitted, holding no GPUs), in no particular order.
+    pub waiting: &'a [usize],
     /// Every job of the trace.
     pub jobs: &'a [JobState],
     /// Every tenant.
