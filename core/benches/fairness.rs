@@ -100,15 +100,16 @@ fn breakdown(params: &FairnessParams, trace: &Trace) {
         return;
     }
     // The same runs spread over one thread per core, each thread taking the next policy not
-    // yet taken (as `bubblelab fairness` runs them).
+    // yet taken, longest first (as `bubblelab fairness` runs them).
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let started = PolicyKind::longest_first(&PolicyKind::ALL);
     let next = AtomicUsize::new(0);
     let t0 = Instant::now();
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| {
-                while let Some(&kind) = PolicyKind::ALL.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    black_box(run_policy(params, trace, kind));
+                while let Some(&i) = started.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    black_box(run_policy(params, trace, PolicyKind::ALL[i]));
                 }
             });
         }

@@ -221,8 +221,8 @@ fn is_job_trace(path: &Path) -> bool {
 }
 
 /// The `n` runs of [`FairnessParams::simulate_with`] on up to `threads` threads, each taking
-/// the next run not yet taken; returned in order, `progress` called on this thread as each
-/// ends.
+/// the next run not yet taken (they come numbered longest first); returned in order,
+/// `progress` called on this thread as each ends.
 pub(crate) fn run_on_threads(
     threads: usize,
     n: usize,

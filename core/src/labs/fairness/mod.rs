@@ -94,7 +94,9 @@ impl KeepsRuns for FairnessParams {
     }
 }
 
-/// Runs the `i`-th of a scenario's policies on its trace ([`FairnessParams::simulate_with`]).
+/// Carries out the `i`-th run of [`FairnessParams::simulate_with`]: one of the scenario's
+/// policies on its trace, the runs numbered in the order they should start
+/// ([`PolicyKind::longest_first`]).
 pub type RunOne<'a> = dyn Fn(usize) -> PolicyRun + Sync + 'a;
 
 /// Carries out the runs of [`FairnessParams::simulate_with`]: given their count `n` and
@@ -135,14 +137,22 @@ impl FairnessParams {
         let (usable, dropped) = params.usable_trace(trace)?;
         let total = params.policies.len();
         progress(0, total);
-        let run_one = |i: usize| run_policy(params, &usable, params.policies[i]);
-        let runs = run_all(total, &run_one, progress);
-        if runs.len() != total {
+        // The runs are started longest first ([`PolicyKind::longest_first`]), and put back in
+        // the policies' order.
+        let started = PolicyKind::longest_first(&params.policies);
+        let run_one = |i: usize| run_policy(params, &usable, params.policies[started[i]]);
+        let in_start_order = run_all(total, &run_one, progress);
+        if in_start_order.len() != total {
             return Err(ScenarioError::Run(alloc::format!(
                 "{} runs came back for {total} policies",
-                runs.len()
+                in_start_order.len()
             )));
         }
+        let mut runs: Vec<Option<PolicyRun>> = (0..total).map(|_| None).collect();
+        for (run, &i) in in_start_order.into_iter().zip(&started) {
+            runs[i] = Some(run);
+        }
+        let runs: Vec<PolicyRun> = runs.into_iter().flatten().collect();
         let digests: Vec<report::RunDigest> = runs
             .iter()
             .map(|run| report::digest(params, &usable, run))

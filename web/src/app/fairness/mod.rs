@@ -151,16 +151,16 @@ impl FormPage for State {
     }
 
     /// One piece per policy, so the policies run in several workers at once (as the CLI runs
-    /// them on several threads); the ASTRAEA machinery's policies are handed out first, since
-    /// on long traces their lease renewals make them the longest runs (docs/PERFORMANCE.md),
-    /// and each worker holds the next piece in its queue while it runs one.
+    /// them on several threads), longest first ([`PolicyKind::longest_first`]); each worker
+    /// holds the next piece in its queue while it runs one.
     fn pieces(&self, scenario: &Scenario) -> Vec<Vec<usize>> {
         let Scenario::Fairness(p) = scenario else {
             return Vec::new();
         };
-        let mut order: Vec<usize> = (0..p.policies.len()).collect();
-        order.sort_by_key(|&i| (!p.policies[i].uses_quotas(), i));
-        order.into_iter().map(|i| vec![i]).collect()
+        PolicyKind::longest_first(&p.policies)
+            .into_iter()
+            .map(|i| vec![i])
+            .collect()
     }
 
     fn show(&mut self, output: Output, scenario: &Scenario) {

@@ -198,6 +198,18 @@ impl PolicyKind {
         self.quota_lease(QuotaMode::Fair).is_some()
     }
 
+    /// The positions of `policies` in the order to start their runs on several threads or
+    /// workers (longest first, so that the last to end is a short one): the ASTRAEA
+    /// machinery's, whose per-job lease renewals make them the longest runs on long traces
+    /// (on the 100,000-job bench ~25 times the events of the others: docs/PERFORMANCE.md),
+    /// then the others; each group in its listed order.
+    #[must_use]
+    pub fn longest_first(policies: &[PolicyKind]) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..policies.len()).collect();
+        order.sort_by_key(|&i| (!policies[i].uses_quotas(), i));
+        order
+    }
+
     /// Where the policy sits on the survey's map of the field (Gao et al., "Deep Learning
     /// Workload Scheduling in GPU Datacenters: A Survey", ACM Computing Surveys 2024): the
     /// row in [`SURVEY_OBJECTIVES`] and the column in [`SURVEY_RESOURCES`].
