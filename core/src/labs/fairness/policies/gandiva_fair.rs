@@ -67,9 +67,12 @@ impl GandivaFair {
     }
 }
 
+/// A job's place in its tenant's queue: (attained GPU-ns, not running, submission ns).
+type QueueKey = (u128, bool, u64);
+
 /// Job `j`'s place in its tenant's queue: least attained GPU-time first, running before
 /// waiting, then submission (then the job).
-fn key(ctx: &RoundCtx<'_>, j: usize) -> (u128, bool, u64) {
+fn key(ctx: &RoundCtx<'_>, j: usize) -> QueueKey {
     let job = &ctx.jobs[j];
     (job.attained_gpu_ns(ctx.now_ns), !job.is_running(), job.submit_ns)
 }
@@ -96,12 +99,12 @@ impl Policy for GandivaFair {
     fn order_waiting(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) -> bool {
         self.advance_passes(ctx);
         let n = ctx.tenants.len();
-        let mut queues: Vec<Vec<((u128, bool, u64), usize)>> = vec![Vec::new(); n];
+        let mut queues: Vec<Vec<(QueueKey, usize)>> = vec![Vec::new(); n];
         for &j in ctx.waiting {
             queues[ctx.jobs[j].tenant as usize].push((key(ctx, j), j));
         }
         // The latest waiting key of each tenant: running jobs after it change nothing.
-        let last: Vec<Option<(u128, bool, u64)>> = queues
+        let last: Vec<Option<QueueKey>> = queues
             .iter()
             .map(|q| q.iter().map(|e| e.0).max())
             .collect();

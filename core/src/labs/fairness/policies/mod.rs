@@ -751,6 +751,7 @@ impl RunningThenFifo {
     }
 
     /// Each tenant's queue as last filed.
+    #[must_use]
     pub fn as_filed(&self) -> Vec<impl Iterator<Item = usize> + '_> {
         self.running
             .iter()
