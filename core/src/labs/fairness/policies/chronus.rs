@@ -217,9 +217,7 @@ impl Chronus {
         }
         self.holding = holding;
     }
-}
 
-impl Chronus {
     /// A round's start: plans of finished jobs released, and at a slot boundary every plan
     /// fitted to its job's remaining work.
     fn prepare(&mut self, ctx: &RoundCtx<'_>) {

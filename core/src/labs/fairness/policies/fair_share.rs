@@ -140,7 +140,6 @@ impl MaxMin {
 }
 
 impl FairShare {
-
     /// The whole order from waiting job `from` of tenant `t` at level `from_level` on, through
     /// [`WaitingWalk::every`]; once it returns false, only the running jobs after that point.
     fn walk_every(
