@@ -989,7 +989,11 @@ impl Sim<'_> {
         // of the waiting tenants (ascending) for the smallest (value, tenant) by each criterion
         // (every value is ≥ 0 or +∞, whose bit patterns order as the values do). A tenant with
         // nothing waiting would only be picked to drop out, changing nothing, so it never
-        // takes part; one whose list is used up drops out.
+        // takes part; one whose list is used up drops out. So does one none of whose jobs
+        // fits the GPUs still free: picked, it would pass over its whole list and drop out,
+        // changing no value, and `free` only shrinks. Leaving such tenants out of the scan
+        // picks the tenant the artifact grants to next, without a pass per tenant that drops
+        // out (the common end of a round: a few GPUs left that no waiting job fits).
         let bits = |v: f64| {
             debug_assert!(v >= 0.0, "phase-1 values are non-negative, got {v}");
             v.to_bits()
@@ -999,7 +1003,9 @@ impl Sim<'_> {
             let mut by_ratio: Option<(u64, usize)> = None;
             let mut by_uw: Option<(u64, usize)> = None;
             for &u in waiting_tenants.iter() {
-                if p.cursor[u] >= self.waiting_of[u].0 as usize {
+                if p.cursor[u] >= self.waiting_of[u].0 as usize
+                    || free < u64::from(self.ql_waiting.min_gpus(u))
+                {
                     continue;
                 }
                 let r = (bits(p.ratio[u]), u);
@@ -1020,12 +1026,6 @@ impl Sim<'_> {
             } else {
                 first_by_uw
             };
-            // No job of the tenant fits what is left: the walk below would pass over all of
-            // them (and sort the whole list to do so).
-            if free < u64::from(self.ql_waiting.min_gpus(u)) {
-                p.cursor[u] = self.waiting_of[u].0 as usize;
-                continue;
-            }
             self.build_list(lists, u, src);
             while let Some(j) = lists.job_at(u, p.cursor[u]) {
                 p.cursor[u] += 1;
