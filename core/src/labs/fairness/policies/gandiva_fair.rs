@@ -21,6 +21,20 @@ pub struct GandivaFair {
     last_used: Vec<u128>,
     was_active: Vec<bool>,
     order: KeptOrder,
+    /// [`Policy::order_waiting`]'s per-tenant queues and sequence, kept so a round allocates
+    /// nothing.
+    scratch: WaitingScratch,
+}
+
+/// The buffers of [`GandivaFair::order_waiting`] (empty between rounds).
+#[derive(Clone, Debug, Default)]
+struct WaitingScratch {
+    /// Per tenant: (queue key, job) of its waiting jobs and the running ones ahead of them.
+    queues: Vec<Vec<(QueueKey, usize)>>,
+    /// Per tenant: its latest waiting key.
+    last: Vec<Option<QueueKey>>,
+    /// (filling key bits, tenant, place in its queue) of every waiting job.
+    order: Vec<(u128, usize, usize)>,
 }
 
 impl GandivaFair {
@@ -33,6 +47,7 @@ impl GandivaFair {
             last_used: vec![0; tenants],
             was_active: vec![false; tenants],
             order: KeptOrder::default(),
+            scratch: WaitingScratch::default(),
         }
     }
 }
@@ -99,15 +114,18 @@ impl Policy for GandivaFair {
     fn order_waiting(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) -> bool {
         self.advance_passes(ctx);
         let n = ctx.tenants.len();
-        let mut queues: Vec<Vec<(QueueKey, usize)>> = vec![Vec::new(); n];
+        let WaitingScratch {
+            mut queues,
+            mut last,
+            mut order,
+        } = core::mem::take(&mut self.scratch);
+        queues.resize_with(n, Vec::new);
         for &j in ctx.waiting {
             queues[ctx.jobs[j].tenant as usize].push((key(ctx, j), j));
         }
         // The latest waiting key of each tenant: running jobs after it change nothing.
-        let last: Vec<Option<QueueKey>> = queues
-            .iter()
-            .map(|q| q.iter().map(|e| e.0).max())
-            .collect();
+        last.clear();
+        last.extend(queues.iter().map(|q| q.iter().map(|e| e.0).max()));
         for &j in ctx.running {
             let u = ctx.jobs[j].tenant as usize;
             if let Some(l) = last[u] {
@@ -117,7 +135,6 @@ impl Policy for GandivaFair {
                 }
             }
         }
-        let mut order: Vec<(u128, usize, usize)> = Vec::with_capacity(ctx.waiting.len());
         for (u, q) in queues.iter_mut().enumerate() {
             q.sort_unstable();
             let mut k = Key(0, self.pass[u]);
@@ -129,11 +146,20 @@ impl Policy for GandivaFair {
             }
         }
         order.sort_unstable();
-        for (_, u, seq) in order {
+        for &(_, u, seq) in &order {
             if !emit(queues[u][seq].1) {
                 break;
             }
         }
+        for q in &mut queues {
+            q.clear();
+        }
+        order.clear();
+        self.scratch = WaitingScratch {
+            queues,
+            last,
+            order,
+        };
         true
     }
 
