@@ -17,9 +17,11 @@ fn every_preset_round_trips_through_a_link() {
         let back = share::decode_for_lab(&route.lab, &route.payload.unwrap()).unwrap();
         assert_eq!(back, scenario, "{}", preset.id);
         // Byte for byte in the canonical form, which writes every parameter out (and tells
-        // -0.0 from 0.0, as `==` does not). A Report is a function of its Scenario (golden.rs
-        // and wasm_identity.rs hold that), so the link gives the same numbers without running
-        // every preset twice here, which took half an hour of a debug CI run.
+        // -0.0 from 0.0, as `==` does not). A Report is a function of its Scenario alone (the
+        // golden scenarios of every lab, natively in golden.rs and in wasm in wasm_identity.rs,
+        // and `runs_are_deterministic_within_a_process`), so equal scenarios give the same
+        // numbers without running every preset twice here, which took half an hour of a debug
+        // CI run.
         assert_eq!(back.to_json(), scenario.to_json(), "{}", preset.id);
     }
 }
