@@ -94,6 +94,9 @@ pub(super) struct WaitingByTenant {
     gpus: Vec<Vec<(u32, u32)>>,
     /// The tenants with waiting jobs, ascending.
     tenants: Vec<usize>,
+    /// Per tenant: how many times one of its jobs started waiting (a list built from its
+    /// waiting jobs stays valid, minus the jobs that left, while this stands still).
+    adds: Vec<u64>,
 }
 
 impl WaitingByTenant {
@@ -104,6 +107,7 @@ impl WaitingByTenant {
             pos: vec![u32::MAX; jobs],
             gpus: vec![Vec::new(); tenants],
             tenants: Vec::new(),
+            adds: vec![0; tenants],
         }
     }
 
@@ -116,6 +120,7 @@ impl WaitingByTenant {
         }
         self.pos[j] = self.jobs[u].len() as u32;
         self.jobs[u].push(j);
+        self.adds[u] += 1;
         count_in(&mut self.gpus[u], g);
     }
 
@@ -159,6 +164,8 @@ pub(super) struct Scratch {
     delay: Vec<Vec<usize>>,
     /// Delay jobs with their keys (one tenant at a time).
     dkeyed: Vec<SortKey>,
+    /// The instant of the last round that read these lists, ns.
+    round_now: Option<u64>,
 }
 
 /// A round's per-tenant lists: a tenant's starving waiting jobs by (submission, job), then
@@ -178,6 +185,8 @@ struct Lists {
     sorted: Vec<(usize, usize)>,
     /// Per tenant: its list is built this round.
     built: Vec<bool>,
+    /// Per tenant: its [`WaitingByTenant::adds`] when its list was built.
+    adds: Vec<u64>,
 }
 
 /// Where a round builds its lists from.
@@ -195,6 +204,16 @@ impl Lists {
         self.keyed.resize_with(tenants, Vec::new);
         self.sorted.resize(tenants, (0, 0));
         self.built.resize(tenants, false);
+        self.adds.resize(tenants, 0);
+    }
+
+    /// Keeps tenant `u`'s built list for the next round at the same instant, less the jobs
+    /// that no longer wait (`waits` false), in the same order: a waiting job's key and
+    /// whether it starves depend only on the instant and on its own state, which a round
+    /// changes only for the jobs it starts or stops.
+    fn keep_waiting(&mut self, u: usize, waits: impl Fn(usize) -> bool) {
+        retain_sorted(&mut self.starving[u], &mut self.sorted[u].0, |e| waits(e.1));
+        retain_sorted(&mut self.keyed[u], &mut self.sorted[u].1, |e| waits(e.1));
     }
 
     fn clear(&mut self, u: usize) {
@@ -237,13 +256,50 @@ struct Phase1 {
     cursor: Vec<usize>,
 }
 
+/// Keeps the items of `items` for which `keep` holds, in order, where the first `sorted` are
+/// in their final order ([`sort_prefix`]); `sorted` becomes the count of those kept.
+fn retain_sorted<T>(items: &mut Vec<T>, sorted: &mut usize, keep: impl Fn(&T) -> bool) {
+    let (mut seen, mut kept_sorted) = (0usize, 0usize);
+    let prefix = *sorted;
+    items.retain(|e| {
+        let k = keep(e);
+        if k && seen < prefix {
+            kept_sorted += 1;
+        }
+        seen += 1;
+        k
+    });
+    *sorted = kept_sorted;
+}
+
 impl Scratch {
     /// Empties the lists of last round's tenants (the only ones that hold anything) and sizes
-    /// everything for `tenants`.
-    fn reset(&mut self, tenants: usize) {
+    /// everything for `tenants`, for a round at `now`. When `keep` and last round ran at the
+    /// same instant, a tenant's built list to which no job was added since (`waiting`'s
+    /// [`WaitingByTenant::adds`]) is kept, less the jobs no longer waiting (`waits` false):
+    /// a round repeated at one instant (after one that started or preempted jobs) sorts
+    /// again only the lists of the tenants that got a waiting job.
+    fn reset(
+        &mut self,
+        tenants: usize,
+        now: u64,
+        keep: Option<(&WaitingByTenant, &dyn Fn(usize) -> bool)>,
+    ) {
+        let same_instant = self.round_now == Some(now);
+        self.round_now = Some(now);
         for &u in &self.waiting_tenants {
             self.delay[u].clear();
-            self.lists.clear(u);
+            match keep {
+                Some((waiting, waits))
+                    if same_instant
+                        && self.lists.built[u]
+                        && self.lists.adds[u] == waiting.adds[u]
+                        && !waiting.jobs[u].is_empty() =>
+                {
+                    self.lists.keep_waiting(u, waits);
+                }
+                _ => self.lists.clear(u),
+            }
         }
         self.waiting_tenants.clear();
         if self.delay.len() != tenants {
@@ -520,7 +576,12 @@ impl Sim<'_> {
         if let Some(changed) = self.lone_job_round(m, delays) {
             return changed;
         }
-        sc.reset(nt);
+        {
+            let jobs = &self.jobs;
+            let waits = |j: usize| jobs[j].phase == Phase::Waiting;
+            sc.reset(nt, now, Some((&self.ql_waiting, &waits)));
+        }
+
         // Nothing can change unless a waiting job fits the free GPUs or a tenant's new waiting
         // job may preempt one of its delay jobs. Only tenants with waiting jobs take part in
         // a round: for every other one each step below is empty.
@@ -531,6 +592,8 @@ impl Sim<'_> {
         #[cfg(debug_assertions)]
         self.check_waiting_counts();
         sc.waiting_tenants.extend_from_slice(&self.ql_waiting.tenants);
+        #[cfg(debug_assertions)]
+        self.check_kept_fresh_lists(sc, m.selection);
         // Delay jobs: among the segments started in the last `delay_s` (older ones are dropped
         // for good: a segment only ages), of the tenants with a new waiting job.
         let mut could_preempt = false;
@@ -679,6 +742,7 @@ impl Sim<'_> {
             return;
         }
         l.built[u] = true;
+        l.adds[u] = self.ql_waiting.adds[u];
         match src {
             ListSource::Kept(kept) => {
                 l.starving[u].extend(kept.starving[u].iter().copied());
@@ -726,7 +790,7 @@ impl Sim<'_> {
             return false;
         }
         self.run.rounds += 1;
-        sc.reset(nt);
+        sc.reset(nt, self.now, None);
         let Some(kept) = self.ql_static.as_mut() else {
             return false;
         };
@@ -810,6 +874,49 @@ impl Sim<'_> {
                 "tenant {u} at {} ns",
                 self.now
             );
+        }
+    }
+
+    /// Debug builds: the lists kept from the last round at this instant
+    /// ([`Scratch::reset`]) are what building them afresh gives, in the order read so far, and
+    /// hold the rest of the jobs.
+    #[cfg(debug_assertions)]
+    fn check_kept_fresh_lists(&self, sc: &Scratch, sel: JobSelection) {
+        let starve_ns = self.ql_ns.starvation;
+        for &u in &sc.waiting_tenants {
+            let l = &sc.lists;
+            if !l.built[u] {
+                continue;
+            }
+            let mut starving = Vec::new();
+            let mut keyed = Vec::new();
+            for &j in &self.ql_waiting.jobs[u] {
+                let job = &self.jobs[j];
+                if self.now - job.last_stop_ns >= starve_ns {
+                    starving.push((job.submit_ns, j));
+                } else {
+                    let key = match sel {
+                        // ρ as this instant's first round noted it.
+                        JobSelection::Themis => {
+                            assert_eq!(job.last_rho.to_bits(), self.artifact_rho(j).to_bits());
+                            (order_bits(-self.artifact_rho(j)), 0)
+                        }
+                        _ => self.selection_key(sel, j),
+                    };
+                    keyed.push((key, j));
+                }
+            }
+            starving.sort_unstable();
+            keyed.sort_unstable();
+            let (s, k) = l.sorted[u];
+            assert_eq!(l.starving[u][..s], starving[..s], "tenant {u}'s kept starving jobs");
+            assert_eq!(l.keyed[u][..k], keyed[..k], "tenant {u}'s kept list");
+            let mut rest_s = l.starving[u].clone();
+            let mut rest_k = l.keyed[u].clone();
+            rest_s.sort_unstable();
+            rest_k.sort_unstable();
+            assert_eq!(rest_s, starving, "tenant {u}'s kept starving jobs at {} ns", self.now);
+            assert_eq!(rest_k, keyed, "tenant {u}'s kept list at {} ns", self.now);
         }
     }
 
