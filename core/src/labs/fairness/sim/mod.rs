@@ -402,7 +402,6 @@ fn run_policy_with(
     if n_jobs > 0 {
         sim.queue.schedule(Nanos(sim.bucket_ns), Ev::Bucket);
     }
-    let mut pending: Option<(Nanos, Ev)> = None;
     loop {
         let next = sim.queue.pop();
         let Some((Nanos(t), ev)) = next else { break };
@@ -421,11 +420,7 @@ fn run_policy_with(
         }
         let mut dirty = sim.apply(ev);
         // Apply every other event at this instant before the round.
-        while let Some((Nanos(t2), ev2)) = sim.queue.pop() {
-            if t2 != t {
-                pending = Some((Nanos(t2), ev2));
-                break;
-            }
+        while let Some(ev2) = sim.queue.pop_at(t) {
             if let Ev::Arrival(j) = ev2 {
                 arrivals.push(j);
             }
@@ -439,10 +434,6 @@ fn run_policy_with(
                     sim.jobs[j].admitted = verdict;
                 }
             }
-        }
-        // The round may schedule events before the one held back: give it back first.
-        if let Some((t2, ev2)) = pending.take() {
-            sim.queue.hold(t2, ev2);
         }
         if dirty {
             match policy.as_deref_mut() {
@@ -480,7 +471,8 @@ fn run_policy_with(
 /// in its FIFO (a policy's wake-up armed earlier than the last one) goes on the queue. All of
 /// them are merged exactly as the one queue holding them all would order them — by (time,
 /// rank, push order), the arrivals pushed first —, so a run delivers the same events in the
-/// same order whichever holds them.
+/// same order whichever holds them. The run loop takes an instant's events with
+/// [`Events::pop_at`], which leaves the first event of the next instant where it is.
 struct Events {
     queue: EventQueue<Ev>,
     /// (submission ns, job), ascending: the order in which they were pushed at the start.
@@ -491,10 +483,6 @@ struct Events {
     fifos: [VecDeque<(u64, u64, Ev)>; 3],
     /// Events delivered from the FIFOs.
     fifo_popped: u64,
-    /// Events the run loop popped to find that they come after the instant it was finishing,
-    /// given back ([`Events::hold`]): (time ns, rank, sequence number, event), ascending. Mostly
-    /// none or one: a held event is the next to pop unless a round scheduled an earlier one.
-    held: Vec<(u64, u8, u64, Ev)>,
 }
 
 /// Where the next event waits.
@@ -503,7 +491,6 @@ enum Source {
     Arrivals,
     Queue,
     Fifo(usize),
-    Held,
 }
 
 impl Events {
@@ -519,7 +506,6 @@ impl Events {
             next_arrival: 0,
             fifos: Default::default(),
             fifo_popped: 0,
-            held: Vec::new(),
         }
     }
 
@@ -544,21 +530,25 @@ impl Events {
         self.queue.schedule(time, ev);
     }
 
-    /// Gives back event `ev` at `time`, popped ahead of its instant, before anything else is
-    /// scheduled: it takes the place [`Events::schedule`] would give it — its time and rank,
-    /// and the next sequence number — without a trip through the heap. It counts as delivered
-    /// once, when it is popped again.
-    fn hold(&mut self, time: Nanos, ev: Ev) {
-        let seq = self.queue.take_seq();
-        let key = (time.0, ev.priority(), seq);
-        let at = self.held.partition_point(|h| (h.0, h.1, h.2) < key);
-        self.held.insert(at, (key.0, key.1, key.2, ev));
+    /// The next event, if it is due at `t` ns (else it stays where it is).
+    fn pop_at(&mut self, t: u64) -> Option<Ev> {
+        let (t2, src) = self.next()?;
+        if t2 != t {
+            return None;
+        }
+        self.take(src).map(|e| e.1)
     }
 
-    /// The next event: the earliest by (time, rank, push order) of the arrivals, the queue,
-    /// the held events and the FIFOs' fronts. The arrivals were pushed before anything else,
-    /// so at equal time and rank an arrival goes first (a held arrival was pushed after).
+    /// The next event: the earliest by (time, rank, push order) of the arrivals, the queue and
+    /// the FIFOs' fronts.
     fn pop(&mut self) -> Option<(Nanos, Ev)> {
+        let (_, src) = self.next()?;
+        self.take(src)
+    }
+
+    /// Where the next event waits, and its time ns. The arrivals were pushed before anything
+    /// else, so at equal time and rank an arrival goes first.
+    fn next(&self) -> Option<(u64, Source)> {
         // (time, rank, pushed after the arrivals, sequence number), smallest first.
         let mut best: Option<((u64, u8, bool, u64), Source)> = None;
         let mut offer = |key, src| {
@@ -577,10 +567,12 @@ impl Events {
                 offer((t, ev.priority(), true, seq), Source::Fifo(k));
             }
         }
-        if let Some(&(t, rank, seq, _)) = self.held.first() {
-            offer((t, rank, true, seq), Source::Held);
-        }
-        match best?.1 {
+        best.map(|(k, src)| (k.0, src))
+    }
+
+    /// Takes the next event of `src`.
+    fn take(&mut self, src: Source) -> Option<(Nanos, Ev)> {
+        match src {
             Source::Arrivals => {
                 let (t, j) = self.arrivals[self.next_arrival];
                 self.next_arrival += 1;
@@ -590,10 +582,6 @@ impl Events {
             Source::Fifo(k) => {
                 let (t, _, ev) = self.fifos[k].pop_front()?;
                 self.fifo_popped += 1;
-                Some((Nanos(t), ev))
-            }
-            Source::Held => {
-                let (t, _, _, ev) = self.held.remove(0);
                 Some((Nanos(t), ev))
             }
         }
@@ -607,7 +595,7 @@ impl Events {
     /// Events scheduled during the run and not delivered yet: the ones that can go stale
     /// (the arrivals cannot).
     fn armed(&self) -> usize {
-        self.queue.len() + self.fifos.iter().map(VecDeque::len).sum::<usize>() + self.held.len()
+        self.queue.len() + self.fifos.iter().map(VecDeque::len).sum::<usize>()
     }
 
     fn is_empty(&self) -> bool {
@@ -621,7 +609,6 @@ impl Events {
         for fifo in &mut self.fifos {
             fifo.retain(|e| keep(&e.2));
         }
-        self.held.retain(|h| keep(&h.3));
     }
 
     /// Events delivered so far.
@@ -1611,18 +1598,21 @@ mod tests {
                         ours.retain(stale);
                         one.retain(stale);
                     }
+                    6 => {
+                        // The run loop takes the rest of an instant's events.
+                        let a = ours.pop_at(now);
+                        let b = match one.peek_key() {
+                            Some((Nanos(t), _, _)) if t == now => one.pop().map(|e| e.1),
+                            _ => None,
+                        };
+                        got.push(format!("{a:?}"));
+                        want.push(format!("{b:?}"));
+                    }
                     _ => {
                         let a = ours.pop();
                         let b = one.pop();
                         if let Some((Nanos(t), _)) = b {
                             now = t;
-                        }
-                        // The run loop pushes back the first event past an instant.
-                        if rnd(3) == 0 {
-                            if let (Some((t, ev)), Some(_)) = (a, b) {
-                                ours.schedule(t, ev);
-                                one.schedule(t, ev);
-                            }
                         }
                         got.push(format!("{a:?}"));
                         want.push(format!("{b:?}"));
