@@ -21,16 +21,18 @@ pub struct GandivaFair {
     last_used: Vec<u128>,
     was_active: Vec<bool>,
     order: KeptOrder,
-    /// [`Policy::order_waiting`]'s per-tenant queues and sequence, kept so a round allocates
-    /// nothing.
+    /// [`Policy::order_waiting`]'s per-tenant queues, last round's order kept so that sorting
+    /// them again is about linear.
+    waiting_queues: KeptOrder,
+    /// [`Policy::order_waiting`]'s buffers, kept so a round allocates little.
     scratch: WaitingScratch,
 }
 
 /// The buffers of [`GandivaFair::order_waiting`] (empty between rounds).
 #[derive(Clone, Debug, Default)]
 struct WaitingScratch {
-    /// Per tenant: (queue key, job) of its waiting jobs and the running ones ahead of them.
-    queues: Vec<Vec<(QueueKey, usize)>>,
+    /// The waiting jobs, then the running ones.
+    candidates: Vec<usize>,
     /// Per tenant: its latest waiting key.
     last: Vec<Option<QueueKey>>,
     /// (filling key bits, tenant, place in its queue) of every waiting job.
@@ -47,6 +49,7 @@ impl GandivaFair {
             last_used: vec![0; tenants],
             was_active: vec![false; tenants],
             order: KeptOrder::default(),
+            waiting_queues: KeptOrder::default(),
             scratch: WaitingScratch::default(),
         }
     }
@@ -115,28 +118,32 @@ impl Policy for GandivaFair {
         self.advance_passes(ctx);
         let n = ctx.tenants.len();
         let WaitingScratch {
-            mut queues,
+            mut candidates,
             mut last,
             mut order,
         } = core::mem::take(&mut self.scratch);
-        queues.resize_with(n, Vec::new);
-        for &j in ctx.waiting {
-            queues[ctx.jobs[j].tenant as usize].push((key(ctx, j), j));
-        }
         // The latest waiting key of each tenant: running jobs after it change nothing.
         last.clear();
-        last.extend(queues.iter().map(|q| q.iter().map(|e| e.0).max()));
-        for &j in ctx.running {
-            let u = ctx.jobs[j].tenant as usize;
-            if let Some(l) = last[u] {
-                let k = key(ctx, j);
-                if k < l {
-                    queues[u].push((k, j));
-                }
-            }
+        last.resize(n, None);
+        for &j in ctx.waiting {
+            let l = &mut last[ctx.jobs[j].tenant as usize];
+            *l = (*l).max(Some(key(ctx, j)));
         }
-        for (u, q) in queues.iter_mut().enumerate() {
-            q.sort_unstable();
+        candidates.clear();
+        candidates.extend_from_slice(ctx.waiting);
+        candidates.extend_from_slice(ctx.running);
+        let queues = self.waiting_queues.sorted(
+            &candidates,
+            n,
+            |j| ctx.jobs[j].tenant as usize,
+            |j| {
+                let job = &ctx.jobs[j];
+                let l = last[job.tenant as usize]?;
+                let k = key(ctx, j);
+                (!job.is_running() || k < l).then_some(k)
+            },
+        );
+        for (u, q) in queues.iter().enumerate() {
             let mut k = Key(0, self.pass[u]);
             for (seq, &(jk, j)) in q.iter().enumerate() {
                 if jk.1 {
@@ -151,12 +158,9 @@ impl Policy for GandivaFair {
                 break;
             }
         }
-        for q in &mut queues {
-            q.clear();
-        }
         order.clear();
         self.scratch = WaitingScratch {
-            queues,
+            candidates,
             last,
             order,
         };
