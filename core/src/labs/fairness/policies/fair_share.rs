@@ -216,6 +216,9 @@ impl Policy for FairShare {
         let queues: Vec<_> = fill.order.waiting.iter().map(|w| w.iter().map(|e| e.1)).collect();
         let keys = fill.waiting_keys();
         let mut level: Vec<f64> = keys.iter().map(|k| k.1).collect();
+        // Per tenant: how many of its running jobs lie below the key of the job walked last.
+        // The walk meets the jobs by ascending key, so each count only grows.
+        let mut below = vec![0usize; n];
         let mut every_from = None;
         interleave(
             queues,
@@ -228,16 +231,19 @@ impl Policy for FairShare {
                 // The running jobs ahead: its own tenant's all (they come first in its queue),
                 // each other tenant's below (level, tenant) of this job.
                 let key = at(here, t);
-                let ahead: u64 = (0..n)
-                    .map(|u| {
-                        let l = &fill.levels[u];
-                        let running = l.jobs.len();
-                        if u == t {
-                            return l.gpus[running];
-                        }
-                        l.gpus[l.level[..running].partition_point(|&x| at(x, u) < key)]
-                    })
-                    .sum();
+                let mut ahead = 0u64;
+                for (u, l) in fill.levels.iter().enumerate() {
+                    let running = l.jobs.len();
+                    if u == t {
+                        ahead += l.gpus[running];
+                        continue;
+                    }
+                    let b = &mut below[u];
+                    while *b < running && at(l.level[*b], u) < key {
+                        *b += 1;
+                    }
+                    ahead += l.gpus[*b];
+                }
                 match walk.waiting(j, ahead) {
                     WalkNext::Next => true,
                     WalkNext::Stop => false,
