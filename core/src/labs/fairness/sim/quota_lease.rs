@@ -209,8 +209,9 @@ impl Lists {
 
     /// Keeps tenant `u`'s built list for the next round at the same instant, less the jobs
     /// that no longer wait (`waits` false), in the same order: a waiting job's key and
-    /// whether it starves depend only on the instant and on its own state, which a round
-    /// changes only for the jobs it starts or stops.
+    /// whether it starves depend only on the instant, on its own state, which a round changes
+    /// only for the jobs it starts or stops, and on its tenant's share integrals (D_j), which
+    /// change only at arrivals and finishes, never in a round.
     fn keep_waiting(&mut self, u: usize, waits: impl Fn(usize) -> bool) {
         retain_sorted(&mut self.starving[u], &mut self.sorted[u].0, |e| waits(e.1));
         retain_sorted(&mut self.keyed[u], &mut self.sorted[u].1, |e| waits(e.1));
@@ -581,7 +582,6 @@ impl Sim<'_> {
             let waits = |j: usize| jobs[j].phase == Phase::Waiting;
             sc.reset(nt, now, Some((&self.ql_waiting, &waits)));
         }
-
         // Nothing can change unless a waiting job fits the free GPUs or a tenant's new waiting
         // job may preempt one of its delay jobs. Only tenants with waiting jobs take part in
         // a round: for every other one each step below is empty.
