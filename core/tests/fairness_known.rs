@@ -101,6 +101,28 @@ fn two_equal_tenants_get_equal_gpu_time_within_one_lease() {
     );
 }
 
+#[test]
+fn a_lease_renewed_on_the_same_gpus_is_one_segment() {
+    // One 1-GPU job of 2,500 s alone: the ASTRAEA family's 900 s lease expires twice, and each
+    // time the job starts again at once on the GPU it gave up. It held that GPU throughout.
+    let t = trace(vec![job(0, 0, 1, 0, 2_500)], 1);
+    let p = params(1, 8);
+    for k in [
+        PolicyKind::Astraea,
+        PolicyKind::Astraea2das,
+        PolicyKind::AstraeaThemis,
+    ] {
+        let run = run_policy(&p, &t, k);
+        assert_eq!(run.jobs[0].lease_expiries, 2, "{}", k.id());
+        let segs: Vec<(u64, u64)> = run
+            .segments
+            .iter()
+            .map(|s| (s.start_ns, s.end_ns))
+            .collect();
+        assert_eq!(segs, vec![(0, 2_500 * S)], "{}", k.id());
+    }
+}
+
 fn check_run(run: &PolicyRun, p: &FairnessParams) {
     let k = run.kind.id();
     let gpn = p.cluster.gpus_per_node;
@@ -179,15 +201,26 @@ fn check_run(run: &PolicyRun, p: &FairnessParams) {
             assert!(*u >= 0.0 && *d >= 0.0, "{k}: negative share");
         }
     }
-    // A job's segments never overlap.
+    // A job's segments never overlap, and are maximal: one that ends where the job's next
+    // starts holds other GPUs (a lease renewed on the same GPUs continues its segment).
     let mut by_job: Vec<Vec<(u64, u64)>> = vec![Vec::new(); run.jobs.len()];
+    let mut with_alloc: Vec<Vec<(u64, u64, &[(u32, u32)])>> = vec![Vec::new(); run.jobs.len()];
     for s in &run.segments {
         by_job[s.job].push((s.start_ns, s.end_ns));
+        with_alloc[s.job].push((s.start_ns, s.end_ns, &s.alloc[..]));
     }
-    for segs in &mut by_job {
+    for (segs, allocs) in by_job.iter_mut().zip(&mut with_alloc) {
         segs.sort_unstable();
         for w in segs.windows(2) {
             assert!(w[0].1 <= w[1].0, "{k}: overlapping segments");
+        }
+        allocs.sort_by_key(|s| (s.0, s.1));
+        for w in allocs.windows(2) {
+            assert!(
+                !(w[0].1 == w[1].0 && w[0].2 == w[1].2),
+                "{k}: back-to-back segments on the same GPUs at {}",
+                w[0].1
+            );
         }
     }
     // GPU-time accounting balances: tenants' used = cluster busy = Σ segments.

@@ -324,47 +324,6 @@ fn the_fairness_run_in_pieces_joins_into_the_golden_report_and_the_whole_run_s_o
 }
 
 #[wasm_bindgen_test]
-fn joining_segments_in_one_pass_equals_sorting_them_first() {
-    use bubblelab_core::labs::fairness::{run_policy, synthetic_trace, PolicyKind, Segment};
-    use bubblelab_web::worker::{merge_segments, merge_sorted};
-    let Scenario::Fairness(mut p) =
-        Scenario::from_json(include_str!("../../tests/scenarios/fairness-small.json")).unwrap()
-    else {
-        panic!("not a fairness scenario")
-    };
-    p.policies = vec![PolicyKind::Astraea];
-    let trace = synthetic_trace(&p).unwrap();
-    let run = run_policy(&p, &trace, PolicyKind::Astraea);
-    assert!(run.segments.len() > 10);
-    let merged = merge_segments(run.segments.clone());
-    assert!(
-        merged.len() < run.segments.len(),
-        "ASTRAEA's renewed leases join"
-    );
-    assert_eq!(merged, merge_sorted(run.segments.clone()));
-    // Out of time order (last first): the same result, through the sort.
-    let mut reversed = run.segments.clone();
-    reversed.reverse();
-    assert_eq!(merge_segments(reversed), merged);
-    // Zero-length segments at one instant, and a job on other GPUs after a gap.
-    let seg = |job: usize, start_ns: u64, end_ns: u64, node: u32| Segment {
-        job,
-        start_ns,
-        end_ns,
-        alloc: [(node, 1)].into_iter().collect(),
-    };
-    let crafted = vec![
-        seg(1, 0, 5, 0),
-        seg(0, 0, 0, 1),
-        seg(0, 0, 3, 1),
-        seg(1, 5, 9, 0),
-        seg(0, 3, 4, 2),
-        seg(0, 6, 8, 2),
-    ];
-    assert_eq!(merge_segments(crafted.clone()), merge_sorted(crafted));
-}
-
-#[wasm_bindgen_test]
 fn the_trace_a_worker_keeps_never_stands_in_for_another_upload() {
     use bubblelab_web::worker::{Job, Output};
     let scenario = include_str!("../../tests/scenarios/fairness-small.json").to_string();
@@ -421,7 +380,7 @@ fn the_worker_names_a_bad_upload_and_a_bad_field() {
 }
 
 #[wasm_bindgen_test]
-fn merged_segments_hold_the_same_gpus_at_every_instant() {
+fn the_cluster_view_holds_the_same_gpus_at_every_instant() {
     use bubblelab_core::labs::fairness::{occupancy_at, synthetic_trace};
     use bubblelab_core::scenario::KeepsRuns;
     use bubblelab_core::Scenario;

@@ -281,7 +281,8 @@ pub struct ClusterRun {
     pub kind: PolicyKind,
     /// Tenant of each job, by job index.
     pub job_tenants: Vec<u32>,
-    /// The run's segments, back-to-back ones on the same GPUs joined ([`merge_segments`]).
+    /// The run's segments (each a maximal stretch of a job on one set of GPUs: a renewed
+    /// lease does not split one).
     pub segments: Vec<Segment>,
     /// The shares at each sample, at most [`MAX_SHARE_SAMPLES`] ([`merge_share_samples`]):
     /// (time ns, used share and deserved share per tenant).
@@ -292,68 +293,6 @@ pub struct ClusterRun {
     pub first_submit_ns: u64,
     /// Time of the last finish, ns.
     pub last_finish_ns: u64,
-}
-
-/// The segments with each run of back-to-back segments of one job on the same GPUs (a lease
-/// renewed, a job kept through a round) joined into one: the GPUs held at every instant are the
-/// same, and the ASTRAEA family's per-lease segments shrink many-fold. Ordered by job, then start.
-///
-/// A run records each job's segments in time order (a job holds one allocation at a time), so
-/// one pass joins each segment to its job's latest and only the joined ones, many fewer, are
-/// sorted: O(n) instead of sorting a million per-lease segments. Segments in another order are
-/// sorted first ([`merge_sorted`]), with the same result.
-#[must_use]
-pub fn merge_segments(segments: Vec<Segment>) -> Vec<Segment> {
-    let jobs = segments.iter().map(|s| s.job + 1).max().unwrap_or(0);
-    // Each job's latest end so far: a segment that starts before it is out of time order.
-    let mut end = vec![0u64; jobs];
-    let in_time_order = segments.iter().all(|s| {
-        let ok = s.start_ns >= end[s.job];
-        end[s.job] = s.end_ns;
-        ok
-    });
-    if !in_time_order {
-        return merge_sorted(segments);
-    }
-    // Index in `out` of each job's latest joined segment.
-    let mut latest = vec![usize::MAX; jobs];
-    let mut out: Vec<Segment> = Vec::new();
-    for seg in segments {
-        match out.get_mut(latest[seg.job]) {
-            Some(last) if last.end_ns == seg.start_ns && last.alloc == seg.alloc => {
-                last.end_ns = seg.end_ns;
-            }
-            _ => {
-                latest[seg.job] = out.len();
-                out.push(seg);
-            }
-        }
-    }
-    // Stable: a job's zero-length segments at one instant keep their order, as in
-    // `merge_sorted`.
-    out.sort_by_key(|s| (s.job, s.start_ns));
-    out
-}
-
-/// [`merge_segments`] for segments in any order: sorted by job and start, then each joined to
-/// the one before it when back-to-back on the same GPUs.
-#[must_use]
-pub fn merge_sorted(mut segments: Vec<Segment>) -> Vec<Segment> {
-    segments.sort_by_key(|s| (s.job, s.start_ns));
-    let mut out: Vec<Segment> = Vec::with_capacity(segments.len());
-    for seg in segments {
-        match out.last_mut() {
-            Some(last)
-                if last.job == seg.job
-                    && last.end_ns == seg.start_ns
-                    && last.alloc == seg.alloc =>
-            {
-                last.end_ns = seg.end_ns;
-            }
-            _ => out.push(seg),
-        }
-    }
-    out
 }
 
 /// Most share samples the worker sends per run: the share chart is 720 px wide, and Philly's
@@ -411,7 +350,7 @@ impl ClusterRun {
             kind: run.kind,
             job_tenants: run.jobs.iter().map(|j| j.tenant).collect(),
             samples: merge_share_samples(&run.samples, MAX_SHARE_SAMPLES),
-            segments: merge_segments(run.segments),
+            segments: run.segments,
             tenant_count: run.tenants.len(),
             first_submit_ns: run.first_submit_ns,
             last_finish_ns: run.last_finish_ns,

@@ -302,6 +302,7 @@ fn run_policy_with(
             preemptions: 0,
             epoch: 0,
             alloc: NodeAlloc::new(),
+            held_since_ns: u64::MAX,
             deserved_base: 0.0,
             lease_expiries: 0,
             last_rho: 1.0,
@@ -454,6 +455,13 @@ fn run_policy_with(
         }
     }
     sim.account_all();
+    // The segments of jobs stopped and never started again (a run that ends with jobs
+    // waiting), in job order.
+    for j in 0..n_jobs {
+        if !sim.jobs[j].is_running() {
+            sim.record_segment(j);
+        }
+    }
     sim.run.events = sim.queue.processed();
     let mut run = sim.run;
     run.jobs = sim.jobs;
@@ -846,6 +854,7 @@ impl Sim<'_> {
                     return false;
                 }
                 self.stop_segment(j);
+                self.record_segment(j);
                 self.finish(j);
                 true
             }
@@ -983,10 +992,8 @@ impl Sim<'_> {
         job.last_stop_ns = now;
         job.phase = Phase::Waiting;
         job.epoch += 1;
-        let alloc = core::mem::take(&mut job.alloc);
         let gpus = job.gpus;
         let tenant = job.tenant as usize;
-        let seg_start = job.seg_start_ns;
         let lease_end = job.lease_end_ns;
         if let Ok(i) = self.lease_due.binary_search_by_key(&lease_end, |e| e.0) {
             self.lease_due[i].1 -= 1;
@@ -999,17 +1006,13 @@ impl Sim<'_> {
             }
         }
         self.count_waiting(j, true);
-        for &(n, c) in &alloc {
+        // The job keeps its `alloc` until its segment is recorded ([`Sim::record_segment`]).
+        for k in 0..self.jobs[j].alloc.len() {
+            let (n, c) = self.jobs[j].alloc[k];
             self.set_node_free(n as usize, self.node_free[n as usize] + c);
         }
         self.free_gpus += u64::from(gpus);
         self.set_tenant_gpus(tenant, -i64::from(gpus));
-        self.run.segments.push(Segment {
-            job: j,
-            start_ns: seg_start,
-            end_ns: now,
-            alloc,
-        });
         self.note_change(j);
     }
 
@@ -1081,6 +1084,12 @@ impl Sim<'_> {
         let tenant = self.jobs[j].tenant as usize;
         self.set_tenant_gpus(tenant, i64::from(gpus));
         self.note_change(j);
+        let job = &self.jobs[j];
+        // Back on the GPUs it gave up at this instant: the same segment goes on.
+        if !(job.held_since_ns != u64::MAX && job.last_stop_ns == now && job.alloc == alloc) {
+            self.record_segment(j);
+            self.jobs[j].held_since_ns = now;
+        }
         let job = &mut self.jobs[j];
         job.phase = Phase::Running;
         job.alloc = alloc;
@@ -1099,6 +1108,22 @@ impl Sim<'_> {
         };
         let end = now + job.seg_overhead_ns + run_ns;
         self.arm_completion(j, end);
+    }
+
+    /// Records the segment of stopped job `j` that ended at its last stop, if one is open
+    /// (the job keeps its GPUs' list from the stop until then: a start at that instant on the
+    /// same GPUs continues the segment instead).
+    fn record_segment(&mut self, j: usize) {
+        let job = &mut self.jobs[j];
+        if job.held_since_ns == u64::MAX {
+            return;
+        }
+        self.run.segments.push(Segment {
+            job: j,
+            start_ns: core::mem::replace(&mut job.held_since_ns, u64::MAX),
+            end_ns: job.last_stop_ns,
+            alloc: core::mem::take(&mut job.alloc),
+        });
     }
 
     /// Arms job `j`'s completion at `end` ns (older completion events become stale). The

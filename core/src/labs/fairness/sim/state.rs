@@ -65,8 +65,15 @@ pub struct JobState {
     pub preemptions: u32,
     /// Event epoch: completion/lease/wake-up events of older epochs are stale.
     pub epoch: u32,
-    /// Nodes held: (node, GPUs on it).
+    /// Nodes held: (node, GPUs on it). After a stop they stay here until the job's segment
+    /// is recorded in [`PolicyRun::segments`] (at its next start, unless that continues the
+    /// segment, or at its finish); empty at the end of a run.
     pub alloc: NodeAlloc,
+    /// Start of the job's segment not yet recorded in [`PolicyRun::segments`] (the running
+    /// one, or the one that ended at its last stop), ns; `u64::MAX` when there is none. A
+    /// start at the instant the job stopped, on the GPUs it gave up (a renewed lease),
+    /// continues that segment.
+    pub held_since_ns: u64,
     /// The tenant's integral ∫ min(gⱼ, Q_u/n_u) dt for this job's gⱼ at its arrival, GPU-ns:
     /// D_j(t) is that integral at t minus this (see [`TenantState::share_integrals`]).
     pub deserved_base: f64,
@@ -308,7 +315,11 @@ pub struct PolicyRun {
     pub jobs: Vec<JobState>,
     /// Final tenant states (totals).
     pub tenants: Vec<TenantState>,
-    /// Every run segment, in end order.
+    /// Every run segment: a maximal interval in which a job held one allocation (a job
+    /// started again at the instant it stopped, on the same GPUs, as a renewed lease, continues
+    /// its segment). Each job's segments are in time order; the list is in the order they were
+    /// recorded (at the job's next start that does not continue it, at its finish, or at the
+    /// end of the run).
     pub segments: Vec<Segment>,
     /// Samples at bucket boundaries.
     pub samples: Vec<Sample>,
