@@ -6,7 +6,7 @@ mod common;
 
 use bubblelab_core::labs::fairness::policies::LazySorted;
 use bubblelab_core::labs::fairness::{
-    occupancy_at, run_policy, FairnessParams, Job, Placement, PolicyKind, PolicyRun, Trace,
+    occupancy_at, run_policy, FairnessParams, Job, Placement, PolicyKind, PolicyRun, Segment, Trace,
 };
 use proptest::prelude::*;
 
@@ -203,25 +203,22 @@ fn check_run(run: &PolicyRun, p: &FairnessParams) {
     }
     // A job's segments never overlap, and are maximal: one that ends where the job's next
     // starts holds other GPUs (a lease renewed on the same GPUs continues its segment).
-    let mut by_job: Vec<Vec<(u64, u64)>> = vec![Vec::new(); run.jobs.len()];
-    let mut with_alloc: Vec<Vec<(u64, u64, &[(u32, u32)])>> = vec![Vec::new(); run.jobs.len()];
+    let mut segs_of: Vec<Vec<&Segment>> = vec![Vec::new(); run.jobs.len()];
     for s in &run.segments {
-        by_job[s.job].push((s.start_ns, s.end_ns));
-        with_alloc[s.job].push((s.start_ns, s.end_ns, &s.alloc[..]));
+        segs_of[s.job].push(s);
     }
-    for (segs, allocs) in by_job.iter_mut().zip(&mut with_alloc) {
-        segs.sort_unstable();
+    let mut by_job: Vec<Vec<(u64, u64)>> = Vec::with_capacity(run.jobs.len());
+    for segs in &mut segs_of {
+        segs.sort_unstable_by_key(|s| (s.start_ns, s.end_ns));
         for w in segs.windows(2) {
-            assert!(w[0].1 <= w[1].0, "{k}: overlapping segments");
-        }
-        allocs.sort_by_key(|s| (s.0, s.1));
-        for w in allocs.windows(2) {
+            assert!(w[0].end_ns <= w[1].start_ns, "{k}: overlapping segments");
             assert!(
-                !(w[0].1 == w[1].0 && w[0].2 == w[1].2),
+                !(w[0].end_ns == w[1].start_ns && w[0].alloc == w[1].alloc),
                 "{k}: back-to-back segments on the same GPUs at {}",
-                w[0].1
+                w[0].end_ns
             );
         }
+        by_job.push(segs.iter().map(|s| (s.start_ns, s.end_ns)).collect());
     }
     // GPU-time accounting balances: tenants' used = cluster busy = Σ segments.
     let seg_sum: u128 = run
