@@ -207,7 +207,6 @@ fn check_run(run: &PolicyRun, p: &FairnessParams) {
     for s in &run.segments {
         segs_of[s.job].push(s);
     }
-    let mut by_job: Vec<Vec<(u64, u64)>> = Vec::with_capacity(run.jobs.len());
     for segs in &mut segs_of {
         segs.sort_unstable_by_key(|s| (s.start_ns, s.end_ns));
         for w in segs.windows(2) {
@@ -218,7 +217,6 @@ fn check_run(run: &PolicyRun, p: &FairnessParams) {
                 w[0].end_ns
             );
         }
-        by_job.push(segs.iter().map(|s| (s.start_ns, s.end_ns)).collect());
     }
     // GPU-time accounting balances: tenants' used = cluster busy = Σ segments.
     let seg_sum: u128 = run
@@ -230,8 +228,8 @@ fn check_run(run: &PolicyRun, p: &FairnessParams) {
     assert_eq!(seg_sum, run.busy_gpu_ns, "{k}");
     assert_eq!(tenant_sum, run.busy_gpu_ns, "{k}");
     // Executed time of each job = its segments.
-    for (i, segs) in by_job.iter().enumerate() {
-        let held: u64 = segs.iter().map(|s| s.1 - s.0).sum();
+    for (i, segs) in segs_of.iter().enumerate() {
+        let held: u64 = segs.iter().map(|s| s.end_ns - s.start_ns).sum();
         assert_eq!(held, run.jobs[i].executed_ns, "{k}: job {i}");
         // A global policy's preemption costs its checkpoint + resume; one of the ASTRAEA
         // family (no costs charged) loses the progress of the current lease, < `delay_s`.
