@@ -19,6 +19,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod cost;
+pub mod edit;
 pub mod engine;
 pub mod graph;
 pub mod hw;
@@ -64,4 +65,20 @@ pub fn run_with_progress(
 ) -> Result<Report, ScenarioError> {
     scenario.validate()?;
     scenario.run_lab(progress)
+}
+
+/// [`run_with_progress`] on input files: each names one of the lab's slots
+/// ([`Scenario::input_slots`]) and is read by the lab's own reader, so the CLI's `--input` and
+/// the page's uploads run the same code. With no files it is [`run_with_progress`].
+///
+/// # Errors
+/// As [`run`], and [`ScenarioError::Field`] naming the slot or the file and row a reader
+/// refused.
+pub fn run_with_inputs(
+    scenario: &Scenario,
+    inputs: &[scenario::InputFile<'_>],
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Report, ScenarioError> {
+    scenario.validate()?;
+    scenario.run_lab_with_inputs(inputs, progress)
 }

@@ -37,6 +37,25 @@ pub trait LabParams: Sized + Serialize + DeserializeOwned {
     /// A [`ScenarioError`] when the lab cannot complete.
     fn run_lab(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<Report, ScenarioError>;
 
+    /// The files this lab reads beside its parameters (traces, node lists, stage logs), by
+    /// slot name; the CLI's `--input SLOT=FILE` and the page's uploads fill them.
+    const INPUTS: &'static [InputSlot] = &[];
+
+    /// Runs the checked parameters on the given input files (each in one of [`Self::INPUTS`]),
+    /// calling `progress` as [`LabParams::run_lab`]; with no files it is `run_lab`.
+    ///
+    /// # Errors
+    /// [`ScenarioError::Field`] at `input` for a slot the lab does not have, or naming the file
+    /// and row a reader refused; as [`LabParams::run_lab`] otherwise.
+    fn run_with_inputs(
+        &self,
+        inputs: &[InputFile<'_>],
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Report, ScenarioError> {
+        check_slots::<Self>(inputs)?;
+        self.run_lab(progress)
+    }
+
     /// The parameters from the scenario's `params` JSON (serde, errors at `<lab>.<field>`).
     ///
     /// # Errors
@@ -44,6 +63,73 @@ pub trait LabParams: Sized + Serialize + DeserializeOwned {
     fn from_params(lab: &str, value: serde_json::Value) -> Result<Self, ScenarioError> {
         params_from_value(lab, value)
     }
+}
+
+/// A file a lab reads beside its parameters: the name it is given by (`--input NAME=FILE`)
+/// and what it holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InputSlot {
+    /// Slot name, e.g. `trace` or `pods`.
+    pub name: &'static str,
+    /// What the file holds, one line (formats, columns).
+    pub help: &'static str,
+    /// Whether the slot takes several files (a folder of stage logs), in name order.
+    pub many: bool,
+}
+
+/// One file given to a lab's input slot: its text and the name errors call it by.
+#[derive(Clone, Copy, Debug)]
+pub struct InputFile<'a> {
+    /// The slot it fills ([`InputSlot::name`]).
+    pub slot: &'a str,
+    /// The file's name in errors and in the Report's source line.
+    pub source: &'a str,
+    /// Its contents.
+    pub text: &'a str,
+}
+
+/// Refuses a file in a slot `P` does not have, or a second file in a one-file slot.
+///
+/// # Errors
+/// [`ScenarioError::Field`] at `input`, listing the lab's slots.
+pub fn check_slots<P: LabParams>(inputs: &[InputFile<'_>]) -> Result<(), ScenarioError> {
+    for (i, file) in inputs.iter().enumerate() {
+        let Some(slot) = P::INPUTS.iter().find(|s| s.name == file.slot) else {
+            let names: alloc::vec::Vec<&str> = P::INPUTS.iter().map(|s| s.name).collect();
+            let expected = if names.is_empty() {
+                "this lab reads no input files".to_string()
+            } else {
+                format!("this lab reads {}", names.join(", "))
+            };
+            return Err(ScenarioError::field(
+                "input",
+                format!("unknown input `{}`; {expected}", file.slot),
+            ));
+        };
+        if !slot.many && inputs[..i].iter().any(|f| f.slot == file.slot) {
+            return Err(ScenarioError::field(
+                "input",
+                format!(
+                    "`{}` takes one file, got a second: {}",
+                    slot.name, file.source
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The files of one slot, in the order given.
+pub fn files_in<'a, 'f>(
+    inputs: &'f [InputFile<'a>],
+    slot: &'f str,
+) -> impl Iterator<Item = &'f InputFile<'a>> + 'f {
+    inputs.iter().filter(move |f| f.slot == slot)
+}
+
+/// A reader's error as a field error naming the file (`philly.csv: line 3, …`).
+pub fn input_error(file: &InputFile<'_>, e: impl core::fmt::Display) -> ScenarioError {
+    ScenarioError::field(file.source, e.to_string())
 }
 
 /// A lab's Report with the runs it was built from: what a page draws besides the Report (the
@@ -108,6 +194,20 @@ macro_rules! labs {
             $( $(#[$doc])* $variant($module::$params), )+
         }
 
+        $(
+            impl TryFrom<Scenario> for $module::$params {
+                type Error = Scenario;
+
+                /// The parameters of a scenario of this lab; another lab's scenario back.
+                fn try_from(scenario: Scenario) -> Result<Self, Scenario> {
+                    match scenario {
+                        Scenario::$variant(p) => Ok(p),
+                        other => Err(other),
+                    }
+                }
+            }
+        )+
+
         impl Scenario {
             /// The lab name used in JSON, routes and links.
             #[must_use]
@@ -135,6 +235,26 @@ macro_rules! labs {
             ) -> Result<crate::Report, crate::ScenarioError> {
                 match self {
                     $( Scenario::$variant(p) => crate::scenario::LabParams::run_lab(p, progress), )+
+                }
+            }
+
+            /// The files the scenario's lab reads beside its parameters.
+            #[must_use]
+            pub fn input_slots(&self) -> &'static [crate::scenario::InputSlot] {
+                match self {
+                    $( Scenario::$variant(_) => <$module::$params as crate::scenario::LabParams>::INPUTS, )+
+                }
+            }
+
+            /// Runs the lab of a validated scenario on input files (see
+            /// [`crate::run_with_inputs`]).
+            pub(crate) fn run_lab_with_inputs(
+                &self,
+                inputs: &[crate::scenario::InputFile<'_>],
+                progress: &mut dyn FnMut(usize, usize),
+            ) -> Result<crate::Report, crate::ScenarioError> {
+                match self {
+                    $( Scenario::$variant(p) => crate::scenario::LabParams::run_with_inputs(p, inputs, progress), )+
                 }
             }
 

@@ -1,4 +1,4 @@
-//! Every decoder of user input, fuzzed: scenario JSON, share links, graph JSON, calibrated
+//! Every decoder of user input, fuzzed: scenario JSON, `--set` assignments, share links, graph JSON, calibrated
 //! profiles, the five cluster-trace readers, openb's node and pod lists (sharing lab), the Pollux artifact's workload CSV (elastic lab), Mooncake and Azure request traces, PAI mini-batch
 //! CSV, Vidur collective CSV and PipeMorph rank logs (Kineto and its gzip: `kineto_fuzz`).
 //! Each target takes random bytes and mutations of a valid input (byte flips, deletions,
@@ -135,6 +135,34 @@ fn scenario_json() {
     let seeds: Vec<&str> = texts.iter().map(String::as_str).collect();
     fuzz("scenario JSON", &seeds, |t| {
         let _ = Scenario::from_json(t);
+    });
+}
+
+/// `--set PATH=VALUE` on every lab's first preset: paths with fields, items and the lab's
+/// name; values as JSON, bare words and comma lists.
+#[test]
+fn set_assignments() {
+    let seeds = [
+        "stages=8",
+        "pipeline.stage_slowdown[2]=1.5",
+        "schedules=1f1b,zb-h1",
+        "astraea.quota=fair",
+        "cluster.nodes=16",
+        "policies=[\"fifo\",\"srtf\"]",
+        "timed.load=0.9",
+        "controllers[0].kind=concur",
+        "a[1][2].b=[]",
+    ];
+    let labs: Vec<Scenario> = bubblelab_core::scenario::LABS
+        .iter()
+        .map(|lab| Scenario::for_lab(lab).expect("every lab has a first preset"))
+        .collect();
+    fuzz("set assignments", &seeds, |text| {
+        if let Ok((path, value)) = bubblelab_core::edit::split_assignment(text) {
+            for scenario in &labs {
+                let _ = scenario.with_fields(&[(path, value)]);
+            }
+        }
     });
 }
 

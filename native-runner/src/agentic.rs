@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use bubblelab_core::labs::agentic::traces::{self, TraceFormat};
 use bubblelab_core::labs::agentic::{self, AgenticParams, Arrivals, ControllerSpec, EngineMode};
-use bubblelab_core::{Scenario, ScenarioError};
+use bubblelab_core::ScenarioError;
 use clap::{Args, ValueEnum};
 
 use crate::error::Failure;
@@ -20,9 +20,6 @@ use crate::{deprecated, files, kind_parser};
 
 /// Largest trace file accepted, bytes (256 MiB).
 pub const MAX_TRACE_BYTES: usize = 256 << 20;
-
-/// The preset used when neither `--preset` nor a scenario file is given.
-pub const DEFAULT_PRESET: &str = "agentic-qwen3-32b-h100";
 
 /// When agents start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -103,17 +100,8 @@ fn parse_controllers(s: &str, base: &AgenticParams) -> Result<Vec<ControllerSpec
 /// # Errors
 /// [`Failure::Input`] naming the file, line and field of a bad trace or scenario, or a bad flag.
 pub fn agentic(args: &AgenticArgs) -> Result<(), Failure> {
-    let scenario = if args.scenario.is_some() {
-        crate::run::load_scenario(args.scenario.as_deref(), None)?
-    } else {
-        crate::run::load_scenario(None, Some(args.preset.as_deref().unwrap_or(DEFAULT_PRESET)))?
-    };
-    let Scenario::Agentic(mut params) = scenario else {
-        return Err(Failure::Input(format!(
-            "the scenario is for the `{}` lab; `bubblelab agentic` needs an agentic scenario",
-            scenario.lab()
-        )));
-    };
+    let mut params: AgenticParams =
+        crate::run::lab_params("agentic", args.scenario.as_deref(), args.preset.as_deref())?;
     if let Some(ids) = &args.controllers {
         params.controllers = parse_controllers(ids, &params)?;
     }

@@ -4,16 +4,15 @@
 
 use std::path::PathBuf;
 
+use bubblelab_core::labs::bubbles::BubblesParams;
 use bubblelab_core::labs::bubbles::{self, PolicyKind, TrialPreset, TunerKind};
 use bubblelab_core::labs::pipeline::pipemorph::load_run;
-use bubblelab_core::{Scenario, ScenarioError};
+use bubblelab_core::ScenarioError;
 use clap::Args;
 
 use crate::error::Failure;
 use crate::ReportOutput;
 
-/// The preset used when neither `--preset` nor a scenario file is given.
-pub const DEFAULT_PRESET: &str = "bubbles-gpt-32gpus-resnet18";
 /// The preset used with a LOG folder when none is given (A10 memory of PipeMorph's runs).
 pub const DEFAULT_LOG_PRESET: &str = "bubbles-pipemorph-a10";
 
@@ -72,22 +71,11 @@ pub fn bubbles(args: &BubblesArgs) -> Result<(), Failure> {
         crate::deprecated("--log", "the positional LOG folder");
     }
     let log = args.input.as_ref().or(args.log.as_ref());
-    let default = if log.is_some() {
-        DEFAULT_LOG_PRESET
-    } else {
-        DEFAULT_PRESET
-    };
-    let scenario = if args.scenario.is_some() {
-        crate::run::load_scenario(args.scenario.as_deref(), None)?
-    } else {
-        crate::run::load_scenario(None, Some(args.preset.as_deref().unwrap_or(default)))?
-    };
-    let Scenario::Bubbles(mut params) = scenario else {
-        return Err(Failure::Input(format!(
-            "the scenario is for the `{}` lab; `bubblelab bubbles` needs a bubbles scenario",
-            scenario.lab()
-        )));
-    };
+    let mut params: BubblesParams = crate::run::lab_params(
+        "bubbles",
+        args.scenario.as_deref(),
+        args.preset.as_deref().or(log.map(|_| DEFAULT_LOG_PRESET)),
+    )?;
     if let Some(t) = &args.trial {
         let preset: TrialPreset = t
             .parse()

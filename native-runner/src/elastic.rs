@@ -4,18 +4,15 @@
 
 use std::path::Path;
 
+use bubblelab_core::labs::elastic::ElasticParams;
 use bubblelab_core::labs::elastic::{self, workload, ElasticPolicy};
 use bubblelab_core::labs::fairness::params::PreemptionModel;
 use bubblelab_core::labs::migration::CheckpointOption;
-use bubblelab_core::Scenario;
 use clap::Args;
 
 use crate::error::Failure;
 use crate::files;
 use crate::{kind_parser, ReportOutput};
-
-/// The preset used when neither `--preset` nor `--scenario` is given.
-pub const DEFAULT_PRESET: &str = "elastic-pollux-vs-baselines";
 
 /// Largest workload file read, bytes.
 const MAX_WORKLOAD_BYTES: usize = 16 << 20;
@@ -75,17 +72,8 @@ pub struct ElasticArgs {
 /// [`Failure::Input`] for a bad preset, scenario file, field, flag or workload file (naming its
 /// line and column).
 pub fn elastic(args: &ElasticArgs) -> Result<(), Failure> {
-    let scenario = if args.scenario.is_some() {
-        crate::run::load_scenario(args.scenario.as_deref(), None)?
-    } else {
-        crate::run::load_scenario(None, Some(args.preset.as_deref().unwrap_or(DEFAULT_PRESET)))?
-    };
-    let Scenario::Elastic(mut params) = scenario else {
-        return Err(Failure::Input(format!(
-            "the scenario is for the `{}` lab; `bubblelab elastic` needs an elastic scenario",
-            scenario.lab()
-        )));
-    };
+    let mut params: ElasticParams =
+        crate::run::lab_params("elastic", args.scenario.as_deref(), args.preset.as_deref())?;
     if let Some(w) = &args.workload {
         if let Ok(k) = w.parse::<u32>() {
             params.workload = k;

@@ -19,7 +19,6 @@ use bubblelab_core::labs::fairness::{
 use bubblelab_core::labs::migration::CheckpointOption;
 use bubblelab_core::ScenarioError;
 use clap::{Args, ValueEnum};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::error::Failure;
 use crate::{deprecated, files, kind_parser};
@@ -258,29 +257,6 @@ pub(crate) fn run_on_threads(
     })
 }
 
-/// A bar over the policies on stderr, drawn only when stderr is a terminal and only once the
-/// run has taken a second (short runs print nothing extra).
-fn progress_bar(policies: &[PolicyKind]) -> ProgressBar {
-    let bar =
-        ProgressBar::with_draw_target(Some(policies.len() as u64), ProgressDrawTarget::hidden());
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} {elapsed:>3} [{bar:30}] {pos}/{len} policies, running {msg}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> "),
-    );
-    let shown = bar.clone();
-    std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_secs(1));
-        if !shown.is_finished() {
-            shown.set_draw_target(ProgressDrawTarget::stderr());
-            shown.enable_steady_tick(std::time::Duration::from_millis(120));
-        }
-    });
-    bar
-}
-
 fn field_failure(e: &ScenarioError) -> Failure {
     match e {
         ScenarioError::Run(_) => Failure::Other(e.to_string()),
@@ -386,9 +362,9 @@ pub fn fairness(args: &FairnessArgs) -> Result<(), Failure> {
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
     };
-    let bar = progress_bar(&params.policies);
+    let bar = crate::progress::bar("policies, running ");
     let mut on_progress = |done: usize, total: usize| {
-        bar.set_position(done as u64);
+        crate::progress::update(&bar, done, total);
         bar.set_message(format!("{} at a time", threads.min(total - done)));
     };
     let simulation = params.simulate_with(&trace, &mut on_progress, &mut |n, run_one, progress| {

@@ -25,6 +25,7 @@ mod link;
 mod migration;
 mod overlap;
 mod presets;
+mod progress;
 mod resilience;
 mod run;
 mod sharing;

@@ -4,14 +4,12 @@
 use std::path::PathBuf;
 
 use bubblelab_core::labs::migration;
-use bubblelab_core::{Scenario, ScenarioError};
+use bubblelab_core::labs::migration::MigrationParams;
+use bubblelab_core::ScenarioError;
 use clap::Args;
 
 use crate::error::Failure;
 use crate::ReportOutput;
-
-/// The preset used when neither `--preset` nor `--scenario` is given.
-pub const DEFAULT_PRESET: &str = "migration-7b-tp2-dp4-one-node";
 
 /// Arguments of `bubblelab migration`.
 #[derive(Debug, Args)]
@@ -32,17 +30,11 @@ pub struct MigrationArgs {
 /// # Errors
 /// [`Failure::Input`] for a bad preset, scenario file or field.
 pub fn migration(args: &MigrationArgs) -> Result<(), Failure> {
-    let scenario = if args.scenario.is_some() {
-        crate::run::load_scenario(args.scenario.as_deref(), None)?
-    } else {
-        crate::run::load_scenario(None, Some(args.preset.as_deref().unwrap_or(DEFAULT_PRESET)))?
-    };
-    let Scenario::Migration(params) = scenario else {
-        return Err(Failure::Input(format!(
-            "the scenario is for the `{}` lab; `bubblelab migration` needs a migration scenario",
-            scenario.lab()
-        )));
-    };
+    let params: MigrationParams = crate::run::lab_params(
+        "migration",
+        args.scenario.as_deref(),
+        args.preset.as_deref(),
+    )?;
     let report = migration::run(&params).map_err(|e| match e {
         ScenarioError::Run(_) => Failure::Other(e.to_string()),
         _ => Failure::Input(e.to_string()),

@@ -6,9 +6,8 @@ use std::path::PathBuf;
 
 use bubblelab_core::labs::overlap::{self, OverlapParams, PassSpec};
 use bubblelab_core::report::{format_number, Cell, Report, Table};
-use bubblelab_core::{Scenario, ScenarioError};
+use bubblelab_core::ScenarioError;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::error::Failure;
 use crate::files::{self, MAX_INPUT_BYTES};
@@ -51,15 +50,7 @@ fn base_params(args: &OverlapArgs) -> Result<OverlapParams, Failure> {
     let mut params = if args.preset.is_none() && args.scenario.is_none() {
         OverlapParams::default()
     } else {
-        match crate::run::load_scenario(args.scenario.as_deref(), args.preset.as_deref())? {
-            Scenario::Overlap(p) => p,
-            other => {
-                return Err(Failure::Input(format!(
-                "the scenario is for the `{}` lab; `bubblelab overlap` needs an overlap scenario",
-                other.lab()
-            )))
-            }
-        }
+        crate::run::lab_params("overlap", args.scenario.as_deref(), args.preset.as_deref())?
     };
     if args.graph.is_some() {
         crate::deprecated("--graph", "the positional GRAPH");
@@ -191,21 +182,8 @@ fn sweep(base: &OverlapParams, sweeps: Sweeps, output: &ReportOutput) -> Result<
     for &(k, b) in &points {
         with_point(base, k, b).validate().map_err(|e| failure(&e))?;
     }
-    let bar =
-        ProgressBar::with_draw_target(Some(points.len() as u64), ProgressDrawTarget::hidden());
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} {elapsed:>3} [{bar:30}] {pos}/{len} sweep points")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    let shown = bar.clone();
-    std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_secs(1));
-        if !shown.is_finished() {
-            shown.set_draw_target(ProgressDrawTarget::stderr());
-            shown.enable_steady_tick(std::time::Duration::from_millis(120));
-        }
-    });
+    let bar = crate::progress::bar("sweep points");
+    bar.set_length(points.len() as u64);
     let mut table = Table {
         key: "sweep".into(),
         title: "Helix over the sweep (serial, eager and AsyncTP-style do not depend on K or the budget)".into(),

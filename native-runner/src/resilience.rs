@@ -6,8 +6,9 @@
 
 use std::path::PathBuf;
 
+use bubblelab_core::labs::resilience::ResilienceParams;
 use bubblelab_core::labs::resilience::{self, benchmark, DetectorSpec};
-use bubblelab_core::{Scenario, ScenarioError};
+use bubblelab_core::ScenarioError;
 use clap::Args;
 
 use crate::error::Failure;
@@ -16,9 +17,6 @@ use crate::ReportOutput;
 
 /// Largest PAI CSV accepted, bytes (256 MiB).
 pub const MAX_PAI_BYTES: usize = 256 << 20;
-
-/// The preset used when neither `--preset` nor `--scenario` is given.
-pub const DEFAULT_PRESET: &str = "resilience-slow-gpu-2x";
 
 /// Arguments of `bubblelab resilience`.
 #[derive(Debug, Args)]
@@ -82,17 +80,11 @@ fn failure(e: &ScenarioError) -> Failure {
 /// # Errors
 /// [`Failure::Input`] for a bad preset, scenario file or field.
 pub fn resilience(args: &ResilienceArgs) -> Result<(), Failure> {
-    let scenario = if args.scenario.is_some() {
-        crate::run::load_scenario(args.scenario.as_deref(), None)?
-    } else {
-        crate::run::load_scenario(None, Some(args.preset.as_deref().unwrap_or(DEFAULT_PRESET)))?
-    };
-    let Scenario::Resilience(params) = scenario else {
-        return Err(Failure::Input(format!(
-            "the scenario is for the `{}` lab; `bubblelab resilience` needs a resilience scenario",
-            scenario.lab()
-        )));
-    };
+    let params: ResilienceParams = crate::run::lab_params(
+        "resilience",
+        args.scenario.as_deref(),
+        args.preset.as_deref(),
+    )?;
     let report = resilience::run(&params).map_err(|e| failure(&e))?;
     crate::run::print_report(&report, &args.output)
 }

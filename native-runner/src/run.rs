@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use bubblelab_core::labs::pipeline::pipemorph::{load_run, MAX_LOG_BYTES};
+use bubblelab_core::scenario::InputFile;
 use bubblelab_core::{Report, Scenario, ScenarioError};
 use clap::Args;
 
@@ -13,9 +14,10 @@ use crate::{Format, ReportOutput};
 /// Arguments of `bubblelab run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Scenario JSON file, or `-` to read it from stdin.
+    /// A lab's name (the run starts from its first preset, the one its page opens with), a
+    /// scenario JSON file, or `-` to read one from stdin.
     #[arg(
-        value_name = "SCENARIO",
+        value_name = "LAB|SCENARIO",
         required_unless_present_any = ["preset", "scenario_flag"],
         conflicts_with_all = ["preset", "scenario_flag"]
     )]
@@ -26,6 +28,18 @@ pub struct RunArgs {
     /// Run a built-in preset instead of a file (list them with `bubblelab presets`).
     #[arg(long, value_name = "ID")]
     preset: Option<String>,
+    /// Set a parameter, as errors name it: `stages=8`, `astraea.quota=fair`,
+    /// `stage_slowdown[2]=1.5`, `schedules=1f1b,zb-h1` (JSON, a bare word, or a comma list for
+    /// a list); repeatable, applied in order, validated once at the end.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    set: Vec<String>,
+    /// Read a file into one of the lab's input slots (`trace=philly.csv`, `pods=pods.csv`);
+    /// repeatable. `bubblelab run LAB --inputs` lists the lab's slots.
+    #[arg(long = "input", value_name = "SLOT=FILE")]
+    input: Vec<String>,
+    /// List the lab's input slots and exit.
+    #[arg(long)]
+    inputs: bool,
     /// How to print the Report, and where to write its trace.
     #[command(flatten)]
     output: ReportOutput,
@@ -69,12 +83,134 @@ pub fn load_scenario(file: Option<&Path>, preset: Option<&str>) -> Result<Scenar
 /// A scenario error as a failure: bad input names the source; a failed run is not the user's
 /// fault.
 fn scenario_failure(source: &str, e: &ScenarioError) -> Failure {
+    let message = if source.is_empty() {
+        e.to_string()
+    } else {
+        format!("{source}: {e}")
+    };
     match e {
-        ScenarioError::Run(_) => Failure::Other(format!("{source}: {e}")),
-        ScenarioError::Syntax { .. } | ScenarioError::Field { .. } => {
-            Failure::Input(format!("{source}: {e}"))
-        }
+        ScenarioError::Run(_) => Failure::Other(message),
+        ScenarioError::Syntax { .. } | ScenarioError::Field { .. } => Failure::Input(message),
     }
+}
+
+/// The parameters a lab command starts from: `file`, else preset `preset`, else the lab's
+/// first preset (what its page opens with); refused when the scenario is another lab's.
+///
+/// # Errors
+/// [`Failure::Input`] naming the file, preset or field, or the lab the scenario is for.
+pub fn lab_params<P: TryFrom<Scenario, Error = Scenario>>(
+    lab: &str,
+    file: Option<&Path>,
+    preset: Option<&str>,
+) -> Result<P, Failure> {
+    let scenario = match (file, preset) {
+        (Some(path), _) => load_scenario(Some(path), None)?,
+        (None, Some(id)) => load_scenario(None, Some(id))?,
+        (None, None) => Scenario::for_lab(lab).map_err(|e| Failure::Other(e.to_string()))?,
+    };
+    P::try_from(scenario).map_err(|other| {
+        let article = if lab.starts_with(['a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        };
+        Failure::Input(format!(
+            "the scenario is for the `{}` lab; `bubblelab {lab}` needs {article} {lab} scenario",
+            other.lab()
+        ))
+    })
+}
+
+/// The scenario `bubblelab run` names: a lab's first preset, a file or a preset, with every
+/// `--set` applied; and where it came from, for errors.
+fn run_scenario(args: &RunArgs) -> Result<(Scenario, String), Failure> {
+    let file = args.scenario.as_ref().or(args.scenario_flag.as_ref());
+    let lab = file
+        .and_then(|p| p.to_str())
+        .filter(|name| bubblelab_core::scenario::LABS.contains(name));
+    let (scenario, source) = match (lab, &args.preset, file) {
+        (Some(lab), _, _) => (
+            Scenario::for_lab(lab).map_err(|e| Failure::Other(e.to_string()))?,
+            String::new(),
+        ),
+        (None, Some(id), _) => (load_scenario(None, Some(id))?, format!("preset {id}")),
+        (None, None, path) => (
+            load_scenario(path.map(PathBuf::as_path), None)?,
+            path.map(|p| files::label(p)).unwrap_or_default(),
+        ),
+    };
+    if args.set.is_empty() {
+        return Ok((scenario, source));
+    }
+    let sets = args
+        .set
+        .iter()
+        .map(|s| bubblelab_core::edit::split_assignment(s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| scenario_failure("", &e))?;
+    let scenario = scenario
+        .with_fields(&sets)
+        .map_err(|e| scenario_failure(&source, &e))?;
+    Ok((scenario, source))
+}
+
+/// Each `--input SLOT=FILE` as (slot, file name, text), the slots checked before any file is
+/// read.
+fn read_inputs(
+    args: &RunArgs,
+    scenario: &Scenario,
+) -> Result<Vec<(String, String, String)>, Failure> {
+    let slots = scenario.input_slots();
+    args.input
+        .iter()
+        .map(|given| {
+            let Some((slot, path)) = given
+                .split_once('=')
+                .filter(|(s, p)| !s.is_empty() && !p.is_empty())
+            else {
+                return Err(Failure::Input(format!(
+                    "--input: expected SLOT=FILE (e.g. trace=philly.csv), got `{given}`"
+                )));
+            };
+            if !slots.iter().any(|s| s.name == slot) {
+                let names: Vec<&str> = slots.iter().map(|s| s.name).collect();
+                return Err(Failure::Input(format!(
+                    "--input: the {} lab has no input `{slot}`; it reads {}",
+                    scenario.lab(),
+                    if names.is_empty() {
+                        "no files".into()
+                    } else {
+                        names.join(", ")
+                    }
+                )));
+            }
+            Ok((slot, path))
+        })
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .map(|(slot, path)| {
+            let path = Path::new(path);
+            let text = files::read_text(path, MAX_INPUT_FILE_BYTES)?;
+            Ok((slot.to_string(), files::label(path), text))
+        })
+        .collect()
+}
+
+/// Largest input file read, bytes (a year of a real cluster's jobs fits).
+const MAX_INPUT_FILE_BYTES: usize = 256 << 20;
+
+/// The lab's input slots as `--inputs` lists them.
+fn slots_text(scenario: &Scenario) -> String {
+    let slots = scenario.input_slots();
+    if slots.is_empty() {
+        return format!("the {} lab reads no input files\n", scenario.lab());
+    }
+    let width = slots.iter().map(|s| s.name.len()).max().unwrap_or(0);
+    slots
+        .iter()
+        .map(|s| format!("{:width$}  {}\n", s.name, s.help))
+        .collect()
 }
 
 /// `bubblelab run`.
@@ -82,30 +218,35 @@ fn scenario_failure(source: &str, e: &ScenarioError) -> Failure {
 /// # Errors
 /// Any [`Failure`] of loading, running or printing.
 pub fn run(args: &RunArgs) -> Result<(), Failure> {
-    let file = args.scenario.as_ref().or(args.scenario_flag.as_ref());
-    let scenario = load_scenario(file.map(PathBuf::as_path), args.preset.as_deref())?;
-    let source = match (&args.preset, file) {
-        (Some(id), _) => format!("preset {id}"),
-        (None, Some(path)) => files::label(path),
-        (None, None) => String::new(),
-    };
+    let (scenario, source) = run_scenario(args)?;
+    if args.inputs {
+        return files::write_stdout(&slots_text(&scenario));
+    }
+    let texts = read_inputs(args, &scenario)?;
+    let inputs: Vec<InputFile<'_>> = texts
+        .iter()
+        .map(|(slot, source, text)| InputFile { slot, source, text })
+        .collect();
+    let bar = crate::progress::bar("steps");
+    let mut on_progress = |done: usize, total: usize| crate::progress::update(&bar, done, total);
     let report = match &scenario {
         // The fairness lab's policies run on one thread per core (the Report is the same).
         Scenario::Fairness(params) => {
             let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
             scenario
                 .validate()
-                .and_then(|()| bubblelab_core::labs::fairness::synthetic_trace(params))
-                .and_then(|trace| {
-                    params.simulate_with(&trace, &mut |_, _| {}, &mut |n, run_one, progress| {
+                .and_then(|()| params.read_inputs(&inputs, None))
+                .and_then(|(params, trace)| {
+                    params.simulate_with(&trace, &mut on_progress, &mut |n, run_one, progress| {
                         crate::fairness::run_on_threads(threads, n, run_one, progress)
                     })
                 })
                 .map(|s| s.report)
         }
-        _ => bubblelab_core::run(&scenario),
-    }
-    .map_err(|e| scenario_failure(&source, &e))?;
+        _ => bubblelab_core::run_with_inputs(&scenario, &inputs, &mut on_progress),
+    };
+    bar.finish_and_clear();
+    let report = report.map_err(|e| scenario_failure(&source, &e))?;
     print_report(&report, &args.output)
 }
 

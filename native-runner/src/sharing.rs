@@ -3,17 +3,14 @@
 
 use std::path::PathBuf;
 
+use bubblelab_core::labs::sharing::SharingParams;
 use bubblelab_core::labs::sharing::{self, openb, Experiment, SharingPolicy};
-use bubblelab_core::Scenario;
 use clap::Args;
 
 use crate::error::Failure;
 use crate::files;
 use crate::kind_parser;
 use crate::ReportOutput;
-
-/// The preset used when neither `--preset` nor `--scenario` is given.
-pub const DEFAULT_PRESET: &str = "sharing-fgd-openb-shape";
 
 /// Largest node or pod list read, bytes.
 const MAX_LIST_BYTES: usize = 256 << 20;
@@ -78,17 +75,8 @@ pub struct SharingArgs {
 /// [`Failure::Input`] for a bad preset, scenario file, field, flag or list (naming its file,
 /// line and column).
 pub fn sharing(args: &SharingArgs) -> Result<(), Failure> {
-    let scenario = if args.scenario.is_some() {
-        crate::run::load_scenario(args.scenario.as_deref(), None)?
-    } else {
-        crate::run::load_scenario(None, Some(args.preset.as_deref().unwrap_or(DEFAULT_PRESET)))?
-    };
-    let Scenario::Sharing(mut params) = scenario else {
-        return Err(Failure::Input(format!(
-            "the scenario is for the `{}` lab; `bubblelab sharing` needs a sharing scenario",
-            scenario.lab()
-        )));
-    };
+    let mut params: SharingParams =
+        crate::run::lab_params("sharing", args.scenario.as_deref(), args.preset.as_deref())?;
     if let Some(path) = &args.nodes {
         let name = files::label(path);
         let text = files::read_text(path, MAX_LIST_BYTES)?;

@@ -5,15 +5,13 @@
 use std::path::PathBuf;
 
 use bubblelab_core::labs::tuning;
-use bubblelab_core::{Scenario, ScenarioError};
+use bubblelab_core::labs::tuning::TuningParams;
+use bubblelab_core::ScenarioError;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::error::Failure;
 use crate::ReportOutput;
-
-/// The preset used when neither `--preset` nor `--scenario` is given.
-pub const DEFAULT_PRESET: &str = "tuning-mutransfer-mlp";
 
 /// Arguments of `bubblelab tuning`.
 #[derive(Debug, Args)]
@@ -54,17 +52,8 @@ fn failure(e: &ScenarioError) -> Failure {
 /// # Errors
 /// [`Failure::Input`] for a bad preset, scenario file, flag or field.
 pub fn tuning(args: &TuningArgs) -> Result<(), Failure> {
-    let scenario = if args.scenario.is_some() {
-        crate::run::load_scenario(args.scenario.as_deref(), None)?
-    } else {
-        crate::run::load_scenario(None, Some(args.preset.as_deref().unwrap_or(DEFAULT_PRESET)))?
-    };
-    let Scenario::Tuning(mut params) = scenario else {
-        return Err(Failure::Input(format!(
-            "the scenario is for the `{}` lab; `bubblelab tuning` needs a tuning scenario",
-            scenario.lab()
-        )));
-    };
+    let mut params: TuningParams =
+        crate::run::lab_params("tuning", args.scenario.as_deref(), args.preset.as_deref())?;
     if let Some(w) = &args.widths {
         params.experiment.widths.clone_from(w);
     }

@@ -295,3 +295,109 @@ fn pipeline_log_errors_name_the_file() {
     let missing = scratch("no-such-run").display().to_string();
     assert_bad_input(&bubblelab(&["pipeline-log", &missing]), "no-such-run: ");
 }
+
+/// `bubblelab run LAB --set …` is the scenario file with those fields: the lab's first preset
+/// edited, read and validated as a file is.
+#[test]
+fn run_a_lab_by_name_with_set_is_the_edited_scenario() {
+    let json = r#"{"version": 1, "lab": "pipeline", "params": {"stages": 3, "micro_batches": 6, "schedules": ["1f1b", "zb-h1"]}}"#;
+    let path = write_scratch("p3-zb.json", json);
+    let from_file = ok(&["run", &path, "--format", "json"]);
+    let from_set = ok(&[
+        "run",
+        "pipeline",
+        "--set",
+        "stages=3",
+        "--set",
+        "pipeline.micro_batches=6",
+        "--set",
+        "schedules=1f1b,zb-h1",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(from_file, from_set);
+    // A preset edited the same way, and a cost-lab field inside a preset.
+    let edited = ok(&[
+        "run",
+        "--preset",
+        "cost-allreduce-h100",
+        "--set",
+        "ranks=16",
+        "--format",
+        "csv",
+    ]);
+    let unedited = ok(&["run", "--preset", "cost-allreduce-h100", "--format", "csv"]);
+    assert_ne!(edited, unedited);
+}
+
+/// Every lab takes `--set`, and a bad one is one line naming the field.
+#[test]
+fn every_lab_takes_set_with_field_named_errors() {
+    for lab in bubblelab_core::scenario::LABS {
+        let run = bubblelab(&["run", lab, "--set", "no_such_field=1"]);
+        assert_bad_input(&run, &format!("{lab}.no_such_field: unknown field"));
+    }
+    assert_bad_input(
+        &bubblelab(&["run", "pipeline", "--set", "stages=0"]),
+        "pipeline.stages: must be between 1 and 64, got 0",
+    );
+    assert_bad_input(
+        &bubblelab(&["run", "pipeline", "--set", "schedules[9]=1f1b"]),
+        "pipeline.schedules[9]: index 9 is past the end of `schedules`",
+    );
+    assert_bad_input(
+        &bubblelab(&["run", "pipeline", "--set", "stages"]),
+        "--set: expected PATH=VALUE",
+    );
+    assert_bad_input(
+        &bubblelab(&["run", "--preset", "pipeline-all", "--set", "stages.x=1"]),
+        "preset pipeline-all: pipeline.stages.x: `stages` is a number",
+    );
+}
+
+/// Input slots: listed by `--inputs`, checked before any file is read, read by the lab's own
+/// reader (the same Report as the lab's command).
+#[test]
+fn run_reads_input_slots_as_the_lab_commands_do() {
+    assert!(ok(&["run", "sharing", "--inputs"]).starts_with("nodes"));
+    assert!(ok(&["run", "fairness", "--inputs"]).contains("shares"));
+    assert_eq!(
+        ok(&["run", "pipeline", "--inputs"]),
+        "the pipeline lab reads no input files\n"
+    );
+    assert_bad_input(
+        &bubblelab(&["run", "sharing", "--input", "trace=missing.csv"]),
+        "--input: the sharing lab has no input `trace`; it reads nodes, pods",
+    );
+    assert_bad_input(
+        &bubblelab(&["run", "agentic", "--input", "trace"]),
+        "--input: expected SLOT=FILE",
+    );
+    let junk = write_scratch("junk-trace.csv", "what,is,this\n1,2,3\n");
+    assert_bad_input(
+        &bubblelab(&["run", "agentic", "--input", &format!("trace={junk}")]),
+        "junk-trace.csv: cannot tell the trace format from its first line",
+    );
+    let Some(data) = data_folder() else { return };
+    let trace = data.join("azure_llm_inference_2023/AzureLLMInferenceTrace_code.csv");
+    let trace = trace.display().to_string();
+    let by_command = ok(&[
+        "agentic",
+        &trace,
+        "--controllers",
+        "unbounded,cap-4",
+        "--format",
+        "json",
+    ]);
+    let by_run = ok(&[
+        "run",
+        "agentic",
+        "--input",
+        &format!("trace={trace}"),
+        "--set",
+        r#"controllers=[{"kind":"unbounded"},{"kind":"static-cap","cap":4}]"#,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(by_command, by_run);
+}

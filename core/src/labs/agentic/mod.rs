@@ -26,7 +26,7 @@ pub use sim::{run_controller, ControllerRun};
 pub use workload::{Agent, SyntheticSpec, Turn, Workload};
 
 use crate::report::Report;
-use crate::scenario::ScenarioError;
+use crate::scenario::{check_slots, files_in, input_error, InputFile, InputSlot, ScenarioError};
 
 /// Most generated tokens of one workload (bounds a run's work: steps ≥ tokens / batch).
 pub const MAX_OUTPUT_TOKENS: u64 = 200_000_000;
@@ -194,4 +194,46 @@ impl crate::scenario::LabParams for AgenticParams {
     fn run_lab(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<Report, ScenarioError> {
         run_with_progress(self, progress)
     }
+
+    const INPUTS: &'static [InputSlot] = &[InputSlot {
+        name: "trace",
+        help: "the agents: a Mooncake conversation trace or an Azure LLM inference trace (format told from its first line)",
+        many: false,
+    }];
+
+    fn run_with_inputs(
+        &self,
+        inputs: &[InputFile<'_>],
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Report, ScenarioError> {
+        check_slots::<Self>(inputs)?;
+        let Some(file) = files_in(inputs, "trace").next() else {
+            return self.run_lab(progress);
+        };
+        let work = read_trace(file, None)?;
+        run_workload_with_progress(self, &work, progress)
+    }
+}
+
+/// The agents of a trace file in `format`, or in the format its first line shows.
+///
+/// # Errors
+/// [`ScenarioError::Field`] naming the file (and row) when the format cannot be told or the
+/// file cannot be read.
+pub fn read_trace(
+    file: &InputFile<'_>,
+    format: Option<traces::TraceFormat>,
+) -> Result<Workload, ScenarioError> {
+    let Some(format) = format.or_else(|| traces::detect(file.text)) else {
+        return Err(input_error(
+            file,
+            format!(
+                "cannot tell the trace format from its first line (it reads {})",
+                traces::TraceFormat::IDS.join(", ")
+            ),
+        ));
+    };
+    let mut work = traces::parse(format, file.text).map_err(|e| input_error(file, e))?;
+    work.source = format!("{}: {}", file.source, work.source);
+    Ok(work)
 }

@@ -32,7 +32,7 @@ pub use policies::ElasticPolicy;
 
 use crate::labs::fairness::params::PreemptionModel;
 use crate::report::{Cell, CounterTrack, KindDef, Lane, Report, Series, Span, Table, Timeline};
-use crate::scenario::{LabParams, ScenarioError};
+use crate::scenario::{check_slots, files_in, input_error, InputFile, InputSlot, LabParams, ScenarioError};
 
 /// The artifact's mean JCT per workload file at job load 1.0, s
 /// (`simulator/results-jobload/<policy>-1.0/summary.json`, key `avgs`, workload-1 … 8).
@@ -64,6 +64,26 @@ impl LabParams for ElasticParams {
 
     fn run_lab(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<Report, ScenarioError> {
         run(self, progress)
+    }
+
+    const INPUTS: &'static [InputSlot] = &[InputSlot {
+        name: "workload",
+        help: "the jobs: a workload CSV in the Pollux artifact's format (name,time,application,num_replicas,batch_size)",
+        many: false,
+    }];
+
+    fn run_with_inputs(
+        &self,
+        inputs: &[InputFile<'_>],
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Report, ScenarioError> {
+        check_slots::<Self>(inputs)?;
+        let mut params = self.clone();
+        for file in files_in(inputs, "workload") {
+            params.jobs = workload::parse_workload(file.text).map_err(|e| input_error(file, e))?;
+            params.workload = 0;
+        }
+        run(&params, progress)
     }
 }
 

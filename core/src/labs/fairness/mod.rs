@@ -13,6 +13,7 @@ pub mod report;
 pub mod sim;
 pub mod traces;
 
+use alloc::format;
 use alloc::vec::Vec;
 
 pub use job::{Job, Trace};
@@ -24,7 +25,9 @@ pub use policies::PolicyKind;
 pub use sim::{occupancy_at, occupancy_of, run_policy, PolicyRun, Segment};
 
 use crate::report::Report;
-use crate::scenario::{KeepsRuns, ScenarioError, Simulation};
+use crate::scenario::{
+    check_slots, files_in, input_error, InputFile, InputSlot, KeepsRuns, ScenarioError, Simulation,
+};
 
 /// Most jobs one run may simulate (summed over policies: jobs × policies).
 pub const MAX_JOB_RUNS: u64 = 2_000_000;
@@ -387,5 +390,82 @@ impl crate::scenario::LabParams for FairnessParams {
 
     fn run_lab(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<Report, ScenarioError> {
         run_with_progress(self, progress)
+    }
+
+    const INPUTS: &'static [InputSlot] = &[
+        InputSlot {
+            name: "trace",
+            help: "the jobs: a DIR-LAB, Tiresias, Chronus-artifact, Helios, Philly or Alibaba trace (format told from its header)",
+            many: false,
+        },
+        InputSlot {
+            name: "shares",
+            help: "tenant shares (name,share), as the ASTRAEA artifact writes them",
+            many: false,
+        },
+        InputSlot {
+            name: "names",
+            help: "tenant names one per line, in the trace's tenant order (orders the shares)",
+            many: false,
+        },
+    ];
+
+    fn run_with_inputs(
+        &self,
+        inputs: &[InputFile<'_>],
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Report, ScenarioError> {
+        let (params, trace) = self.read_inputs(inputs, None)?;
+        params.simulate(&trace, progress).map(|s| s.report)
+    }
+}
+
+impl FairnessParams {
+    /// These parameters with the shares file applied (ordered by the names file, if given),
+    /// and the trace: the trace file read in `format` (or the format its header shows), or
+    /// the synthetic trace.
+    ///
+    /// # Errors
+    /// [`ScenarioError::Field`] naming the slot, or the file and row a reader refused.
+    pub fn read_inputs(
+        &self,
+        inputs: &[InputFile<'_>],
+        format: Option<traces::TraceFormat>,
+    ) -> Result<(FairnessParams, Trace), ScenarioError> {
+        check_slots::<Self>(inputs)?;
+        let mut params = self.clone();
+        if let Some(file) = files_in(inputs, "shares").next() {
+            let mut list = traces::shares::parse_shares(file.text).map_err(|e| input_error(file, e))?;
+            if let Some(names) = files_in(inputs, "names").next() {
+                list = traces::shares::order_by_names(&list, names.text)
+                    .map_err(|e| input_error(names, e))?;
+            }
+            params.tenant_weights = TenantWeights::Shares(list);
+        } else if files_in(inputs, "names").next().is_some() {
+            return Err(ScenarioError::field(
+                "input",
+                "`names` orders a shares file: give `shares` too",
+            ));
+        }
+        params.validate()?;
+        let Some(file) = files_in(inputs, "trace").next() else {
+            let trace = synthetic_trace(&params)?;
+            return Ok((params, trace));
+        };
+        let Some(format) = format.or_else(|| traces::detect(file.text)) else {
+            return Err(input_error(
+                file,
+                format!(
+                    "cannot tell the trace format from its header (it reads {})",
+                    traces::TraceFormat::IDS.join(", ")
+                ),
+            ));
+        };
+        let mut trace = traces::parse(format, file.text, &traces::ReadOptions::default())
+            .map_err(|e| input_error(file, e))?;
+        if trace.source.is_empty() {
+            trace.source = file.source.into();
+        }
+        Ok((params, trace))
     }
 }

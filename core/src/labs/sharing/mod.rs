@@ -31,7 +31,10 @@ pub use policies::SharingPolicy;
 use serde::{Deserialize, Serialize};
 
 use crate::report::Report;
-use crate::scenario::{KeepsRuns, LabParams, ScenarioError, Simulation};
+use crate::scenario::{
+    check_slots, files_in, input_error, InputFile, InputSlot, KeepsRuns, LabParams, ScenarioError,
+    Simulation,
+};
 
 impl LabParams for SharingParams {
     fn check(&self) -> Result<(), ScenarioError> {
@@ -40,6 +43,37 @@ impl LabParams for SharingParams {
 
     fn run_lab(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<Report, ScenarioError> {
         Ok(run(self, progress))
+    }
+
+    const INPUTS: &'static [InputSlot] = &[
+        InputSlot {
+            name: "nodes",
+            help: "the cluster: an openb node list CSV (sn,cpu_milli,memory_mib,gpu,model)",
+            many: false,
+        },
+        InputSlot {
+            name: "pods",
+            help: "the pods: an openb pod list CSV (cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec])",
+            many: false,
+        },
+    ];
+
+    fn run_with_inputs(
+        &self,
+        inputs: &[InputFile<'_>],
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Report, ScenarioError> {
+        check_slots::<Self>(inputs)?;
+        let mut params = self.clone();
+        for file in files_in(inputs, "nodes") {
+            params.nodes = openb::parse_nodes(file.text).map_err(|e| input_error(file, e))?;
+        }
+        for file in files_in(inputs, "pods") {
+            params.pods = openb::parse_pods(file.text).map_err(|e| input_error(file, e))?;
+            params.source = file.source.into();
+        }
+        params.validate()?;
+        params.run_lab(progress)
     }
 }
 
