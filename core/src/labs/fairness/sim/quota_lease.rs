@@ -5,31 +5,31 @@
 //!
 //! A round at time t, after every event at t was applied (finishes, lease expiries, arrivals):
 //!
-//! 1. **Lists** (`job_selection`, l. 343–425). Per tenant: its *starving* waiting jobs — waiting
+//! 1. **Lists** (`job_selection`, l. 338–413). Per tenant: its *starving* waiting jobs — waiting
 //!    at least `starvation_s` since they last stopped or were submitted (`update_pending_jobs`,
 //!    l. 186–201) — by submission, then its other waiting jobs in the selection's order:
 //!    ASTRAEA ascending F_j = U_j/D_j then submission; 2DAS ascending executed time then
-//!    submission; Themis descending ρ; FIFO submission. *Delay jobs* (`is_delay_job`, l. 316–
-//!    322): running jobs that have run less than `delay_s` in their current lease (in their
+//!    submission; Themis descending ρ; FIFO submission. *Delay jobs* (`is_delay_job`, l. 273–
+//!    279): running jobs that have run less than `delay_s` in their current lease (in their
 //!    first lease, at least `first_lease_delay_min_s` and less than `delay_s`), for ASTRAEA by
 //!    descending F_j (U_j without the current lease) then latest submission, for Themis by
 //!    ascending ρ; 2DAS and FIFO have none.
-//! 2. **Phase 1, fair quota** (`allocate_job_resources_with_user`, l. 757–790). The free GPUs
+//! 2. **Phase 1, fair quota** (`allocate_job_resources_with_user`, l. 758–798). The free GPUs
 //!    are handed out one job at a time: the tenant with the lowest quota ratio (held + granted
 //!    over Q_u) goes if that ratio is below `low_quota_share`, otherwise the tenant with the
 //!    lowest U_u/W_u over the last 24 *completed* hours (W_u = Q_u × time; 1 when W_u = 0),
 //!    W_u counting one more lease of its quota; the tenant's next job in its list that fits the
 //!    GPUs still free is granted (jobs that do not fit are passed over for this round) and adds
 //!    gⱼ × lease to U_u; a tenant whose list is used up drops out. Static quota: Q_u.
-//! 3. **Phase 2** (l. 795–840). Tenants in order, each walking its list from the top: a *new*
+//! 3. **Phase 2** (l. 800–846). Tenants in order, each walking its list from the top: a *new*
 //!    job (never ran, never preempted) short of quota preempts the tenant's delay jobs one by
-//!    one (they lose the progress of their current lease, `preempt_job`, l. 636–650); a job
+//!    one (they lose the progress of their current lease, `preempt_job`, l. 677–690); a job
 //!    that fails the quota check (held + gⱼ ≤ quota of the round) or placement ends the
 //!    tenant's turn under block scheduling or while the tenant still has starving jobs
 //!    unplaced, otherwise the next job is tried; a placed job starts a lease.
 //!
 //! Leases: a job's lease expires after `lease_s` of running in it (`is_job_lease_expires`,
-//! l. 23–24); it is checkpointed (progress kept, nothing charged: the artifact's 5 s/20 s
+//! l. 24–25); it is checkpointed (progress kept, nothing charged: the artifact's 5 s/20 s
 //! constants are never used) and waits for the same round. The artifact checks all this every
 //! 10 s; here a round runs at every event, when a running job becomes a delay job, when a
 //! waiting job starts to starve and at every hour boundary (where U/W changes), and is
@@ -376,7 +376,7 @@ impl StaticLists {
     }
 }
 
-/// The artifact's discrete fairness class of F_j (`fairness2disc`, l. 527–534): 0 at F = 0,
+/// The artifact's discrete fairness class of F_j (`fairness2disc`, l. 525–532): 0 at F = 0,
 /// else K − ⌊((f+1)/2) // (1/K)⌋ with f = −ln F/√(1+ln²F) and Python's float floor division.
 #[must_use]
 pub fn disc_class(f_j: f64, k: u32) -> i64 {
@@ -684,7 +684,7 @@ impl Sim<'_> {
 
     /// The round when exactly one job waits and it cannot preempt (it is not new, or the
     /// selection has no delay jobs: `delays` false): the general round's outcome
-    /// (`allocate_job_resources_with_user`, l. 757–840, as [`Sim::quota_lease_round_in`] runs
+    /// (`allocate_job_resources_with_user`, l. 743–850, as [`Sim::quota_lease_round_in`] runs
     /// it) without its lists. Phase 1 hands that job's tenant the free GPUs one job at a time, and its only job
     /// is granted exactly when it fits them (fair quota: held + gⱼ; static: Q_u); phase 2
     /// tries that job against the quota and placement. On a long trace most rounds are this
@@ -950,7 +950,7 @@ impl Sim<'_> {
         }
     }
 
-    /// Phase 2 for tenant `u` (l. 795–840): walks its list from the top (the first `starving`
+    /// Phase 2 for tenant `u` (l. 800–846): walks its list from the top (the first `starving`
     /// jobs are its starving ones) against its round quota `quota`; a new job short of quota
     /// preempts the tenant's `delay` jobs in order; a job that fails the quota check or
     /// placement ends the turn under block scheduling or while starving jobs are unplaced.
