@@ -127,10 +127,12 @@ pub struct RestoreCosts {
     /// 52.9 GiB, i.e. set by the bytes).
     pub process_restore_s: f64,
     /// Getting a CUDA context with the process's modules on the destination GPU, s. Default
-    /// 0.14 ms: PhOS takes a live context from its execution-context pool
-    /// (`osdi_data/singularity/*.txt`, "restore handle: rid(1)", 0.02–0.14 ms). A system
-    /// without a pool creates the context and loads every module and function again: 1.15–2.22
-    /// s per process in the same logs (rid 2 and 3, PhOS's restore-everything baseline).
+    /// 0.14 ms: the largest context-handle restore in the logs of PhOS's restore-everything
+    /// baseline (`osdi_data/singularity/*.txt`, "restore handle: rid(1)", 0.02–0.14 ms), which
+    /// re-binds the handle to a context the process already has; it does not time PhOS's
+    /// execution-context pool (no log does), and stands here for a system that keeps live
+    /// contexts. A system without one creates the context and loads every module and function
+    /// again: 1.15–2.22 s per process in the same logs (rid 2 and 3).
     pub context_s: f64,
     /// Re-creating the opaque handles (device allocations, streams, events, library handles)
     /// from the log, s. Default 25.7 ms: PhOS's restore of a ResNet-152 training process
