@@ -81,9 +81,11 @@ impl Default for JobState {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Links {
-    /// Device-to-host copy bandwidth of one GPU, GB/s (PCIe Gen5 x16: ~50 measured).
+    /// Device-to-host copy bandwidth of one GPU, GB/s. Default 50: our assumption for PCIe Gen5
+    /// x16 (32 GT/s × 16 lanes = 64 GB/s raw per direction, less encoding and protocol
+    /// overhead), not measured by us nor taken from a source.
     pub d2h_gbps: f64,
-    /// Host-to-device copy bandwidth of one GPU, GB/s.
+    /// Host-to-device copy bandwidth of one GPU, GB/s (default 50, the same assumption).
     pub h2d_gbps: f64,
     /// Write bandwidth of the checkpoint storage as seen from one node, GB/s (shared by the
     /// node's GPUs).
