@@ -374,6 +374,7 @@ pub fn simulate_on_processors(
     )
 }
 
+#[allow(clippy::too_many_lines)] // the engine's one event loop, its events handled in one place
 fn run(graph: &TaskGraph, processors: Option<Processors>) -> Result<Simulation, EngineError> {
     let n = graph.tasks.len();
     let mut successors: Vec<Vec<(TaskId, u64)>> = vec![Vec::new(); n];

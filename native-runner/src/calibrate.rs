@@ -349,6 +349,7 @@ fn emulated_collectives(copy_points: &[(f64, f64)]) -> Vec<CollectiveCurve> {
 
 /// Measures the CPU executor's kernels; returns the profile and the table rows.
 #[must_use]
+#[allow(clippy::too_many_lines)] // one microbenchmark per op class, in the profile's order
 pub fn calibrate_cpu(repetitions: u32, progress: &ProgressBar) -> (Calibration, Vec<Row>) {
     let mut rows = Vec::new();
     let mut gemm = Vec::new();

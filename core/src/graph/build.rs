@@ -645,6 +645,7 @@ impl Builder<'_> {
 ///
 /// # Errors
 /// A [`BuildError`] when the layout does not divide the model.
+#[allow(clippy::too_many_lines)] // one transformer layer's ops in the order the model issues them
 pub fn build(model: &ModelSpec, par: &Parallelism, work: &Workload) -> Result<Graph, BuildError> {
     check(model, par, work)?;
     let mut g = Graph::new();
@@ -1142,6 +1143,7 @@ fn attention(
 /// layers alone, their output (whose loss ½‖y‖² has gradient y). After the layers a whole step
 /// runs the embedding's backward (a scatter-add of the gradient into the table's rows), and
 /// after the data-parallel waits the optimizer step.
+#[allow(clippy::too_many_lines)] // one layer's backward ops in the order the model issues them
 fn backward(
     b: &mut Builder<'_>,
     seed: TensorId,

@@ -142,6 +142,7 @@ pub fn from_json(text: &str) -> Result<Graph, GraphJsonError> {
 ///
 /// # Errors
 /// A [`GraphJsonError`] naming the path of the first problem.
+#[allow(clippy::too_many_lines)] // one pass over the document, one arm per field, so each error names its path
 pub fn from_value(value: &serde_json::Value) -> Result<Graph, GraphJsonError> {
     match value.get("format") {
         Some(serde_json::Value::String(f)) if f == FORMAT => {}

@@ -114,6 +114,7 @@ pub fn simulate(graph: &Graph, cost: &CostModel) -> Result<GraphSim, GraphError>
 ///
 /// # Errors
 /// A stuck schedule naming the node. Call it only on a graph that passed [`validate`].
+#[allow(clippy::too_many_lines)] // the simulator's one event loop, its events handled in rank order in one place
 pub(crate) fn simulate_valid(graph: &Graph, cost: &CostModel) -> Result<GraphSim, GraphError> {
     let bound = graph
         .dag

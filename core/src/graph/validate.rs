@@ -50,6 +50,7 @@ fn err(at: impl Into<String>, message: impl Into<String>) -> GraphError {
 ///
 /// # Errors
 /// The first problem found, naming the node.
+#[allow(clippy::too_many_lines)] // one check per graph invariant, in order, each naming its node
 pub fn validate(graph: &Graph) -> Result<(), GraphError> {
     let name = |n: NodeIndex| {
         graph

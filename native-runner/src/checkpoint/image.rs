@@ -196,6 +196,7 @@ impl Reader<'_> {
 ///
 /// # Errors
 /// [`CkptError::Corrupt`] naming the first problem.
+#[allow(clippy::too_many_lines)] // one pass over the input, one arm per field, so each error names its row and field
 pub fn parse(bytes: &[u8]) -> Result<Image, CkptError> {
     if bytes.len() < MAGIC.len() + 8 || &bytes[..8] != MAGIC {
         return Err(CkptError::Corrupt(

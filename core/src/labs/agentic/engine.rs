@@ -574,6 +574,7 @@ impl Engine {
     /// first that does not fit marks the batch full. Otherwise every running request decodes one
     /// token; if the pool cannot hold their new tokens, requests are *retracted*, fewest
     /// generated tokens first (ties: longest prompt), until it can.
+    #[allow(clippy::too_many_lines)] // one engine step as SGLang's scheduler takes it, in its order
     fn step_sglang(&mut self, now: u64) -> Option<StepOutcome> {
         let bs = self.block_tokens;
         if self.running.is_empty() && self.sglang.chunked.is_none() {

@@ -465,6 +465,7 @@ impl EngineSpec {
     ///
     /// # Errors
     /// [`ScenarioError::Field`] with the path `agentic.engine.<field>`.
+    #[allow(clippy::too_many_lines)] // one check per field, in field order, each naming its field
     pub fn validate(&self) -> Result<(), ScenarioError> {
         let m = &self.model;
         if m.name.len() > 200 {

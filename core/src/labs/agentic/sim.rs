@@ -247,6 +247,7 @@ impl Sim<'_> {
 ///
 /// # Errors
 /// [`ScenarioError::Run`] if the engine stalls (a bug) or the run exceeds [`MAX_SAMPLES`].
+#[allow(clippy::too_many_lines)] // the simulator's one event loop, its events handled in rank order in one place
 pub fn run_controller(
     engine_spec: &EngineSpec,
     spec: &ControllerSpec,

@@ -442,6 +442,7 @@ impl BubblesParams {
     ///
     /// # Errors
     /// [`ScenarioError::Field`] with the path and expected range.
+    #[allow(clippy::too_many_lines)] // one check per field, in field order, each naming its field
     pub fn validate_guest(&self) -> Result<(), ScenarioError> {
         if !(1..=MAX_GPU_BYTES).contains(&self.gpu_memory_bytes) {
             return Err(field(

@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 use super::hpo::HpoResult;
 use super::params::TunerKind;
 use super::params::{BubblesParams, PolicyKind, TrialPreset};
-use super::policies::{self, GuestKind, Outcome, PolicyRun};
+use super::policies::{self, GuestKind, GuestSpan, Outcome, PolicyRun};
 use super::windows::MainTimeline;
 use crate::labs::pipeline::pipemorph::PipelineRun;
 use crate::report::{Cell, CounterTrack, KindDef, Lane, Report, Series, Span, Table, Timeline};
@@ -50,6 +50,7 @@ fn skipped_text(skipped: &BTreeMap<&'static str, usize>) -> String {
 
 /// Builds the Report.
 #[must_use]
+#[allow(clippy::too_many_lines)] // the Report's sections in the order the page shows them
 pub fn build(
     params: &BubblesParams,
     alone: &MainTimeline,
@@ -308,6 +309,7 @@ pub fn build(
 }
 
 /// The tuning job's rung table, its metrics, and the ceiling over a range of trial counts.
+#[allow(clippy::too_many_lines)] // the tuning tables' rows in the order the page shows them
 fn hpo_tables(
     report: &mut Report,
     params: &BubblesParams,
@@ -581,81 +583,14 @@ fn timeline(run: &PolicyRun, params: &BubblesParams) -> Timeline {
         });
         let guest: Vec<_> = run.guest.iter().filter(|g| g.stage == d).collect();
         if run.kind != PolicyKind::None {
-            let mut gspans = Vec::new();
-            for g in &guest {
-                match g.kind {
-                    GuestKind::Resume => gspans.push(Span {
-                        start_ns: g.start_ns,
-                        dur_ns: g.dur_ns,
-                        name: format!("resume F={}", g.fusion),
-                        cat: "resume".into(),
-                    }),
-                    GuestKind::Run => {
-                        gspans.push(Span {
-                            start_ns: g.start_ns,
-                            dur_ns: g.dur_ns,
-                            name: format!(
-                                "guest F={} ({:.2} trial-steps)",
-                                g.fusion, g.trial_steps
-                            ),
-                            cat: "guest".into(),
-                        });
-                        if run.kind == PolicyKind::Squeezer {
-                            gspans.push(Span {
-                                start_ns: g.start_ns + g.dur_ns,
-                                dur_ns: 0,
-                                name: "pause".into(),
-                                cat: "pause".into(),
-                            });
-                        }
-                    }
-                }
-            }
-            lanes.push(Lane {
-                name: format!("stage {d} guest"),
-                spans: gspans,
-            });
+            lanes.push(guest_lane(run, &guest, d));
         }
         counters.push(CounterTrack {
             name: format!("stage {d} SM activity"),
             unit: "ratio".into(),
             points: run.sm[d as usize].clone(),
         });
-        // Memory: main job plus the guest bundle while it is resident.
-        let mut changes: Vec<(u64, i64)> = Vec::new();
-        let mut level_prev = 0i64;
-        for &(t, b) in &main.memory[d as usize] {
-            changes.push((t, b as i64 - level_prev));
-            level_prev = b as i64;
-        }
-        for g in &guest {
-            let bytes = params.trial.memory_bytes(g.fusion) as i64;
-            match g.kind {
-                GuestKind::Resume => changes.push((g.start_ns, bytes)),
-                GuestKind::Run if run.kind == PolicyKind::Squeezer => {
-                    changes.push((g.start_ns + g.dur_ns, -bytes));
-                }
-                GuestKind::Run => {
-                    changes.push((g.start_ns, bytes));
-                    changes.push((g.start_ns + g.dur_ns, -bytes));
-                }
-            }
-        }
-        changes.sort_by_key(|&(t, delta)| (t, delta > 0));
-        let mut level = 0i64;
-        let mut pts: Vec<(u64, f64)> = Vec::new();
-        for (t, delta) in changes {
-            level += delta;
-            match pts.last_mut() {
-                Some(last) if last.0 == t => last.1 = level as f64,
-                _ => pts.push((t, level as f64)),
-            }
-        }
-        counters.push(CounterTrack {
-            name: format!("stage {d} memory (main + guest)"),
-            unit: "bytes".into(),
-            points: pts,
-        });
+        counters.push(memory_counter(run, params, &guest, d));
     }
     let mut timeline = Timeline {
         name: run.kind.label().into(),
@@ -665,6 +600,83 @@ fn timeline(run: &PolicyRun, params: &BubblesParams) -> Timeline {
     };
     timeline.declare(&[SPAN_KINDS, crate::labs::pipeline::sim::SPAN_KINDS]);
     timeline
+}
+
+/// The guest's lane of stage `d`: its resumes, runs and (for the squeezer) pauses.
+fn guest_lane(run: &PolicyRun, guest: &[&GuestSpan], d: u32) -> Lane {
+    let mut gspans = Vec::new();
+    for g in guest {
+        match g.kind {
+            GuestKind::Resume => gspans.push(Span {
+                start_ns: g.start_ns,
+                dur_ns: g.dur_ns,
+                name: format!("resume F={}", g.fusion),
+                cat: "resume".into(),
+            }),
+            GuestKind::Run => {
+                gspans.push(Span {
+                    start_ns: g.start_ns,
+                    dur_ns: g.dur_ns,
+                    name: format!(
+                        "guest F={} ({:.2} trial-steps)",
+                        g.fusion, g.trial_steps
+                    ),
+                    cat: "guest".into(),
+                });
+                if run.kind == PolicyKind::Squeezer {
+                    gspans.push(Span {
+                        start_ns: g.start_ns + g.dur_ns,
+                        dur_ns: 0,
+                        name: "pause".into(),
+                        cat: "pause".into(),
+                    });
+                }
+            }
+        }
+    }
+    Lane {
+        name: format!("stage {d} guest"),
+        spans: gspans,
+    }
+}
+
+/// Stage `d`'s memory: the main job's plus the guest bundle's while it is resident.
+fn memory_counter(run: &PolicyRun, params: &BubblesParams, guest: &[&GuestSpan], d: u32) -> CounterTrack {
+    let main = &run.main;
+    let mut changes: Vec<(u64, i64)> = Vec::new();
+    let mut level_prev = 0i64;
+    for &(t, b) in &main.memory[d as usize] {
+        changes.push((t, b as i64 - level_prev));
+        level_prev = b as i64;
+    }
+    for g in guest {
+        let bytes = params.trial.memory_bytes(g.fusion) as i64;
+        match g.kind {
+            GuestKind::Resume => changes.push((g.start_ns, bytes)),
+            GuestKind::Run if run.kind == PolicyKind::Squeezer => {
+                changes.push((g.start_ns + g.dur_ns, -bytes));
+            }
+            GuestKind::Run => {
+                changes.push((g.start_ns, bytes));
+                changes.push((g.start_ns + g.dur_ns, -bytes));
+            }
+        }
+    }
+    changes.sort_by_key(|&(t, delta)| (t, delta > 0));
+    let mut level = 0i64;
+    let mut pts: Vec<(u64, f64)> = Vec::new();
+    for (t, delta) in changes {
+        level += delta;
+        match pts.last_mut() {
+            Some(last) if last.0 == t => last.1 = level as f64,
+            _ => pts.push((t, level as f64)),
+        }
+    }
+    CounterTrack {
+        name: format!("stage {d} memory (main + guest)"),
+        unit: "bytes".into(),
+        points: pts,
+    }
 }
 
 /// The bubbles lab's own span kinds; the main job's F, B and W are the pipeline lab's.

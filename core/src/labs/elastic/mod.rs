@@ -367,6 +367,7 @@ fn figures(params: &ElasticParams, run: &sim::Run) -> Figures {
 /// The Report: one row per policy, the artifact's figures beside ours when the workload is
 /// one of its files, GPUs in use over time.
 #[must_use]
+#[allow(clippy::too_many_lines)] // the Report's sections in the order the page shows them
 pub fn build_report(params: &ElasticParams, runs: &[PolicyRun]) -> Report {
     let n_jobs = runs.first().map_or(0, |r| r.run.jobs.len());
     let source: String = match params.workload {

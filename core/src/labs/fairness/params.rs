@@ -401,6 +401,7 @@ impl FairnessParams {
     ///
     /// # Errors
     /// [`ScenarioError::Field`] with the path `fairness.<field>` and the expected range.
+    #[allow(clippy::too_many_lines)] // one check per field, in field order, each naming its field
     pub fn validate_simulation(&self) -> Result<(), ScenarioError> {
         if self.policies.is_empty() {
             return Err(ScenarioError::field(

@@ -125,6 +125,7 @@ fn ratio_text_of(base: f64, of: f64, who: &str) -> String {
 /// Builds the Report of all runs on one trace from their digests, in the scenario's order.
 /// `dropped` = jobs left out as unplaceable.
 #[must_use]
+#[allow(clippy::too_many_lines)] // the Report's sections in the order the page shows them
 pub fn build(
     params: &FairnessParams,
     trace: &TraceFacts,
@@ -717,6 +718,63 @@ fn timeline(run: &PolicyRun, trace: &Trace) -> (Timeline, bool) {
     (tl, cut)
 }
 
+/// ASTRAEA against the baselines: tenant and job unfairness against the fairest (`best`) and
+/// least fair baseline, its jobs' fairness bands, and its JCT against the fastest baseline.
+fn astraea_findings(runs: &[RunDigest], best: Option<usize>) -> Vec<String> {
+    let mut out = Vec::new();
+    let a = runs.iter().position(|r| r.kind == PolicyKind::Astraea);
+    let (Some(a), Some(b)) = (a, best) else {
+        return out;
+    };
+    let (ma, mb) = (&runs[a].metrics, &runs[b].metrics);
+    let x = ratio_text(mb.tenant_unfairness, ma.tenant_unfairness);
+    out.push(format!(
+        "Tenant-level unfairness (time-averaged mean shortfall of F_u): ASTRAEA {:.4} against {:.4} for the fairest baseline, {} ({x}).",
+        ma.tenant_unfairness,
+        mb.tenant_unfairness,
+        runs[b].kind.label()
+    ));
+    let worst = (0..runs.len()).filter(|&i| i != a).max_by(|&x, &y| {
+        runs[x].metrics
+            .tenant_unfairness
+            .total_cmp(&runs[y].metrics.tenant_unfairness)
+            .then(y.cmp(&x))
+    });
+    if let Some(w) = worst {
+        out.push(format!(
+            "The least fair baseline to tenants, {} ({:.4}), against ASTRAEA: tenant unfairness {}; job-level unfairness (share of jobs with F_j < 0.95: {:.1} % against {:.1} %) {}.",
+            runs[w].kind.label(),
+            runs[w].metrics.tenant_unfairness,
+            ratio_text(runs[w].metrics.tenant_unfairness, ma.tenant_unfairness),
+            runs[w].metrics.job_loss_share * 100.0,
+            ma.job_loss_share * 100.0,
+            ratio_text(runs[w].metrics.job_loss_share, ma.job_loss_share),
+        ));
+    }
+    out.push(format!(
+        "ASTRAEA's jobs at their finish (the artifact's bands): {:.1} % fair (F_j in [0.95, 1/0.95]), {:.1} % loss (< 0.95), {:.1} % benefit (> 1/0.95).",
+        ma.job_fair_share * 100.0,
+        ma.job_loss_share * 100.0,
+        ma.job_benefit_share * 100.0
+    ));
+    let best_jct = (0..runs.len()).filter(|&i| i != a).min_by(|&x, &y| {
+        runs[x].metrics
+            .avg_jct_s
+            .total_cmp(&runs[y].metrics.avg_jct_s)
+            .then(x.cmp(&y))
+    });
+    if let Some(j) = best_jct {
+        out.push(format!(
+            "Average JCT: ASTRAEA {:.0} s against {:.0} s for the fastest baseline, {} ({:+.1} %).",
+            ma.avg_jct_s,
+            runs[j].metrics.avg_jct_s,
+            runs[j].kind.label(),
+            (ma.avg_jct_s / runs[j].metrics.avg_jct_s - 1.0) * 100.0
+        ));
+    }
+    out
+}
+
 fn findings(
     params: &FairnessParams,
     trace: &TraceFacts,
@@ -757,55 +815,7 @@ fn findings(
     if let Some(line) = colocation_finding(params, runs, colocation) {
         out.push(line);
     }
-    let a = runs.iter().position(|r| r.kind == PolicyKind::Astraea);
-    if let (Some(a), Some(b)) = (a, best) {
-        let (ma, mb) = (&runs[a].metrics, &runs[b].metrics);
-        let x = ratio_text(mb.tenant_unfairness, ma.tenant_unfairness);
-        out.push(format!(
-            "Tenant-level unfairness (time-averaged mean shortfall of F_u): ASTRAEA {:.4} against {:.4} for the fairest baseline, {} ({x}).",
-            ma.tenant_unfairness,
-            mb.tenant_unfairness,
-            runs[b].kind.label()
-        ));
-        let worst = (0..runs.len()).filter(|&i| i != a).max_by(|&x, &y| {
-            runs[x].metrics
-                .tenant_unfairness
-                .total_cmp(&runs[y].metrics.tenant_unfairness)
-                .then(y.cmp(&x))
-        });
-        if let Some(w) = worst {
-            out.push(format!(
-                "The least fair baseline to tenants, {} ({:.4}), against ASTRAEA: tenant unfairness {}; job-level unfairness (share of jobs with F_j < 0.95: {:.1} % against {:.1} %) {}.",
-                runs[w].kind.label(),
-                runs[w].metrics.tenant_unfairness,
-                ratio_text(runs[w].metrics.tenant_unfairness, ma.tenant_unfairness),
-                runs[w].metrics.job_loss_share * 100.0,
-                ma.job_loss_share * 100.0,
-                ratio_text(runs[w].metrics.job_loss_share, ma.job_loss_share),
-            ));
-        }
-        out.push(format!(
-            "ASTRAEA's jobs at their finish (the artifact's bands): {:.1} % fair (F_j in [0.95, 1/0.95]), {:.1} % loss (< 0.95), {:.1} % benefit (> 1/0.95).",
-            ma.job_fair_share * 100.0,
-            ma.job_loss_share * 100.0,
-            ma.job_benefit_share * 100.0
-        ));
-        let best_jct = (0..runs.len()).filter(|&i| i != a).min_by(|&x, &y| {
-            runs[x].metrics
-                .avg_jct_s
-                .total_cmp(&runs[y].metrics.avg_jct_s)
-                .then(x.cmp(&y))
-        });
-        if let Some(j) = best_jct {
-            out.push(format!(
-                "Average JCT: ASTRAEA {:.0} s against {:.0} s for the fastest baseline, {} ({:+.1} %).",
-                ma.avg_jct_s,
-                runs[j].metrics.avg_jct_s,
-                runs[j].kind.label(),
-                (ma.avg_jct_s / runs[j].metrics.avg_jct_s - 1.0) * 100.0
-            ));
-        }
-    }
+    out.extend(astraea_findings(runs, best));
     if runs.iter().any(|r| r.kind == PolicyKind::Gavel) && params.cluster.type_count() == 1 {
         out.push("With one GPU type Gavel's heterogeneity-aware max-min reduces to weighted max-min fair share, re-evaluated once per round instead of at every event.".into());
     }

@@ -271,6 +271,7 @@ impl MigrationParams {
         })
     }
 
+    #[allow(clippy::too_many_lines)] // one check per field, in field order, each naming its field
     fn validate_inner(&self) -> Result<(), ScenarioError> {
         let j = &self.job;
         if !(1..=MAX_GPUS).contains(&j.gpus) {

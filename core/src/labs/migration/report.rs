@@ -146,6 +146,7 @@ fn push_phases(lanes: &mut [Lane; 4], at_s: f64, ph: &Phases, what: &str) -> f64
 
 /// Builds the Report from every option's cost.
 #[must_use]
+#[allow(clippy::too_many_lines)] // the Report's sections in the order the page shows them
 pub fn build(params: &MigrationParams, costs: &[OptionCost]) -> Report {
     let j = &params.job;
     let mut report = Report {

@@ -106,6 +106,7 @@ impl PipelineParams {
     ///
     /// # Errors
     /// [`ScenarioError::Field`] with the path and expected range.
+    #[allow(clippy::too_many_lines)] // one check per field, in field order, each naming its field
     pub fn validate(&self) -> Result<(), ScenarioError> {
         if self.schedules.is_empty() {
             return Err(ScenarioError::field(

@@ -95,6 +95,7 @@ type OpKey = (OpKind, u32, u32);
 ///
 /// # Errors
 /// [`ScenarioError::Run`] if the schedule deadlocks (a bug in a schedule, never user input).
+#[allow(clippy::too_many_lines)] // the simulator's one event loop, its events handled in rank order in one place
 pub fn run_schedule(
     params: &PipelineParams,
     kind: ScheduleKind,

@@ -364,6 +364,7 @@ impl ResilienceParams {
     ///
     /// # Errors
     /// [`ScenarioError::Field`] naming the field and what was expected.
+    #[allow(clippy::too_many_lines)] // one check per field, in field order, each naming its field
     pub fn validate(&self) -> Result<(), ScenarioError> {
         let m = &self.model;
         check_range("resilience", "model.layers", m.layers, 1, 1024)?;

@@ -190,6 +190,7 @@ impl SharingParams {
     /// # Errors
     /// [`ScenarioError::Field`] naming the field (`sharing.nodes[2].gpus`, …) and what was
     /// expected.
+    #[allow(clippy::too_many_lines)] // one check per field, in field order, each naming its field
     pub fn validate(&self) -> Result<(), ScenarioError> {
         let bad = |f: String, m: String| Err(ScenarioError::field(format!("sharing.{f}"), m));
         if self.policies.is_empty() {

@@ -248,6 +248,7 @@ pub fn run_policy_in_full_rounds(
     run_policy_with(params, trace, kind, false)
 }
 
+#[allow(clippy::too_many_lines)] // the simulator's one event loop, its events handled in rank order in one place
 fn run_policy_with(
     params: &FairnessParams,
     trace: &Trace,
@@ -1211,6 +1212,7 @@ impl Sim<'_> {
         }
     }
 
+    #[allow(clippy::too_many_lines)] // one scheduling round of the global policies, step by step
     fn round(&mut self, policy: &mut dyn super::policies::Policy) {
         let rule = policy.preemption();
         // Preemption only ever serves waiting jobs: with none, nothing can change (running
