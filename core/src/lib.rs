@@ -30,6 +30,7 @@ pub mod presets;
 pub mod report;
 pub mod scenario;
 pub mod share;
+pub mod sweep;
 pub mod trace;
 pub mod units;
 

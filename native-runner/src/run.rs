@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use bubblelab_core::labs::pipeline::pipemorph::{load_run, MAX_LOG_BYTES};
 use bubblelab_core::scenario::InputFile;
+use bubblelab_core::sweep;
 use bubblelab_core::{Report, Scenario, ScenarioError};
 use clap::Args;
 
@@ -33,6 +34,10 @@ pub struct RunArgs {
     /// a list); repeatable, applied in order, validated once at the end.
     #[arg(long = "set", value_name = "PATH=VALUE")]
     set: Vec<String>,
+    /// Sweep a field over values: PATH=V1,V2,… (repeatable: every combination, the first
+    /// axis outermost); one table, a row per point with every metric the points share.
+    #[arg(long = "sweep", value_name = "PATH=V1,V2,…")]
+    sweep: Vec<String>,
     /// Read a file into one of the lab's input slots (`trace=philly.csv`, `pods=pods.csv`);
     /// repeatable. `bubblelab run LAB --inputs` lists the lab's slots.
     #[arg(long = "input", value_name = "SLOT=FILE")]
@@ -227,6 +232,21 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         .iter()
         .map(|(slot, source, text)| InputFile { slot, source, text })
         .collect();
+    if !args.sweep.is_empty() {
+        let axes = args
+            .sweep
+            .iter()
+            .map(|a| sweep::Axis::parse(a))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| scenario_failure("", &e))?;
+        let bar = crate::progress::bar("sweep points");
+        let mut on_progress =
+            |done: usize, total: usize| crate::progress::update(&bar, done, total);
+        let report = sweep::run(&scenario, &axes, &inputs, &mut on_progress);
+        bar.finish_and_clear();
+        let report = report.map_err(|e| scenario_failure(&source, &e))?;
+        return print_report(&report, &args.output);
+    }
     let bar = crate::progress::bar("steps");
     let mut on_progress = |done: usize, total: usize| crate::progress::update(&bar, done, total);
     let report = match &scenario {

@@ -401,3 +401,45 @@ fn run_reads_input_slots_as_the_lab_commands_do() {
     ]);
     assert_eq!(by_command, by_run);
 }
+
+/// `--sweep` runs every point of the product, first axis outermost, and refuses a bad point
+/// by its field before running any.
+#[test]
+fn run_sweeps_a_field_as_data() {
+    let csv = ok(&[
+        "run",
+        "pipeline",
+        "--set",
+        "schedules=1f1b",
+        "--sweep",
+        "stages=2,4",
+        "--sweep",
+        "micro_batches=8,16",
+        "--format",
+        "csv",
+    ]);
+    let rows: Vec<&str> = csv
+        .lines()
+        .skip_while(|l| !l.starts_with("stages,micro_batches,"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    let points: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| {
+            let mut cells = r.split(',');
+            (cells.next().unwrap(), cells.next().unwrap())
+        })
+        .collect();
+    assert_eq!(points, [("2", "8"), ("2", "16"), ("4", "8"), ("4", "16")]);
+    // p = 4, m = 8: the 1F1B bubble ratio 3/11, as the single run reports it.
+    assert!(rows[2].contains(",0.2727272727272727,"), "{}", rows[2]);
+    assert_bad_input(
+        &bubblelab(&["run", "pipeline", "--sweep", "stages=2,0"]),
+        "pipeline.stages: must be between 1 and 64, got 0 (sweep point stages=0)",
+    );
+    assert_bad_input(
+        &bubblelab(&["run", "pipeline", "--sweep", "stages"]),
+        "--sweep: expected PATH=V1,V2",
+    );
+}
