@@ -21,6 +21,7 @@ extern crate std;
 pub mod cost;
 pub mod edit;
 pub mod engine;
+pub mod fields;
 pub mod graph;
 pub mod hw;
 pub mod kinds;

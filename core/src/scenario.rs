@@ -37,6 +37,10 @@ pub trait LabParams: Sized + Serialize + DeserializeOwned {
     /// A [`ScenarioError`] when the lab cannot complete.
     fn run_lab(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<Report, ScenarioError>;
 
+    /// Every parameter with its label, unit, range and help, in form order ([`crate::fields`]);
+    /// empty for a lab whose table is not written yet.
+    const FIELDS: &'static [crate::fields::Field] = &[];
+
     /// The files this lab reads beside its parameters (traces, node lists, stage logs), by
     /// slot name; the CLI's `--input SLOT=FILE` and the page's uploads fill them.
     const INPUTS: &'static [InputSlot] = &[];
@@ -235,6 +239,24 @@ macro_rules! labs {
             ) -> Result<crate::Report, crate::ScenarioError> {
                 match self {
                     $( Scenario::$variant(p) => crate::scenario::LabParams::run_lab(p, progress), )+
+                }
+            }
+
+            /// The field table of the scenario's lab ([`LabParams::FIELDS`]).
+            #[must_use]
+            pub fn fields(&self) -> &'static [crate::fields::Field] {
+                match self {
+                    $( Scenario::$variant(_) => <$module::$params as crate::scenario::LabParams>::FIELDS, )+
+                }
+            }
+
+            /// Lab `lab` with every parameter at its default (what a scenario that names no
+            /// parameter gets); `None` for an unknown lab.
+            #[must_use]
+            pub fn defaults(lab: &str) -> Option<Scenario> {
+                match lab {
+                    $( $name => Some(Scenario::$variant(<$module::$params>::default())), )+
+                    _ => None,
                 }
             }
 
@@ -472,7 +494,8 @@ impl Scenario {
     }
 }
 
-pub(crate) fn to_value<T: Serialize>(t: &T) -> serde_json::Value {
+/// `t` as JSON (`Null` if it cannot be written, which no parameter type does).
+pub fn to_value<T: Serialize>(t: &T) -> serde_json::Value {
     serde_json::to_value(t).unwrap_or(serde_json::Value::Null)
 }
 

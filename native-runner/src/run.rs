@@ -45,6 +45,9 @@ pub struct RunArgs {
     /// List the lab's input slots and exit.
     #[arg(long)]
     inputs: bool,
+    /// List the lab's parameters (path, unit, range, default, meaning) and exit.
+    #[arg(long)]
+    fields: bool,
     /// How to print the Report, and where to write its trace.
     #[command(flatten)]
     output: ReportOutput,
@@ -218,6 +221,60 @@ fn slots_text(scenario: &Scenario) -> String {
         .collect()
 }
 
+/// The lab's field table as aligned text: path, unit, range, default (the lab's defaults),
+/// then label and help.
+fn fields_text(scenario: &Scenario) -> String {
+    let lab = scenario.lab();
+    let fields = scenario.fields();
+    if fields.is_empty() {
+        return format!(
+            "the {lab} lab has no field table yet; `bubblelab presets <id> --full` prints every parameter\n"
+        );
+    }
+    let defaults = Scenario::defaults(lab)
+        .and_then(|s| serde_json::from_str::<serde_json::Value>(&s.to_json()).ok())
+        .map(|v| v["params"].clone())
+        .unwrap_or_default();
+    let rows: Vec<[String; 5]> = fields
+        .iter()
+        .map(|f| {
+            [
+                f.path.to_string(),
+                f.unit.to_string(),
+                f.range.text(),
+                bubblelab_core::fields::value_at(&defaults, f.path)
+                    .map(bubblelab_core::fields::compact)
+                    .unwrap_or_default(),
+                format!("{}: {}", f.label, f.help),
+            ]
+        })
+        .collect();
+    let header = ["field", "unit", "range", "default", "meaning"].map(String::from);
+    let mut width = [0usize; 4];
+    for row in std::iter::once(&header).chain(&rows) {
+        for (w, cell) in width.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    std::iter::once(&header)
+        .chain(&rows)
+        .map(|r| {
+            format!(
+                "{:w0$}  {:w1$}  {:w2$}  {:w3$}  {}\n",
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                r[4],
+                w0 = width[0],
+                w1 = width[1],
+                w2 = width[2],
+                w3 = width[3]
+            )
+        })
+        .collect()
+}
+
 /// `bubblelab run`.
 ///
 /// # Errors
@@ -226,6 +283,9 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     let (scenario, source) = run_scenario(args)?;
     if args.inputs {
         return files::write_stdout(&slots_text(&scenario));
+    }
+    if args.fields {
+        return files::write_stdout(&fields_text(&scenario));
     }
     let texts = read_inputs(args, &scenario)?;
     let inputs: Vec<InputFile<'_>> = texts

@@ -6,6 +6,7 @@
 //! [`sim`] runs an order on the event engine and measures iteration time, bubbles and
 //! activation memory. [`pipemorph`] reads real per-stage logs from PipeMorph's artifact.
 
+pub mod fields;
 pub mod params;
 pub mod pipemorph;
 pub mod schedules;
@@ -243,6 +244,8 @@ fn findings(params: &PipelineParams, runs: &[ScheduleRun]) -> Vec<String> {
 }
 
 impl crate::scenario::LabParams for PipelineParams {
+    const FIELDS: &'static [crate::fields::Field] = fields::FIELDS;
+
     fn check(&self) -> Result<(), ScenarioError> {
         self.validate()
     }

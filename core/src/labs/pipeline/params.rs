@@ -106,43 +106,8 @@ impl PipelineParams {
     ///
     /// # Errors
     /// [`ScenarioError::Field`] with the path and expected range.
-    #[allow(clippy::too_many_lines)] // one check per field, in field order, each naming its field
     pub fn validate(&self) -> Result<(), ScenarioError> {
-        if self.schedules.is_empty() {
-            return Err(ScenarioError::field(
-                "pipeline.schedules",
-                "must name at least one schedule (gpipe, 1f1b, interleaved, zb-h1)",
-            ));
-        }
-        for (i, s) in self.schedules.iter().enumerate() {
-            if self.schedules[..i].contains(s) {
-                return Err(ScenarioError::field(
-                    format!("pipeline.schedules[{i}]"),
-                    format!("`{}` is listed twice", s.id()),
-                ));
-            }
-        }
-        if !(1..=MAX_STAGES).contains(&self.stages) {
-            return Err(range_error(
-                "stages",
-                &format!("between 1 and {MAX_STAGES}"),
-                self.stages,
-            ));
-        }
-        if !(1..=MAX_MICRO_BATCHES).contains(&self.micro_batches) {
-            return Err(range_error(
-                "micro_batches",
-                &format!("between 1 and {MAX_MICRO_BATCHES}"),
-                self.micro_batches,
-            ));
-        }
-        if !(1..=MAX_VIRTUAL_STAGES).contains(&self.virtual_stages) {
-            return Err(range_error(
-                "virtual_stages",
-                &format!("between 1 and {MAX_VIRTUAL_STAGES}"),
-                self.virtual_stages,
-            ));
-        }
+        crate::fields::check("pipeline", super::fields::FIELDS, &crate::scenario::to_value(self))?;
         if self.schedules.contains(&ScheduleKind::Interleaved) {
             if self.virtual_stages < 2 {
                 return Err(range_error(
@@ -173,28 +138,6 @@ impl PipelineParams {
                 &format!("small enough that the schedules run at most {MAX_OPS} ops in all"),
                 format!("{} (that is {ops} ops)", self.micro_batches),
             ));
-        }
-        for (field, v) in [
-            ("forward_ns", self.forward_ns),
-            ("backward_input_ns", self.backward_input_ns),
-            ("backward_weight_ns", self.backward_weight_ns),
-            ("p2p_ns", self.p2p_ns),
-        ] {
-            if v > MAX_OP_NS {
-                return Err(range_error(
-                    field,
-                    &format!("at most {MAX_OP_NS} (1000 s)"),
-                    v,
-                ));
-            }
-        }
-        if self.forward_ns == 0 || self.backward_input_ns == 0 {
-            let field = if self.forward_ns == 0 {
-                "forward_ns"
-            } else {
-                "backward_input_ns"
-            };
-            return Err(range_error(field, "at least 1", 0));
         }
         if !self.stage_times.is_empty() && self.stage_times.len() != self.stages as usize {
             return Err(ScenarioError::field(
@@ -239,20 +182,6 @@ impl PipelineParams {
                     f,
                 ));
             }
-        }
-        if self.activation_bytes > 1 << 44 {
-            return Err(range_error(
-                "activation_bytes",
-                "at most 16 TiB",
-                self.activation_bytes,
-            ));
-        }
-        if !(self.w_memory_fraction.is_finite() && (0.0..=1.0).contains(&self.w_memory_fraction)) {
-            return Err(range_error(
-                "w_memory_fraction",
-                "between 0 and 1",
-                self.w_memory_fraction,
-            ));
         }
         Ok(())
     }
