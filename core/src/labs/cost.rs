@@ -17,6 +17,15 @@ use crate::report::{Cell, Report, Series, Table};
 use crate::scenario::ScenarioError;
 use crate::units::format_bytes;
 
+pub mod fields;
+
+/// Largest message: 2^40 bytes (1 TiB).
+pub const MAX_BYTES: u64 = 1 << 40;
+/// Most ranks in one group.
+pub const MAX_RANKS: u32 = 65536;
+/// Largest GEMM dimension: 2^20.
+pub const MAX_GEMM_DIM: u64 = 1 << 20;
+
 /// What to cost.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -63,19 +72,8 @@ impl CostParams {
     /// # Errors
     /// [`ScenarioError::Field`] naming the field.
     pub fn validate(&self) -> Result<(), ScenarioError> {
+        crate::fields::check("cost", fields::FIELDS, &crate::scenario::to_value(self))?;
         let bad = |f: &str, m: String| Err(ScenarioError::field(format!("cost.{f}"), m));
-        if self.bytes == 0 || self.bytes > 1 << 40 {
-            return bad(
-                "bytes",
-                format!("must be between 1 and 2^40, got {}", self.bytes),
-            );
-        }
-        if !(1..=65536).contains(&self.ranks) {
-            return bad(
-                "ranks",
-                format!("must be between 1 and 65536, got {}", self.ranks),
-            );
-        }
         if self.ranks_per_node == 0 || self.ranks_per_node > self.ranks {
             return bad(
                 "ranks_per_node",
@@ -90,15 +88,6 @@ impl CostParams {
                 "ranks",
                 format!("send-recv is between 2 ranks, got {}", self.ranks),
             );
-        }
-        for (f, v) in [
-            ("gemm_m", self.gemm_m),
-            ("gemm_n", self.gemm_n),
-            ("gemm_k", self.gemm_k),
-        ] {
-            if v == 0 || v > 1 << 20 {
-                return bad(f, format!("must be between 1 and 1048576, got {v}"));
-            }
         }
         Ok(())
     }
@@ -344,6 +333,8 @@ pub fn measured_series(
 }
 
 impl crate::scenario::LabParams for CostParams {
+    const FIELDS: &'static [crate::fields::Field] = fields::FIELDS;
+
     fn check(&self) -> Result<(), ScenarioError> {
         self.validate()
     }
