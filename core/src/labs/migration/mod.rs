@@ -7,6 +7,7 @@
 //! [`params`] holds the scenario, [`model`] the cost model (and the function the fairness lab
 //! calls for its preemption cost), [`report`] the comparison.
 
+pub mod fields;
 pub mod model;
 pub mod params;
 pub mod report;
@@ -35,6 +36,8 @@ pub fn run(params: &MigrationParams) -> Result<Report, ScenarioError> {
 }
 
 impl crate::scenario::LabParams for MigrationParams {
+    const FIELDS: &'static [crate::fields::Field] = fields::FIELDS;
+
     fn check(&self) -> Result<(), ScenarioError> {
         self.validate()
     }

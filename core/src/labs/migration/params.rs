@@ -6,7 +6,7 @@ use alloc::string::String;
 
 use serde::{Deserialize, Serialize};
 
-use crate::scenario::{check_range_in, ScenarioError};
+use crate::scenario::ScenarioError;
 
 /// Most GPUs of one job.
 pub const MAX_GPUS: u32 = 65_536;
@@ -271,23 +271,13 @@ impl MigrationParams {
         })
     }
 
-    #[allow(clippy::too_many_lines)] // one check per field, in field order, each naming its field
     fn validate_inner(&self) -> Result<(), ScenarioError> {
+        crate::fields::check(
+            "migration",
+            super::fields::FIELDS,
+            &crate::scenario::to_value(self),
+        )?;
         let j = &self.job;
-        if !(1..=MAX_GPUS).contains(&j.gpus) {
-            return Err(range_error(
-                "job.gpus",
-                &format!("between 1 and {MAX_GPUS}"),
-                j.gpus,
-            ));
-        }
-        if !(1..=64).contains(&j.gpus_per_node) {
-            return Err(range_error(
-                "job.gpus_per_node",
-                "between 1 and 64",
-                j.gpus_per_node,
-            ));
-        }
         if j.model_parallel == 0 || !j.gpus.is_multiple_of(j.model_parallel) {
             return Err(range_error(
                 "job.model_parallel",
@@ -296,63 +286,7 @@ impl MigrationParams {
             ));
         }
         check_positive("job.params_billion", j.params_billion, 100_000.0, "")?;
-        check_range_in(
-            "migration",
-            "job.weight_bytes_per_param",
-            j.weight_bytes_per_param,
-            0.0,
-            64.0,
-            " bytes",
-        )?;
-        check_range_in(
-            "migration",
-            "job.grad_bytes_per_param",
-            j.grad_bytes_per_param,
-            0.0,
-            64.0,
-            " bytes",
-        )?;
-        check_range_in(
-            "migration",
-            "job.optimizer_bytes_per_param",
-            j.optimizer_bytes_per_param,
-            0.0,
-            64.0,
-            " bytes",
-        )?;
-        check_range_in(
-            "migration",
-            "job.activation_peak_gib",
-            j.activation_peak_gib,
-            0.0,
-            MAX_GIB,
-            " GiB",
-        )?;
-        check_range_in(
-            "migration",
-            "job.reserved_gib",
-            j.reserved_gib,
-            0.0,
-            MAX_GIB,
-            " GiB",
-        )?;
         check_positive("job.iteration_s", j.iteration_s, MAX_SECONDS, " s")?;
-        check_range_in(
-            "migration",
-            "job.forward_fraction",
-            j.forward_fraction,
-            0.01,
-            0.98,
-            "",
-        )?;
-        check_range_in(
-            "migration",
-            "job.optimizer_fraction",
-            j.optimizer_fraction,
-            0.0,
-            0.5,
-            "",
-        )?;
         if j.forward_fraction + j.optimizer_fraction > 0.99 {
             return Err(range_error(
                 "job.optimizer_fraction",
@@ -360,14 +294,6 @@ impl MigrationParams {
                 j.optimizer_fraction,
             ));
         }
-        check_range_in(
-            "migration",
-            "job.cpu_state_gib",
-            j.cpu_state_gib,
-            0.0,
-            MAX_GIB,
-            " GiB",
-        )?;
         let peak_gib = super::model::peak_active_bytes(j) / super::model::GIB;
         if j.reserved_gib + 1e-9 < peak_gib {
             return Err(range_error(
@@ -392,66 +318,6 @@ impl MigrationParams {
             " GB/s",
         )?;
         check_positive("links.cpu_state_gbps", l.cpu_state_gbps, MAX_GBPS, " GB/s")?;
-        check_range_in(
-            "migration",
-            "links.drain_s",
-            l.drain_s,
-            0.0,
-            MAX_SECONDS,
-            " s",
-        )?;
-        for (name, c) in [
-            ("pos", &self.systems.pos),
-            ("flowgpu", &self.systems.flowgpu),
-        ] {
-            for (f, v) in [
-                ("process_restore_s", c.process_restore_s),
-                ("context_s", c.context_s),
-                ("replay_s", c.replay_s),
-            ] {
-                check_range_in(
-                    "migration",
-                    &format!("systems.{name}.{f}"),
-                    v,
-                    0.0,
-                    MAX_SECONDS,
-                    " s",
-                )?;
-            }
-        }
-        let o = &self.options;
-        check_range_in(
-            "migration",
-            "options.request_at_fraction",
-            o.request_at_fraction,
-            0.0,
-            1.0,
-            "",
-        )?;
-        check_range_in(
-            "migration",
-            "options.max_wait_s",
-            o.max_wait_s,
-            0.0,
-            MAX_SECONDS,
-            " s",
-        )?;
-        check_range_in(
-            "migration",
-            "options.dedup_identical_fraction",
-            o.dedup_identical_fraction,
-            0.0,
-            1.0,
-            "",
-        )?;
-        check_range_in(
-            "migration",
-            "framework.init_s",
-            self.framework.init_s,
-            0.0,
-            MAX_SECONDS,
-            " s",
-        )?;
         Ok(())
     }
 }
