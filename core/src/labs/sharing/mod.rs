@@ -16,6 +16,7 @@
 
 pub mod cluster;
 pub mod experiment;
+pub mod fields;
 pub mod openb;
 pub mod params;
 pub mod policies;
@@ -37,6 +38,8 @@ use crate::scenario::{
 };
 
 impl LabParams for SharingParams {
+    const FIELDS: &'static [crate::fields::Field] = fields::FIELDS;
+
     fn check(&self) -> Result<(), ScenarioError> {
         self.validate()
     }

@@ -192,6 +192,7 @@ impl SharingParams {
     /// expected.
     #[allow(clippy::too_many_lines)] // one check per field, in field order, each naming its field
     pub fn validate(&self) -> Result<(), ScenarioError> {
+        crate::fields::check("sharing", super::fields::FIELDS, &crate::scenario::to_value(self))?;
         let bad = |f: String, m: String| Err(ScenarioError::field(format!("sharing.{f}"), m));
         if self.policies.is_empty() {
             return bad("policies".into(), "name at least one policy".into());
@@ -292,39 +293,6 @@ impl SharingParams {
         }
         if pods > MAX_PODS {
             return bad("pods".into(), format!("at most {MAX_PODS} pods in all, got {pods}"));
-        }
-        if !(1..=300).contains(&self.inflation_percent) {
-            return bad(
-                "inflation_percent".into(),
-                format!("must be between 1 and 300, got {}", self.inflation_percent),
-            );
-        }
-        if !(1..=MAX_SEEDS).contains(&self.seeds) {
-            return bad(
-                "seeds".into(),
-                format!("must be between 1 and {MAX_SEEDS}, got {}", self.seeds),
-            );
-        }
-        let t = &self.timed;
-        if !(1..=MAX_TIMED_PODS).contains(&t.pods) {
-            return bad(
-                "timed.pods".into(),
-                format!("must be between 1 and {MAX_TIMED_PODS}, got {}", t.pods),
-            );
-        }
-        for (f, v, lo, hi) in [
-            ("load", t.load, 0.01, 10.0),
-            ("mean_duration_s", t.mean_duration_s, 1.0, 1e7),
-            ("unpack_below", t.unpack_below, 0.0, 1.0),
-            ("check_after_s", t.check_after_s, 0.0, 1e6),
-            ("migration_s", t.migration_s, 0.0, 1e5),
-        ] {
-            if !(lo..=hi).contains(&v) {
-                return bad(
-                    format!("timed.{f}"),
-                    format!("must be between {lo} and {hi}, got {v}"),
-                );
-            }
         }
         if self.source.len() > 200 {
             return bad("source".into(), "at most 200 characters".into());

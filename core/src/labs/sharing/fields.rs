@@ -1,0 +1,121 @@
+//! The sharing lab's field table: every parameter once, with its range (checked by
+//! [`crate::fields::check`] from [`super::SharingParams::validate`]), label and help.
+
+use super::params::{Experiment, MAX_SEEDS, MAX_TIMED_PODS};
+use crate::fields::{Field, Range, Widget};
+
+/// Every parameter of the sharing lab, in form order.
+pub const FIELDS: &[Field] = &[
+    Field {
+        path: "experiment",
+        label: "Experiment",
+        unit: "id",
+        range: Range::OneOf(&Experiment::IDS),
+        help: "placement: FGD's experiment, pods placed once and never leave; timed: pods arrive and leave, and pods sharing a GPU slow each other",
+        widget: Widget::Select,
+    },
+    Field {
+        path: "policies",
+        label: "Placement policies",
+        unit: "id",
+        range: Range::Structured,
+        help: "the placement policies to compare, in display order; at least one",
+        widget: Widget::Checkboxes,
+    },
+    Field {
+        path: "nodes",
+        label: "Nodes",
+        unit: "list",
+        range: Range::Structured,
+        help: "the cluster as groups of identical nodes, each {count ≥ 1, model (1 to 64 characters), gpus 1 to 16, cpu_milli ≤ 2^32, memory_mib ≤ 2^40}; at most 64 models and 100000 nodes in all",
+        widget: Widget::Json,
+    },
+    Field {
+        path: "pods",
+        label: "Pods",
+        unit: "list",
+        range: Range::Structured,
+        help: "the pod list as classes of identical pods, each {count ≥ 1, cpu_milli 1 to 2^32, memory_mib ≤ 2^40, num_gpu 0 to 16, gpu_milli 1 to 1000 (1000 when num_gpu > 1), models (optional, at most 64)}; at least one GPU pod, at most 1000000 pods in all",
+        widget: Widget::Json,
+    },
+    Field {
+        path: "inflation_percent",
+        label: "Clone pods until requests reach",
+        unit: "%",
+        range: Range::Int { min: 1, max: 300 },
+        help: "placement: pods are cloned until the GPUs they request reach this share of the cluster's GPUs (FGD's artifact uses 130); at least what the original pods already request",
+        widget: Widget::Number,
+    },
+    Field {
+        path: "seeds",
+        label: "Seeds",
+        unit: "count",
+        range: Range::Int { min: 1, max: MAX_SEEDS as u64 },
+        help: "runs, each its own shuffle and clones of the pods; figures are means over them (FGD's artifact uses 10)",
+        widget: Widget::Number,
+    },
+    Field {
+        path: "first_seed",
+        label: "First seed",
+        unit: "seed",
+        range: Range::Structured,
+        help: "seed of the first run, any whole number (FGD's artifact uses 42)",
+        widget: Widget::Number,
+    },
+    Field {
+        path: "source",
+        label: "Source",
+        unit: "text",
+        range: Range::Structured,
+        help: "where the pod list came from, shown in the title; at most 200 characters",
+        widget: Widget::Json,
+    },
+    Field {
+        path: "timed.pods",
+        label: "Pods that arrive",
+        unit: "count",
+        range: Range::Int { min: 1, max: MAX_TIMED_PODS as u64 },
+        help: "timed: pods drawn from the pod classes that arrive over the run",
+        widget: Widget::Number,
+    },
+    Field {
+        path: "timed.load",
+        label: "Offered load",
+        unit: "ratio",
+        range: Range::Float { min: 0.01, max: 10.0 },
+        help: "timed: GPU share × duration the pods ask for, over the cluster's GPUs for the arrival span",
+        widget: Widget::Number,
+    },
+    Field {
+        path: "timed.mean_duration_s",
+        label: "Mean solo duration of a pod",
+        unit: "s",
+        range: Range::Float { min: 1.0, max: 1e7 },
+        help: "timed: mean time a pod runs alone on its GPUs (exponentially distributed)",
+        widget: Widget::Number,
+    },
+    Field {
+        path: "timed.unpack_below",
+        label: "Unpacking: move below",
+        unit: "ratio",
+        range: Range::Float { min: 0.0, max: 1.0 },
+        help: "timed, unpacking policies: a pod sharing a GPU that runs below this share of its solo speed is moved",
+        widget: Widget::Number,
+    },
+    Field {
+        path: "timed.check_after_s",
+        label: "Unpacking: look after",
+        unit: "s",
+        range: Range::Float { min: 0.0, max: 1e6 },
+        help: "timed, unpacking policies: how long after a pod joins a GPU its co-runners' speeds are checked (Gandiva profiles over a 60 s slice)",
+        widget: Widget::Number,
+    },
+    Field {
+        path: "timed.migration_s",
+        label: "Unpacking: a move's pause",
+        unit: "s",
+        range: Range::Float { min: 0.0, max: 1e5 },
+        help: "timed, unpacking policies: time a moved pod makes no progress on its new GPU (Gandiva's 1-GPU migration takes about 3.5 s)",
+        widget: Widget::Number,
+    },
+];
