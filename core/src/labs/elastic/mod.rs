@@ -14,6 +14,7 @@
 //! `params`.
 
 pub mod apps;
+pub mod fields;
 pub mod params;
 pub mod policies;
 #[rustfmt::skip]
@@ -58,6 +59,8 @@ pub const ARTIFACT_AVG_JCT_S: [(ElasticPolicy, [f64; 8]); 3] = [
 ];
 
 impl LabParams for ElasticParams {
+    const FIELDS: &'static [crate::fields::Field] = fields::FIELDS;
+
     fn check(&self) -> Result<(), ScenarioError> {
         self.validate()
     }

@@ -138,6 +138,7 @@ impl ElasticParams {
     /// # Errors
     /// [`ScenarioError::Field`] naming the field and what was expected.
     pub fn validate(&self) -> Result<(), ScenarioError> {
+        crate::fields::check("elastic", super::fields::FIELDS, &crate::scenario::to_value(self))?;
         let bad = |f: String, m: String| Err(ScenarioError::field(format!("elastic.{f}"), m));
         if self.policies.is_empty() {
             return bad("policies".into(), "name at least one policy".into());
@@ -160,30 +161,6 @@ impl ElasticParams {
                     "expected 1 to {MAX_GPUS} GPUs in all, got {} nodes",
                     self.nodes
                 ),
-            );
-        }
-        if !(1..=3600).contains(&self.interval_s) {
-            return bad(
-                "interval_s".into(),
-                format!("expected 1 to 3600 s, got {}", self.interval_s),
-            );
-        }
-        if self.restart_s > 3600 {
-            return bad(
-                "restart_s".into(),
-                format!("expected 0 to 3600 s, got {}", self.restart_s),
-            );
-        }
-        if !(2..=1000).contains(&self.pollux.population) {
-            return bad(
-                "pollux.population".into(),
-                format!("expected 2 to 1000, got {}", self.pollux.population),
-            );
-        }
-        if !(1..=1000).contains(&self.pollux.generations) {
-            return bad(
-                "pollux.generations".into(),
-                format!("expected 1 to 1000, got {}", self.pollux.generations),
             );
         }
         if let PreemptionModel::Migration { params, .. } = &self.restart_cost {
