@@ -8,6 +8,7 @@
 //! [`report`] the Report.
 
 pub mod experiment;
+pub mod fields;
 pub mod fusion;
 pub mod mlp;
 pub mod mup;
@@ -117,6 +118,8 @@ fn profile_of(
 }
 
 impl crate::scenario::LabParams for TuningParams {
+    const FIELDS: &'static [crate::fields::Field] = fields::FIELDS;
+
     fn check(&self) -> Result<(), ScenarioError> {
         self.validate()
     }

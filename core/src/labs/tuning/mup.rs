@@ -193,12 +193,7 @@ impl ShrinkerParams {
     /// # Errors
     /// [`ScenarioError::Field`] at `tuning.shrinker.<field>`.
     pub fn validate(&self) -> Result<(), ScenarioError> {
-        if !(1..=MAX_RATIO).contains(&self.ratio) {
-            return Err(ScenarioError::field(
-                "tuning.shrinker.ratio",
-                format!("must be between 1 and {MAX_RATIO}, got {}", self.ratio),
-            ));
-        }
+        super::fields::check_part("shrinker", self)?;
         if self.layers.is_empty() || self.layers.len() > MAX_LAYERS {
             return Err(ScenarioError::field(
                 "tuning.shrinker.layers",

@@ -148,6 +148,7 @@ impl ExperimentParams {
     /// # Errors
     /// [`ScenarioError::Field`] at `tuning.experiment.<field>`.
     pub fn validate(&self) -> Result<(), ScenarioError> {
+        super::fields::check_part("experiment", self)?;
         let f = |name: &str, msg: alloc::string::String| {
             Err(ScenarioError::field(
                 format!("tuning.experiment.{name}"),
@@ -177,12 +178,6 @@ impl ExperimentParams {
                 );
             }
         }
-        if self.base_width > MAX_WIDTH {
-            return f(
-                "base_width",
-                format!("must be between 0 and {MAX_WIDTH}, got {}", self.base_width),
-            );
-        }
         if self.learning_rates.is_empty() || self.learning_rates.len() > MAX_LEARNING_RATES {
             return f(
                 "learning_rates",
@@ -207,20 +202,6 @@ impl ExperimentParams {
                         self.learning_rates[i - 1]
                     ),
                 );
-            }
-        }
-        for (name, v, lo, hi) in [
-            ("hidden_layers", self.hidden_layers, 1, 8),
-            ("steps", self.steps, 1, 100_000),
-            ("batch", self.batch, 1, 4096),
-            ("eval_samples", self.eval_samples, 1, 65_536),
-            ("seeds", self.seeds, 1, 64),
-            ("input_dim", self.input_dim, 1, 1024),
-            ("output_dim", self.output_dim, 1, 1024),
-            ("teacher_width", self.teacher_width, 1, 4096),
-        ] {
-            if !(lo..=hi).contains(&v) {
-                return f(name, format!("must be between {lo} and {hi}, got {v}"));
             }
         }
         let flops = self.total_flops();
@@ -254,48 +235,8 @@ impl TuningParams {
     /// # Errors
     /// [`ScenarioError::Field`] at `tuning.<path>`.
     pub fn validate(&self) -> Result<(), ScenarioError> {
+        crate::fields::check("tuning", super::fields::FIELDS, &crate::scenario::to_value(self))?;
         self.shrinker.validate()?;
-        self.experiment.validate()?;
-        let p = &self.fusion;
-        let f = |name: &str, msg: alloc::string::String| {
-            Err(ScenarioError::field(format!("tuning.fusion.{name}"), msg))
-        };
-        if !(1..=MAX_FUSION).contains(&p.max_fusion) {
-            return f(
-                "max_fusion",
-                format!("must be between 1 and {MAX_FUSION}, got {}", p.max_fusion),
-            );
-        }
-        if !(1..=1 << 24).contains(&p.batch_tokens) {
-            return f(
-                "batch_tokens",
-                format!("must be between 1 and 16777216, got {}", p.batch_tokens),
-            );
-        }
-        for (name, v, hi) in [
-            ("launch_overhead_us", p.launch_overhead_us, 1e4),
-            ("half_util_gflop", p.half_util_gflop, 1e4),
-            ("base_gib", p.base_gib, 1024.0),
-        ] {
-            if !(v.is_finite() && (0.0..=hi).contains(&v)) {
-                return f(name, format!("must be between 0 and {hi}, got {v}"));
-            }
-        }
-        if !(1..=64).contains(&p.bytes_per_param) {
-            return f(
-                "bytes_per_param",
-                format!("must be between 1 and 64, got {}", p.bytes_per_param),
-            );
-        }
-        if p.activation_bytes_per_unit > 1024 {
-            return f(
-                "activation_bytes_per_unit",
-                format!(
-                    "must be between 0 and 1024, got {}",
-                    p.activation_bytes_per_unit
-                ),
-            );
-        }
-        Ok(())
+        self.experiment.validate()
     }
 }
