@@ -397,26 +397,24 @@ impl FairnessParams {
     }
 
     /// Checks every field except the synthetic trace's (its own module checks those, see
-    /// [`FairnessParams::validate`]); the error names the first bad one.
+    /// [`FairnessParams::validate`]): the field table's ranges, then the rules between fields;
+    /// the error names the first bad one.
     ///
     /// # Errors
     /// [`ScenarioError::Field`] with the path `fairness.<field>` and the expected range.
-    #[allow(clippy::too_many_lines)] // one check per field, in field order, each naming its field
     pub fn validate_simulation(&self) -> Result<(), ScenarioError> {
-        if self.policies.is_empty() {
-            return Err(ScenarioError::field(
-                "fairness.policies",
-                "must name at least one policy (fifo, sjf, srtf, tiresias, themis, fair-share, gandiva-fair, gavel, astraea)",
-            ));
+        let mut value = crate::scenario::to_value(self);
+        if let Some(params) = value.as_object_mut() {
+            params.remove("synthetic");
         }
-        for (i, p) in self.policies.iter().enumerate() {
-            if self.policies[..i].contains(p) {
-                return Err(ScenarioError::field(
-                    format!("fairness.policies[{i}]"),
-                    format!("`{}` is listed twice", p.id()),
-                ));
-            }
-        }
+        crate::fields::check("fairness", super::fields::FIELDS, &value)?;
+        self.check_rules()
+    }
+
+    /// The checks the field table cannot state: rules between fields and list items. Assumes
+    /// every field is within its table range.
+    #[allow(clippy::too_many_lines)] // one check per rule, in field order, each naming its field
+    fn check_rules(&self) -> Result<(), ScenarioError> {
         let c = &self.cluster;
         if !(1..=MAX_NODES).contains(&c.nodes) {
             return Err(range_error(
@@ -624,12 +622,14 @@ impl FairnessParams {
         Ok(())
     }
 
-    /// Checks every field, the synthetic trace's included.
+    /// Checks every field, the synthetic trace's included: the field table's ranges, then the
+    /// rules between fields, then the synthetic trace's own checks.
     ///
     /// # Errors
     /// [`ScenarioError::Field`] with the path `fairness.<field>` and the expected range.
     pub fn validate(&self) -> Result<(), ScenarioError> {
-        self.validate_simulation()?;
+        crate::fields::check("fairness", super::fields::FIELDS, &crate::scenario::to_value(self))?;
+        self.check_rules()?;
         super::traces::synthetic::validate_spec(&self.synthetic)
     }
 }
