@@ -351,3 +351,25 @@ pub const FIELDS: &[Field] = &[
         widget: Widget::Number,
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::super::FairnessParams;
+    use alloc::string::ToString;
+
+    /// The uploaded-trace path checks the table's ranges too, all but the synthetic trace's.
+    #[test]
+    fn validate_simulation_checks_the_table_but_the_synthetic_rows() {
+        let p = FairnessParams {
+            lease_s: 0.0,
+            ..FairnessParams::default()
+        };
+        let e = p.validate_simulation().unwrap_err().to_string();
+        assert_eq!(e, "fairness.lease_s: must be between 1 and 2592000, got 0.0");
+        let mut p = FairnessParams::default();
+        p.synthetic.jobs = 0;
+        assert!(p.validate_simulation().is_ok());
+        let e = p.validate().unwrap_err().to_string();
+        assert_eq!(e, "fairness.synthetic.jobs: must be between 1 and 1000000, got 0");
+    }
+}
