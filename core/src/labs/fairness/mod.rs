@@ -2,9 +2,10 @@
 //! GPU-time fairness and the field's policies.
 //!
 //! [`job`] holds the input (jobs of tenants), [`traces`] reads real trace formats and generates
-//! synthetic ones, [`params`] the scenario, [`policies`] one file per policy, [`sim`] the
+//! synthetic ones, [`params`] the scenario ([`fields`] its field table), [`policies`] one file per policy, [`sim`] the
 //! event-driven cluster simulator, [`metrics`] and [`report`] what a run measured.
 
+pub mod fields;
 pub mod job;
 pub mod metrics;
 pub mod params;
@@ -384,6 +385,8 @@ pub fn usable_jobs(params: &FairnessParams, trace: &Trace) -> (Trace, Dropped) {
 }
 
 impl crate::scenario::LabParams for FairnessParams {
+    const FIELDS: &'static [crate::fields::Field] = fields::FIELDS;
+
     fn check(&self) -> Result<(), ScenarioError> {
         self.validate()
     }

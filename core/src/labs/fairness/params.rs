@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::policies::PolicyKind;
 use crate::labs::migration::{CheckpointOption, MigrationParams};
-use crate::scenario::{check_range_in, ScenarioError};
+use crate::scenario::ScenarioError;
 
 pub use super::traces::colocation::ColocationSpec;
 pub use super::traces::deadlines::DeadlineSpec;
@@ -397,41 +397,24 @@ impl FairnessParams {
     }
 
     /// Checks every field except the synthetic trace's (its own module checks those, see
-    /// [`FairnessParams::validate`]); the error names the first bad one.
+    /// [`FairnessParams::validate`]): the field table's ranges, then the rules between fields;
+    /// the error names the first bad one.
     ///
     /// # Errors
     /// [`ScenarioError::Field`] with the path `fairness.<field>` and the expected range.
-    #[allow(clippy::too_many_lines)] // one check per field, in field order, each naming its field
     pub fn validate_simulation(&self) -> Result<(), ScenarioError> {
-        if self.policies.is_empty() {
-            return Err(ScenarioError::field(
-                "fairness.policies",
-                "must name at least one policy (fifo, sjf, srtf, tiresias, themis, fair-share, gandiva-fair, gavel, astraea)",
-            ));
+        let mut value = crate::scenario::to_value(self);
+        if let Some(params) = value.as_object_mut() {
+            params.remove("synthetic");
         }
-        for (i, p) in self.policies.iter().enumerate() {
-            if self.policies[..i].contains(p) {
-                return Err(ScenarioError::field(
-                    format!("fairness.policies[{i}]"),
-                    format!("`{}` is listed twice", p.id()),
-                ));
-            }
-        }
+        crate::fields::check("fairness", super::fields::FIELDS, &value)?;
+        self.check_rules()
+    }
+
+    /// The checks the field table cannot state: rules between fields and list items. Assumes
+    /// every field is within its table range.
+    fn check_rules(&self) -> Result<(), ScenarioError> {
         let c = &self.cluster;
-        if !(1..=MAX_NODES).contains(&c.nodes) {
-            return Err(range_error(
-                "cluster.nodes",
-                &format!("between 1 and {MAX_NODES}"),
-                c.nodes,
-            ));
-        }
-        if !(1..=MAX_GPUS_PER_NODE).contains(&c.gpus_per_node) {
-            return Err(range_error(
-                "cluster.gpus_per_node",
-                &format!("between 1 and {MAX_GPUS_PER_NODE}"),
-                c.gpus_per_node,
-            ));
-        }
         if c.total_gpus() > MAX_GPUS {
             return Err(range_error(
                 "cluster.nodes",
@@ -460,38 +443,6 @@ impl FairnessParams {
                 ));
             }
         }
-        check_range_in("fairness", "lease_s", self.lease_s, 1.0, MAX_SECONDS, " s")?;
-        if !(1..=MAX_BUCKETS).contains(&self.window.buckets) {
-            return Err(range_error(
-                "window.buckets",
-                &format!("between 1 and {MAX_BUCKETS}"),
-                self.window.buckets,
-            ));
-        }
-        check_range_in(
-            "fairness",
-            "window.bucket_s",
-            self.window.bucket_s,
-            1.0,
-            MAX_SECONDS,
-            " s",
-        )?;
-        check_range_in(
-            "fairness",
-            "preempt_cost_s",
-            self.preempt_cost_s,
-            0.0,
-            MAX_SECONDS,
-            " s",
-        )?;
-        check_range_in(
-            "fairness",
-            "resume_cost_s",
-            self.resume_cost_s,
-            0.0,
-            MAX_SECONDS,
-            " s",
-        )?;
         if let PreemptionModel::Migration { params, .. } = &self.preemption {
             params.validate_prefixed("fairness.preemption.params")?;
         }
@@ -518,69 +469,6 @@ impl FairnessParams {
                 format!("must hold at most 16 thresholds, got {}", t.len()),
             ));
         }
-        let k = self.tiresias.promote_knob;
-        if !(k.is_finite() && (0.0..=1e6).contains(&k)) {
-            return Err(range_error("tiresias.promote_knob", "between 0 and 1e6", k));
-        }
-        check_range_in(
-            "fairness",
-            "gandiva_fair.quantum_s",
-            self.gandiva_fair.quantum_s,
-            1.0,
-            MAX_SECONDS,
-            " s",
-        )?;
-        if !(1..=100).contains(&self.astraea.classes) {
-            return Err(range_error(
-                "astraea.classes",
-                "between 1 and 100",
-                self.astraea.classes,
-            ));
-        }
-        check_range_in(
-            "fairness",
-            "astraea.starvation_s",
-            self.astraea.starvation_s,
-            1.0,
-            MAX_SECONDS,
-            " s",
-        )?;
-        let l = self.astraea.low_quota_share;
-        if !(l.is_finite() && (0.0..=1.0).contains(&l)) {
-            return Err(range_error("astraea.low_quota_share", "between 0 and 1", l));
-        }
-        check_range_in(
-            "fairness",
-            "astraea.delay_s",
-            self.astraea.delay_s,
-            0.0,
-            MAX_SECONDS,
-            " s",
-        )?;
-        check_range_in(
-            "fairness",
-            "astraea.first_lease_delay_min_s",
-            self.astraea.first_lease_delay_min_s,
-            0.0,
-            MAX_SECONDS,
-            " s",
-        )?;
-        check_range_in(
-            "fairness",
-            "chronus.lease_s",
-            self.chronus.lease_s,
-            1.0,
-            MAX_SECONDS,
-            " s",
-        )?;
-        check_range_in(
-            "fairness",
-            "chronus.estimate_margin",
-            self.chronus.estimate_margin,
-            1.0,
-            10.0,
-            "",
-        )?;
         self.deadlines.validate()?;
         self.colocation.validate(self.cluster.nodes)?;
         if let TenantWeights::Shares(shares) = &self.tenant_weights {
@@ -624,12 +512,14 @@ impl FairnessParams {
         Ok(())
     }
 
-    /// Checks every field, the synthetic trace's included.
+    /// Checks every field, the synthetic trace's included: the field table's ranges, then the
+    /// rules between fields, then the synthetic trace's own checks.
     ///
     /// # Errors
     /// [`ScenarioError::Field`] with the path `fairness.<field>` and the expected range.
     pub fn validate(&self) -> Result<(), ScenarioError> {
-        self.validate_simulation()?;
+        crate::fields::check("fairness", super::fields::FIELDS, &crate::scenario::to_value(self))?;
+        self.check_rules()?;
         super::traces::synthetic::validate_spec(&self.synthetic)
     }
 }
