@@ -437,66 +437,7 @@ impl ResilienceParams {
             ));
         }
         for (i, e) in self.events.iter().enumerate() {
-            let p = format!("events[{i}]");
-            match (e.gpu, e.node) {
-                (Some(g), None) => {
-                    if g >= self.gpus() {
-                        return Err(field(
-                            &format!("{p}.gpu"),
-                            format!(
-                                "must be below {} (the cluster's GPUs), got {g}",
-                                self.gpus()
-                            ),
-                        ));
-                    }
-                }
-                (None, Some(n)) => {
-                    if n >= c.nodes {
-                        return Err(field(
-                            &format!("{p}.node"),
-                            format!("must be below {} (the cluster's nodes), got {n}", c.nodes),
-                        ));
-                    }
-                }
-                _ => return Err(field(&p, "give exactly one of `gpu` or `node`".into())),
-            }
-            check_range(
-                "resilience",
-                &format!("{p}.at_iteration"),
-                e.at_iteration,
-                0,
-                self.iterations - 1,
-            )?;
-            check_range(
-                "resilience",
-                &format!("{p}.slowdown"),
-                e.slowdown,
-                1.0,
-                100.0,
-            )?;
-            if let Some(u) = e.until_iteration {
-                if u <= e.at_iteration || u > self.iterations {
-                    return Err(field(
-                        &format!("{p}.until_iteration"),
-                        format!(
-                            "must be after at_iteration ({}) and at most iterations ({}), got {u}",
-                            e.at_iteration, self.iterations
-                        ),
-                    ));
-                }
-                if e.dead {
-                    return Err(field(
-                        &format!("{p}.until_iteration"),
-                        "a fail-stop does not end; drop `until_iteration` or `dead`".into(),
-                    ));
-                }
-            }
-            if e.link.is_some() && e.dead {
-                return Err(field(
-                    &format!("{p}.link"),
-                    "a fail-stop takes the whole GPU; drop `link` or `dead`".into(),
-                ));
-            }
+            self.validate_event(i, e)?;
         }
         let g = &self.greyhound;
         check_range(
@@ -513,6 +454,70 @@ impl ResilienceParams {
                     format!("`{}` is listed twice", s.id()),
                 ));
             }
+        }
+        Ok(())
+    }
+    /// Checks injected event `i` against the cluster and the horizon.
+    fn validate_event(&self, i: usize, e: &FailureEvent) -> Result<(), ScenarioError> {
+        let p = format!("events[{i}]");
+        match (e.gpu, e.node) {
+            (Some(g), None) => {
+                if g >= self.gpus() {
+                    return Err(field(
+                        &format!("{p}.gpu"),
+                        format!(
+                            "must be below {} (the cluster's GPUs), got {g}",
+                            self.gpus()
+                        ),
+                    ));
+                }
+            }
+            (None, Some(n)) => {
+                if n >= self.cluster.nodes {
+                    return Err(field(
+                        &format!("{p}.node"),
+                        format!("must be below {} (the cluster's nodes), got {n}", self.cluster.nodes),
+                    ));
+                }
+            }
+            _ => return Err(field(&p, "give exactly one of `gpu` or `node`".into())),
+        }
+        check_range(
+            "resilience",
+            &format!("{p}.at_iteration"),
+            e.at_iteration,
+            0,
+            self.iterations - 1,
+        )?;
+        check_range(
+            "resilience",
+            &format!("{p}.slowdown"),
+            e.slowdown,
+            1.0,
+            100.0,
+        )?;
+        if let Some(u) = e.until_iteration {
+            if u <= e.at_iteration || u > self.iterations {
+                return Err(field(
+                    &format!("{p}.until_iteration"),
+                    format!(
+                        "must be after at_iteration ({}) and at most iterations ({}), got {u}",
+                        e.at_iteration, self.iterations
+                    ),
+                ));
+            }
+            if e.dead {
+                return Err(field(
+                    &format!("{p}.until_iteration"),
+                    "a fail-stop does not end; drop `until_iteration` or `dead`".into(),
+                ));
+            }
+        }
+        if e.link.is_some() && e.dead {
+            return Err(field(
+                &format!("{p}.link"),
+                "a fail-stop takes the whole GPU; drop `link` or `dead`".into(),
+            ));
         }
         Ok(())
     }
