@@ -106,7 +106,12 @@ fn check_one(lab: &str, field: &Field, value: &Value) -> Result<(), ScenarioErro
         },
         Range::Float { min, max } => match value.as_f64() {
             Some(v) if v.is_finite() && v >= min && v <= max => Ok(()),
-            _ => Err(ScenarioError::field(
+            // A number prints as Rust prints it (`-1`, not JSON's `-1.0`), as `check_range` does.
+            Some(v) => Err(ScenarioError::field(
+                path(),
+                format!("must be between {min} and {max}, got {v}"),
+            )),
+            None => Err(ScenarioError::field(
                 path(),
                 format!("must be between {min} and {max}, got {value}"),
             )),

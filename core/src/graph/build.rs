@@ -160,24 +160,24 @@ impl ModelKind {
     }
 }
 
-/// How context parallelism splits attention.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ContextParallel {
-    /// DeepSpeed-Ulysses: AllToAll from sequence-sharded to head-sharded and back.
-    Ulysses,
-    /// Ring attention: KV blocks travel around the ring by P2P while attention runs.
-    Ring,
+crate::kinds! {
+    /// How context parallelism splits attention.
+    pub enum ContextParallel as "context parallelism" {
+        /// DeepSpeed-Ulysses: AllToAll from sequence-sharded to head-sharded and back.
+        Ulysses = "ulysses", "Ulysses (AllToAll)";
+        /// Ring attention: KV blocks travel around the ring by P2P while attention runs.
+        Ring = "ring", "ring attention (P2P)";
+    }
 }
 
-/// How data-parallel gradients are reduced.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DataParallel {
-    /// Plain DDP: AllReduce per bucket.
-    AllReduce,
-    /// ZeRO/FSDP-style: ReduceScatter per bucket.
-    ReduceScatter,
+crate::kinds! {
+    /// How data-parallel gradients are reduced.
+    pub enum DataParallel as "data parallelism" {
+        /// Plain DDP: AllReduce per bucket.
+        AllReduce = "all-reduce", "AllReduce (DDP)";
+        /// ZeRO/FSDP-style: ReduceScatter per bucket.
+        ReduceScatter = "reduce-scatter", "ReduceScatter (ZeRO/FSDP)";
+    }
 }
 
 /// Degrees of parallelism and their placement. Groups are laid out innermost first:

@@ -9,6 +9,7 @@
 
 pub mod controllers;
 pub mod engine;
+pub mod fields;
 pub mod params;
 pub mod report;
 pub mod sim;
@@ -187,6 +188,8 @@ pub fn prepare(
 }
 
 impl crate::scenario::LabParams for AgenticParams {
+    const FIELDS: &'static [crate::fields::Field] = fields::FIELDS;
+
     fn check(&self) -> Result<(), ScenarioError> {
         self.validate()
     }

@@ -215,28 +215,19 @@ impl Default for StepTimeFit {
     }
 }
 
-/// Which serving engine's scheduler and cache the engine follows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum EngineMode {
-    /// vLLM V1: paged blocks with a hashed prefix cache, decodes and prefill chunks in one
-    /// token budget, preemption of the newest request by recompute.
-    #[default]
-    VllmV1,
-    /// SGLang: a radix-tree prefix cache (page size = `block_tokens`, SGLang's default 1), future
-    /// decode tokens reserved at admission, prefill and decode batches apart, retraction of
-    /// decoding requests under memory pressure. CONCUR's experiments ran on SGLang (§5.1).
-    Sglang,
-}
-
-impl EngineMode {
-    /// Display label.
-    #[must_use]
-    pub fn label(self) -> &'static str {
-        match self {
-            EngineMode::VllmV1 => "vLLM V1",
-            EngineMode::Sglang => "SGLang",
-        }
+crate::kinds! {
+    /// Which serving engine's scheduler and cache the engine follows.
+    #[derive(Default)]
+    pub enum EngineMode as "engine mode" {
+        /// vLLM V1: paged blocks with a hashed prefix cache, decodes and prefill chunks in one
+        /// token budget, preemption of the newest request by recompute.
+        #[default]
+        VllmV1 = "vllm-v1", "vLLM V1";
+        /// SGLang: a radix-tree prefix cache (page size = `block_tokens`, SGLang's default 1),
+        /// future decode tokens reserved at admission, prefill and decode batches apart,
+        /// retraction of decoding requests under memory pressure. CONCUR's experiments ran on
+        /// SGLang (§5.1).
+        Sglang = "sglang", "SGLang";
     }
 }
 
@@ -384,15 +375,16 @@ impl Default for EngineSpec {
     }
 }
 
-/// Whether agents start together (batch inference) or when the trace says.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Arrivals {
-    /// Every agent is submitted at time 0 (agentic batch inference).
-    #[default]
-    Batch,
-    /// Each agent arrives at its first request's time in the workload.
-    Trace,
+crate::kinds! {
+    /// Whether agents start together (batch inference) or when the trace says.
+    #[derive(Default)]
+    pub enum Arrivals as "arrivals" {
+        /// Every agent is submitted at time 0 (agentic batch inference).
+        #[default]
+        Batch = "batch";
+        /// Each agent arrives at its first request's time in the workload.
+        Trace = "trace";
+    }
 }
 
 /// The latency objectives of the goodput metric: a request meets its SLO when its
@@ -461,11 +453,11 @@ pub(crate) fn field(path: &str, message: String) -> ScenarioError {
 }
 
 impl EngineSpec {
-    /// Checks every engine field; the error names the first bad one.
+    /// Checks the engine's rules the field table cannot state (bounds set by other fields, a
+    /// step that takes time, memory left for KV); [`AgenticParams::validate`] checks the ranges.
     ///
     /// # Errors
     /// [`ScenarioError::Field`] with the path `agentic.engine.<field>`.
-    #[allow(clippy::too_many_lines)] // one check per field, in field order, each naming its field
     pub fn validate(&self) -> Result<(), ScenarioError> {
         let m = &self.model;
         if m.name.len() > 200 {
@@ -476,133 +468,14 @@ impl EngineSpec {
         }
         check_range(
             "agentic",
-            "engine.model.params_billion",
-            m.params_billion,
-            0.001,
-            10_000.0,
-        )?;
-        check_range(
-            "agentic",
             "engine.model.active_params_billion",
             m.active_params_billion,
             0.001,
             m.params_billion.max(0.001),
         )?;
-        check_range(
-            "agentic",
-            "engine.model.weight_dtype_bytes",
-            m.weight_dtype_bytes,
-            1,
-            8,
-        )?;
-        check_range("agentic", "engine.model.layers", m.layers, 1, 1_000)?;
-        check_range("agentic", "engine.model.kv_heads", m.kv_heads, 1, 1_024)?;
-        check_range("agentic", "engine.model.head_dim", m.head_dim, 1, 4_096)?;
-        check_range("agentic", "engine.model.kv_tensors", m.kv_tensors, 1, 2)?;
-        check_range(
-            "agentic",
-            "engine.model.kv_dtype_bytes",
-            m.kv_dtype_bytes,
-            1,
-            8,
-        )?;
-        check_range("agentic", "engine.model.q_heads", m.q_heads, 1, 4_096)?;
-        check_range(
-            "agentic",
-            "engine.model.attn_qk_head_dim",
-            m.attn_qk_head_dim,
-            1,
-            4_096,
-        )?;
-        check_range(
-            "agentic",
-            "engine.model.attn_v_head_dim",
-            m.attn_v_head_dim,
-            1,
-            4_096,
-        )?;
         check_range("agentic", "engine.gpus", self.gpus, 1, MAX_GPUS)?;
         check_range("agentic", "engine.kv_shards", self.kv_shards, 1, self.gpus)?;
-        check_range(
-            "agentic",
-            "engine.reserve_fraction",
-            self.reserve_fraction,
-            0.0,
-            0.99,
-        )?;
-        check_range(
-            "agentic",
-            "engine.block_tokens",
-            self.block_tokens,
-            1,
-            1_024,
-        )?;
-        if self.kv_capacity_tokens > MAX_BLOCKS {
-            return Err(field(
-                "engine.kv_capacity_tokens",
-                format!(
-                    "must be at most {MAX_BLOCKS} (0 = from memory), got {}",
-                    self.kv_capacity_tokens
-                ),
-            ));
-        }
-        check_range(
-            "agentic",
-            "engine.max_batched_tokens",
-            self.max_batched_tokens,
-            1,
-            1_048_576,
-        )?;
-        check_range(
-            "agentic",
-            "engine.max_running_requests",
-            self.max_running_requests,
-            1,
-            65_536,
-        )?;
-        check_range(
-            "agentic",
-            "engine.max_new_tokens",
-            self.max_new_tokens,
-            1,
-            10_000_000,
-        )?;
         let s = &self.step_time;
-        check_range(
-            "agentic",
-            "engine.step_time.fixed_ms",
-            s.fixed_ms,
-            0.0,
-            MAX_COEFF_S * 1e3,
-        )?;
-        check_range(
-            "agentic",
-            "engine.step_time.per_prefill_token_us",
-            s.per_prefill_token_us,
-            0.0,
-            MAX_COEFF_S * 1e6,
-        )?;
-        check_range(
-            "agentic",
-            "engine.step_time.per_decode_seq_us",
-            s.per_decode_seq_us,
-            0.0,
-            MAX_COEFF_S * 1e6,
-        )?;
-        check_range(
-            "agentic",
-            "engine.step_time.per_context_token_ns",
-            s.per_context_token_ns,
-            0.0,
-            MAX_COEFF_S * 1e9,
-        )?;
-        check_range(
-            "agentic",
-            "engine.step_time.per_attention_pair_ns",
-            s.per_attention_pair_ns,
-            0.0,
-            MAX_COEFF_S * 1e9,
-        )?;
         if s.linear_ns(1, 0, 0) < 1.0 && s.linear_ns(0, 1, 0) < 1.0 {
             return Err(field(
                 "engine.step_time",
@@ -640,6 +513,12 @@ impl AgenticParams {
     /// # Errors
     /// [`ScenarioError::Field`] naming the first bad field.
     pub fn validate_simulation(&self) -> Result<(), ScenarioError> {
+        let simulation: Vec<crate::fields::Field> = super::fields::FIELDS
+            .iter()
+            .filter(|f| !f.path.starts_with("synthetic."))
+            .copied()
+            .collect();
+        crate::fields::check("agentic", &simulation, &crate::scenario::to_value(self))?;
         self.engine.validate()?;
         if self.controllers.is_empty() && self.sweep_caps.is_empty() {
             return Err(field(
@@ -683,21 +562,6 @@ impl AgenticParams {
             0.01,
             3_600.0,
         )?;
-        check_range(
-            "agentic",
-            "timeline_agents",
-            self.timeline_agents,
-            0,
-            MAX_TIMELINE_AGENTS,
-        )?;
-        check_range("agentic", "slo.ttft_s", self.slo.ttft_s, 0.001, 86_400.0)?;
-        check_range(
-            "agentic",
-            "slo.tpot_ms",
-            self.slo.tpot_ms,
-            0.001,
-            3_600_000.0,
-        )?;
         Ok(())
     }
 
@@ -706,6 +570,7 @@ impl AgenticParams {
     /// # Errors
     /// [`ScenarioError::Field`] naming the first bad field.
     pub fn validate(&self) -> Result<(), ScenarioError> {
+        crate::fields::check("agentic", super::fields::FIELDS, &crate::scenario::to_value(self))?;
         self.validate_simulation()?;
         self.synthetic.validate()
     }

@@ -114,8 +114,6 @@ impl LogNormal {
     }
 
     fn validate(&self, path: &str, max: f64) -> Result<(), ScenarioError> {
-        check_range("agentic", &format!("{path}.median"), self.median, 0.0, max)?;
-        check_range("agentic", &format!("{path}.sigma"), self.sigma, 0.0, 5.0)?;
         check_range(
             "agentic",
             &format!("{path}.max"),
@@ -183,19 +181,12 @@ impl Default for SyntheticSpec {
 }
 
 impl SyntheticSpec {
-    /// Checks every field; the error names the first bad one.
+    /// Checks the rules the agentic field table cannot state (bounds set by other fields, an
+    /// agent's longest history); [`super::AgenticParams::validate`] checks the ranges first.
     ///
     /// # Errors
     /// [`ScenarioError::Field`] with the path `agentic.synthetic.<field>`.
     pub fn validate(&self) -> Result<(), ScenarioError> {
-        check_range("agentic", "synthetic.agents", self.agents, 1, MAX_AGENTS)?;
-        check_range(
-            "agentic",
-            "synthetic.min_turns",
-            self.min_turns,
-            1,
-            MAX_TURNS,
-        )?;
         check_range(
             "agentic",
             "synthetic.max_turns",
@@ -212,28 +203,12 @@ impl SyntheticSpec {
                 ),
             ));
         }
-        if !(1..=1_000_000).contains(&self.initial_prompt_tokens) {
-            return Err(field(
-                "synthetic.initial_prompt_tokens",
-                format!(
-                    "must be between 1 and 1000000, got {}",
-                    self.initial_prompt_tokens
-                ),
-            ));
-        }
         self.observation_tokens
             .validate("synthetic.observation_tokens", 1e6)?;
         self.output_tokens
             .validate("synthetic.output_tokens", 1e6)?;
         self.tool_latency_s
             .validate("synthetic.tool_latency_s", MAX_TOOL_S)?;
-        check_range(
-            "agentic",
-            "synthetic.mean_interarrival_s",
-            self.mean_interarrival_s,
-            0.0,
-            86_400.0,
-        )?;
         let longest = self.initial_prompt_tokens as f64
             + f64::from(self.max_turns) * (self.observation_tokens.max + self.output_tokens.max);
         if longest > MAX_REQUEST_TOKENS as f64 {

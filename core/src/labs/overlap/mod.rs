@@ -7,6 +7,7 @@
 //! that proves the passes keep the math, and [`report`] the comparison.
 
 pub mod baselines;
+pub mod fields;
 pub mod interp;
 pub mod params;
 pub mod passes;
@@ -258,6 +259,8 @@ pub fn run_with_progress(
 }
 
 impl crate::scenario::LabParams for OverlapParams {
+    const FIELDS: &'static [crate::fields::Field] = fields::FIELDS;
+
     fn check(&self) -> Result<(), ScenarioError> {
         self.validate()
     }

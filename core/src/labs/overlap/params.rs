@@ -21,15 +21,16 @@ pub const MAX_BUDGET_GIB: f64 = 1.0e6;
 /// Most layers a built graph may have (GPT-3 175B has 96).
 pub const MAX_LAYERS: u32 = 128;
 
-/// Where the ranks of every communication group sit.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Placement {
-    /// Groups fill DGX nodes (`parallelism.gpus_per_node` GPUs on NVLink).
-    #[default]
-    IntraNode,
-    /// One GPU per node: every collective crosses nodes over InfiniBand.
-    InterNode,
+crate::kinds! {
+    /// Where the ranks of every communication group sit.
+    #[derive(Default)]
+    pub enum Placement as "placement" {
+        /// Groups fill DGX nodes (`parallelism.gpus_per_node` GPUs on NVLink).
+        #[default]
+        IntraNode = "intra-node", "inside a node (NVLink)";
+        /// One GPU per node: every collective crosses nodes over InfiniBand.
+        InterNode = "inter-node", "across nodes (InfiniBand)";
+    }
 }
 
 /// One pass of the Helix pipeline.
@@ -143,21 +144,25 @@ impl OverlapParams {
         par
     }
 
-    /// Checks every parameter.
+    /// Checks every parameter: the ranges of the field table (those of the model builder only
+    /// when no graph is imported), then the rules between fields.
     ///
     /// # Errors
     /// [`ScenarioError::Field`] naming `overlap.<field>` and what was expected.
     pub fn validate(&self) -> Result<(), ScenarioError> {
+        let value = crate::scenario::to_value(self);
         if self.graph.is_none() {
-            if self.workload.layers > MAX_LAYERS {
-                return Err(ScenarioError::field(
-                    "overlap.workload.layers",
-                    format!(
-                        "must be between 1 and {MAX_LAYERS}, got {}",
-                        self.workload.layers
-                    ),
-                ));
-            }
+            crate::fields::check("overlap", super::fields::FIELDS, &value)?;
+        } else {
+            // An imported graph replaces the built model: the builder's fields are not read.
+            let read: Vec<crate::fields::Field> = super::fields::FIELDS
+                .iter()
+                .filter(|f| !super::fields::for_the_builder(f.path))
+                .copied()
+                .collect();
+            crate::fields::check("overlap", &read, &value)?;
+        }
+        if self.graph.is_none() {
             if !matches!(self.workload.dtype_bytes, 1 | 2 | 4) {
                 return Err(ScenarioError::field(
                     "overlap.workload.dtype_bytes",

@@ -10,6 +10,7 @@
 
 pub mod benchmark;
 pub mod detect;
+pub mod fields;
 pub mod job;
 pub mod pai;
 pub mod params;
@@ -91,6 +92,8 @@ pub fn detect_pai(source: &str, text: &str, spec: &DetectorSpec) -> Result<Repor
 }
 
 impl crate::scenario::LabParams for ResilienceParams {
+    const FIELDS: &'static [crate::fields::Field] = fields::FIELDS;
+
     fn check(&self) -> Result<(), ScenarioError> {
         self.validate()
     }

@@ -360,32 +360,19 @@ impl ResilienceParams {
             .saturating_mul(self.cluster.gpus_per_node)
     }
 
-    /// Checks every field; the error names the first bad one as `resilience.<path>`.
+    /// Checks every field: the ranges of the field table, then the rules between fields; the
+    /// error names the first bad one as `resilience.<path>`.
     ///
     /// # Errors
     /// [`ScenarioError::Field`] naming the field and what was expected.
-    #[allow(clippy::too_many_lines)] // one check per field, in field order, each naming its field
     pub fn validate(&self) -> Result<(), ScenarioError> {
+        crate::fields::check(
+            "resilience",
+            super::fields::FIELDS,
+            &crate::scenario::to_value(self),
+        )?;
         let m = &self.model;
-        check_range("resilience", "model.layers", m.layers, 1, 1024)?;
-        check_range("resilience", "model.hidden", m.hidden, 64, 131_072)?;
-        check_range("resilience", "model.heads", m.heads, 1, 1024)?;
-        check_range(
-            "resilience",
-            "model.params_billion",
-            m.params_billion,
-            0.001,
-            10_000.0,
-        )?;
         let c = &self.cluster;
-        check_range("resilience", "cluster.nodes", c.nodes, 1, MAX_GPUS)?;
-        check_range(
-            "resilience",
-            "cluster.gpus_per_node",
-            c.gpus_per_node,
-            1,
-            64,
-        )?;
         if self.gpus() > MAX_GPUS {
             return Err(field(
                 "cluster.nodes",
@@ -395,7 +382,6 @@ impl ResilienceParams {
                 ),
             ));
         }
-        check_range("resilience", "cluster.tp", c.tp, 1, 64)?;
         if !c.tp.is_power_of_two()
             || !m.heads.is_multiple_of(c.tp)
             || !m.hidden.is_multiple_of(c.tp)
@@ -409,7 +395,6 @@ impl ResilienceParams {
             ));
         }
         check_range("resilience", "cluster.pp", c.pp, 1, m.layers.min(256))?;
-        check_range("resilience", "cluster.dp", c.dp, 1, MAX_GPUS)?;
         let used = u64::from(c.tp) * u64::from(c.pp) * u64::from(c.dp);
         if used != u64::from(self.gpus()) {
             return Err(field(
@@ -423,28 +408,6 @@ impl ResilienceParams {
                 ),
             ));
         }
-        check_range(
-            "resilience",
-            "cluster.micro_batches",
-            c.micro_batches,
-            1,
-            MAX_MICRO_BATCHES,
-        )?;
-        check_range("resilience", "cluster.mfu", c.mfu, 0.01, 1.0)?;
-        check_range(
-            "resilience",
-            "cluster.state_bytes_per_param",
-            c.state_bytes_per_param,
-            1.0,
-            64.0,
-        )?;
-        check_range(
-            "resilience",
-            "cluster.memory_fraction",
-            c.memory_fraction,
-            0.05,
-            1.0,
-        )?;
         let per_gpu = m.params_billion * 1e9 / f64::from(c.tp * c.pp) * c.state_bytes_per_param;
         let cap = c.gpu.profile().hbm_bytes as f64 * c.memory_fraction;
         // Layers split as evenly as possible: the largest stage holds ⌈L/p⌉ layers.
@@ -460,37 +423,6 @@ impl ResilienceParams {
                 ),
             ));
         }
-        let l = &self.lengths;
-        check_range(
-            "resilience",
-            "lengths.tokens_per_micro_batch",
-            l.tokens_per_micro_batch,
-            16,
-            1 << 20,
-        )?;
-        check_range(
-            "resilience",
-            "lengths.median_tokens",
-            l.median_tokens,
-            1.0,
-            1e6,
-        )?;
-        check_range("resilience", "lengths.sigma", l.sigma, 0.0, 4.0)?;
-        check_range("resilience", "lengths.max_tokens", l.max_tokens, 1, 1 << 20)?;
-        check_range(
-            "resilience",
-            "lengths.jitter_sigma",
-            l.jitter_sigma,
-            0.0,
-            0.5,
-        )?;
-        check_range(
-            "resilience",
-            "iterations",
-            self.iterations,
-            10,
-            MAX_ITERATIONS,
-        )?;
         let work = u64::from(self.iterations) * u64::from(c.micro_batches) * u64::from(c.dp);
         if work > MAX_WORK {
             return Err(field(
@@ -505,165 +437,13 @@ impl ResilienceParams {
             ));
         }
         for (i, e) in self.events.iter().enumerate() {
-            let p = format!("events[{i}]");
-            match (e.gpu, e.node) {
-                (Some(g), None) => {
-                    if g >= self.gpus() {
-                        return Err(field(
-                            &format!("{p}.gpu"),
-                            format!(
-                                "must be below {} (the cluster's GPUs), got {g}",
-                                self.gpus()
-                            ),
-                        ));
-                    }
-                }
-                (None, Some(n)) => {
-                    if n >= c.nodes {
-                        return Err(field(
-                            &format!("{p}.node"),
-                            format!("must be below {} (the cluster's nodes), got {n}", c.nodes),
-                        ));
-                    }
-                }
-                _ => return Err(field(&p, "give exactly one of `gpu` or `node`".into())),
-            }
-            check_range(
-                "resilience",
-                &format!("{p}.at_iteration"),
-                e.at_iteration,
-                0,
-                self.iterations - 1,
-            )?;
-            check_range(
-                "resilience",
-                &format!("{p}.slowdown"),
-                e.slowdown,
-                1.0,
-                100.0,
-            )?;
-            if let Some(u) = e.until_iteration {
-                if u <= e.at_iteration || u > self.iterations {
-                    return Err(field(
-                        &format!("{p}.until_iteration"),
-                        format!(
-                            "must be after at_iteration ({}) and at most iterations ({}), got {u}",
-                            e.at_iteration, self.iterations
-                        ),
-                    ));
-                }
-                if e.dead {
-                    return Err(field(
-                        &format!("{p}.until_iteration"),
-                        "a fail-stop does not end; drop `until_iteration` or `dead`".into(),
-                    ));
-                }
-            }
-            if e.link.is_some() && e.dead {
-                return Err(field(
-                    &format!("{p}.link"),
-                    "a fail-stop takes the whole GPU; drop `link` or `dead`".into(),
-                ));
-            }
+            self.validate_event(i, e)?;
         }
-        let d = &self.detector;
-        check_range("resilience", "detector.threshold", d.threshold, 0.01, 10.0)?;
-        check_range("resilience", "detector.persistence", d.persistence, 1, 1000)?;
-        check_range("resilience", "detector.fit_window", d.fit_window, 2, 10_000)?;
-        check_range(
-            "resilience",
-            "detector.heartbeat_timeout_s",
-            d.heartbeat_timeout_s,
-            0.0,
-            86_400.0,
-        )?;
-        check_range("resilience", "detector.window", d.window, 5, 10_000)?;
-        check_range(
-            "resilience",
-            "detector.z_threshold",
-            d.z_threshold,
-            0.1,
-            100.0,
-        )?;
-        check_range("resilience", "detector.cusum_k", d.cusum_k, 0.0, 100.0)?;
-        check_range("resilience", "detector.cusum_h", d.cusum_h, 0.1, 1000.0)?;
-        check_range(
-            "resilience",
-            "detector.match_window",
-            d.match_window,
-            1,
-            MAX_ITERATIONS,
-        )?;
-        let p = &self.planner;
-        check_range("resilience", "planner.pause_s", p.pause_s, 0.0, 86_400.0)?;
-        check_range(
-            "resilience",
-            "planner.restart_recovery_s",
-            p.restart_recovery_s,
-            0.0,
-            86_400.0,
-        )?;
-        check_range(
-            "resilience",
-            "planner.checkpoint_interval",
-            p.checkpoint_interval,
-            1,
-            MAX_ITERATIONS,
-        )?;
         let g = &self.greyhound;
-        check_range(
-            "resilience",
-            "greyhound.hazard_iterations",
-            g.hazard_iterations,
-            2.0,
-            1e9,
-        )?;
-        check_range(
-            "resilience",
-            "greyhound.change_probability",
-            g.change_probability,
-            0.01,
-            0.999,
-        )?;
-        check_range(
-            "resilience",
-            "greyhound.recent_iterations",
-            g.recent_iterations,
-            1,
-            100,
-        )?;
         check_range(
             "resilience",
             "greyhound.benchmark_s",
             g.benchmark_s,
-            0.0,
-            86_400.0,
-        )?;
-        check_range(
-            "resilience",
-            "greyhound.slow_ratio",
-            g.slow_ratio,
-            1.0,
-            10.0,
-        )?;
-        check_range(
-            "resilience",
-            "greyhound.compute_ratio",
-            g.compute_ratio,
-            1.0,
-            100.0,
-        )?;
-        check_range(
-            "resilience",
-            "greyhound.dp_check_interval",
-            g.dp_check_interval,
-            1,
-            MAX_ITERATIONS,
-        )?;
-        check_range(
-            "resilience",
-            "greyhound.pp_adjust_s",
-            g.pp_adjust_s,
             0.0,
             86_400.0,
         )?;
@@ -674,6 +454,70 @@ impl ResilienceParams {
                     format!("`{}` is listed twice", s.id()),
                 ));
             }
+        }
+        Ok(())
+    }
+    /// Checks injected event `i` against the cluster and the horizon.
+    fn validate_event(&self, i: usize, e: &FailureEvent) -> Result<(), ScenarioError> {
+        let p = format!("events[{i}]");
+        match (e.gpu, e.node) {
+            (Some(g), None) => {
+                if g >= self.gpus() {
+                    return Err(field(
+                        &format!("{p}.gpu"),
+                        format!(
+                            "must be below {} (the cluster's GPUs), got {g}",
+                            self.gpus()
+                        ),
+                    ));
+                }
+            }
+            (None, Some(n)) => {
+                if n >= self.cluster.nodes {
+                    return Err(field(
+                        &format!("{p}.node"),
+                        format!("must be below {} (the cluster's nodes), got {n}", self.cluster.nodes),
+                    ));
+                }
+            }
+            _ => return Err(field(&p, "give exactly one of `gpu` or `node`".into())),
+        }
+        check_range(
+            "resilience",
+            &format!("{p}.at_iteration"),
+            e.at_iteration,
+            0,
+            self.iterations - 1,
+        )?;
+        check_range(
+            "resilience",
+            &format!("{p}.slowdown"),
+            e.slowdown,
+            1.0,
+            100.0,
+        )?;
+        if let Some(u) = e.until_iteration {
+            if u <= e.at_iteration || u > self.iterations {
+                return Err(field(
+                    &format!("{p}.until_iteration"),
+                    format!(
+                        "must be after at_iteration ({}) and at most iterations ({}), got {u}",
+                        e.at_iteration, self.iterations
+                    ),
+                ));
+            }
+            if e.dead {
+                return Err(field(
+                    &format!("{p}.until_iteration"),
+                    "a fail-stop does not end; drop `until_iteration` or `dead`".into(),
+                ));
+            }
+        }
+        if e.link.is_some() && e.dead {
+            return Err(field(
+                &format!("{p}.link"),
+                "a fail-stop takes the whole GPU; drop `link` or `dead`".into(),
+            ));
         }
         Ok(())
     }
