@@ -13,7 +13,8 @@ use bubblelab_core::Scenario;
 
 fn defaults(lab: &str) -> (Scenario, serde_json::Value) {
     let scenario = Scenario::defaults(lab).expect("every lab has defaults");
-    let json: serde_json::Value = serde_json::from_str(&scenario.to_json()).expect("canonical JSON");
+    let json: serde_json::Value =
+        serde_json::from_str(&scenario.to_json()).expect("canonical JSON");
     (scenario, json["params"].clone())
 }
 

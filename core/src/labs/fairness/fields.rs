@@ -365,7 +365,7 @@ mod tests {
             ..FairnessParams::default()
         };
         let e = p.validate_simulation().unwrap_err().to_string();
-        assert_eq!(e, "fairness.lease_s: must be between 1 and 2592000, got 0.0");
+        assert_eq!(e, "fairness.lease_s: must be between 1 and 2592000, got 0");
         let mut p = FairnessParams::default();
         p.synthetic.jobs = 0;
         assert!(p.validate_simulation().is_ok());
