@@ -23,7 +23,7 @@ pub const FORMAT_VERSION: u64 = 1;
 
 /// What a lab's parameters are to the registry (the table in `labs/mod.rs`): how they are
 /// read, checked and run. Each lab implements it beside its `run` (`labs/<lab>/mod.rs`).
-pub trait LabParams: Sized + Serialize + DeserializeOwned {
+pub trait LabParams: Sized + Clone + Serialize + DeserializeOwned {
     /// Checks every field; the error names the first bad one (`<lab>.<field>`).
     ///
     /// # Errors
@@ -57,7 +57,27 @@ pub trait LabParams: Sized + Serialize + DeserializeOwned {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Report, ScenarioError> {
         check_slots::<Self>(inputs)?;
-        self.run_lab(progress)
+        if inputs.is_empty() {
+            return self.run_lab(progress);
+        }
+        let mut params = self.clone();
+        for file in inputs {
+            params.read_input(file)?;
+        }
+        params.check()?;
+        params.run_lab(progress)
+    }
+
+    /// Reads one file of a slot whose contents become parameters (a node list, a workload);
+    /// what [`LabParams::run_with_inputs`] calls for each file unless the lab overrides it.
+    ///
+    /// # Errors
+    /// [`ScenarioError::Field`] naming the file and row the reader refused.
+    fn read_input(&mut self, file: &InputFile<'_>) -> Result<(), ScenarioError> {
+        Err(ScenarioError::field(
+            "input",
+            format!("unknown input `{}`", file.slot),
+        ))
     }
 
     /// The parameters from the scenario's `params` JSON (serde, errors at `<lab>.<field>`).

@@ -33,7 +33,7 @@ pub use policies::ElasticPolicy;
 
 use crate::labs::fairness::params::PreemptionModel;
 use crate::report::{Cell, CounterTrack, KindDef, Lane, Report, Series, Span, Table, Timeline};
-use crate::scenario::{check_slots, files_in, input_error, InputFile, InputSlot, LabParams, ScenarioError};
+use crate::scenario::{input_error, InputFile, InputSlot, LabParams, ScenarioError};
 
 /// The artifact's mean JCT per workload file at job load 1.0, s
 /// (`simulator/results-jobload/<policy>-1.0/summary.json`, key `avgs`, workload-1 … 8).
@@ -75,18 +75,10 @@ impl LabParams for ElasticParams {
         many: false,
     }];
 
-    fn run_with_inputs(
-        &self,
-        inputs: &[InputFile<'_>],
-        progress: &mut dyn FnMut(usize, usize),
-    ) -> Result<Report, ScenarioError> {
-        check_slots::<Self>(inputs)?;
-        let mut params = self.clone();
-        for file in files_in(inputs, "workload") {
-            params.jobs = workload::parse_workload(file.text).map_err(|e| input_error(file, e))?;
-            params.workload = 0;
-        }
-        run(&params, progress)
+    fn read_input(&mut self, file: &InputFile<'_>) -> Result<(), ScenarioError> {
+        self.jobs = workload::parse_workload(file.text).map_err(|e| input_error(file, e))?;
+        self.workload = 0;
+        Ok(())
     }
 }
 

@@ -33,8 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::report::Report;
 use crate::scenario::{
-    check_slots, files_in, input_error, InputFile, InputSlot, KeepsRuns, LabParams, ScenarioError,
-    Simulation,
+    input_error, InputFile, InputSlot, KeepsRuns, LabParams, ScenarioError, Simulation,
 };
 
 impl LabParams for SharingParams {
@@ -61,22 +60,14 @@ impl LabParams for SharingParams {
         },
     ];
 
-    fn run_with_inputs(
-        &self,
-        inputs: &[InputFile<'_>],
-        progress: &mut dyn FnMut(usize, usize),
-    ) -> Result<Report, ScenarioError> {
-        check_slots::<Self>(inputs)?;
-        let mut params = self.clone();
-        for file in files_in(inputs, "nodes") {
-            params.nodes = openb::parse_nodes(file.text).map_err(|e| input_error(file, e))?;
+    fn read_input(&mut self, file: &InputFile<'_>) -> Result<(), ScenarioError> {
+        if file.slot == "nodes" {
+            self.nodes = openb::parse_nodes(file.text).map_err(|e| input_error(file, e))?;
+        } else {
+            self.pods = openb::parse_pods(file.text).map_err(|e| input_error(file, e))?;
+            self.source = file.source.into();
         }
-        for file in files_in(inputs, "pods") {
-            params.pods = openb::parse_pods(file.text).map_err(|e| input_error(file, e))?;
-            params.source = file.source.into();
-        }
-        params.validate()?;
-        params.run_lab(progress)
+        Ok(())
     }
 }
 
