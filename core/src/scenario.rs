@@ -46,7 +46,8 @@ pub trait LabParams: Sized + Clone + Serialize + DeserializeOwned {
     const INPUTS: &'static [InputSlot] = &[];
 
     /// Runs the checked parameters on the given input files (each in one of [`Self::INPUTS`]),
-    /// calling `progress` as [`LabParams::run_lab`]; with no files it is `run_lab`.
+    /// calling `progress` as [`LabParams::run_lab`]; with no files it is `run_lab`. The default
+    /// runs [`LabParams::with_inputs`]'s parameters.
     ///
     /// # Errors
     /// [`ScenarioError::Field`] at `input` for a slot the lab does not have, or naming the file
@@ -56,27 +57,38 @@ pub trait LabParams: Sized + Clone + Serialize + DeserializeOwned {
         inputs: &[InputFile<'_>],
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Report, ScenarioError> {
+        self.with_inputs(inputs)?.run_lab(progress)
+    }
+
+    /// These parameters with the files whose contents are parameters read into them (a node
+    /// list, a workload, a shares file), checked: what a page stores in its form and its share
+    /// link. The default reads every file with [`LabParams::read_input`].
+    ///
+    /// # Errors
+    /// [`ScenarioError::Field`] at `input` for a slot the lab does not have or whose file is
+    /// read only when the lab runs, or naming the file and row a reader refused.
+    fn with_inputs(&self, inputs: &[InputFile<'_>]) -> Result<Self, ScenarioError> {
         check_slots::<Self>(inputs)?;
-        if inputs.is_empty() {
-            return self.run_lab(progress);
-        }
         let mut params = self.clone();
         for file in inputs {
             params.read_input(file)?;
         }
         params.check()?;
-        params.run_lab(progress)
+        Ok(params)
     }
 
     /// Reads one file of a slot whose contents become parameters (a node list, a workload);
-    /// what [`LabParams::run_with_inputs`] calls for each file unless the lab overrides it.
+    /// what [`LabParams::with_inputs`] calls for each file unless the lab overrides it.
     ///
     /// # Errors
     /// [`ScenarioError::Field`] naming the file and row the reader refused.
     fn read_input(&mut self, file: &InputFile<'_>) -> Result<(), ScenarioError> {
         Err(ScenarioError::field(
             "input",
-            format!("unknown input `{}`", file.slot),
+            format!(
+                "`{}` is read when the lab runs, not into its parameters",
+                file.slot
+            ),
         ))
     }
 
@@ -285,6 +297,20 @@ macro_rules! labs {
             pub fn input_slots(&self) -> &'static [crate::scenario::InputSlot] {
                 match self {
                     $( Scenario::$variant(_) => <$module::$params as crate::scenario::LabParams>::INPUTS, )+
+                }
+            }
+
+            /// The scenario with the files whose contents are parameters read into it
+            /// ([`LabParams::with_inputs`]).
+            ///
+            /// # Errors
+            /// As [`LabParams::with_inputs`].
+            pub fn with_inputs(
+                &self,
+                inputs: &[crate::scenario::InputFile<'_>],
+            ) -> Result<Scenario, crate::ScenarioError> {
+                match self {
+                    $( Scenario::$variant(p) => crate::scenario::LabParams::with_inputs(p, inputs).map(Scenario::$variant), )+
                 }
             }
 

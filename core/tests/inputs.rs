@@ -3,10 +3,15 @@
 //! one-file slot and a bad file are refused by name.
 #![cfg(not(target_arch = "wasm32"))]
 
+use bubblelab_core::labs::bubbles::{self, BubblesParams};
 use bubblelab_core::labs::elastic::{self, ElasticParams, ElasticPolicy, PolluxSpec};
+use bubblelab_core::labs::pipeline::pipemorph::load_run;
+use bubblelab_core::labs::resilience::{detect_pai, ResilienceParams};
 use bubblelab_core::labs::sharing::{self, openb, SharingParams, SharingPolicy};
 use bubblelab_core::scenario::InputFile;
 use bubblelab_core::{run, run_with_inputs, Scenario};
+
+mod common;
 
 const NODES: &str =
     "sn,cpu_milli,memory_mib,gpu,model\nn0,96000,393216,8,G2\nn1,104000,524288,2,T4\n";
@@ -87,10 +92,119 @@ fn wrong_slots_second_files_and_bad_files_are_refused_by_name() {
     assert!(e.to_string().contains("`pods` takes one file"), "{e}");
     let e = run_with_inputs(&sharing, &[file("pods", "a,b\n1,2\n")], &mut |_, _| {}).unwrap_err();
     assert!(e.to_string().starts_with("given.csv: "), "{e}");
-    let pipeline = Scenario::for_lab("pipeline").unwrap();
-    let e = run_with_inputs(&pipeline, &[file("trace", "x")], &mut |_, _| {}).unwrap_err();
+    let cost = Scenario::for_lab("cost").unwrap();
+    let e = run_with_inputs(&cost, &[file("trace", "x")], &mut |_, _| {}).unwrap_err();
     assert!(
         e.to_string().contains("this lab reads no input files"),
         "{e}"
     );
+}
+
+/// The stage logs of PipeMorph's 1F1B run at 0.06 s delay, as (file name, text) in name order.
+fn stage_logs() -> Option<Vec<(String, String)>> {
+    let dir = common::data_dir()?.join("pipemorph_pp4_stage_logs/ae/fig15/1F1B/2_3/0.06");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    paths.sort();
+    Some(
+        paths
+            .iter()
+            .map(|p| {
+                let name = p.file_name().unwrap().to_string_lossy().to_string();
+                (name, std::fs::read_to_string(p).unwrap())
+            })
+            .collect(),
+    )
+}
+
+fn slot_files<'a>(slot: &'a str, files: &'a [(String, String)]) -> Vec<InputFile<'a>> {
+    files
+        .iter()
+        .map(|(name, text)| InputFile {
+            slot,
+            source: name,
+            text,
+        })
+        .collect()
+}
+
+#[test]
+fn stage_logs_by_slot_give_the_measured_run_and_its_squeezed_bubbles() {
+    let Some(files) = stage_logs() else {
+        return;
+    };
+    let inputs = slot_files("stage_logs", &files);
+    let log = load_run(&files).unwrap();
+    let pipeline = Scenario::for_lab("pipeline").unwrap();
+    assert_eq!(
+        run_with_inputs(&pipeline, &inputs, &mut |_, _| {}).unwrap(),
+        log.report(&files[0].0)
+    );
+    let params = BubblesParams::default();
+    assert_eq!(
+        run_with_inputs(&Scenario::Bubbles(params.clone()), &inputs, &mut |_, _| {}).unwrap(),
+        bubbles::run_log(&params, &log, &bubbles::log_source(&files[0].0)).unwrap()
+    );
+    // A bad log is refused by its file and line.
+    let bad = [(files[0].0.clone(), "[RANK0] F @ x\n".to_string())];
+    let e =
+        run_with_inputs(&pipeline, &slot_files("stage_logs", &bad), &mut |_, _| {}).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with(&format!("{}: line 1: ", files[0].0)),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_pai_file_by_slot_runs_the_detectors_on_it() {
+    let Some(dir) = common::data_dir() else {
+        return;
+    };
+    let text =
+        std::fs::read_to_string(dir.join("alibaba_pai_minibatch_time/job_1_norm.csv")).unwrap();
+    let params = ResilienceParams::default();
+    let pai = InputFile {
+        slot: "pai",
+        source: "job_1_norm.csv",
+        text: &text,
+    };
+    assert_eq!(
+        run_with_inputs(
+            &Scenario::Resilience(params.clone()),
+            &[pai],
+            &mut |_, _| {}
+        )
+        .unwrap(),
+        detect_pai("job_1_norm.csv", &text, &params.detector).unwrap()
+    );
+    let bad = InputFile {
+        text: ",worker,gpu,time,batch_time_norm\n1,x,25,1,5\n",
+        ..pai
+    };
+    let e = run_with_inputs(&Scenario::Resilience(params), &[bad], &mut |_, _| {}).unwrap_err();
+    assert!(e.to_string().starts_with("job_1_norm.csv: line 2"), "{e}");
+}
+
+#[test]
+fn a_shares_file_is_read_into_the_parameters_and_a_trace_only_when_the_lab_runs() {
+    let fairness = Scenario::for_lab("fairness").unwrap();
+    let shares = InputFile {
+        slot: "shares",
+        source: "shares.csv",
+        text: "name,share\na,2\nb,1\n",
+    };
+    let Scenario::Fairness(read) = fairness.with_inputs(&[shares]).unwrap() else {
+        panic!("a fairness scenario")
+    };
+    let json = serde_json::to_string(&read.tenant_weights).unwrap();
+    assert_eq!(
+        json,
+        r#"{"shares":[{"name":"a","share":2.0},{"name":"b","share":1.0}]}"#
+    );
+    let agentic = Scenario::for_lab("agentic").unwrap();
+    let e = agentic.with_inputs(&[file("trace", "x")]).unwrap_err();
+    assert!(e.to_string().contains("read when the lab runs"), "{e}");
 }

@@ -9,8 +9,9 @@
 
 use std::path::PathBuf;
 
-use bubblelab_core::labs::agentic::traces::{self, TraceFormat};
+use bubblelab_core::labs::agentic::traces::TraceFormat;
 use bubblelab_core::labs::agentic::{self, AgenticParams, Arrivals, ControllerSpec, EngineMode};
+use bubblelab_core::scenario::InputFile;
 use bubblelab_core::ScenarioError;
 use clap::{Args, ValueEnum};
 
@@ -132,18 +133,13 @@ pub fn agentic(args: &AgenticArgs) -> Result<(), Failure> {
         Some(path) => {
             let name = files::label(path);
             let text = files::read_text(path, MAX_TRACE_BYTES)?;
-            let format = match args.input_format.or(args.trace_format) {
-                Some(f) => f,
-                None => traces::detect(&text).ok_or_else(|| {
-                    Failure::Input(format!(
-                        "{name}: cannot tell the trace format from its first line; give --input-format"
-                    ))
-                })?,
+            let file = InputFile {
+                slot: "trace",
+                source: &name,
+                text: &text,
             };
-            let mut w =
-                traces::parse(format, &text).map_err(|e| Failure::Input(format!("{name}: {e}")))?;
-            w.source = format!("{name}: {}", w.source);
-            w
+            agentic::read_trace(&file, args.input_format.or(args.trace_format))
+                .map_err(|e| failure(&e))?
         }
     };
     if args.sweep_cap && params.sweep_caps.is_empty() {

@@ -12,11 +12,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 use bubblelab_core::labs::fairness::policies::QuotaMode;
-use bubblelab_core::labs::fairness::traces::{self, shares, ReadOptions, TraceFormat};
+use bubblelab_core::labs::fairness::traces::{ReadOptions, TraceFormat};
 use bubblelab_core::labs::fairness::{
-    self, FairnessParams, Placement, PolicyKind, PolicyRun, PreemptionModel, RunOne, TenantWeights,
+    self, FairnessParams, Placement, PolicyKind, PolicyRun, PreemptionModel, RunOne,
 };
 use bubblelab_core::labs::migration::CheckpointOption;
+use bubblelab_core::scenario::InputFile;
 use bubblelab_core::ScenarioError;
 use clap::{Args, ValueEnum};
 
@@ -306,19 +307,6 @@ pub fn fairness(args: &FairnessArgs) -> Result<(), Failure> {
             params.colocation.slo_s = slo;
         }
     }
-    if let Some(path) = &args.shares {
-        let name = files::label(path);
-        let text = files::read_text(path, MAX_TRACE_BYTES)?;
-        let mut list =
-            shares::parse_shares(&text).map_err(|e| Failure::Input(format!("{name}: {e}")))?;
-        if let Some(np) = &args.names {
-            let nname = files::label(np);
-            let ntext = files::read_text(np, MAX_TRACE_BYTES)?;
-            list = shares::order_by_names(&list, &ntext)
-                .map_err(|e| Failure::Input(format!("{nname}: {e}")))?;
-        }
-        params.tenant_weights = TenantWeights::Shares(list);
-    }
     if let Some(g) = args.gpus {
         if g == 0 || args.gpus_per_node == 0 {
             return Err(Failure::Input(
@@ -332,31 +320,31 @@ pub fn fairness(args: &FairnessArgs) -> Result<(), Failure> {
         .cluster
         .nodes
         .saturating_add(params.colocation.servers_peak);
-    let trace = match &input {
-        None => fairness::synthetic_trace(&params).map_err(|e| field_failure(&e))?,
-        Some(path) => {
-            let name = files::label(path);
-            let text = files::read_text(path, MAX_TRACE_BYTES)?;
-            let format = match input_format {
-                Some(f) => f,
-                None => traces::detect(&text).ok_or_else(|| {
-                    Failure::Input(format!(
-                        "{name}: cannot tell the trace format from its header; give --input-format"
-                    ))
-                })?,
-            };
-            let options = ReadOptions {
-                skip_bad_rows: args.skip_bad_rows,
-                ..ReadOptions::default()
-            };
-            let mut trace = traces::parse(format, &text, &options)
-                .map_err(|e| Failure::Input(format!("{name}: {e}")))?;
-            if trace.source.is_empty() {
-                trace.source.clone_from(&name);
-            }
-            trace
+    let mut texts = Vec::new();
+    for (slot, path) in [
+        ("trace", input.as_ref()),
+        ("shares", args.shares.as_ref()),
+        ("names", args.names.as_ref()),
+    ] {
+        if let Some(path) = path {
+            texts.push((
+                slot,
+                files::label(path),
+                files::read_text(path, MAX_TRACE_BYTES)?,
+            ));
         }
+    }
+    let inputs: Vec<InputFile<'_>> = texts
+        .iter()
+        .map(|(slot, source, text)| InputFile { slot, source, text })
+        .collect();
+    let options = ReadOptions {
+        skip_bad_rows: args.skip_bad_rows,
+        ..ReadOptions::default()
     };
+    let (params, trace) = params
+        .read_inputs(&inputs, input_format, &options)
+        .map_err(|e| field_failure(&e))?;
     let threads = match args.jobs {
         Some(0) => return Err(Failure::Input("--jobs must be at least 1".into())),
         Some(n) => n,

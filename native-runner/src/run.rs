@@ -315,7 +315,13 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
             let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
             scenario
                 .validate()
-                .and_then(|()| params.read_inputs(&inputs, None))
+                .and_then(|()| {
+                    params.read_inputs(
+                        &inputs,
+                        None,
+                        &bubblelab_core::labs::fairness::traces::ReadOptions::default(),
+                    )
+                })
                 .and_then(|(params, trace)| {
                     params.simulate_with(&trace, &mut on_progress, &mut |n, run_one, progress| {
                         crate::fairness::run_on_threads(threads, n, run_one, progress)

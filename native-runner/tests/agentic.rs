@@ -196,7 +196,7 @@ fn bad_input_exits_2_with_one_line() {
     std::fs::write(&garbage, "hello").unwrap();
     assert_bad_input(
         &bubblelab(&["agentic", garbage.to_str().unwrap()]),
-        "give --input-format",
+        "garbage.txt: cannot tell the trace format from its first line (it reads",
     );
     let file = scratch("agentic-bad.json");
     std::fs::write(

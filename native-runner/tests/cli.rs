@@ -361,9 +361,10 @@ fn every_lab_takes_set_with_field_named_errors() {
 fn run_reads_input_slots_as_the_lab_commands_do() {
     assert!(ok(&["run", "sharing", "--inputs"]).starts_with("nodes"));
     assert!(ok(&["run", "fairness", "--inputs"]).contains("shares"));
+    assert!(ok(&["run", "pipeline", "--inputs"]).starts_with("stage_logs"));
     assert_eq!(
-        ok(&["run", "pipeline", "--inputs"]),
-        "the pipeline lab reads no input files\n"
+        ok(&["run", "cost", "--inputs"]),
+        "the cost lab reads no input files\n"
     );
     assert_bad_input(
         &bubblelab(&["run", "sharing", "--input", "trace=missing.csv"]),

@@ -189,7 +189,7 @@ fn a_run_finishing_after_a_bad_edit_keeps_the_edits_error() {
 fn through_the_worker(
     job: bubblelab_web::worker::Job,
     scenario: Option<String>,
-    files: Vec<(String, Vec<u8>)>,
+    files: Vec<(&str, &str, Vec<u8>)>,
 ) -> Result<bubblelab_web::worker::Output, bubblelab_web::worker::Failure> {
     piece_through_the_worker(job, scenario, files, None)
 }
@@ -198,17 +198,27 @@ fn through_the_worker(
 fn piece_through_the_worker(
     job: bubblelab_web::worker::Job,
     scenario: Option<String>,
-    files: Vec<(String, Vec<u8>)>,
+    files: Vec<(&str, &str, Vec<u8>)>,
     piece: Option<Vec<usize>>,
 ) -> Result<bubblelab_web::worker::Output, bubblelab_web::worker::Failure> {
-    use bubblelab_web::worker::{serve, Reply, Request};
+    use bubblelab_web::worker::{serve, Input, Reply, Request};
     let request = Request {
         id: 7,
         job,
         scenario,
-        names: files.iter().map(|f| f.0.clone()).collect(),
+        inputs: files
+            .iter()
+            .map(|(slot, name, _)| Input {
+                slot: (*slot).to_string(),
+                name: (*name).to_string(),
+            })
+            .collect(),
         piece,
     };
+    let files = files
+        .into_iter()
+        .map(|(_, name, bytes)| (name.to_string(), bytes))
+        .collect();
     let mut steps = Vec::new();
     let outcome = serve::handle(&request, files, &mut |done, total| {
         steps.push((done, total));
@@ -248,11 +258,7 @@ fn the_worker_s_report_equals_the_native_golden_bytes_after_its_reply() {
             include_str!("../../tests/golden/fairness-small.report.json"),
         ),
     ] {
-        let job = if scenario.contains("\"fairness\"") {
-            bubblelab_web::worker::Job::Fairness
-        } else {
-            bubblelab_web::worker::Job::Report
-        };
+        let job = bubblelab_web::worker::Job::Run;
         let report = match through_the_worker(job, Some(scenario.to_string()), Vec::new()) {
             Ok(bubblelab_web::worker::Output::Report(r)) => r,
             Ok(bubblelab_web::worker::Output::Fairness { report, runs, .. }) => {
@@ -283,13 +289,8 @@ fn the_fairness_run_in_pieces_joins_into_the_golden_report_and_the_whole_run_s_o
     let n = p.policies.len();
     assert!(n >= 2);
     let piece = |i: usize| {
-        piece_through_the_worker(
-            Job::Fairness,
-            Some(text.to_string()),
-            Vec::new(),
-            Some(vec![i]),
-        )
-        .unwrap()
+        piece_through_the_worker(Job::Run, Some(text.to_string()), Vec::new(), Some(vec![i]))
+            .unwrap()
     };
     // One piece per policy, handed out last first (pieces come back in any order).
     let pieces: Vec<Output> = (0..n).rev().map(piece).collect();
@@ -297,7 +298,7 @@ fn the_fairness_run_in_pieces_joins_into_the_golden_report_and_the_whole_run_s_o
         report,
         runs,
         tenants,
-    } = join(Job::Fairness, Some(&scenario), pieces).unwrap()
+    } = join(Job::Run, Some(&scenario), pieces).unwrap()
     else {
         panic!("the pieces join into a fairness output")
     };
@@ -309,7 +310,7 @@ fn the_fairness_run_in_pieces_joins_into_the_golden_report_and_the_whole_run_s_o
         runs: whole_runs,
         tenants: whole_tenants,
         ..
-    }) = through_the_worker(Job::Fairness, Some(text.to_string()), Vec::new())
+    }) = through_the_worker(Job::Run, Some(text.to_string()), Vec::new())
     else {
         panic!("the whole run's output")
     };
@@ -320,7 +321,7 @@ fn the_fairness_run_in_pieces_joins_into_the_golden_report_and_the_whole_run_s_o
     assert_eq!(tenants, whole_tenants);
     // A piece missing is refused, not shown as a partial Report.
     let some: Vec<Output> = (1..n).map(piece).collect();
-    assert!(join(Job::Fairness, Some(&scenario), some).is_err());
+    assert!(join(Job::Run, Some(&scenario), some).is_err());
 }
 
 #[wasm_bindgen_test]
@@ -331,9 +332,9 @@ fn the_trace_a_worker_keeps_never_stands_in_for_another_upload() {
     let two = "job_id,num_gpu,submit_time,duration,user\n1,1,0,10,a\n2,2,5,20,b\n";
     let jobs_of = |name: &str, text: &str| {
         let piece = piece_through_the_worker(
-            Job::Fairness,
+            Job::Run,
             Some(scenario.clone()),
-            vec![(name.to_string(), text.as_bytes().to_vec())],
+            vec![("trace", name, text.as_bytes().to_vec())],
             Some(vec![0]),
         );
         match piece {
@@ -353,27 +354,52 @@ fn the_worker_names_a_bad_upload_and_a_bad_field() {
     use bubblelab_web::worker::{Failure, Job};
     let fairness = include_str!("../../tests/scenarios/fairness-small.json").to_string();
     match through_the_worker(
-        Job::Fairness,
+        Job::Run,
         Some(fairness),
-        vec![("bad.csv".into(), b"no trace here".to_vec())],
+        vec![("trace", "bad.csv", b"no trace here".to_vec())],
     ) {
         Err(Failure::Upload(m)) => assert!(m.starts_with("bad.csv: "), "{m}"),
         other => panic!("expected an upload failure, got {other:?}"),
     }
+    let defaults = Scenario::defaults("fairness").unwrap().to_json();
     match through_the_worker(
-        Job::FairnessShares,
-        None,
-        vec![("shares.csv".into(), b"name,share\n1,2\n2,-1\n".to_vec())],
+        Job::Read,
+        Some(defaults.clone()),
+        vec![("shares", "shares.csv", b"name,share\n1,2\n2,-1\n".to_vec())],
     ) {
         Err(Failure::Upload(m)) => assert!(m.contains("row 3, column `share`"), "{m}"),
         other => panic!("expected the share file's row, got {other:?}"),
+    }
+    // A good shares file comes back as the scenario's tenant weights, for the form and link.
+    match through_the_worker(
+        Job::Read,
+        Some(defaults.clone()),
+        vec![("shares", "shares.csv", b"name,share\na,2\nb,1\n".to_vec())],
+    ) {
+        Ok(bubblelab_web::worker::Output::Scenario(text)) => {
+            let Ok(Scenario::Fairness(p)) = Scenario::from_json(&text) else {
+                panic!("a fairness scenario back, got {text}")
+            };
+            let json = serde_json::to_string(&p.tenant_weights).unwrap();
+            assert!(json.contains("\"name\":\"a\",\"share\":2.0"), "{json}");
+        }
+        other => panic!("expected the scenario with shares, got {other:?}"),
+    }
+    // A file in a slot the lab does not have is refused by name, before any file is read.
+    match through_the_worker(
+        Job::Run,
+        Some(defaults),
+        vec![("pods", "pods.csv", b"x".to_vec())],
+    ) {
+        Err(Failure::Upload(m)) => assert!(m.contains("unknown input `pods`"), "{m}"),
+        other => panic!("expected the slot refused, got {other:?}"),
     }
     let zero_stages = include_str!("../../tests/scenarios/pipeline-all.json").replacen(
         "\"stages\": 4",
         "\"stages\": 0",
         1,
     );
-    match through_the_worker(Job::Report, Some(zero_stages), Vec::new()) {
+    match through_the_worker(Job::Run, Some(zero_stages), Vec::new()) {
         Err(Failure::Scenario(e)) => assert_eq!(e.path(), Some("pipeline.stages"), "{e}"),
         other => panic!("expected a field error, got {other:?}"),
     }

@@ -28,8 +28,8 @@ use crate::components::params_form::{
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::FileUpload;
-use crate::worker::client::{RunRequest, RunStatus};
-use crate::worker::{Job, Output};
+use crate::worker::client::RunStatus;
+use crate::worker::Output;
 
 /// Properties of [`AgenticLab`].
 #[derive(Properties, PartialEq)]
@@ -209,15 +209,6 @@ impl FormPage for State {
         &self.form
     }
 
-    /// The synthetic or the uploaded agents (parsed in the worker).
-    fn request(&self, scenario: &Scenario) -> RunRequest {
-        RunRequest {
-            job: Job::Agentic,
-            scenario: Some(scenario.clone()),
-            files: self.form.upload_files(),
-        }
-    }
-
     fn show(&mut self, output: Output, _: &Scenario) {
         if let Output::Agentic { report, agents } = output {
             self.report = Shared(Rc::new(report));
@@ -321,6 +312,7 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
             edit(&state, move |next: &mut State| {
                 let source = files.first().map(|f| f.0.clone()).unwrap_or_default();
                 next.form.set_upload(Some(Upload {
+                    slot: "trace",
                     files: files.into_iter().map(Rc::new).collect(),
                     source,
                 }));

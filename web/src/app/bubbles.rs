@@ -7,7 +7,7 @@
 
 use std::rc::Rc;
 
-use bubblelab_core::labs::bubbles::{BubblesParams, TrialPreset};
+use bubblelab_core::labs::bubbles::{self, BubblesParams, TrialPreset};
 use bubblelab_core::labs::pipeline::ScheduleKind;
 use bubblelab_core::{presets, Report, Scenario};
 use serde_json::Value;
@@ -25,9 +25,8 @@ use crate::components::params_form::{
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::FileUpload;
-use crate::worker::client::{RunRequest, RunStatus};
-use crate::worker::serve::bubbles_source;
-use crate::worker::{Job, Output};
+use crate::worker::client::RunStatus;
+use crate::worker::Output;
 
 /// Properties of [`BubblesLab`].
 #[derive(Properties, PartialEq)]
@@ -114,15 +113,6 @@ impl FormPage for State {
 
     fn form_ref(&self) -> &Form {
         &self.form
-    }
-
-    /// The simulated job, or the uploaded stage logs (parsed in the worker).
-    fn request(&self, scenario: &Scenario) -> RunRequest {
-        RunRequest {
-            job: Job::Bubbles,
-            scenario: Some(scenario.clone()),
-            files: self.form.upload_files(),
-        }
     }
 
     fn show(&mut self, output: Output, _: &Scenario) {
@@ -226,8 +216,9 @@ pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
             edit(&state, move |next: &mut State| {
                 let first = files.first().map(|f| f.0.clone()).unwrap_or_default();
                 next.form.set_upload(Some(Upload {
+                    slot: "stage_logs",
                     files: files.into_iter().map(Rc::new).collect(),
-                    source: bubbles_source(&first),
+                    source: bubbles::log_source(&first),
                 }));
                 next.rerun(false);
             });

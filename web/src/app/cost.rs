@@ -20,7 +20,7 @@ use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::{texts, FileUpload};
 use crate::worker::client::{use_worker, Outcome, RunRequest, RunStatus};
-use crate::worker::{Failure, Job, Output};
+use crate::worker::{Failure, Output};
 
 /// Properties of [`CostExplorer`].
 #[derive(Properties, PartialEq)]
@@ -162,11 +162,7 @@ pub fn cost_explorer(props: &CostExplorerProps) -> Html {
         use_effect_with(state.params.clone(), move |params| {
             run_error.set(None);
             let run_error = run_error.clone();
-            let request = RunRequest {
-                job: Job::Report,
-                scenario: Some(Scenario::Cost(params.clone())),
-                files: Vec::new(),
-            };
+            let request = RunRequest::run(&Scenario::Cost(params.clone()), Vec::new());
             worker.run(
                 request,
                 Callback::from(move |outcome: Outcome| {

@@ -28,8 +28,8 @@ use crate::components::params_form::{
 use crate::components::report_view::ReportView;
 use crate::components::timeline::{Shared, TimelineView};
 use crate::components::upload::{texts, FileUpload};
-use crate::worker::client::{RunRequest, RunStatus};
-use crate::worker::{Job, Output};
+use crate::worker::client::RunStatus;
+use crate::worker::Output;
 
 /// The form field a core error path belongs to: the pass list is edited through fixed fields,
 /// so `overlap.passes[0].k` is the K field and `overlap.passes[2].memory_budget_gib` the budget.
@@ -197,15 +197,6 @@ impl FormPage for State {
 
     fn form_ref(&self) -> &Form {
         &self.form
-    }
-
-    /// Every strategy and the pass steps' timelines.
-    fn request(&self, scenario: &Scenario) -> RunRequest {
-        RunRequest {
-            job: Job::Overlap,
-            scenario: Some(scenario.clone()),
-            files: Vec::new(),
-        }
     }
 
     fn show(&mut self, output: Output, _: &Scenario) {

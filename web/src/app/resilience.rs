@@ -28,7 +28,7 @@ use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::FileUpload;
 use crate::worker::client::{use_worker, Outcome, RunRequest, RunStatus};
-use crate::worker::{Job, Output, Playback};
+use crate::worker::{Output, Playback};
 
 /// Properties of [`ResilienceLab`].
 #[derive(Properties, PartialEq)]
@@ -119,15 +119,6 @@ impl FormPage for State {
 
     fn form_ref(&self) -> &Form {
         &self.form
-    }
-
-    /// Every strategy, ResiHP's playback and its layout after re-planning.
-    fn request(&self, scenario: &Scenario) -> RunRequest {
-        RunRequest {
-            job: Job::Resilience,
-            scenario: Some(scenario.clone()),
-            files: Vec::new(),
-        }
     }
 
     fn show(&mut self, output: Output, scenario: &Scenario) {
@@ -250,14 +241,13 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
                 _ => DetectorSpec::default(),
             };
             let name = files.first().map(|f| f.0.clone()).unwrap_or_default();
-            let request = RunRequest {
-                job: Job::Pai,
-                scenario: Some(Scenario::Resilience(ResilienceParams {
+            let request = RunRequest::run(
+                &Scenario::Resilience(ResilienceParams {
                     detector,
                     ..ResilienceParams::default()
-                })),
-                files: files.into_iter().map(Rc::new).collect(),
-            };
+                }),
+                files.into_iter().map(|f| ("pai", Rc::new(f))).collect(),
+            );
             let state = state.clone();
             let upload_error = upload_error.clone();
             pai_worker.run(

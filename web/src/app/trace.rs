@@ -34,7 +34,7 @@ pub fn trace_view() -> Html {
             let request = RunRequest {
                 job: Job::Kineto,
                 scenario: None,
-                files: files.into_iter().map(Rc::new).collect(),
+                files: files.into_iter().map(|f| ("trace", Rc::new(f))).collect(),
             };
             worker.run(
                 request,

@@ -22,8 +22,8 @@ use crate::components::params_form::{
 };
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
-use crate::worker::client::{RunRequest, RunStatus};
-use crate::worker::{Job, Output};
+use crate::worker::client::RunStatus;
+use crate::worker::Output;
 
 /// Properties of [`TuningLab`].
 #[derive(Properties, PartialEq)]
@@ -102,15 +102,6 @@ impl FormPage for State {
 
     fn form_ref(&self) -> &Form {
         &self.form
-    }
-
-    /// The MLPs train in the worker (with a step per training run), so the page paints first.
-    fn request(&self, scenario: &Scenario) -> RunRequest {
-        RunRequest {
-            job: Job::Report,
-            scenario: Some(scenario.clone()),
-            files: Vec::new(),
-        }
     }
 
     fn show(&mut self, output: Output, _: &Scenario) {

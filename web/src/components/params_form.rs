@@ -164,7 +164,9 @@ pub struct PendingRun {
 /// Files a lab runs on instead of its synthetic input, and how the page names them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Upload {
-    /// The files, as read (the worker parses them for every run).
+    /// The lab's input slot the files fill (`trace`, `stage_logs`).
+    pub slot: &'static str,
+    /// The files, as read (the worker reads them with the slot's reader for every run).
     pub files: Vec<SharedFile>,
     /// What the page calls them (`trace.csv`).
     pub source: String,
@@ -274,10 +276,10 @@ impl Form {
 
     /// The upload's files (none without an upload).
     #[must_use]
-    pub fn upload_files(&self) -> Vec<SharedFile> {
+    pub fn upload_files(&self) -> Vec<(&'static str, SharedFile)> {
         self.upload
             .as_ref()
-            .map(|u| u.files.clone())
+            .map(|u| u.files.iter().map(|f| (u.slot, f.clone())).collect())
             .unwrap_or_default()
     }
 
@@ -396,8 +398,10 @@ pub trait FormPage: Clone + PartialEq + 'static {
     fn form(&mut self) -> &mut Form;
     /// The page's form, to read.
     fn form_ref(&self) -> &Form;
-    /// What the worker runs for `scenario` (the form's upload rides along).
-    fn request(&self, scenario: &Scenario) -> RunRequest;
+    /// What the worker runs for `scenario`: the lab on the form's upload.
+    fn request(&self, scenario: &Scenario) -> RunRequest {
+        RunRequest::run(scenario, self.form_ref().upload_files())
+    }
     /// The pieces the request splits into, each run in its own worker at once
     /// ([`WorkerHandle::run_in_pieces`]); none (the default): it runs whole in one worker.
     fn pieces(&self, _scenario: &Scenario) -> Vec<Vec<usize>> {

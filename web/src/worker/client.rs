@@ -36,8 +36,20 @@ pub struct RunRequest {
     pub job: Job,
     /// The scenario, when the job has one.
     pub scenario: Option<Scenario>,
-    /// Uploaded files the worker reads.
-    pub files: Vec<SharedFile>,
+    /// Uploaded files the worker reads, each with the lab's input slot it fills.
+    pub files: Vec<(&'static str, SharedFile)>,
+}
+
+impl RunRequest {
+    /// A [`Job::Run`] of `scenario` on `files`.
+    #[must_use]
+    pub fn run(scenario: &Scenario, files: Vec<(&'static str, SharedFile)>) -> RunRequest {
+        RunRequest {
+            job: Job::Run,
+            scenario: Some(scenario.clone()),
+            files,
+        }
+    }
 }
 
 /// How a request ended: its output, or why it failed.
@@ -489,7 +501,7 @@ fn run_inline(cell: std::rc::Weak<RefCell<Inner>>, view: UseReducerDispatcher<Ru
         let files: Vec<(String, Vec<u8>)> = request
             .files
             .iter()
-            .map(|f| (f.0.clone(), f.1.clone()))
+            .map(|(_, f)| (f.0.clone(), f.1.clone()))
             .collect();
         let run = |piece: Option<Vec<usize>>| {
             super::serve::handle(&wire(id, &request, piece), files.clone(), &mut |_, _| {})
@@ -616,7 +628,14 @@ fn wire(id: u32, request: &RunRequest, piece: Option<Vec<usize>>) -> Request {
         id,
         job: request.job,
         scenario: request.scenario.as_ref().map(Scenario::to_json),
-        names: request.files.iter().map(|f| f.0.clone()).collect(),
+        inputs: request
+            .files
+            .iter()
+            .map(|(slot, f)| super::Input {
+                slot: (*slot).to_string(),
+                name: f.0.clone(),
+            })
+            .collect(),
         piece,
     }
 }
@@ -625,7 +644,7 @@ fn encode(id: u32, request: &RunRequest, piece: Option<Vec<usize>>) -> Result<Js
     let text = serde_json::to_string(&wire(id, request, piece))
         .map_err(|e| format!("cannot encode the request ({e})"))?;
     let files = js_sys::Array::new();
-    for f in &request.files {
+    for (_, f) in &request.files {
         files.push(&js_sys::Uint8Array::from(f.1.as_slice()));
     }
     let message = js_sys::Object::new();

@@ -6,8 +6,8 @@
 //!
 //! The protocol, one message each way per step:
 //! * page → worker: `{ request: <JSON of a [`Request`]>, files: [Uint8Array, …] }`: what to
-//!   run, the scenario as its JSON text, and the bytes of the uploaded files (named in
-//!   `Request::names`), which the worker parses;
+//!   run, the scenario as its JSON text, and the bytes of the uploaded files (their slots and
+//!   names in `Request::inputs`), which the worker reads with the lab's own readers;
 //! * worker → page: a [`Reply`] as bytes in a transferred `Uint8Array` ([`encode_reply`]: a
 //!   fairness piece as bincode, anything else as JSON): `Ready` once its module is loaded,
 //!   then for each
@@ -34,28 +34,25 @@ use serde::{Deserialize, Serialize};
 /// What the worker is asked to do with the request's scenario and files.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Job {
-    /// [`bubblelab_core::run_with_progress`] on the scenario.
-    Report,
-    /// The fairness lab: every chosen policy on the synthetic trace, or on the trace file.
-    Fairness,
-    /// The fairness lab's tenant shares file (`name,share`), parsed.
-    FairnessShares,
-    /// The agentic lab on the synthetic agents, or on the workload file.
-    Agentic,
-    /// The bubbles lab on the simulated job, or on the PipeMorph stage logs.
-    Bubbles,
-    /// The overlap lab: every strategy and the pass steps' timelines.
-    Overlap,
-    /// The resilience lab: every strategy, ResiHP's playback and its re-planned layout.
-    Resilience,
-    /// The resilience lab's detectors on a PAI file.
-    Pai,
-    /// The pipeline lab's measured run from PipeMorph stage logs.
-    Pipemorph,
-    /// The trace view: Kineto traces, one per rank.
+    /// Runs the scenario's lab on the request's files, each in one of the lab's input slots
+    /// ([`bubblelab_core::run_with_inputs`], as `bubblelab run --input SLOT=FILE`), answered
+    /// with the Report; a lab whose page draws from its runs answers with what it draws
+    /// ([`serve`]'s views).
+    Run,
+    /// Reads the files into the scenario's parameters ([`Scenario::with_inputs`]: a tenant
+    /// shares file), answered with [`Output::Scenario`].
+    Read,
+    /// The trace view: Kineto traces, one per rank (the CLI's `kineto` verb; no lab).
     Kineto,
-    /// The sharing lab: every policy on every seed, and each policy's cluster at the end.
-    Sharing,
+}
+
+/// One file of a request: the input slot it fills (`trace`, `stage_logs`) and its name.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Input {
+    /// The lab's input slot ([`bubblelab_core::scenario::InputSlot::name`]).
+    pub slot: String,
+    /// The file's name, as errors and the Report's source line call it.
+    pub name: String,
 }
 
 /// One request: `id` ties the worker's replies to it.
@@ -67,10 +64,10 @@ pub struct Request {
     pub job: Job,
     /// The scenario as JSON text (`Scenario::to_json`), when the job has one.
     pub scenario: Option<String>,
-    /// Names of the files whose bytes travel beside the request, in order.
-    pub names: Vec<String>,
+    /// The files whose bytes travel beside the request, in order.
+    pub inputs: Vec<Input>,
     /// One piece of a request split across workers ([`client`] runs a split request's pieces
-    /// in several workers at once): for [`Job::Fairness`], the positions of the scenario's
+    /// in several workers at once): for the fairness lab, the positions of the scenario's
     /// policies to run, answered with [`Output::FairnessPiece`]; `None` runs the whole job.
     #[serde(default)]
     pub piece: Option<Vec<usize>>,
@@ -190,8 +187,8 @@ pub enum Output {
         /// (position, what the page draws) of each policy of the piece.
         runs: Vec<(usize, ClusterRun)>,
     },
-    /// Tenant shares read from a shares file: (name, share).
-    Shares(Vec<(String, f64)>),
+    /// The scenario with files read into its parameters ([`Job::Read`]), as JSON text.
+    Scenario(String),
     /// The agentic lab's Report and how many agents the workload has.
     Agentic {
         /// The Report.
@@ -225,7 +222,7 @@ pub enum Output {
 }
 
 /// The output of a request run in pieces: the pieces' outputs joined into what the whole
-/// request would have produced (for [`Job::Fairness`], the Report built from every piece's
+/// request would have produced (for the fairness lab, the Report built from every piece's
 /// digests, byte for byte the Report of the run in one worker:
 /// [`bubblelab_core::labs::fairness::FairnessParams::assemble`]).
 ///
@@ -233,7 +230,7 @@ pub enum Output {
 /// [`Failure::Worker`] for pieces that do not make up the request (a piece missing, repeated
 /// or of another job), [`Failure::Scenario`] when the core refuses them.
 pub fn join(job: Job, scenario: Option<&Scenario>, pieces: Vec<Output>) -> Result<Output, Failure> {
-    let Some(Scenario::Fairness(params)) = scenario.filter(|_| job == Job::Fairness) else {
+    let Some(Scenario::Fairness(params)) = scenario.filter(|_| job == Job::Run) else {
         return Err(Failure::Worker(format!(
             "a {job:?} request cannot be run in pieces"
         )));

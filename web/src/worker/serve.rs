@@ -2,14 +2,15 @@
 //! off the page's thread), post progress at the core's natural steps, then the output or the
 //! failure.
 
-use bubblelab_core::labs::fairness::synthetic_trace;
-use bubblelab_core::labs::fairness::traces::{self as fairness_traces, shares, ReadOptions};
-use bubblelab_core::labs::pipeline::pipemorph;
+use bubblelab_core::labs::agentic::{self, AgenticParams};
+use bubblelab_core::labs::fairness::traces::ReadOptions;
+use bubblelab_core::labs::fairness::FairnessParams;
+use bubblelab_core::labs::overlap::{self, OverlapParams};
 use bubblelab_core::labs::resilience::job::Plan;
-use bubblelab_core::labs::resilience::{detect_pai, StrategyKind};
-use bubblelab_core::labs::{agentic, bubbles, overlap};
-use bubblelab_core::scenario::KeepsRuns;
-use bubblelab_core::{kineto, Scenario};
+use bubblelab_core::labs::resilience::{ResilienceParams, StrategyKind};
+use bubblelab_core::labs::sharing::SharingParams;
+use bubblelab_core::scenario::{check_slots, files_in, InputFile, KeepsRuns};
+use bubblelab_core::{kineto, Scenario, ScenarioError};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
@@ -17,12 +18,16 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 use super::{ClusterRun, Failure, Job, Output, Playback, Reply, Request};
 use crate::components::upload::texts;
 
-/// An uploaded file (name, bytes) and the trace read from it.
-type ReadTrace = ((String, Vec<u8>), bubblelab_core::labs::fairness::Trace);
+/// The files of a fairness request as (slot, name, text), and the trace read from them.
+type ReadTrace = (
+    Vec<(String, String, String)>,
+    bubblelab_core::labs::fairness::Trace,
+);
 
 std::thread_local! {
-    /// The last trace file the fairness lab read here, with what it read: a worker that runs
-    /// several pieces of one run ([`Request::piece`]) reads the upload once, not once a piece.
+    /// The last trace the fairness lab read here from uploaded files, with the files: a worker
+    /// that runs several pieces of one run ([`Request::piece`]) reads the upload once, not
+    /// once a piece.
     static LAST_TRACE: std::cell::RefCell<Option<ReadTrace>> = const { std::cell::RefCell::new(None) };
 }
 
@@ -59,7 +64,12 @@ pub fn start() {
                     .collect()
             })
             .unwrap_or_default();
-        let files: Vec<(String, Vec<u8>)> = request.names.iter().cloned().zip(bytes).collect();
+        let files: Vec<(String, Vec<u8>)> = request
+            .inputs
+            .iter()
+            .map(|i| i.name.clone())
+            .zip(bytes)
+            .collect();
         let id = request.id;
         let mut progress = |done: usize, total: usize| {
             post(&poster, &Reply::Progress { id, done, total });
@@ -105,201 +115,209 @@ fn reply_id(reply: &Reply) -> u32 {
 ///
 /// # Errors
 /// The core's refusal, or an upload that cannot be read (naming the file).
-#[allow(clippy::too_many_lines)] // one arm per worker job; it shrinks when the worker has one job path
 pub fn handle(
     request: &Request,
     files: Vec<(String, Vec<u8>)>,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Output, Failure> {
+    if request.job == Job::Kineto {
+        return kineto_view(files, progress);
+    }
     let scenario = match &request.scenario {
-        Some(text) => Some(Scenario::from_json(text).map_err(Failure::Scenario)?),
-        None => None,
+        Some(text) => Scenario::from_json(text).map_err(Failure::Scenario)?,
+        None => return Err(Failure::Worker("a request without its scenario".into())),
     };
-    let need = |what: &str| Failure::Worker(format!("a {what} request without its scenario"));
-    let texts = || texts(files.clone()).map_err(Failure::Upload);
-    let first = || {
-        texts()?
-            .into_iter()
-            .next()
-            .ok_or_else(|| Failure::Upload("no file chosen".into()))
+    let texts = texts(files).map_err(Failure::Upload)?;
+    let inputs: Vec<InputFile<'_>> = request
+        .inputs
+        .iter()
+        .zip(&texts)
+        .map(|(input, (_, text))| InputFile {
+            slot: &input.slot,
+            source: &input.name,
+            text,
+        })
+        .collect();
+    let failure = |e: ScenarioError| upload_or_field(e, &inputs);
+    if request.job == Job::Read {
+        return scenario
+            .with_inputs(&inputs)
+            .map(|s| Output::Scenario(s.to_json()))
+            .map_err(failure);
+    }
+    scenario.validate().map_err(failure)?;
+    let view = match &scenario {
+        Scenario::Fairness(p) => fairness_view(
+            p,
+            &inputs,
+            &files_of(request, &texts),
+            request.piece.as_deref(),
+            progress,
+        ),
+        Scenario::Agentic(p) => agentic_view(p, &inputs, progress),
+        Scenario::Overlap(p) => overlap_view(p, progress),
+        Scenario::Sharing(p) => sharing_view(p, progress),
+        Scenario::Resilience(p) if inputs.is_empty() => resilience_view(p, progress),
+        _ => bubblelab_core::run_with_inputs(&scenario, &inputs, progress).map(Output::Report),
     };
-    let scenario_failure = Failure::Scenario;
-    match request.job {
-        Job::Report => {
-            let scenario = scenario.ok_or_else(|| need("run"))?;
-            bubblelab_core::run_with_progress(&scenario, progress)
-                .map(Output::Report)
-                .map_err(scenario_failure)
-        }
-        Job::Fairness => {
-            let Some(Scenario::Fairness(p)) = scenario else {
-                return Err(need("fairness"));
-            };
-            let trace = if files.is_empty() {
-                synthetic_trace(&p).map_err(scenario_failure)?
-            } else {
-                LAST_TRACE.with(|last| {
-                    if let Some((file, trace)) = &*last.borrow() {
-                        if files.first() == Some(file) {
-                            return Ok(trace.clone());
-                        }
-                    }
-                    let (name, text) = first()?;
-                    let format = fairness_traces::detect(&text).ok_or_else(|| Failure::Upload(format!("{name}: not a trace format this lab reads (Tiresias/Astraea CSV, Helios, Philly JSON, Alibaba openb, DIR-LAB)")))?;
-                    let options = ReadOptions {
-                        skip_bad_rows: true,
-                        ..ReadOptions::default()
-                    };
-                    let trace = fairness_traces::parse(format, &text, &options)
-                        .map_err(|e| Failure::Upload(format!("{name}: {e}")))?;
-                    *last.borrow_mut() = files.first().cloned().map(|f| (f, trace.clone()));
-                    Ok(trace)
-                })?
-            };
-            if let Some(which) = &request.piece {
-                let piece = p.simulate_some(&trace, which).map_err(scenario_failure)?;
-                let runs = which
-                    .iter()
-                    .copied()
-                    .zip(piece.runs.runs.into_iter().map(ClusterRun::of))
-                    .collect();
-                return Ok(Output::FairnessPiece {
-                    facts: piece.facts,
-                    dropped: piece.dropped,
-                    digests: piece.digests,
-                    runs,
-                    tenants: piece.runs.trace.tenants,
-                });
-            }
-            let sim = p.simulate(&trace, progress).map_err(scenario_failure)?;
-            Ok(Output::Fairness {
-                report: sim.report,
-                runs: sim.runs.runs.into_iter().map(ClusterRun::of).collect(),
-                tenants: sim.runs.trace.tenants,
-            })
-        }
-        Job::FairnessShares => {
-            let (name, text) = first()?;
-            let list =
-                shares::parse_shares(&text).map_err(|e| Failure::Upload(format!("{name}: {e}")))?;
-            Ok(Output::Shares(
-                list.into_iter().map(|t| (t.name, t.share)).collect(),
-            ))
-        }
-        Job::Agentic => {
-            let Some(Scenario::Agentic(p)) = scenario else {
-                return Err(need("agentic"));
-            };
-            if files.is_empty() {
-                let report = agentic::run_with_progress(&p, progress).map_err(scenario_failure)?;
-                return Ok(Output::Agentic {
-                    report,
-                    agents: u64::from(p.synthetic.agents),
-                });
-            }
-            let (name, text) = first()?;
-            let format = agentic::traces::detect(&text).ok_or_else(|| {
-                Failure::Upload(format!("{name}: not a workload this lab reads (Mooncake JSONL with hash_ids, or the Azure LLM inference CSV)"))
-            })?;
-            let work = agentic::traces::parse(format, &text)
-                .map_err(|e| Failure::Upload(format!("{name}: {e}")))?;
-            let report = agentic::run_workload_with_progress(&p, &work, progress)
-                .map_err(scenario_failure)?;
-            Ok(Output::Agentic {
-                report,
-                agents: work.agents.len() as u64,
-            })
-        }
-        Job::Bubbles => {
-            let Some(Scenario::Bubbles(p)) = scenario else {
-                return Err(need("bubbles"));
-            };
-            if files.is_empty() {
-                return bubblelab_core::run_with_progress(&Scenario::Bubbles(p), progress)
-                    .map(Output::Report)
-                    .map_err(scenario_failure);
-            }
-            let files = texts()?;
-            let name = files.first().map(|(n, _)| n.clone()).unwrap_or_default();
-            let run = pipemorph::load_run(&files).map_err(|e| Failure::Upload(e.to_string()))?;
-            bubbles::run_log(&p, &run, &bubbles_source(&name))
-                .map(Output::Report)
-                .map_err(scenario_failure)
-        }
-        Job::Overlap => {
-            let Some(Scenario::Overlap(p)) = scenario else {
-                return Err(need("overlap"));
-            };
-            let sim = p.simulate(&(), progress).map_err(scenario_failure)?;
-            let steps = overlap_steps(&sim.runs);
-            Ok(Output::Overlap {
-                report: sim.report,
-                steps,
-            })
-        }
-        Job::Sharing => {
-            let Some(Scenario::Sharing(p)) = scenario else {
-                return Err(need("sharing"));
-            };
-            let sim = p.simulate(&(), progress).map_err(scenario_failure)?;
-            Ok(Output::Sharing {
-                report: sim.report,
-                pictures: sim.runs,
-            })
-        }
-        Job::Resilience => {
-            let Some(Scenario::Resilience(p)) = scenario else {
-                return Err(need("resilience"));
-            };
-            let sim = p.simulate(&(), progress).map_err(scenario_failure)?;
-            let (report, runs) = (sim.report, sim.runs);
-            let resihp = runs.iter().find(|r| r.kind == StrategyKind::Resihp);
-            let playback = resihp.map(Playback::of).unwrap_or_default();
-            let replanned: Option<Plan> = resihp
-                .filter(|r| r.replans > 0)
-                .map(|r| r.final_plan.clone());
-            Ok(Output::Resilience {
-                report,
-                playback,
-                replanned,
-            })
-        }
-        Job::Pai => {
-            let Some(Scenario::Resilience(p)) = scenario else {
-                return Err(need("PAI"));
-            };
-            let (name, text) = first()?;
-            detect_pai(&name, &text, &p.detector)
-                .map(Output::Report)
-                .map_err(|e| Failure::Upload(format!("{name}: {e}")))
-        }
-        Job::Pipemorph => {
-            let files = texts()?;
-            let name = files.first().map_or("run", |f| f.0.as_str()).to_string();
-            pipemorph::load_run(&files)
-                .map(|run| Output::Report(run.report(&name)))
-                .map_err(|e| Failure::Upload(e.to_string()))
-        }
-        Job::Kineto => {
-            let mut traces = Vec::with_capacity(files.len());
-            let total = files.len();
-            for (i, (name, bytes)) in files.into_iter().enumerate() {
-                progress(i, total);
-                match kineto::parse_trace_with_limit(&bytes, MAX_INFLATED_BYTES) {
-                    Ok(trace) => traces.push((name, trace)),
-                    Err(e) => return Err(Failure::Upload(format!("{name}: {e}"))),
-                }
-            }
-            progress(total, total);
-            Ok(Output::Report(kineto::report(&traces)))
-        }
+    view.map_err(failure)
+}
+
+/// The error of a reader that refused a file (it names the file, or the slot it was given
+/// in) as an upload failure, so the page drops the file; any other as the field it names.
+fn upload_or_field(e: ScenarioError, inputs: &[InputFile<'_>]) -> Failure {
+    let names_input = e
+        .path()
+        .is_some_and(|p| p == "input" || inputs.iter().any(|f| f.source == p));
+    if names_input {
+        Failure::Upload(e.to_string())
+    } else {
+        Failure::Scenario(e)
     }
 }
 
-/// What the bubbles lab calls a run read from stage logs, by the first file's name.
-#[must_use]
-pub fn bubbles_source(first_file: &str) -> String {
-    format!("{first_file} and the other stage logs")
+/// The request's files as (slot, name, text), for the fairness lab's trace cache.
+fn files_of(request: &Request, texts: &[(String, String)]) -> Vec<(String, String, String)> {
+    request
+        .inputs
+        .iter()
+        .zip(texts)
+        .map(|(input, (name, text))| (input.slot.clone(), name.clone(), text.clone()))
+        .collect()
+}
+
+/// Every chosen policy on the synthetic or the uploaded trace, with what the cluster view and
+/// the share chart draw; one piece of them when the request is split.
+fn fairness_view(
+    p: &FairnessParams,
+    inputs: &[InputFile<'_>],
+    files: &[(String, String, String)],
+    piece: Option<&[usize]>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Output, ScenarioError> {
+    let trace = LAST_TRACE.with(|last| {
+        if let Some((kept, trace)) = &*last.borrow() {
+            if !files.is_empty() && kept.as_slice() == files {
+                return Ok(trace.clone());
+            }
+        }
+        // The page skips a real trace's bad rows and counts them in the Report.
+        let options = ReadOptions {
+            skip_bad_rows: true,
+            ..ReadOptions::default()
+        };
+        let (_, trace) = p.read_inputs(inputs, None, &options)?;
+        if !files.is_empty() {
+            *last.borrow_mut() = Some((files.to_vec(), trace.clone()));
+        }
+        Ok(trace)
+    })?;
+    let p = bubblelab_core::scenario::LabParams::with_inputs(p, inputs)?;
+    if let Some(which) = piece {
+        let piece = p.simulate_some(&trace, which)?;
+        let runs = which
+            .iter()
+            .copied()
+            .zip(piece.runs.runs.into_iter().map(ClusterRun::of))
+            .collect();
+        return Ok(Output::FairnessPiece {
+            facts: piece.facts,
+            dropped: piece.dropped,
+            digests: piece.digests,
+            runs,
+            tenants: piece.runs.trace.tenants,
+        });
+    }
+    let sim = p.simulate(&trace, progress)?;
+    Ok(Output::Fairness {
+        report: sim.report,
+        runs: sim.runs.runs.into_iter().map(ClusterRun::of).collect(),
+        tenants: sim.runs.trace.tenants,
+    })
+}
+
+/// The agentic lab's Report, and how many agents its synthetic or uploaded workload has.
+fn agentic_view(
+    p: &AgenticParams,
+    inputs: &[InputFile<'_>],
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Output, ScenarioError> {
+    check_slots::<AgenticParams>(inputs)?;
+    let Some(file) = files_in(inputs, "trace").next() else {
+        let report = agentic::run_with_progress(p, progress)?;
+        return Ok(Output::Agentic {
+            report,
+            agents: u64::from(p.synthetic.agents),
+        });
+    };
+    let work = agentic::read_trace(file, None)?;
+    let report = agentic::run_workload_with_progress(p, &work, progress)?;
+    Ok(Output::Agentic {
+        report,
+        agents: work.agents.len() as u64,
+    })
+}
+
+/// Every strategy and the pass steps' timelines.
+fn overlap_view(
+    p: &OverlapParams,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Output, ScenarioError> {
+    let sim = p.simulate(&(), progress)?;
+    let steps = overlap_steps(&sim.runs);
+    Ok(Output::Overlap {
+        report: sim.report,
+        steps,
+    })
+}
+
+/// Every policy on every seed, and each policy's cluster at the end of the first seed.
+fn sharing_view(
+    p: &SharingParams,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Output, ScenarioError> {
+    let sim = p.simulate(&(), progress)?;
+    Ok(Output::Sharing {
+        report: sim.report,
+        pictures: sim.runs,
+    })
+}
+
+/// Every strategy, ResiHP's playback and its layout after re-planning.
+fn resilience_view(
+    p: &ResilienceParams,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Output, ScenarioError> {
+    let sim = p.simulate(&(), progress)?;
+    let (report, runs) = (sim.report, sim.runs);
+    let resihp = runs.iter().find(|r| r.kind == StrategyKind::Resihp);
+    let playback = resihp.map(Playback::of).unwrap_or_default();
+    let replanned: Option<Plan> = resihp
+        .filter(|r| r.replans > 0)
+        .map(|r| r.final_plan.clone());
+    Ok(Output::Resilience {
+        report,
+        playback,
+        replanned,
+    })
+}
+
+/// The trace view's Report of Kineto traces (gzipped or not), a step per file.
+fn kineto_view(
+    files: Vec<(String, Vec<u8>)>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Output, Failure> {
+    let mut traces = Vec::with_capacity(files.len());
+    let total = files.len();
+    for (i, (name, bytes)) in files.into_iter().enumerate() {
+        progress(i, total);
+        match kineto::parse_trace_with_limit(&bytes, MAX_INFLATED_BYTES) {
+            Ok(trace) => traces.push((name, trace)),
+            Err(e) => return Err(Failure::Upload(format!("{name}: {e}"))),
+        }
+    }
+    progress(total, total);
+    Ok(Output::Report(kineto::report(&traces)))
 }
 
 /// Timelines of the graph as built and after each pass, with their names.

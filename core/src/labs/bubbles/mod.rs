@@ -71,6 +71,12 @@ pub fn run(params: &BubblesParams) -> Result<Report, ScenarioError> {
     ))
 }
 
+/// What the lab calls a run read from stage logs, by the first file's name.
+#[must_use]
+pub fn log_source(first_file: &str) -> alloc::string::String {
+    format!("{first_file} and the other stage logs")
+}
+
 /// Runs the squeezer (and the main job alone) on the real bubbles of a PipeMorph run; the main
 /// job's memory comes from `params` (static bytes, activation bytes per micro-batch, GPU
 /// capacity). Blind colocation is not run: the real run cannot be re-timed.
@@ -171,6 +177,24 @@ impl crate::scenario::LabParams for BubblesParams {
 
     fn run_lab(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<Report, ScenarioError> {
         crate::scenario::one_step(progress, || run(self))
+    }
+
+    const INPUTS: &'static [crate::scenario::InputSlot] =
+        &[crate::labs::pipeline::pipemorph::STAGE_LOGS];
+
+    /// A measured run's stage logs take the simulated job's place ([`run_log`]).
+    fn run_with_inputs(
+        &self,
+        inputs: &[crate::scenario::InputFile<'_>],
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Report, ScenarioError> {
+        crate::scenario::check_slots::<Self>(inputs)?;
+        match crate::labs::pipeline::pipemorph::read_stage_logs(inputs)? {
+            None => self.run_lab(progress),
+            Some((log, first)) => crate::scenario::one_step(progress, || {
+                run_log(self, &log, &log_source(&first))
+            }),
+        }
     }
 
     /// A trial preset without explicit numbers brings its profile.

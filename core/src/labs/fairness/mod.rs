@@ -418,23 +418,13 @@ impl crate::scenario::LabParams for FairnessParams {
         inputs: &[InputFile<'_>],
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Report, ScenarioError> {
-        let (params, trace) = self.read_inputs(inputs, None)?;
+        let (params, trace) = self.read_inputs(inputs, None, &traces::ReadOptions::default())?;
         params.simulate(&trace, progress).map(|s| s.report)
     }
-}
 
-impl FairnessParams {
-    /// These parameters with the shares file applied (ordered by the names file, if given),
-    /// and the trace: the trace file read in `format` (or the format its header shows), or
-    /// the synthetic trace.
-    ///
-    /// # Errors
-    /// [`ScenarioError::Field`] naming the slot, or the file and row a reader refused.
-    pub fn read_inputs(
-        &self,
-        inputs: &[InputFile<'_>],
-        format: Option<traces::TraceFormat>,
-    ) -> Result<(FairnessParams, Trace), ScenarioError> {
+    /// The shares file applied (ordered by the names file, if given); a trace file is read
+    /// when the lab runs ([`FairnessParams::read_inputs`]).
+    fn with_inputs(&self, inputs: &[InputFile<'_>]) -> Result<Self, ScenarioError> {
         check_slots::<Self>(inputs)?;
         let mut params = self.clone();
         if let Some(file) = files_in(inputs, "shares").next() {
@@ -451,6 +441,25 @@ impl FairnessParams {
             ));
         }
         params.validate()?;
+        Ok(params)
+    }
+}
+
+impl FairnessParams {
+    /// These parameters with the shares file applied
+    /// ([`crate::scenario::LabParams::with_inputs`]), and the
+    /// trace: the trace file read in `format` (or the format its header shows) with `options`,
+    /// or the synthetic trace.
+    ///
+    /// # Errors
+    /// [`ScenarioError::Field`] naming the slot, or the file and row a reader refused.
+    pub fn read_inputs(
+        &self,
+        inputs: &[InputFile<'_>],
+        format: Option<traces::TraceFormat>,
+        options: &traces::ReadOptions,
+    ) -> Result<(FairnessParams, Trace), ScenarioError> {
+        let params = crate::scenario::LabParams::with_inputs(self, inputs)?;
         let Some(file) = files_in(inputs, "trace").next() else {
             let trace = synthetic_trace(&params)?;
             return Ok((params, trace));
@@ -464,7 +473,7 @@ impl FairnessParams {
                 ),
             ));
         };
-        let mut trace = traces::parse(format, file.text, &traces::ReadOptions::default())
+        let mut trace = traces::parse(format, file.text, options)
             .map_err(|e| input_error(file, e))?;
         if trace.source.is_empty() {
             trace.source = file.source.into();

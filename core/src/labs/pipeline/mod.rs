@@ -253,4 +253,20 @@ impl crate::scenario::LabParams for PipelineParams {
     fn run_lab(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<Report, ScenarioError> {
         crate::scenario::one_step(progress, || run(self))
     }
+
+    const INPUTS: &'static [crate::scenario::InputSlot] = &[pipemorph::STAGE_LOGS];
+
+    /// A measured run's stage logs give the measured run's Report
+    /// ([`pipemorph::PipelineRun::report`]) instead of the simulated schedules.
+    fn run_with_inputs(
+        &self,
+        inputs: &[crate::scenario::InputFile<'_>],
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Report, ScenarioError> {
+        crate::scenario::check_slots::<Self>(inputs)?;
+        match pipemorph::read_stage_logs(inputs)? {
+            None => self.run_lab(progress),
+            Some((log, first)) => crate::scenario::one_step(progress, || Ok(log.report(&first))),
+        }
+    }
 }

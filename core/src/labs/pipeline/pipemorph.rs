@@ -244,6 +244,39 @@ pub fn parse_megatron_log(text: &str) -> Vec<(u32, f64)> {
         .collect()
 }
 
+/// The input slot of a run's logs, for the labs that read one (pipeline, bubbles).
+pub const STAGE_LOGS: crate::scenario::InputSlot = crate::scenario::InputSlot {
+    name: "stage_logs",
+    help: "a PipeMorph run: one `[RANK<r>]` log per stage and optionally Megatron's log.txt",
+    many: true,
+};
+
+/// The run in the [`STAGE_LOGS`] slot's files and the first file's name; `None` when the slot
+/// is empty.
+///
+/// # Errors
+/// [`crate::ScenarioError::Field`] naming the file (and line) [`load_run`] refused.
+pub fn read_stage_logs(
+    inputs: &[crate::scenario::InputFile<'_>],
+) -> Result<Option<(PipelineRun, String)>, crate::ScenarioError> {
+    let files: Vec<(String, String)> = crate::scenario::files_in(inputs, STAGE_LOGS.name)
+        .map(|f| (f.source.to_string(), f.text.to_string()))
+        .collect();
+    let Some((first, _)) = files.first() else {
+        return Ok(None);
+    };
+    let first = first.clone();
+    let run = load_run(&files).map_err(|e| {
+        let message = if e.line == 0 {
+            e.message
+        } else {
+            format!("line {}: {}", e.line, e.message)
+        };
+        crate::ScenarioError::field(e.file, message)
+    })?;
+    Ok(Some((run, first)))
+}
+
 /// A whole run: every rank's log, ordered by rank.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PipelineRun {

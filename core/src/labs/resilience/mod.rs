@@ -101,4 +101,28 @@ impl crate::scenario::LabParams for ResilienceParams {
     fn run_lab(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<Report, ScenarioError> {
         run_with_progress(self, progress)
     }
+
+    const INPUTS: &'static [crate::scenario::InputSlot] = &[crate::scenario::InputSlot {
+        name: "pai",
+        help: "per-worker mini-batch times, Alibaba PAI style (the detectors run on them)",
+        many: false,
+    }];
+
+    /// A PAI file runs the lab's detectors on its workers' times ([`detect_pai`]) instead of
+    /// the simulated job.
+    fn run_with_inputs(
+        &self,
+        inputs: &[crate::scenario::InputFile<'_>],
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Report, ScenarioError> {
+        crate::scenario::check_slots::<Self>(inputs)?;
+        let Some(file) = crate::scenario::files_in(inputs, "pai").next() else {
+            return self.run_lab(progress);
+        };
+        self.validate()?;
+        crate::scenario::one_step(progress, || {
+            detect_pai(file.source, file.text, &self.detector)
+                .map_err(|e| crate::scenario::input_error(file, e))
+        })
+    }
 }

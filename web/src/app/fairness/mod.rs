@@ -140,16 +140,6 @@ impl FormPage for State {
         &self.form
     }
 
-    /// Every policy on the synthetic or the uploaded trace (parsed in the worker), a progress
-    /// step per policy.
-    fn request(&self, scenario: &Scenario) -> RunRequest {
-        RunRequest {
-            job: Job::Fairness,
-            scenario: Some(scenario.clone()),
-            files: self.form.upload_files(),
-        }
-    }
-
     /// One piece per policy, so the policies run in several workers at once (as the CLI runs
     /// them on several threads), longest first ([`PolicyKind::longest_first`]); each worker
     /// holds the next piece in its queue while it runs one.
@@ -262,6 +252,7 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
             edit(&state, move |next: &mut State| {
                 let source = files.first().map(|f| f.0.clone()).unwrap_or_default();
                 next.form.set_upload(Some(Upload {
+                    slot: "trace",
                     files: files.into_iter().map(Rc::new).collect(),
                     source,
                 }));
@@ -279,24 +270,22 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
             let state = state.clone();
             let upload_error = upload_error.clone();
             let request = RunRequest {
-                job: Job::FairnessShares,
-                scenario: None,
-                files: files.into_iter().map(Rc::new).collect(),
+                job: Job::Read,
+                scenario: Some(Scenario::Fairness(FairnessParams::default())),
+                files: files.into_iter().map(|f| ("shares", Rc::new(f))).collect(),
             };
             parser.run(
                 request,
                 Callback::from(move |outcome: Outcome| match outcome {
-                    Ok(Output::Shares(list)) => {
+                    Ok(Output::Scenario(text)) => {
+                        let Ok(Scenario::Fairness(read)) = Scenario::from_json(&text) else {
+                            return;
+                        };
                         upload_error.set(None);
-                        let rows: Vec<Value> = list
-                            .iter()
-                            .map(
-                                |(name, share)| serde_json::json!({ "name": name, "share": share }),
-                            )
-                            .collect();
+                        let weights =
+                            serde_json::to_value(&read.tenant_weights).unwrap_or_default();
                         edit(&state, move |next: &mut State| {
-                            next.form
-                                .set("tenant_weights", serde_json::json!({ "shares": rows }));
+                            next.form.set("tenant_weights", weights);
                             next.rerun(true);
                         });
                     }

@@ -6,7 +6,8 @@ mod state;
 
 use std::rc::Rc;
 
-use bubblelab_core::labs::pipeline::{pipemorph, ScheduleKind};
+use bubblelab_core::labs::pipeline::pipemorph::{self, STAGE_LOGS};
+use bubblelab_core::labs::pipeline::{PipelineParams, ScheduleKind};
 use bubblelab_core::{Report, Scenario, ScenarioError};
 use yew::prelude::*;
 
@@ -18,7 +19,7 @@ use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::{texts, FileUpload};
 use crate::worker::client::{use_worker, Outcome, RunRequest, RunStatus};
-use crate::worker::{Failure, Job, Output};
+use crate::worker::{Failure, Output};
 use state::{Action, LabState, FIELDS};
 
 /// Properties of [`PipelineLab`].
@@ -84,11 +85,7 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
         use_effect_with(state.scenario_json.clone(), move |_| {
             run_error.set(None);
             let run_error = run_error.clone();
-            let request = RunRequest {
-                job: Job::Report,
-                scenario: Some(scenario),
-                files: Vec::new(),
-            };
+            let request = RunRequest::run(&scenario, Vec::new());
             worker.run(
                 request,
                 Callback::from(move |outcome: Outcome| {
@@ -173,11 +170,13 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
         Callback::from(move |files: Vec<(String, Vec<u8>)>| {
             let real_run = real_run.clone();
             let upload_error = upload_error.clone();
-            let request = RunRequest {
-                job: Job::Pipemorph,
-                scenario: None,
-                files: files.into_iter().map(Rc::new).collect(),
-            };
+            let request = RunRequest::run(
+                &Scenario::Pipeline(PipelineParams::default()),
+                files
+                    .into_iter()
+                    .map(|f| (STAGE_LOGS.name, Rc::new(f)))
+                    .collect(),
+            );
             log_worker.run(
                 request,
                 Callback::from(move |outcome: Outcome| match outcome {

@@ -29,8 +29,8 @@ use crate::components::params_form::{
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::{texts, FileUpload};
-use crate::worker::client::{RunRequest, RunStatus};
-use crate::worker::{Job, Output};
+use crate::worker::client::RunStatus;
+use crate::worker::Output;
 
 /// Properties of [`SharingLab`].
 #[derive(Properties, PartialEq)]
@@ -116,14 +116,6 @@ impl FormPage for State {
 
     fn form_ref(&self) -> &Form {
         &self.form
-    }
-
-    fn request(&self, scenario: &Scenario) -> RunRequest {
-        RunRequest {
-            job: Job::Sharing,
-            scenario: Some(scenario.clone()),
-            files: Vec::new(),
-        }
     }
 
     fn show(&mut self, output: Output, scenario: &Scenario) {
