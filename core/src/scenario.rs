@@ -37,9 +37,9 @@ pub trait LabParams: Sized + Clone + Serialize + DeserializeOwned {
     /// A [`ScenarioError`] when the lab cannot complete.
     fn run_lab(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<Report, ScenarioError>;
 
-    /// Every parameter with its label, unit, range and help, in form order ([`crate::fields`]);
-    /// empty for a lab whose table is not written yet.
-    const FIELDS: &'static [crate::fields::Field] = &[];
+    /// Every parameter with its label, unit, range and help, in form order ([`crate::fields`]),
+    /// from which the lab's validation starts, the CLI's `--fields` and docs/PARAMETERS.md come.
+    const FIELDS: &'static [crate::fields::Field];
 
     /// The files this lab reads beside its parameters (traces, node lists, stage logs), by
     /// slot name; the CLI's `--input SLOT=FILE` and the page's uploads fill them.
@@ -279,6 +279,15 @@ macro_rules! labs {
             pub fn fields(&self) -> &'static [crate::fields::Field] {
                 match self {
                     $( Scenario::$variant(_) => <$module::$params as crate::scenario::LabParams>::FIELDS, )+
+                }
+            }
+
+            /// The field table of lab `lab` ([`LabParams::FIELDS`]); empty for an unknown lab.
+            #[must_use]
+            pub fn fields_of(lab: &str) -> &'static [crate::fields::Field] {
+                match lab {
+                    $( $name => <$module::$params as crate::scenario::LabParams>::FIELDS, )+
+                    _ => &[],
                 }
             }
 

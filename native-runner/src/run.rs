@@ -226,11 +226,6 @@ fn slots_text(scenario: &Scenario) -> String {
 fn fields_text(scenario: &Scenario) -> String {
     let lab = scenario.lab();
     let fields = scenario.fields();
-    if fields.is_empty() {
-        return format!(
-            "the {lab} lab has no field table yet; `bubblelab presets <id> --full` prints every parameter\n"
-        );
-    }
     let defaults = Scenario::defaults(lab)
         .and_then(|s| serde_json::from_str::<serde_json::Value>(&s.to_json()).ok())
         .map(|v| v["params"].clone())

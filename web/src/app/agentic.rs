@@ -21,6 +21,7 @@ use yew::prelude::*;
 use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
+use crate::components::params_form::number_fields;
 use crate::components::params_form::Upload;
 use crate::components::params_form::{
     edit, get, number_callback, params_value, preset_callback, use_form_page, Form, FormPage,
@@ -39,30 +40,21 @@ pub struct AgenticLabProps {
     pub payload: Option<String>,
 }
 
-/// Number fields: (path inside `params`, label).
-const FIELDS: [(&str, &str); 13] = [
-    ("synthetic.agents", "Agents"),
-    ("synthetic.min_turns", "Fewest turns per agent"),
-    ("synthetic.max_turns", "Most turns per agent"),
-    ("synthetic.initial_prompt_tokens", "First prompt (tokens)"),
-    ("synthetic.seed", "Seed"),
-    (
-        "synthetic.mean_interarrival_s",
-        "Mean gap between arrivals (s; used when agents arrive over time)",
-    ),
-    ("engine.gpus", "GPUs"),
-    (
-        "engine.kv_capacity_tokens",
-        "KV capacity (tokens; 0 = what memory allows)",
-    ),
-    ("engine.block_tokens", "KV block / page (tokens; SGLang 1)"),
-    (
-        "engine.max_new_tokens",
-        "SGLang max_new_tokens (future tokens reserved, ≤ 4,096 counted)",
-    ),
-    ("control_interval_s", "Control interval (s)"),
-    ("slo.ttft_s", "SLO: time to first token (s)"),
-    ("slo.tpot_ms", "SLO: time per output token (ms)"),
+/// Number fields, paths inside `params` (labels, ranges and help from the field table).
+const FIELDS: [&str; 13] = [
+    "synthetic.agents",
+    "synthetic.min_turns",
+    "synthetic.max_turns",
+    "synthetic.initial_prompt_tokens",
+    "synthetic.seed",
+    "synthetic.mean_interarrival_s",
+    "engine.gpus",
+    "engine.kv_capacity_tokens",
+    "engine.block_tokens",
+    "engine.max_new_tokens",
+    "control_interval_s",
+    "slo.ttft_s",
+    "slo.tpot_ms",
 ];
 
 /// CONCUR's Eq. 1 constants, edited on the scenario's CONCUR controller: (field, label).
@@ -357,7 +349,7 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
     let other_error = form.other_error(
         FIELDS
             .iter()
-            .map(|(p, _)| *p)
+            .copied()
             .chain(concur_fields.iter().map(|(p, _)| p.as_str()))
             .chain(["controllers"]),
     );
@@ -401,10 +393,7 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
                         <label><input type="checkbox" id="field-sweep" checked={sweeping} onchange={on_sweep} />
                             { " Sweep static caps (best cap in hindsight)" }</label>
                     </div>
-                    { for FIELDS.iter().map(|(path, label)| html! {
-                        <NumberField path={format!("agentic.{path}")} label={*label} value={form.text(path)}
-                            error={form.field_error(path)} on_change={number_callback(&state, path)} />
-                    }) }
+                    { number_fields(&state, &FIELDS) }
                     { for concur_fields.iter().map(|(path, label)| html! {
                         <NumberField path={format!("agentic.{path}")} label={*label} value={form.text(path)}
                             error={form.field_error(path)} on_change={number_callback(&state, path)} />

@@ -16,11 +16,10 @@ use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
 use crate::components::export::ExportBar;
-use crate::components::fields::{CheckboxGroup, NumberField};
+use crate::components::fields::CheckboxGroup;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
-use crate::components::params_form::{
-    edit, get, number_callback, preset_callback, use_form_page, Form, FormPage,
-};
+use crate::components::params_form::number_fields;
+use crate::components::params_form::{edit, get, preset_callback, use_form_page, Form, FormPage};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::{texts, FileUpload};
@@ -35,24 +34,15 @@ pub struct ElasticLabProps {
     pub payload: Option<String>,
 }
 
-/// Number fields: (path inside `params`, label with unit).
-const FIELDS: [(&str, &str); 7] = [
-    ("nodes", "Nodes (the artifact's 16)"),
-    ("gpus_per_node", "GPUs per node, 1–4 (the artifact's 4)"),
-    ("interval_s", "Scheduling interval (s; the artifact's 60)"),
-    (
-        "restart_s",
-        "Pause after a job's GPUs change (s; the artifact's 30; Pollux's fitness always charges it)",
-    ),
-    (
-        "pollux.population",
-        "Pollux's search: individuals (the artifact's 100)",
-    ),
-    (
-        "pollux.generations",
-        "Pollux's search: generations per round (the artifact's 100)",
-    ),
-    ("pollux.seed", "Pollux's search: seed"),
+/// Number fields, paths inside `params` (labels, ranges and help from the field table).
+const FIELDS: [&str; 7] = [
+    "nodes",
+    "gpus_per_node",
+    "interval_s",
+    "restart_s",
+    "pollux.population",
+    "pollux.generations",
+    "pollux.seed",
 ];
 
 /// Largest workload file opened, bytes.
@@ -149,11 +139,13 @@ fn chosen_policies(params: &Value) -> Vec<String> {
 pub fn elastic_lab(props: &ElasticLabProps) -> Html {
     let (state, worker) = use_form_page::<State>(props.payload.clone());
     let form = &state.form;
-    let other_error = form.other_error(FIELDS.iter().map(|(p, _)| *p).chain([
-        "policies",
-        "workload",
-        "restart_cost",
-    ]));
+    let other_error =
+        form.other_error(
+            FIELDS
+                .iter()
+                .copied()
+                .chain(["policies", "workload", "restart_cost"]),
+        );
     let workload_k = get(&form.params, "workload")
         .and_then(Value::as_u64)
         .unwrap_or(0);
@@ -276,10 +268,7 @@ pub fn elastic_lab(props: &ElasticLabProps) -> Html {
                             }) }
                         </select>
                     </div>
-                    { for FIELDS.iter().map(|(path, label)| html! {
-                        <NumberField path={format!("elastic.{path}")} label={*label} value={form.text(path)}
-                            error={form.field_error(path)} on_change={number_callback(&state, path)} />
-                    }) }
+                    { number_fields(&state, &FIELDS) }
                     if let Some(message) = other_error {
                         <p class="field-error">{ message }</p>
                     }

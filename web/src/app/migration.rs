@@ -13,11 +13,9 @@ use bubblelab_core::{presets, share, Report, Scenario};
 use yew::prelude::*;
 
 use crate::components::export::ExportBar;
-use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
-use crate::components::params_form::{
-    number_callback, preset_callback, scenario_of, use_form_page, Form, FormPage,
-};
+use crate::components::params_form::number_fields;
+use crate::components::params_form::{preset_callback, scenario_of, use_form_page, Form, FormPage};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::worker::client::RunStatus;
@@ -31,47 +29,32 @@ pub struct MigrationLabProps {
     pub payload: Option<String>,
 }
 
-/// Number fields: (path inside `params`, label with unit).
-const FIELDS: [(&str, &str); 24] = [
-    ("job.gpus", "GPUs of the job"),
-    ("job.gpus_per_node", "GPUs per node"),
-    ("job.model_parallel", "Model-parallel degree (TP × PP)"),
-    ("job.params_billion", "Parameters (billions)"),
-    ("job.weight_bytes_per_param", "Weight bytes per parameter"),
-    ("job.grad_bytes_per_param", "Gradient bytes per parameter"),
-    (
-        "job.optimizer_bytes_per_param",
-        "Optimizer bytes per parameter",
-    ),
-    ("job.activation_peak_gib", "Activation peak (GiB per GPU)"),
-    ("job.reserved_gib", "Reserved pool (GiB per GPU)"),
-    ("job.iteration_s", "Iteration (s)"),
-    ("job.forward_fraction", "Forward share of the iteration"),
-    ("job.cpu_state_gib", "CPU state per process (GiB)"),
-    ("links.d2h_gbps", "Device→host (GB/s per GPU)"),
-    ("links.h2d_gbps", "Host→device (GB/s per GPU)"),
-    ("links.storage_write_gbps", "Storage write (GB/s per node)"),
-    ("links.storage_read_gbps", "Storage read (GB/s per node)"),
-    ("links.cpu_state_gbps", "CPU-state dump (GB/s per process)"),
-    (
-        "systems.flowgpu.replay_s",
-        "FlowGPU: handle replay on restore (s)",
-    ),
-    ("systems.pos.replay_s", "POS: handle replay on restore (s)"),
-    (
-        "systems.flowgpu.context_s",
-        "FlowGPU: CUDA context + modules on restore (s; 1.15–2.22 without a pool)",
-    ),
-    (
-        "systems.pos.context_s",
-        "POS: CUDA context + modules on restore (s; PhOS's pool: 0.00014)",
-    ),
-    (
-        "options.request_at_fraction",
-        "Pause request (share of the iteration)",
-    ),
-    ("options.max_wait_s", "Longest wait for a low point (s)"),
-    ("framework.init_s", "Framework restart: initialisation (s)"),
+/// Number fields, paths inside `params` (labels, ranges and help from the field table).
+const FIELDS: [&str; 24] = [
+    "job.gpus",
+    "job.gpus_per_node",
+    "job.model_parallel",
+    "job.params_billion",
+    "job.weight_bytes_per_param",
+    "job.grad_bytes_per_param",
+    "job.optimizer_bytes_per_param",
+    "job.activation_peak_gib",
+    "job.reserved_gib",
+    "job.iteration_s",
+    "job.forward_fraction",
+    "job.cpu_state_gib",
+    "links.d2h_gbps",
+    "links.h2d_gbps",
+    "links.storage_write_gbps",
+    "links.storage_read_gbps",
+    "links.cpu_state_gbps",
+    "systems.flowgpu.replay_s",
+    "systems.pos.replay_s",
+    "systems.flowgpu.context_s",
+    "systems.pos.context_s",
+    "options.request_at_fraction",
+    "options.max_wait_s",
+    "framework.init_s",
 ];
 
 /// Real runs of the checkpoint cycle, as `bubblelab checkpoint-demo --format json` wrote them:
@@ -172,7 +155,7 @@ pub fn migration_lab(props: &MigrationLabProps) -> Html {
     let (state, worker) = use_form_page::<State>(props.payload.clone());
     let measured = use_memo((), |()| measured_reports());
     let form = &state.form;
-    let other_error = form.other_error(FIELDS.iter().map(|(p, _)| *p));
+    let other_error = form.other_error(FIELDS.iter().copied());
     let links: Vec<(CheckpointOption, String)> = [
         CheckpointOption::ReservedPool,
         CheckpointOption::ActiveLowPointDedup,
@@ -195,10 +178,7 @@ pub fn migration_lab(props: &MigrationLabProps) -> Html {
             <div class="lab-grid">
                 <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
                     <PresetSelect lab="migration" selected={None} on_pick={preset_callback(&state)} />
-                    { for FIELDS.iter().map(|(path, label)| html! {
-                        <NumberField path={format!("migration.{path}")} label={*label} value={form.text(path)}
-                            error={form.field_error(path)} on_change={number_callback(&state, path)} />
-                    }) }
+                    { number_fields(&state, &FIELDS) }
                     if let Some(message) = other_error {
                         <p class="field-error">{ message }</p>
                     }

@@ -21,9 +21,9 @@ use yew::prelude::*;
 use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
+use crate::components::params_form::number_fields;
 use crate::components::params_form::{
-    edit, get, number_callback, number_value, preset_callback, text_at, use_form_page, Form,
-    FormPage,
+    edit, get, number_value, preset_callback, text_at, use_form_page, Form, FormPage,
 };
 use crate::components::report_view::ReportView;
 use crate::components::timeline::{Shared, TimelineView};
@@ -52,15 +52,15 @@ pub struct OverlapLabProps {
     pub payload: Option<String>,
 }
 
-/// Number fields: (path inside `params`, label).
-const FIELDS: [(&str, &str); 7] = [
-    ("parallelism.tp", "TP degree"),
-    ("parallelism.cp", "SP / CP degree (sequence split)"),
-    ("parallelism.ep", "EP degree"),
-    ("parallelism.dp", "DP degree"),
-    ("workload.layers", "Layers"),
-    ("workload.micro_batch", "Micro-batch (sequences)"),
-    ("workload.seq_len", "Sequence length (tokens)"),
+/// Number fields, paths inside `params` (labels, ranges and help from the field table).
+const FIELDS: [&str; 7] = [
+    "parallelism.tp",
+    "parallelism.cp",
+    "parallelism.ep",
+    "parallelism.dp",
+    "workload.layers",
+    "workload.micro_batch",
+    "workload.seq_len",
 ];
 
 /// Largest graph file the page reads, bytes.
@@ -375,7 +375,7 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
     };
     let shown_fields: Vec<String> = FIELDS
         .iter()
-        .map(|(p, _)| format!("overlap.{p}"))
+        .map(|p| format!("overlap.{p}"))
         .chain([
             "overlap.passes.tile.k".into(),
             "overlap.passes.bucket.memory_budget_gib".into(),
@@ -429,10 +429,7 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
                             <option value="inter-node" selected={select_value("placement") == "inter-node"}>{ "across nodes (InfiniBand)" }</option>
                         </select>
                     </div>
-                    { for FIELDS.iter().map(|(path, label)| html! {
-                        <NumberField path={format!("overlap.{path}")} label={*label} value={form.text(path)}
-                            error={field_error(path)} on_change={number_callback(&state, path)} />
-                    }) }
+                    { number_fields(&state, &FIELDS) }
                     <div class="field">
                         <label><input type="checkbox" id="field-backward" checked={backward} onchange={on_backward} />{ " training step (forward + backward)" }</label>
                     </div>

@@ -20,9 +20,9 @@ use yew::prelude::*;
 use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
+use crate::components::params_form::number_fields;
 use crate::components::params_form::{
-    edit, get, number_callback, number_value, preset_callback, scenario_of, use_form_page, Form,
-    FormPage,
+    edit, get, number_value, preset_callback, scenario_of, use_form_page, Form, FormPage,
 };
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
@@ -38,20 +38,17 @@ pub struct ResilienceLabProps {
     pub payload: Option<String>,
 }
 
-/// Number fields: (path inside `params`, label).
-const FIELDS: [(&str, &str); 9] = [
-    ("cluster.nodes", "Nodes"),
-    ("cluster.gpus_per_node", "GPUs per node"),
-    ("cluster.tp", "TP degree"),
-    ("cluster.pp", "PP degree (stages)"),
-    ("cluster.dp", "DP degree (replicas)"),
-    ("cluster.micro_batches", "Micro-batches per replica"),
-    ("iterations", "Iterations"),
-    ("lengths.sigma", "Sequence-length spread (σ of ln tokens)"),
-    (
-        "detector.threshold",
-        "ResiHP trigger (observed/predicted − 1)",
-    ),
+/// Number fields, paths inside `params` (labels, ranges and help from the field table).
+const FIELDS: [&str; 9] = [
+    "cluster.nodes",
+    "cluster.gpus_per_node",
+    "cluster.tp",
+    "cluster.pp",
+    "cluster.dp",
+    "cluster.micro_batches",
+    "iterations",
+    "lengths.sigma",
+    "detector.threshold",
 ];
 
 /// What a click on a GPU injects: (id, label, slowdown, dead).
@@ -279,7 +276,7 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
         Callback::from(move |m: String| upload_error.set(Some(m)))
     };
     let form = &state.form;
-    let other_error = form.other_error(FIELDS.iter().map(|(p, _)| *p));
+    let other_error = form.other_error(FIELDS.iter().copied());
     // The grid.
     let nodes = get(&form.params, "cluster.nodes")
         .and_then(Value::as_u64)
@@ -431,10 +428,7 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
             <div class="lab-grid">
                 <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
                     <PresetSelect lab="resilience" selected={None} on_pick={preset_callback(&state)} />
-                    { for FIELDS.iter().map(|(path, label)| html! {
-                        <NumberField path={format!("resilience.{path}")} label={*label} value={form.text(path)}
-                            error={form.field_error(path)} on_change={number_callback(&state, path)} />
-                    }) }
+                    { number_fields(&state, &FIELDS) }
                     if let Some(message) = other_error {
                         <p class="field-error">{ message }</p>
                     }

@@ -17,8 +17,9 @@ use yew::prelude::*;
 use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
+use crate::components::params_form::number_fields;
 use crate::components::params_form::{
-    edit, list_text, number_callback, preset_callback, text_at, use_form_page, Form, FormPage,
+    edit, list_text, preset_callback, text_at, use_form_page, Form, FormPage,
 };
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
@@ -33,25 +34,16 @@ pub struct TuningLabProps {
     pub payload: Option<String>,
 }
 
-/// Number fields: (path inside `params`, label).
-const FIELDS: [(&str, &str); 8] = [
-    ("experiment.steps", "Training steps per run"),
-    ("experiment.batch", "Batch (samples)"),
-    ("experiment.hidden_layers", "Hidden layers"),
-    ("experiment.seed", "Seed"),
-    (
-        "experiment.seeds",
-        "Replicas averaged (own weights and batches each)",
-    ),
-    (
-        "shrinker.ratio",
-        "Shrink ratio (target width ÷ surrogate width)",
-    ),
-    ("fusion.max_fusion", "Largest fusion count F"),
-    (
-        "fusion.launch_overhead_us",
-        "Launch overhead per kernel (µs)",
-    ),
+/// Number fields, paths inside `params` (labels, ranges and help from the field table).
+const FIELDS: [&str; 8] = [
+    "experiment.steps",
+    "experiment.batch",
+    "experiment.hidden_layers",
+    "experiment.seed",
+    "experiment.seeds",
+    "shrinker.ratio",
+    "fusion.max_fusion",
+    "fusion.launch_overhead_us",
 ];
 
 #[derive(Clone, PartialEq)]
@@ -152,7 +144,7 @@ pub fn tuning_lab(props: &TuningLabProps) -> Html {
         })
     };
     let form = &state.form;
-    let other_error = form.other_error(FIELDS.iter().map(|(p, _)| *p).chain(["experiment.widths"]));
+    let other_error = form.other_error(FIELDS.iter().copied().chain(["experiment.widths"]));
     let optimizer = text_at(&form.params, "experiment.optimizer");
     html! {
         <section class="page" id="lab-tuning">
@@ -179,10 +171,7 @@ pub fn tuning_lab(props: &TuningLabProps) -> Html {
                             <option value="sgd" selected={optimizer == "sgd"}>{ "SGD" }</option>
                         </select>
                     </div>
-                    { for FIELDS.iter().map(|(path, label)| html! {
-                        <NumberField path={format!("tuning.{path}")} label={*label} value={form.text(path)}
-                            error={form.field_error(path)} on_change={number_callback(&state, path)} />
-                    }) }
+                    { number_fields(&state, &FIELDS) }
                     if let Some(message) = other_error {
                         <p class="field-error">{ message }</p>
                     }

@@ -5,10 +5,12 @@
 use std::ops::Deref;
 use std::rc::Rc;
 
+use bubblelab_core::fields::{Field, Range, Widget};
 use bubblelab_core::{share, Scenario, ScenarioError};
 use serde_json::Value;
 use yew::prelude::*;
 
+use crate::components::fields::NumberField;
 use crate::worker::client::{use_worker, Outcome, RunRequest, SharedFile, WorkerHandle};
 use crate::worker::{Failure, Output};
 
@@ -539,4 +541,43 @@ pub fn number_callback<S: FormPage>(state: &PageHandle<S>, path: &str) -> Callba
             }
         });
     })
+}
+
+/// The number boxes of `paths` of the page's lab, each labelled, ranged and explained by the
+/// lab's field table ([`bubblelab_core::fields`]: the one description of a parameter, which the
+/// CLI's `--fields` and docs/PARAMETERS.md print too), typed text kept and errors inline.
+#[must_use]
+pub fn number_fields<S: FormPage>(state: &PageHandle<S>, paths: &[&str]) -> Html {
+    let form = state.form_ref();
+    let table = Scenario::fields_of(S::LAB);
+    html! {
+        { for paths.iter().map(|path| {
+            let row = table.iter().find(|f| f.path == *path);
+            if row.is_none() {
+                web_sys::console::error_1(&format!("{}.{path}: no row in the lab's field table", S::LAB).into());
+            }
+            let label = row.map_or_else(|| (*path).to_string(), field_label);
+            let help = row.map(|f| AttrValue::from(f.help)).unwrap_or_default();
+            let (min, max) = match row.map(|f| f.range) {
+                Some(Range::Int { min, max }) => (Some(min as f64), Some(max as f64)),
+                Some(Range::Float { min, max }) => (Some(min), Some(max)),
+                _ => (None, None),
+            };
+            let slider = row.is_some_and(|f| f.widget == Widget::Slider);
+            html! {
+                <NumberField path={format!("{}.{path}", S::LAB)} {label} {help} {min} {max} {slider}
+                    value={form.text(path)} error={form.field_error(path)}
+                    on_change={number_callback(state, path)} />
+            }
+        }) }
+    }
+}
+
+/// A field's label with its unit, as a form shows it: `Micro-batches`, `GPU memory (bytes)`.
+#[must_use]
+pub fn field_label(field: &Field) -> String {
+    match field.unit {
+        "count" | "id" | "text" | "list" | "scenario" | "" => field.label.to_string(),
+        unit => format!("{} ({unit})", field.label),
+    }
 }

@@ -473,7 +473,6 @@ impl EngineSpec {
             0.001,
             m.params_billion.max(0.001),
         )?;
-        check_range("agentic", "engine.gpus", self.gpus, 1, MAX_GPUS)?;
         check_range("agentic", "engine.kv_shards", self.kv_shards, 1, self.gpus)?;
         let s = &self.step_time;
         if s.linear_ns(1, 0, 0) < 1.0 && s.linear_ns(0, 1, 0) < 1.0 {
@@ -555,13 +554,6 @@ impl AgenticParams {
                 ));
             }
         }
-        check_range(
-            "agentic",
-            "control_interval_s",
-            self.control_interval_s,
-            0.01,
-            3_600.0,
-        )?;
         Ok(())
     }
 

@@ -7,6 +7,7 @@
 //! the comparison.
 
 pub mod hpo;
+pub mod fields;
 pub mod params;
 pub mod policies;
 pub mod report;
@@ -171,6 +172,8 @@ pub fn bubble_rates(main: &MainTimeline, params: &BubblesParams, stages: u32) ->
 }
 
 impl crate::scenario::LabParams for BubblesParams {
+    const FIELDS: &'static [crate::fields::Field] = fields::FIELDS;
+
     fn check(&self) -> Result<(), ScenarioError> {
         self.validate()
     }

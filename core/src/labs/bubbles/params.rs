@@ -429,7 +429,7 @@ impl BubblesParams {
             return Err(field(
                 "hpo.stages",
                 format!(
-                    "must be between 0 and the main job's stages ({}), got {}",
+                    "must be at most the main job's stages ({}), got {}",
                     self.main.stages, self.hpo.stages
                 ),
             ));
@@ -438,21 +438,13 @@ impl BubblesParams {
     }
 
     /// Checks everything except the main pipeline (used for real logs, whose main job is the
-    /// log).
+    /// log): the field table's ranges ([`super::fields::FIELDS`]), then what relates two
+    /// fields.
     ///
     /// # Errors
     /// [`ScenarioError::Field`] with the path and expected range.
-    #[allow(clippy::too_many_lines)] // one check per field, in field order, each naming its field
     pub fn validate_guest(&self) -> Result<(), ScenarioError> {
-        if !(1..=MAX_GPU_BYTES).contains(&self.gpu_memory_bytes) {
-            return Err(field(
-                "gpu_memory_bytes",
-                format!(
-                    "must be between 1 and {MAX_GPU_BYTES}, got {}",
-                    self.gpu_memory_bytes
-                ),
-            ));
-        }
+        crate::fields::check("bubbles", super::fields::FIELDS, &crate::scenario::to_value(self))?;
         if self.reserve_bytes > self.gpu_memory_bytes {
             return Err(field(
                 "reserve_bytes",
@@ -462,119 +454,14 @@ impl BubblesParams {
                 ),
             ));
         }
-        for (name, v) in [
-            ("compute_sm_activity", self.compute_sm_activity),
-            ("nccl_sm_activity", self.nccl_sm_activity),
-            ("trial.kernel_sm_activity", self.trial.kernel_sm_activity),
-            ("trial.kernel_hbm_activity", self.trial.kernel_hbm_activity),
-        ] {
-            if !(0.0..=1.0).contains(&v) {
-                return Err(field(name, format!("must be between 0 and 1, got {v}")));
-            }
-        }
-        if !(1..=MAX_FUSION).contains(&self.max_fusion) {
-            return Err(field(
-                "max_fusion",
-                format!(
-                    "must be between 1 and {MAX_FUSION}, got {}",
-                    self.max_fusion
-                ),
-            ));
-        }
-        let t = &self.trial;
-        if t.step_fixed_ns > MAX_STEP_NS || t.step_per_trial_ns > MAX_STEP_NS {
-            return Err(field(
-                "trial.step_per_trial_ns",
-                format!("step times must be at most {MAX_STEP_NS} ns"),
-            ));
-        }
-        if t.step_per_trial_ns == 0 {
-            return Err(field(
-                "trial.step_per_trial_ns",
-                "must be at least 1 ns, got 0",
-            ));
-        }
-        if !(1..=10_000).contains(&t.modules_per_step) {
-            return Err(field(
-                "trial.modules_per_step",
-                format!("must be between 1 and 10000, got {}", t.modules_per_step),
-            ));
-        }
-        if t.base_bytes > MAX_GPU_BYTES || t.per_trial_bytes > MAX_GPU_BYTES {
-            return Err(field(
-                "trial.per_trial_bytes",
-                format!("trial memory must be at most {MAX_GPU_BYTES} bytes"),
-            ));
-        }
-        for (name, v) in [("resume_ns", self.resume_ns), ("detect_ns", self.detect_ns)] {
-            if v > MAX_STEP_NS {
-                return Err(field(
-                    name,
-                    format!("must be at most {MAX_STEP_NS}, got {v}"),
-                ));
-            }
-        }
-        if self.policies.is_empty() {
-            return Err(field(
-                "policies",
-                "must name at least one policy (none, blind, squeezer)",
-            ));
-        }
-        for (i, p) in self.policies.iter().enumerate() {
-            if self.policies[..i].contains(p) {
-                return Err(field(
-                    &format!("policies[{i}]"),
-                    format!("`{}` is listed twice", p.id()),
-                ));
-            }
-        }
         let h = &self.hpo;
-        if !(1..=MAX_TRIALS).contains(&h.trials) {
-            return Err(field(
-                "hpo.trials",
-                format!("must be between 1 and {MAX_TRIALS}, got {}", h.trials),
-            ));
-        }
-        if !(2..=16).contains(&h.eta) {
-            return Err(field(
-                "hpo.eta",
-                format!("must be between 2 and 16, got {}", h.eta),
-            ));
-        }
-        if !(1..=1_000_000).contains(&h.min_steps) {
-            return Err(field(
-                "hpo.min_steps",
-                format!("must be between 1 and 1000000, got {}", h.min_steps),
-            ));
-        }
-        if !(2..=16).contains(&h.reduction_factor) {
-            return Err(field(
-                "hpo.reduction_factor",
-                format!("must be between 2 and 16, got {}", h.reduction_factor),
-            ));
-        }
-        if !(1..=1_000_000).contains(&h.grace_period_steps) {
-            return Err(field(
-                "hpo.grace_period_steps",
-                format!(
-                    "must be between 1 and 1000000, got {}",
-                    h.grace_period_steps
-                ),
-            ));
-        }
-        if !(h.grace_period_steps..=100_000_000).contains(&h.max_t_steps) {
+        if h.max_t_steps < h.grace_period_steps {
             return Err(field(
                 "hpo.max_t_steps",
                 format!(
-                    "must be between grace_period_steps ({}) and 100000000, got {}",
+                    "must be at least grace_period_steps ({}), got {}",
                     h.grace_period_steps, h.max_t_steps
                 ),
-            ));
-        }
-        if !(1..=256).contains(&h.gpus_per_stage) {
-            return Err(field(
-                "hpo.gpus_per_stage",
-                format!("must be between 1 and 256, got {}", h.gpus_per_stage),
             ));
         }
         Ok(())

@@ -439,14 +439,6 @@ impl ResilienceParams {
         for (i, e) in self.events.iter().enumerate() {
             self.validate_event(i, e)?;
         }
-        let g = &self.greyhound;
-        check_range(
-            "resilience",
-            "greyhound.benchmark_s",
-            g.benchmark_s,
-            0.0,
-            86_400.0,
-        )?;
         for (i, s) in self.strategies.iter().enumerate() {
             if self.strategies[..i].contains(s) {
                 return Err(field(

@@ -23,12 +23,11 @@ use yew::prelude::*;
 use self::cluster::ClusterSection;
 use self::survey::SurveyMap;
 use crate::components::export::ExportBar;
-use crate::components::fields::{CheckboxGroup, NumberField};
+use crate::components::fields::CheckboxGroup;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
+use crate::components::params_form::number_fields;
 use crate::components::params_form::Upload;
-use crate::components::params_form::{
-    edit, get, number_callback, preset_callback, use_form_page, Form, FormPage,
-};
+use crate::components::params_form::{edit, get, preset_callback, use_form_page, Form, FormPage};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::FileUpload;
@@ -44,33 +43,24 @@ pub struct FairnessLabProps {
     pub payload: Option<String>,
 }
 
-/// Number fields: (path inside `params`, label).
-const FIELDS: [(&str, &str); 16] = [
-    ("cluster.nodes", "Nodes"),
-    ("cluster.gpus_per_node", "GPUs per node"),
-    ("lease_s", "Lease (s)"),
-    ("preempt_cost_s", "Checkpoint cost (s)"),
-    ("resume_cost_s", "Resume cost (s)"),
-    ("synthetic.jobs", "Synthetic jobs"),
-    ("synthetic.tenants", "Synthetic tenants"),
-    ("synthetic.mean_interarrival_s", "Mean inter-arrival (s)"),
-    ("synthetic.seed", "Seed"),
-    (
-        "deadlines.slo_share",
-        "Share of jobs given a deadline (0–1)",
-    ),
-    ("deadlines.factor_min", "Deadline at least × duration"),
-    ("deadlines.factor_max", "Deadline at most × duration"),
-    ("chronus.lease_s", "Chronus lease slot (s)"),
-    (
-        "colocation.servers_peak",
-        "Inference service: its own servers, all busy at the daily peak (0: none)",
-    ),
-    (
-        "colocation.servers_trough",
-        "Inference servers busy at the trough",
-    ),
-    ("colocation.slo_s", "A new replica serves within (s)"),
+/// Number fields, paths inside `params` (labels, ranges and help from the field table).
+const FIELDS: [&str; 16] = [
+    "cluster.nodes",
+    "cluster.gpus_per_node",
+    "lease_s",
+    "preempt_cost_s",
+    "resume_cost_s",
+    "synthetic.jobs",
+    "synthetic.tenants",
+    "synthetic.mean_interarrival_s",
+    "synthetic.seed",
+    "deadlines.slo_share",
+    "deadlines.factor_min",
+    "deadlines.factor_max",
+    "chronus.lease_s",
+    "colocation.servers_peak",
+    "colocation.servers_trough",
+    "colocation.slo_s",
 ];
 
 /// Largest trace file the page reads, bytes.
@@ -338,7 +328,7 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
         Callback::from(move |m: String| upload_error.set(Some(m)))
     };
     let form = &state.form;
-    let other_error = form.other_error(FIELDS.iter().map(|(p, _)| *p).chain(["policies"]));
+    let other_error = form.other_error(FIELDS.iter().copied().chain(["policies"]));
     let select_value = |path: &str| {
         get(&form.params, path)
             .and_then(Value::as_str)
@@ -387,10 +377,7 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
                     </div>
                     <FileUpload id="upload-fairness-shares" label="Open tenant shares (the ASTRAEA artifact's name,share CSV)" accept=".csv,.txt"
                         max_bytes={MAX_TRACE_BYTES} max_files={1} on_load={on_shares} on_error={on_upload_error.clone()} />
-                    { for FIELDS.iter().map(|(path, label)| html! {
-                        <NumberField path={format!("fairness.{path}")} label={*label} value={form.text(path)}
-                            error={form.field_error(path)} on_change={number_callback(&state, path)} />
-                    }) }
+                    { number_fields(&state, &FIELDS) }
                     if let Some(message) = other_error {
                         <p class="field-error">{ message }</p>
                     }

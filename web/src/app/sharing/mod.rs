@@ -21,11 +21,10 @@ use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
 use crate::components::export::ExportBar;
-use crate::components::fields::{CheckboxGroup, NumberField};
+use crate::components::fields::CheckboxGroup;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
-use crate::components::params_form::{
-    edit, get, number_callback, preset_callback, use_form_page, Form, FormPage,
-};
+use crate::components::params_form::number_fields;
+use crate::components::params_form::{edit, get, preset_callback, use_form_page, Form, FormPage};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::{texts, FileUpload};
@@ -40,37 +39,18 @@ pub struct SharingLabProps {
     pub payload: Option<String>,
 }
 
-/// Number fields of the timed experiment: (path inside `params`, label with unit).
-const TIMED_FIELDS: [(&str, &str); 6] = [
-    ("timed.pods", "Pods that arrive"),
-    (
-        "timed.load",
-        "Offered load (GPU share × duration asked ÷ the cluster's)",
-    ),
-    ("timed.mean_duration_s", "Mean solo duration of a pod (s)"),
-    (
-        "timed.unpack_below",
-        "Unpacking: move a pod slower than this share of its solo speed",
-    ),
-    (
-        "timed.check_after_s",
-        "Unpacking: look this long after a pod joins a GPU (s; Gandiva's time slice 60)",
-    ),
-    (
-        "timed.migration_s",
-        "Unpacking: a move's pause (s; Gandiva's 1-GPU migration ≈ 3.5)",
-    ),
+/// Number fields of the timed experiment: paths inside `params` (labels from the field table).
+const TIMED_FIELDS: [&str; 6] = [
+    "timed.pods",
+    "timed.load",
+    "timed.mean_duration_s",
+    "timed.unpack_below",
+    "timed.check_after_s",
+    "timed.migration_s",
 ];
 
-/// Number fields of the placement experiment: (path inside `params`, label with unit).
-const FIELDS: [(&str, &str); 3] = [
-    (
-        "inflation_percent",
-        "Clone pods until requests reach (% of the GPUs; the artifact's 130)",
-    ),
-    ("seeds", "Seeds (shuffles and clones; the artifact's 10)"),
-    ("first_seed", "First seed (the artifact's 42)"),
-];
+/// Number fields of the placement experiment: paths inside `params` (labels from the field table).
+const FIELDS: [&str; 3] = ["inflation_percent", "seeds", "first_seed"];
 
 /// Largest node or pod list opened, bytes.
 const MAX_LIST_BYTES: u64 = 64 << 20;
@@ -192,8 +172,8 @@ pub fn sharing_lab(props: &SharingLabProps) -> Html {
     let (state, worker) = use_form_page::<State>(props.payload.clone());
     let form = &state.form;
     let timed = get(&form.params, "experiment").and_then(Value::as_str) == Some("timed");
-    let fields: &[(&str, &str)] = if timed { &TIMED_FIELDS } else { &FIELDS };
-    let other_error = form.other_error(fields.iter().map(|(p, _)| *p).chain(["policies"]));
+    let fields: &[&str] = if timed { &TIMED_FIELDS } else { &FIELDS };
+    let other_error = form.other_error(fields.iter().copied().chain(["policies"]));
     let on_experiment = {
         let state = state.clone();
         Callback::from(move |e: Event| {
@@ -276,10 +256,7 @@ pub fn sharing_lab(props: &SharingLabProps) -> Html {
                     </div>
                     <CheckboxGroup path="sharing.policies" label="Placement policies" {options}
                         error={form.field_error("policies")} {on_toggle} />
-                    { for fields.iter().map(|(path, label)| html! {
-                        <NumberField path={format!("sharing.{path}")} label={*label} value={form.text(path)}
-                            error={form.field_error(path)} on_change={number_callback(&state, path)} />
-                    }) }
+                    { number_fields(&state, fields) }
                     if let Some(message) = other_error {
                         <p class="field-error">{ message }</p>
                     }
