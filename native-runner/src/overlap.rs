@@ -4,8 +4,9 @@
 
 use std::path::PathBuf;
 
-use bubblelab_core::labs::overlap::{self, OverlapParams, PassSpec};
-use bubblelab_core::report::{format_number, Cell, Report, Table};
+use bubblelab_core::labs::overlap::sweep::Sweep;
+use bubblelab_core::labs::overlap::{self, OverlapParams};
+use bubblelab_core::scenario::{InputFile, LabParams};
 use bubblelab_core::ScenarioError;
 use clap::Args;
 
@@ -58,16 +59,12 @@ fn base_params(args: &OverlapArgs) -> Result<OverlapParams, Failure> {
     if let Some(path) = args.input.as_ref().or(args.graph.as_ref()) {
         let name = files::label(path);
         let text = files::read_text(path, MAX_INPUT_BYTES)?;
-        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-            Failure::Input(format!(
-                "{name}: not valid JSON at line {}, column {}",
-                e.line(),
-                e.column()
-            ))
-        })?;
-        bubblelab_core::graph::json::from_value(&value)
-            .map_err(|e| Failure::Input(format!("{name}: {e}")))?;
-        params.graph = Some(value);
+        let file = InputFile {
+            slot: "graph",
+            source: &name,
+            text: &text,
+        };
+        params.read_input(&file).map_err(|e| failure(&e))?;
     }
     Ok(params)
 }
@@ -123,129 +120,13 @@ fn parse_sweeps(specs: &[String]) -> Result<Option<Sweeps>, Failure> {
     Ok(Some((ks, budgets)))
 }
 
-/// The params with tile K and bucket budget replaced (passes added if missing).
-#[allow(clippy::option_option)] // budget: None = keep the scenario's, Some(None) = no budget
-fn with_point(base: &OverlapParams, k: Option<u32>, budget: Option<Option<f64>>) -> OverlapParams {
-    let mut p = base.clone();
-    if let Some(k) = k {
-        if !p.passes.iter().any(|x| matches!(x, PassSpec::Tile { .. })) {
-            p.passes.insert(
-                0,
-                PassSpec::Tile {
-                    k,
-                    dim: bubblelab_core::graph::Dim::Batch,
-                },
-            );
-        }
-        for pass in &mut p.passes {
-            if let PassSpec::Tile { k: kk, .. } = pass {
-                *kk = k;
-            }
-        }
-    }
-    if let Some(b) = budget {
-        if !p
-            .passes
-            .iter()
-            .any(|x| matches!(x, PassSpec::Bucket { .. }))
-        {
-            p.passes.push(PassSpec::Bucket {
-                memory_budget_gib: b,
-            });
-        }
-        for pass in &mut p.passes {
-            if let PassSpec::Bucket { memory_budget_gib } = pass {
-                *memory_budget_gib = b;
-            }
-        }
-    }
-    p
-}
-
 fn sweep(base: &OverlapParams, sweeps: Sweeps, output: &ReportOutput) -> Result<(), Failure> {
-    let (ks, budgets) = sweeps;
-    let ks: Vec<Option<u32>> = if ks.is_empty() {
-        vec![None]
-    } else {
-        ks.into_iter().map(Some).collect()
-    };
-    let budgets: Vec<Option<Option<f64>>> = if budgets.is_empty() {
-        vec![None]
-    } else {
-        budgets.into_iter().map(Some).collect()
-    };
-    let points: Vec<(Option<u32>, Option<Option<f64>>)> = ks
-        .iter()
-        .flat_map(|&k| budgets.iter().map(move |&b| (k, b)))
-        .collect();
-    // Validate every point before running any.
-    for &(k, b) in &points {
-        with_point(base, k, b).validate().map_err(|e| failure(&e))?;
-    }
+    let (ks, budgets_gib) = sweeps;
     let bar = crate::progress::bar("sweep points");
-    bar.set_length(points.len() as u64);
-    let mut table = Table {
-        key: "sweep".into(),
-        title: "Helix over the sweep (serial, eager and AsyncTP-style do not depend on K or the budget)".into(),
-        columns: [
-            "K",
-            "budget (GiB)",
-            "serial step (ms)",
-            "AsyncTP-style step (ms)",
-            "Helix step (ms)",
-            "Helix exposed comm (ms)",
-            "Helix peak activations (GiB)",
-            "Helix faster than serial (%)",
-        ]
-        .iter()
-        .map(ToString::to_string)
-        .collect(),
-        rows: Vec::new(),
-    };
-    for &(k, b) in &points {
-        let p = with_point(base, k, b);
-        let r = overlap::run(&p).map_err(|e| failure(&e));
-        bar.inc(1);
-        let r = match r {
-            Ok(r) => r,
-            Err(e) => {
-                bar.finish_and_clear();
-                return Err(e);
-            }
-        };
-        let m = |key: &str| Cell::Num(r.metric(key).unwrap_or(f64::NAN));
-        let k_used = p.passes.iter().find_map(|x| match x {
-            PassSpec::Tile { k, .. } => Some(*k),
-            _ => None,
-        });
-        let budget = p.passes.iter().find_map(|x| match x {
-            PassSpec::Bucket { memory_budget_gib } => Some(*memory_budget_gib),
-            _ => None,
-        });
-        table.rows.push(vec![
-            k_used.map_or(Cell::Missing, |k| Cell::Num(f64::from(k))),
-            match budget {
-                Some(Some(b)) => Cell::Num(b),
-                Some(None) => Cell::Text("none".into()),
-                None => Cell::Missing,
-            },
-            m("serial.makespan_ms"),
-            m("async_tp.makespan_ms"),
-            m("helix.makespan_ms"),
-            m("helix.exposed_comm_ms"),
-            m("helix.peak_gib"),
-            Cell::Num(r.metric("helix.speedup_vs_serial").unwrap_or(f64::NAN) * 100.0),
-        ]);
-    }
+    let mut on_progress = |done: usize, total: usize| crate::progress::update(&bar, done, total);
+    let report = overlap::sweep::run_sweep(base, &Sweep { ks, budgets_gib }, &mut on_progress);
     bar.finish_and_clear();
-    let report = Report {
-        lab: "overlap".into(),
-        title: format!("Overlap sweep: {} point(s)", points.len()),
-        tables: vec![table],
-        ..Report::default()
-    };
-    let _ = format_number;
-    crate::run::print_report(&report, output)
+    crate::run::print_report(&report.map_err(|e| failure(&e))?, output)
 }
 
 /// `bubblelab overlap`.

@@ -13,6 +13,7 @@ pub mod params;
 pub mod passes;
 pub mod report;
 pub mod schedule;
+pub mod sweep;
 
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -267,5 +268,24 @@ impl crate::scenario::LabParams for OverlapParams {
 
     fn run_lab(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<Report, ScenarioError> {
         run_with_progress(self, progress)
+    }
+
+    const INPUTS: &'static [crate::scenario::InputSlot] = &[crate::scenario::InputSlot {
+        name: "graph",
+        help: "an operator graph to schedule instead of the built model (bubblelab graph JSON, docs/MODEL.md)",
+        many: false,
+    }];
+
+    /// The graph file becomes the scenario's `graph`, checked as the graph reader reads it.
+    fn read_input(&mut self, file: &crate::scenario::InputFile<'_>) -> Result<(), ScenarioError> {
+        let value: serde_json::Value = serde_json::from_str(file.text).map_err(|e| {
+            crate::scenario::input_error(
+                file,
+                format!("not valid JSON at line {}, column {}", e.line(), e.column()),
+            )
+        })?;
+        crate::graph::json::from_value(&value).map_err(|e| crate::scenario::input_error(file, e))?;
+        self.graph = Some(value);
+        Ok(())
     }
 }
