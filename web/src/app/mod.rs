@@ -36,7 +36,7 @@ struct LabPage {
 /// Every lab's page, in the navigation's order: the one list the routes, the pages, the
 /// navigation and the home page's cards come from (`web/tests/app.rs` checks that every lab of
 /// the core has its route, its link and its card on the home page).
-const LAB_PAGES: [LabPage; 11] = [
+const LAB_PAGES: &[LabPage] = &[
     LabPage {
         lab: "pipeline",
         nav: "Pipeline",
