@@ -168,3 +168,26 @@ fn the_sync_sh_ceiling_of_the_seed_preset() {
     assert!((h.ceiling() - 262.4 / 140.8).abs() < 1e-12);
     assert!((h.speedup() - 1.1762).abs() < 5e-4, "{}", h.speedup());
 }
+
+/// Hydro's split (`trial_runner.py`, `trial_fusion_according_plan_and_resource`), computed by
+/// hand: ⌈N/G⌉ when within the limit, else the limit's bundles evened out.
+#[test]
+fn hydros_bundle_size_splits_the_trials_evenly_over_the_gpus_up_to_the_limit() {
+    assert_eq!(asha::hydro_bundle(64, 1, 16), 16); // 64 per GPU > 16: ⌈64/⌈64/16⌉⌉ = 16
+    assert_eq!(asha::hydro_bundle(64, 33, 16), 2); // ⌈64/33⌉ = 2 ≤ 16
+    assert_eq!(asha::hydro_bundle(100, 3, 16), 15); // 34 > 16: ⌈100/⌈100/16⌉⌉ = ⌈100/7⌉ = 15
+    assert_eq!(asha::hydro_bundle(10, 4, 16), 3);
+    assert_eq!(asha::hydro_bundle(5, 8, 16), 1);
+    let mut p = preset("bubbles-gpt-32gpus-resnet18");
+    p.hpo.bundle = bubblelab_core::labs::bubbles::BundleRule::Hydro;
+    let h = hpo::run(&p, &rates(&p));
+    assert_eq!(
+        (h.fusion_exclusive, h.fusion_with_bubbles),
+        (16, asha::hydro_bundle(64, 1 + 4 * 8, 16))
+    );
+    // The oracle is never slower than Hydro's split: it tries Hydro's F among the others.
+    p.hpo.bundle = bubblelab_core::labs::bubbles::BundleRule::Oracle;
+    let o = hpo::run(&p, &rates(&p));
+    assert!(o.with_bubbles_ns <= h.with_bubbles_ns);
+    assert!(o.exclusive_ns <= h.exclusive_ns);
+}

@@ -2,7 +2,7 @@
 //! [`crate::fields::check`] from [`super::BubblesParams::validate_guest`]), label and help.
 //! The main job's own fields are the pipeline lab's ([`crate::labs::pipeline::fields`]).
 
-use super::params::{PolicyKind, TrialPreset, MAX_FUSION, MAX_GPU_BYTES, MAX_STEP_NS, MAX_TRIALS};
+use super::params::{BundleRule, PolicyKind, TrialPreset, MAX_FUSION, MAX_GPU_BYTES, MAX_STEP_NS, MAX_TRIALS};
 use crate::labs::pipeline::params::MAX_STAGES;
 use crate::fields::{Field, Range, Widget};
 
@@ -215,6 +215,14 @@ pub const FIELDS: &[Field] = &[
         range: Range::Int { min: 1, max: 100_000_000 },
         help: "steps after which every trial stops (max_t); at least the grace period",
         widget: Widget::Number,
+    },
+    Field {
+        path: "hpo.bundle",
+        label: "Bundle size rule (ASHA)",
+        unit: "id",
+        range: Range::OneOf(&BundleRule::IDS),
+        help: "Hydro's even split of the trials over the GPUs up to the fusion limit, or the oracle: every F up to the limit tried, the fastest kept",
+        widget: Widget::Select,
     },
     Field {
         path: "hpo.seed",

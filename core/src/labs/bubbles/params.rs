@@ -228,6 +228,19 @@ impl TunerKind {
     }
 }
 
+crate::kinds! {
+    /// How the ASHA tuner picks the bundle size F (trials fused per bundle).
+    pub enum BundleRule as "bundle rule" {
+        /// Hydro's rule (`hydro/tune/trial_runner.py`, `trial_fusion_according_plan_and_resource`):
+        /// ⌈N / G⌉ trials per bundle for N pending trials on G GPUs when that is within the
+        /// fusion limit, else the limit's bundles evened out, ⌈N / ⌈N / limit⌉⌉.
+        Hydro = "hydro", "Hydro's even split";
+        /// Every F up to the limit simulated, the shortest makespan kept: a bound no tuner
+        /// reaches, as it needs the run's outcome before the run.
+        Oracle = "oracle", "oracle bundle (best F in hindsight)";
+    }
+}
+
 /// A hyperparameter-tuning job at cluster level: N trials under ASHA (Hydro's tuner, the
 /// default) or synchronous successive halving, on 1 exclusive GPU with or without the bubbles of
 /// the main job.
@@ -257,6 +270,9 @@ pub struct HpoParams {
     pub stages: u32,
     /// GPUs in each stage (tensor/data parallel within a stage): each sees that stage's bubbles.
     pub gpus_per_stage: u32,
+    /// ASHA: how the bundle size F is chosen (the fusion limit is `max_fusion`). Default
+    /// `oracle`, the rule this lab's claims were measured with; `hydro` is Hydro's own.
+    pub bundle: BundleRule,
 }
 
 impl Default for HpoParams {
@@ -275,6 +291,7 @@ impl Default for HpoParams {
             seed: 1,
             stages: 4,
             gpus_per_stage: 8,
+            bundle: BundleRule::Oracle,
         }
     }
 }

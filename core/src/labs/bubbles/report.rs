@@ -320,7 +320,7 @@ fn hpo_tables(
     let (title, columns) = match h.tuner {
         TunerKind::Asha => (
             format!(
-                "ASHA (Hydro's ASHAHydroScheduler): {} trials, η = {}, grace period {} steps, max_t {} steps, on 1 exclusive GPU (best F = {}) vs 1 GPU + the bubbles of {} stages × {} GPUs (best F = {})",
+                "ASHA (Hydro's ASHAHydroScheduler): {} trials, η = {}, grace period {} steps, max_t {} steps, on 1 exclusive GPU (F = {}) vs 1 GPU + the bubbles of {} stages × {} GPUs (F = {}); F by {}",
                 h.trials,
                 h.reduction_factor,
                 h.grace_period_steps,
@@ -328,7 +328,8 @@ fn hpo_tables(
                 hpo.fusion_exclusive,
                 h.stages,
                 h.gpus_per_stage,
-                hpo.fusion_with_bubbles
+                hpo.fusion_with_bubbles,
+                h.bundle.label()
             ),
             cols(&[
                 "rung",

@@ -17,8 +17,8 @@
 //! (`on_trial_result`, in trial order); stopped trials leave the bundle (`keep_list`), the rest
 //! train on in it on the same worker; an empty bundle frees its worker for new trials
 //! (`choose_trial_to_run`: pending trials first). Workers free at the same instant take trials in
-//! index order (the exclusive GPU first). The run tries every b ≤ `max_fusion` and keeps the
-//! shortest makespan.
+//! index order (the exclusive GPU first). The bundle size b is Hydro's ([`hydro_bundle`]) or,
+//! under the `oracle` rule, the best of every b ≤ `max_fusion` in hindsight.
 //!
 //! Trial quality (our model): trial i's result at every rung is one number drawn uniformly from
 //! a seeded `Pcg64Mcg` (`hpo.seed`): ranks do not cross between fidelities. Results are "higher
@@ -32,7 +32,7 @@ use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use super::{HpoResult, RungRow, Workers};
-use crate::labs::bubbles::params::{BubblesParams, TunerKind};
+use crate::labs::bubbles::params::{BubblesParams, BundleRule, TunerKind};
 
 /// The judged milestones: grace · η^k for every k with grace · η^k < `max_t` (a milestone at
 /// `max_t` itself stops every trial that reaches it, so it judges nothing).
@@ -207,6 +207,37 @@ pub fn simulate(params: &BubblesParams, workers: &Workers, b: u32, quality: &[f6
     run
 }
 
+/// Hydro's bundle size for `trials` pending trials on `gpus` GPUs under fusion limit `limit`
+/// (`hydro/tune/trial_runner.py`, `trial_fusion_according_plan_and_resource`, the branch for
+/// trials not grouped by batch size, l. 329–343 at 06a72a7): ⌈N / G⌉ trials per GPU when that is
+/// at most the limit, else the limit's bundles evened out, ⌈N / ⌈N / limit⌉⌉. Hydro fuses every
+/// pending trial this way before ASHA starts them (all trials are generated at the beginning).
+#[must_use]
+pub fn hydro_bundle(trials: u32, gpus: u32, limit: u32) -> u32 {
+    let (n, g, limit) = (trials.max(1), gpus.max(1), limit.max(1));
+    let per_gpu = n.div_ceil(g);
+    if per_gpu <= limit {
+        per_gpu
+    } else {
+        n.div_ceil(n.div_ceil(limit))
+    }
+}
+
+/// The bundle size the scenario's rule picks on `workers`, with its run.
+fn chosen_run(params: &BubblesParams, workers: &Workers, quality: &[f64]) -> (u32, AshaRun) {
+    match params.hpo.bundle {
+        BundleRule::Hydro => {
+            let b = hydro_bundle(
+                params.hpo.trials,
+                workers.len() as u32,
+                params.max_fusion,
+            );
+            (b, simulate(params, workers, b, quality))
+        }
+        BundleRule::Oracle => best_run(params, workers, quality),
+    }
+}
+
 /// The best of every bundle size b ≤ `max_fusion`: (b, run).
 fn best_run(params: &BubblesParams, workers: &Workers, quality: &[f64]) -> (u32, AshaRun) {
     let most = params.max_fusion.min(params.hpo.trials).max(1);
@@ -223,15 +254,15 @@ fn best_run(params: &BubblesParams, workers: &Workers, quality: &[f64]) -> (u32,
     best.unwrap_or_else(|| (1, simulate(params, workers, 1, quality)))
 }
 
-/// Runs ASHA on 1 exclusive GPU and on 1 GPU + bubbles, each with its best bundle size.
+/// Runs ASHA on 1 exclusive GPU and on 1 GPU + bubbles, each with the rule's bundle size.
 #[must_use]
 pub fn run(params: &BubblesParams, bubble_rate: &[Vec<f64>]) -> HpoResult {
     let h = &params.hpo;
     let quality = qualities(h.trials, h.seed);
     let alone = Workers::new(&params.trial, bubble_rate, h.gpus_per_stage, false);
     let with = Workers::new(&params.trial, bubble_rate, h.gpus_per_stage, true);
-    let (b_alone, r_alone) = best_run(params, &alone, &quality);
-    let (b_with, r_with) = best_run(params, &with, &quality);
+    let (b_alone, r_alone) = chosen_run(params, &alone, &quality);
+    let (b_with, r_with) = chosen_run(params, &with, &quality);
     let mut targets = milestones(h.grace_period_steps, h.reduction_factor, h.max_t_steps);
     targets.push(h.max_t_steps);
     let rungs = targets
