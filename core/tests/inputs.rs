@@ -2,6 +2,7 @@
 //! Report that the same data given as parameters gives; a wrong slot, a second file in a
 //! one-file slot and a bad file are refused by name.
 #![cfg(not(target_arch = "wasm32"))]
+#![allow(clippy::unwrap_used)] // test helpers may unwrap: a failed unwrap fails the test
 
 use bubblelab_core::labs::bubbles::{self, BubblesParams};
 use bubblelab_core::labs::elastic::{self, ElasticParams, ElasticPolicy, PolluxSpec};

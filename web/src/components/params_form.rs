@@ -546,7 +546,6 @@ pub fn number_callback<S: FormPage>(state: &PageHandle<S>, path: &str) -> Callba
 /// The number boxes of `paths` of the page's lab, each labelled, ranged and explained by the
 /// lab's field table ([`bubblelab_core::fields`]: the one description of a parameter, which the
 /// CLI's `--fields` and docs/PARAMETERS.md print too), typed text kept and errors inline.
-#[must_use]
 pub fn number_fields<S: FormPage>(state: &PageHandle<S>, paths: &[&str]) -> Html {
     let form = state.form_ref();
     let table = Scenario::fields_of(S::LAB);
