@@ -33,6 +33,7 @@ pub mod scenario;
 pub mod share;
 pub mod sweep;
 pub mod trace;
+pub mod trial;
 pub mod units;
 
 pub use report::Report;

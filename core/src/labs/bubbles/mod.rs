@@ -16,7 +16,7 @@ pub mod windows;
 use alloc::format;
 use alloc::vec::Vec;
 
-pub use params::{BubblesParams, BundleRule, HpoParams, PolicyKind, TrialPreset, TrialProfile, TunerKind};
+pub use params::{BubblesParams, BundleRule, HpoParams, PolicyKind, TrialPreset, TunerKind};
 pub use policies::{Outcome, PolicyRun};
 pub use windows::{MainTimeline, Window};
 

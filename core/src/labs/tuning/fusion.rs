@@ -13,7 +13,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::hw::GpuKind;
-use crate::labs::bubbles::TrialProfile;
+use crate::trial::TrialProfile;
 
 /// The fusion model's inputs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

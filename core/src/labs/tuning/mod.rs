@@ -83,7 +83,7 @@ pub fn surrogate_shape(layers: &[mup::ShrunkLayer]) -> SurrogateShape {
 /// [`ScenarioError::Field`] for invalid parameters.
 pub fn fused_trial_profile(
     params: &TuningParams,
-) -> Result<crate::labs::bubbles::TrialProfile, ScenarioError> {
+) -> Result<crate::trial::TrialProfile, ScenarioError> {
     params.validate()?;
     Ok(profile_of(&params.shrinker, &params.fusion))
 }
@@ -92,7 +92,7 @@ pub fn fused_trial_profile(
 /// small ÷8, [`ShrinkerParams::default`]) under the default fusion model on an A100 80GB, the
 /// bubbles lab's GPU — [`fused_trial_profile`] of those parameters.
 #[must_use]
-pub fn gpt2_surrogate_trial_profile() -> crate::labs::bubbles::TrialProfile {
+pub fn gpt2_surrogate_trial_profile() -> crate::trial::TrialProfile {
     profile_of(
         &ShrinkerParams::default(),
         &FusionParams {
@@ -105,7 +105,7 @@ pub fn gpt2_surrogate_trial_profile() -> crate::labs::bubbles::TrialProfile {
 fn profile_of(
     shrinker: &ShrinkerParams,
     fusion: &FusionParams,
-) -> crate::labs::bubbles::TrialProfile {
+) -> crate::trial::TrialProfile {
     let shape = surrogate_shape(&mup::shrink_valid(shrinker));
     let model = FusionModel::new(fusion, &shape);
     let name = alloc::format!(

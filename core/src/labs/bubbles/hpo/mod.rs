@@ -16,7 +16,8 @@ pub mod sync_sh;
 
 use alloc::vec::Vec;
 
-use super::params::{BubblesParams, TrialProfile, TunerKind};
+use super::params::{BubblesParams, TunerKind};
+use crate::trial::TrialProfile;
 use crate::units::nanos_from_f64;
 
 /// One rung of the tuning job, on 1 GPU and on 1 GPU + bubbles.

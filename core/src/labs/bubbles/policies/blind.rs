@@ -3,7 +3,7 @@
 //! The bundle holds its memory the whole time, so on each stage F is the largest whose memory
 //! fits the least free memory of the whole iteration ([`fusion_per_stage`]). Its interference is
 //! derived, not given: the bundle's share s of the GPU is the larger of its SM and HBM-bandwidth
-//! shares ([`TrialProfile::contention_share`](crate::labs::bubbles::TrialProfile::contention_share)),
+//! shares ([`TrialProfile::contention_share`](crate::trial::TrialProfile::contention_share)),
 //! and, as in the kernel's contention model (`crate::graph::sim`: compute progresses at
 //! 1/(1 + s) while a co-runner holds share s), the main job's compute on that stage runs
 //! `1 + s` times slower. The GPU is shared in proportion to demand (main job 1, guest s), so the
