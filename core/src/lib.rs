@@ -19,6 +19,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod cost;
+pub mod csv;
 pub mod edit;
 pub mod engine;
 pub mod fields;

@@ -10,7 +10,7 @@ use alloc::vec::Vec;
 
 use super::apps::{app, app_names};
 use super::params::{ElasticJob, MAX_JOBS, MAX_SUBMIT_S};
-use crate::labs::fairness::traces::{Csv, ReadOptions, TraceError};
+use crate::csv::{Csv, ReadOptions, TraceError};
 
 /// Reads a workload file.
 ///

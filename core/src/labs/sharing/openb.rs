@@ -18,7 +18,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use super::params::{NodeGroup, PodClass, GPU_MILLI, MAX_GPUS_PER_NODE, MAX_NODES, MAX_PODS};
-use crate::labs::fairness::traces::{Csv, ReadOptions, TraceError};
+use crate::csv::{Csv, ReadOptions, TraceError};
 
 /// Reads a node list into groups of identical nodes.
 ///
