@@ -247,8 +247,8 @@ fn bad_scenarios_name_the_field() {
 /// artifact's 30 s, and Pollux's runs change accordingly.
 #[test]
 fn a_restart_priced_by_the_migration_lab_is_what_a_lone_job_pays() {
-    use bubblelab_core::labs::fairness::params::PreemptionModel;
     use bubblelab_core::labs::migration::CheckpointOption;
+    use bubblelab_core::labs::migration::PreemptionModel;
     let a = app("cifar10").unwrap();
     let mut params = ElasticParams {
         policies: vec![ElasticPolicy::Tiresias],

@@ -3,7 +3,8 @@
 //! migration time, so a slower checkpoint option costs preempted jobs more.
 #![allow(clippy::unwrap_used)] // test helpers may unwrap: a failed unwrap fails the test
 
-use bubblelab_core::labs::fairness::{FairnessParams, PreemptionModel};
+use bubblelab_core::labs::fairness::FairnessParams;
+use bubblelab_core::labs::migration::PreemptionModel;
 use bubblelab_core::labs::migration::{self, CheckpointOption, MigrationParams};
 use bubblelab_core::{run, Scenario};
 

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use bubblelab_core::labs::elastic::ElasticParams;
 use bubblelab_core::labs::elastic::{self, workload, ElasticPolicy};
-use bubblelab_core::labs::fairness::params::PreemptionModel;
 use bubblelab_core::labs::migration::CheckpointOption;
+use bubblelab_core::labs::migration::PreemptionModel;
 use clap::Args;
 
 use crate::error::Failure;

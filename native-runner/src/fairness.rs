@@ -14,9 +14,9 @@ use std::sync::mpsc;
 use bubblelab_core::labs::fairness::policies::QuotaMode;
 use bubblelab_core::labs::fairness::traces::{ReadOptions, TraceFormat};
 use bubblelab_core::labs::fairness::{
-    self, FairnessParams, Placement, PolicyKind, PolicyRun, PreemptionModel, RunOne,
+    self, FairnessParams, Placement, PolicyKind, PolicyRun, RunOne,
 };
-use bubblelab_core::labs::migration::CheckpointOption;
+use bubblelab_core::labs::migration::{CheckpointOption, PreemptionModel};
 use bubblelab_core::scenario::InputFile;
 use bubblelab_core::ScenarioError;
 use clap::{Args, ValueEnum};

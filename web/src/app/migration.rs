@@ -7,7 +7,8 @@
 
 use std::rc::Rc;
 
-use bubblelab_core::labs::fairness::{FairnessParams, PreemptionModel};
+use bubblelab_core::labs::fairness::FairnessParams;
+use bubblelab_core::labs::migration::PreemptionModel;
 use bubblelab_core::labs::migration::{CheckpointOption, MigrationParams};
 use bubblelab_core::{presets, share, Report, Scenario};
 use yew::prelude::*;

@@ -31,7 +31,7 @@ use alloc::vec::Vec;
 pub use params::{ElasticJob, ElasticParams, PolluxSpec};
 pub use policies::ElasticPolicy;
 
-use crate::labs::fairness::params::PreemptionModel;
+use crate::labs::migration::PreemptionModel;
 use crate::report::{Cell, CounterTrack, KindDef, Lane, Report, Series, Span, Table, Timeline};
 use crate::scenario::{input_error, InputFile, InputSlot, LabParams, ScenarioError};
 

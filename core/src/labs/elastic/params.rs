@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::policies::ElasticPolicy;
 use super::workload::parse_workload;
-use crate::labs::fairness::params::PreemptionModel;
+use crate::labs::migration::PreemptionModel;
 use crate::scenario::ScenarioError;
 
 /// The most jobs of a workload.

@@ -20,7 +20,7 @@ use alloc::vec::Vec;
 pub use job::{Job, Trace};
 pub use params::{
     AstraeaParams, ClusterSpec, FairnessParams, GandivaFairParams, GpuTypeSpec, Placement,
-    PreemptionModel, TenantShare, TenantWeights, TiresiasParams, WindowSpec,
+    TenantShare, TenantWeights, TiresiasParams, WindowSpec,
 };
 pub use policies::PolicyKind;
 pub use sim::{occupancy_at, occupancy_of, run_policy, PolicyRun, Segment};

@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use super::policies::PolicyKind;
-use crate::labs::migration::{CheckpointOption, MigrationParams};
+use crate::labs::migration::PreemptionModel;
 use crate::scenario::ScenarioError;
 
 pub use super::traces::colocation::ColocationSpec;
@@ -263,35 +263,6 @@ impl Default for ChronusParams {
             lease_s: 1_200.0,
             estimate_margin: 1.1,
         }
-    }
-}
-
-/// Where a preempted job's checkpoint cost comes from.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "model", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum PreemptionModel {
-    /// `preempt_cost_s` + `resume_cost_s` for every job, whatever its size.
-    #[default]
-    Fixed,
-    /// The migration lab's cost model: a preempted job of g GPUs loses the time to migrate
-    /// (pause to storage + restore from storage) its state under `option`, computed from
-    /// `params` with g GPUs (`preempt_cost_s` and `resume_cost_s` are then unused).
-    Migration {
-        /// The checkpoint option (`reserved-pool`, `active`, `active-low-point`,
-        /// `active-low-point-dedup`, `framework`).
-        option: CheckpointOption,
-        /// The job state and links (the job's GPU count is each preempted job's own).
-        #[serde(default)]
-        params: alloc::boxed::Box<MigrationParams>,
-    },
-}
-
-impl PreemptionModel {
-    /// True for the default fixed costs (left out of canonical JSON, so scenarios and Reports
-    /// written before this field existed stay byte-identical).
-    #[must_use]
-    pub fn is_fixed(&self) -> bool {
-        matches!(self, PreemptionModel::Fixed)
     }
 }
 

@@ -786,11 +786,11 @@ fn findings(
     let mut out = Vec::new();
     let best = best_baseline(runs);
     let costs = match &params.preemption {
-        super::params::PreemptionModel::Fixed => format!(
+        crate::labs::migration::PreemptionModel::Fixed => format!(
             "preemption costs {} s checkpoint + {} s resume for the global policies (the ASTRAEA family charges none, as its artifact; a delay job it preempts loses its lease's progress)",
             params.preempt_cost_s, params.resume_cost_s
         ),
-        super::params::PreemptionModel::Migration { option, .. } => format!(
+        crate::labs::migration::PreemptionModel::Migration { option, .. } => format!(
             "preemption costs from the migration lab ({}): {:.2} s for a 1-GPU job, {:.2} s for an 8-GPU job",
             option.label(),
             params.preemption_cost_s(1),

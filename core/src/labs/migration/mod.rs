@@ -16,7 +16,8 @@ pub use model::{
     evaluate, preemption_cost_s, preemption_save_s, CheckpointOption, OptionCost, Phases,
 };
 pub use params::{
-    FrameworkCheckpoint, JobState, Links, MigrationParams, PauseOptions, RestoreCosts, Systems,
+    FrameworkCheckpoint, JobState, Links, MigrationParams, PauseOptions, PreemptionModel,
+    RestoreCosts, Systems,
 };
 
 use crate::report::Report;

@@ -6,6 +6,7 @@ use alloc::string::String;
 
 use serde::{Deserialize, Serialize};
 
+use super::model::CheckpointOption;
 use crate::scenario::ScenarioError;
 
 /// Most GPUs of one job.
@@ -319,5 +320,35 @@ impl MigrationParams {
         )?;
         check_positive("links.cpu_state_gbps", l.cpu_state_gbps, MAX_GBPS, " GB/s")?;
         Ok(())
+    }
+}
+
+/// Where a preempted job's checkpoint cost comes from, for the schedulers that preempt or
+/// restart jobs (the fairness lab's preemptions, the elastic lab's restarts).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "model", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum PreemptionModel {
+    /// `preempt_cost_s` + `resume_cost_s` for every job, whatever its size.
+    #[default]
+    Fixed,
+    /// The migration lab's cost model: a preempted job of g GPUs loses the time to migrate
+    /// (pause to storage + restore from storage) its state under `option`, computed from
+    /// `params` with g GPUs (`preempt_cost_s` and `resume_cost_s` are then unused).
+    Migration {
+        /// The checkpoint option (`reserved-pool`, `active`, `active-low-point`,
+        /// `active-low-point-dedup`, `framework`).
+        option: CheckpointOption,
+        /// The job state and links (the job's GPU count is each preempted job's own).
+        #[serde(default)]
+        params: alloc::boxed::Box<MigrationParams>,
+    },
+}
+
+impl PreemptionModel {
+    /// True for the default fixed costs (left out of canonical JSON, so scenarios and Reports
+    /// written before this field existed stay byte-identical).
+    #[must_use]
+    pub fn is_fixed(&self) -> bool {
+        matches!(self, PreemptionModel::Fixed)
     }
 }
