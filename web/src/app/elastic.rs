@@ -8,7 +8,7 @@
 
 use std::rc::Rc;
 
-use bubblelab_core::labs::elastic::{workload, ElasticParams, ElasticPolicy};
+use bubblelab_core::labs::elastic::{ElasticParams, ElasticPolicy};
 use bubblelab_core::labs::migration::CheckpointOption;
 use bubblelab_core::{presets, Report, Scenario};
 use serde_json::Value;
@@ -18,12 +18,12 @@ use yew::prelude::*;
 use crate::components::export::ExportBar;
 use crate::components::fields::CheckboxGroup;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
-use crate::components::params_form::number_fields;
 use crate::components::params_form::{edit, get, preset_callback, use_form_page, Form, FormPage};
+use crate::components::params_form::{number_fields, read_into_form};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
-use crate::components::upload::{texts, FileUpload};
-use crate::worker::client::RunStatus;
+use crate::components::upload::FileUpload;
+use crate::worker::client::{use_worker, RunStatus};
 use crate::worker::Output;
 
 /// Properties of [`ElasticLab`].
@@ -106,20 +106,6 @@ impl State {
         s.rerun(false);
         s
     }
-
-    /// Puts an opened workload file into the scenario as inline jobs.
-    fn open_workload(&mut self, name: &str, text: &str) {
-        match workload::parse_workload(text) {
-            Ok(jobs) => {
-                self.form
-                    .set("jobs", serde_json::to_value(jobs).unwrap_or(Value::Null));
-                self.form.set("workload", Value::from(0));
-                self.file_error = None;
-                self.rerun(true);
-            }
-            Err(e) => self.file_error = Some(format!("{name}: {e}")),
-        }
-    }
 }
 
 /// The ids of the policies the form's params list.
@@ -138,6 +124,8 @@ fn chosen_policies(params: &Value) -> Vec<String> {
 #[function_component(ElasticLab)]
 pub fn elastic_lab(props: &ElasticLabProps) -> Html {
     let (state, worker) = use_form_page::<State>(props.payload.clone());
+    // Opened workload files are read in a worker of their own, by the lab's reader.
+    let reader = use_worker();
     let form = &state.form;
     let other_error =
         form.other_error(
@@ -209,16 +197,19 @@ pub fn elastic_lab(props: &ElasticLabProps) -> Html {
     };
     let on_file = {
         let state = state.clone();
+        let reader = reader.clone();
         Callback::from(move |files: Vec<(String, Vec<u8>)>| {
-            let read = texts(files);
-            edit(&state, move |next: &mut State| match read {
-                Ok(files) => {
-                    if let Some((name, text)) = files.first() {
-                        next.open_workload(name, text);
-                    }
-                }
-                Err(e) => next.file_error = Some(e),
-            });
+            let on_error = {
+                let state = state.clone();
+                Callback::from(move |m: Option<String>| {
+                    edit(&state, move |next: &mut State| next.file_error = m);
+                })
+            };
+            let files = files
+                .into_iter()
+                .map(|f| ("workload", Rc::new(f)))
+                .collect();
+            read_into_form(&state, &reader, files, on_error);
         })
     };
     let on_file_error = {

@@ -12,7 +12,7 @@ use yew::prelude::*;
 
 use crate::components::fields::NumberField;
 use crate::worker::client::{use_worker, Outcome, RunRequest, SharedFile, WorkerHandle};
-use crate::worker::{Failure, Output};
+use crate::worker::{Failure, Job, Output};
 
 /// One step of a path: an object key, or an array index when the value is an array.
 fn step<'a>(v: &'a Value, k: &str) -> Option<&'a Value> {
@@ -579,4 +579,54 @@ pub fn field_label(field: &Field) -> String {
         "count" | "id" | "text" | "list" | "scenario" | "" => field.label.to_string(),
         unit => format!("{} ({unit})", field.label),
     }
+}
+
+/// Reads `files` (each with the lab's input slot it fills) into the page's parameters with the
+/// lab's own readers, in the worker ([`Job::Read`]: [`Scenario::with_inputs`], as
+/// `bubblelab run --input SLOT=FILE` reads them), then copies every parameter the files changed
+/// into the form and runs. The form's scenario is read into when it is valid, the lab's
+/// defaults otherwise. `on_error` gets the reader's message (naming the file, row and column)
+/// or `None` once the files are read.
+pub fn read_into_form<S: FormPage>(
+    state: &PageHandle<S>,
+    reader: &WorkerHandle,
+    files: Vec<(&'static str, SharedFile)>,
+    on_error: Callback<Option<String>>,
+) {
+    let Some(sent) = scenario_of(S::LAB, &state.form_ref().params)
+        .ok()
+        .or_else(|| Scenario::defaults(S::LAB))
+    else {
+        return;
+    };
+    let before = params_value(&sent);
+    let request = RunRequest {
+        job: Job::Read,
+        scenario: Some(sent),
+        files,
+    };
+    let state = state.clone();
+    reader.run(
+        request,
+        Callback::from(move |outcome: Outcome| match outcome {
+            Ok(Output::Scenario(text)) => match Scenario::from_json(&text) {
+                Ok(read) => {
+                    on_error.emit(None);
+                    let after = params_value(&read);
+                    let before = before.clone();
+                    edit(&state, move |next: &mut S| {
+                        let changed = after.as_object().into_iter().flatten();
+                        for (key, value) in changed.filter(|(k, v)| before.get(k) != Some(v)) {
+                            next.form().set(key, value.clone());
+                        }
+                        next.form().forget_texts();
+                        next.rerun(true);
+                    });
+                }
+                Err(e) => on_error.emit(Some(e.to_string())),
+            },
+            Ok(_) => {}
+            Err(e) => on_error.emit(Some(e.to_string())),
+        }),
+    );
 }

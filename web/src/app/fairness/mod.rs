@@ -25,15 +25,15 @@ use self::survey::SurveyMap;
 use crate::components::export::ExportBar;
 use crate::components::fields::CheckboxGroup;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
-use crate::components::params_form::number_fields;
 use crate::components::params_form::Upload;
 use crate::components::params_form::{edit, get, preset_callback, use_form_page, Form, FormPage};
+use crate::components::params_form::{number_fields, read_into_form};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::FileUpload;
-use crate::worker::client::{use_worker, Outcome};
-use crate::worker::client::{RunRequest, RunStatus};
-use crate::worker::{ClusterRun, Job, Output};
+use crate::worker::client::use_worker;
+use crate::worker::client::RunStatus;
+use crate::worker::{ClusterRun, Output};
 
 /// Properties of [`FairnessLab`].
 #[derive(Properties, PartialEq)]
@@ -257,32 +257,10 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
         let upload_error = upload_error.clone();
         let parser = parser.clone();
         Callback::from(move |files: Vec<(String, Vec<u8>)>| {
-            let state = state.clone();
             let upload_error = upload_error.clone();
-            let request = RunRequest {
-                job: Job::Read,
-                scenario: Some(Scenario::Fairness(FairnessParams::default())),
-                files: files.into_iter().map(|f| ("shares", Rc::new(f))).collect(),
-            };
-            parser.run(
-                request,
-                Callback::from(move |outcome: Outcome| match outcome {
-                    Ok(Output::Scenario(text)) => {
-                        let Ok(Scenario::Fairness(read)) = Scenario::from_json(&text) else {
-                            return;
-                        };
-                        upload_error.set(None);
-                        let weights =
-                            serde_json::to_value(&read.tenant_weights).unwrap_or_default();
-                        edit(&state, move |next: &mut State| {
-                            next.form.set("tenant_weights", weights);
-                            next.rerun(true);
-                        });
-                    }
-                    Ok(_) => {}
-                    Err(e) => upload_error.set(Some(e.to_string())),
-                }),
-            );
+            let on_error = Callback::from(move |m: Option<String>| upload_error.set(m));
+            let files = files.into_iter().map(|f| ("shares", Rc::new(f))).collect();
+            read_into_form(&state, &parser, files, on_error);
         })
     };
     let on_synthetic = {

@@ -12,9 +12,7 @@ mod cluster;
 
 use std::rc::Rc;
 
-use bubblelab_core::labs::sharing::{
-    openb, ClusterPicture, Experiment, SharingParams, SharingPolicy,
-};
+use bubblelab_core::labs::sharing::{ClusterPicture, Experiment, SharingParams, SharingPolicy};
 use bubblelab_core::{presets, Report, Scenario};
 use serde_json::Value;
 use web_sys::HtmlSelectElement;
@@ -23,12 +21,12 @@ use yew::prelude::*;
 use crate::components::export::ExportBar;
 use crate::components::fields::CheckboxGroup;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
-use crate::components::params_form::number_fields;
 use crate::components::params_form::{edit, get, preset_callback, use_form_page, Form, FormPage};
+use crate::components::params_form::{number_fields, read_into_form};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
-use crate::components::upload::{texts, FileUpload};
-use crate::worker::client::RunStatus;
+use crate::components::upload::FileUpload;
+use crate::worker::client::{use_worker, RunStatus};
 use crate::worker::Output;
 
 /// Properties of [`SharingLab`].
@@ -126,31 +124,20 @@ impl State {
         s.rerun(false);
         s
     }
+}
 
-    /// Puts opened lists into the scenario: a node list (its header has `gpu` and `model`) as
-    /// the cluster, a pod list (`num_gpu`, `gpu_milli`) as the pods.
-    fn open_lists(&mut self, files: Vec<(String, String)>) {
-        for (name, text) in files {
-            let header = text.lines().next().unwrap_or("").to_ascii_lowercase();
-            let outcome = if header.contains("num_gpu") {
-                openb::parse_pods(&text).map(|pods| {
-                    self.form
-                        .set("pods", serde_json::to_value(pods).unwrap_or(Value::Null));
-                    self.form.set("source", Value::from(name.clone()));
-                })
-            } else {
-                openb::parse_nodes(&text).map(|nodes| {
-                    self.form
-                        .set("nodes", serde_json::to_value(nodes).unwrap_or(Value::Null));
-                })
-            };
-            if let Err(e) = outcome {
-                self.list_error = Some(format!("{name}: {e}"));
-                return;
-            }
-        }
-        self.list_error = None;
-        self.rerun(true);
+/// The input slot of an opened openb list: a pod list's header has `num_gpu`, a node list's
+/// does not.
+fn list_slot(bytes: &[u8]) -> &'static str {
+    let head = &bytes[..bytes.len().min(4096)];
+    let first = head.split(|&b| b == b'\n').next().unwrap_or_default();
+    if String::from_utf8_lossy(first)
+        .to_ascii_lowercase()
+        .contains("num_gpu")
+    {
+        "pods"
+    } else {
+        "nodes"
     }
 }
 
@@ -170,6 +157,8 @@ fn chosen_policies(params: &Value) -> Vec<String> {
 #[function_component(SharingLab)]
 pub fn sharing_lab(props: &SharingLabProps) -> Html {
     let (state, worker) = use_form_page::<State>(props.payload.clone());
+    // Opened lists are read in a worker of their own, by the lab's readers.
+    let reader = use_worker();
     let form = &state.form;
     let timed = get(&form.params, "experiment").and_then(Value::as_str) == Some("timed");
     let fields: &[&str] = if timed { &TIMED_FIELDS } else { &FIELDS };
@@ -212,12 +201,19 @@ pub fn sharing_lab(props: &SharingLabProps) -> Html {
     };
     let on_lists = {
         let state = state.clone();
+        let reader = reader.clone();
         Callback::from(move |files: Vec<(String, Vec<u8>)>| {
-            let read = texts(files);
-            edit(&state, move |next: &mut State| match read {
-                Ok(files) => next.open_lists(files),
-                Err(e) => next.list_error = Some(e),
-            });
+            let on_error = {
+                let state = state.clone();
+                Callback::from(move |m: Option<String>| {
+                    edit(&state, move |next: &mut State| next.list_error = m);
+                })
+            };
+            let files = files
+                .into_iter()
+                .map(|f| (list_slot(&f.1), Rc::new(f)))
+                .collect();
+            read_into_form(&state, &reader, files, on_error);
         })
     };
     let on_list_error = {
