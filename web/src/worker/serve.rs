@@ -147,13 +147,7 @@ pub fn handle(
     }
     scenario.validate().map_err(failure)?;
     let view = match &scenario {
-        Scenario::Fairness(p) => fairness_view(
-            p,
-            &inputs,
-            &files_of(request, &texts),
-            request.piece.as_deref(),
-            progress,
-        ),
+        Scenario::Fairness(p) => fairness_view(p, &inputs, request.piece.as_deref(), progress),
         Scenario::Agentic(p) => agentic_view(p, &inputs, progress),
         Scenario::Overlap(p) => overlap_view(p, progress),
         Scenario::Sharing(p) => sharing_view(p, progress),
@@ -176,14 +170,13 @@ fn upload_or_field(e: ScenarioError, inputs: &[InputFile<'_>]) -> Failure {
     }
 }
 
-/// The request's files as (slot, name, text), for the fairness lab's trace cache.
-fn files_of(request: &Request, texts: &[(String, String)]) -> Vec<(String, String, String)> {
-    request
-        .inputs
-        .iter()
-        .zip(texts)
-        .map(|(input, (name, text))| (input.slot.clone(), name.clone(), text.clone()))
-        .collect()
+/// Whether `kept` (slot, name, text) are the files of `inputs`, in order.
+fn same_files(kept: &[(String, String, String)], inputs: &[InputFile<'_>]) -> bool {
+    kept.len() == inputs.len()
+        && kept
+            .iter()
+            .zip(inputs)
+            .all(|(k, f)| k.0 == f.slot && k.1 == f.source && k.2 == f.text)
 }
 
 /// Every chosen policy on the synthetic or the uploaded trace, with what the cluster view and
@@ -191,13 +184,12 @@ fn files_of(request: &Request, texts: &[(String, String)]) -> Vec<(String, Strin
 fn fairness_view(
     p: &FairnessParams,
     inputs: &[InputFile<'_>],
-    files: &[(String, String, String)],
     piece: Option<&[usize]>,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Output, ScenarioError> {
     let trace = LAST_TRACE.with(|last| {
         if let Some((kept, trace)) = &*last.borrow() {
-            if !files.is_empty() && kept.as_slice() == files {
+            if !inputs.is_empty() && same_files(kept, inputs) {
                 return Ok(trace.clone());
             }
         }
@@ -207,8 +199,12 @@ fn fairness_view(
             ..ReadOptions::default()
         };
         let (_, trace) = p.read_inputs(inputs, None, &options)?;
-        if !files.is_empty() {
-            *last.borrow_mut() = Some((files.to_vec(), trace.clone()));
+        if !inputs.is_empty() {
+            let files = inputs
+                .iter()
+                .map(|f| (f.slot.to_string(), f.source.to_string(), f.text.to_string()))
+                .collect();
+            *last.borrow_mut() = Some((files, trace.clone()));
         }
         Ok(trace)
     })?;
