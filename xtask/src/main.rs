@@ -148,6 +148,7 @@ fn build_playground() -> Result<()> {
 
 fn e2e(root: &Path) -> Result<()> {
     build_playground()?;
+    print_download_sizes(&root.join("dist"))?;
     let server = serve::Server::start(&root.join("dist"), 0)?;
     println!("== serving dist/ on {}", server.url());
     // The same dist/ under a sub-path, as a static host's project folder serves it.
@@ -168,6 +169,37 @@ fn e2e(root: &Path) -> Result<()> {
         .env("OUT_DIR", &out_dir)
         .env("BUBBLELAB_DATA", data))
     // `server` stops serving when the process exits.
+}
+
+/// What the browser downloads of the page and its worker: every `.wasm` of `dist/`, raw and
+/// deflated at level 9 (a gzip file is 18 bytes more), printed, not asserted.
+fn print_download_sizes(dist: &Path) -> Result<()> {
+    let sizes = wasm_sizes(dist)?;
+    for (name, raw, compressed) in &sizes {
+        println!("== download: {name}: {raw} bytes, {compressed} deflated");
+    }
+    let total: usize = sizes.iter().map(|(_, _, c)| c).sum();
+    println!("== download: page and worker wasm together {total} bytes deflated (target: at most 1,500,000)");
+    Ok(())
+}
+
+/// (file name, bytes, bytes deflated at level 9) of every `.wasm` file in `dir`, by name.
+fn wasm_sizes(dir: &Path) -> Result<Vec<(String, usize, usize)>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "wasm") {
+            let bytes = std::fs::read(&path)?;
+            let compressed = miniz_oxide::deflate::compress_to_vec(&bytes, 9).len();
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            out.push((name, bytes.len(), compressed));
+        }
+    }
+    out.sort();
+    Ok(out)
 }
 
 /// Runs `cargo` (the one that started us) with space-separated `args` and extra environment.
@@ -241,5 +273,27 @@ impl Steps {
             println!("xtask: stopped at the first failure: {name}");
         }
         println!("xtask: {} passed, {} failed", self.passed, self.failed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn wasm_sizes_counts_every_wasm_file_raw_and_deflated() {
+        let dir = std::env::temp_dir().join(format!("xtask-sizes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("b.wasm"), vec![0u8; 10_000]).unwrap();
+        std::fs::write(dir.join("a.wasm"), b"\0asm").unwrap();
+        std::fs::write(dir.join("index.html"), b"<html>").unwrap();
+        let sizes = super::wasm_sizes(&dir).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(sizes.len(), 2);
+        assert_eq!((sizes[0].0.as_str(), sizes[0].1), ("a.wasm", 4));
+        assert_eq!((sizes[1].0.as_str(), sizes[1].1), ("b.wasm", 10_000));
+        assert!(
+            sizes[1].2 < 100,
+            "ten thousand zeros deflate to little: {}",
+            sizes[1].2
+        );
     }
 }
