@@ -13,7 +13,7 @@ use std::rc::Rc;
 use bubblelab_core::labs::agentic::{
     default_sweep_caps, AgenticParams, ControllerSpec, EngineSpec, ModelSpec,
 };
-use bubblelab_core::{presets, Report, Scenario, ScenarioError};
+use bubblelab_core::{Report, Scenario, ScenarioError};
 use serde_json::Value;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
@@ -24,7 +24,8 @@ use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
 use crate::components::params_form::number_fields;
 use crate::components::params_form::Upload;
 use crate::components::params_form::{
-    edit, get, number_callback, params_value, preset_callback, use_form_page, Form, FormPage,
+    edit, get, number_callback, opening_params, params_value, preset_callback, use_form_page, Form,
+    FormPage,
 };
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
@@ -115,15 +116,6 @@ struct State {
     agents: u64,
 }
 
-/// The page opens on the lab's first preset: unbounded admission vs CONCUR, Qwen3-32B on
-/// 2 × H100 (mid-phase thrashing and its cure).
-fn default_params() -> AgenticParams {
-    match presets::default_for("agentic").map(presets::Preset::scenario) {
-        Some(Ok(Scenario::Agentic(p))) => p,
-        _ => AgenticParams::default(),
-    }
-}
-
 /// Index of the CONCUR controller in the params' list, if any.
 fn concur_index(params: &Value) -> Option<usize> {
     get(params, "controllers")
@@ -190,7 +182,7 @@ impl FormPage for State {
     }
 
     fn opening(link_error: Option<String>) -> State {
-        State::new(&default_params(), link_error)
+        State::new(&opening_params(Self::LAB), link_error)
     }
 
     fn form(&mut self) -> &mut Form {

@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use bubblelab_core::labs::bubbles::{self, BubblesParams, TrialPreset};
 use bubblelab_core::labs::pipeline::ScheduleKind;
-use bubblelab_core::{presets, Report, Scenario};
+use bubblelab_core::{Report, Scenario};
 use serde_json::Value;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
@@ -19,8 +19,8 @@ use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
 use crate::components::params_form::Upload;
 use crate::components::params_form::{
-    edit, get, list_text, number_callback, params_value, preset_callback, use_form_page, Form,
-    FormPage,
+    edit, get, list_text, number_callback, opening_params, params_value, preset_callback,
+    use_form_page, Form, FormPage,
 };
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
@@ -71,14 +71,6 @@ struct State {
     report: Shared<Report>,
 }
 
-/// The page opens on the lab's first preset, the seed's setting.
-fn default_params() -> BubblesParams {
-    match presets::default_for("bubbles").map(presets::Preset::scenario) {
-        Some(Ok(Scenario::Bubbles(p))) => p,
-        _ => BubblesParams::default(),
-    }
-}
-
 impl State {
     fn new(p: &BubblesParams, link_error: Option<String>) -> State {
         let mut form = Form::new("bubbles", &Scenario::Bubbles(p.clone()), link_error);
@@ -104,7 +96,7 @@ impl FormPage for State {
     }
 
     fn opening(link_error: Option<String>) -> State {
-        State::new(&default_params(), link_error)
+        State::new(&opening_params(Self::LAB), link_error)
     }
 
     fn form(&mut self) -> &mut Form {

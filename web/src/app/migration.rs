@@ -10,13 +10,15 @@ use std::rc::Rc;
 use bubblelab_core::labs::fairness::FairnessParams;
 use bubblelab_core::labs::migration::PreemptionModel;
 use bubblelab_core::labs::migration::{CheckpointOption, MigrationParams};
-use bubblelab_core::{presets, share, Report, Scenario};
+use bubblelab_core::{share, Report, Scenario};
 use yew::prelude::*;
 
 use crate::components::export::ExportBar;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
 use crate::components::params_form::number_fields;
-use crate::components::params_form::{preset_callback, scenario_of, use_form_page, Form, FormPage};
+use crate::components::params_form::{
+    opening_params, preset_callback, scenario_of, use_form_page, Form, FormPage,
+};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::worker::client::RunStatus;
@@ -85,14 +87,6 @@ struct State {
     scenario_json: Option<String>,
 }
 
-/// The page opens on the lab's first preset.
-fn default_params() -> MigrationParams {
-    match presets::default_for("migration").map(presets::Preset::scenario) {
-        Some(Ok(Scenario::Migration(p))) => p,
-        _ => MigrationParams::default(),
-    }
-}
-
 impl FormPage for State {
     const LAB: &'static str = "migration";
 
@@ -104,7 +98,7 @@ impl FormPage for State {
     }
 
     fn opening(link_error: Option<String>) -> State {
-        State::new(&default_params(), link_error)
+        State::new(&opening_params(Self::LAB), link_error)
     }
 
     fn form(&mut self) -> &mut Form {

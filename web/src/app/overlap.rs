@@ -13,7 +13,7 @@ use bubblelab_core::graph::build::ModelKind;
 use bubblelab_core::hw::GpuKind;
 use bubblelab_core::labs::overlap::OverlapParams;
 use bubblelab_core::report::Timeline;
-use bubblelab_core::{presets, Report, Scenario, ScenarioError};
+use bubblelab_core::{Report, Scenario, ScenarioError};
 use serde_json::Value;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
@@ -23,7 +23,8 @@ use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
 use crate::components::params_form::number_fields;
 use crate::components::params_form::{
-    edit, get, number_value, preset_callback, text_at, use_form_page, Form, FormPage,
+    edit, get, number_value, opening_params, preset_callback, text_at, use_form_page, Form,
+    FormPage,
 };
 use crate::components::report_view::ReportView;
 use crate::components::timeline::{Shared, TimelineView};
@@ -148,14 +149,6 @@ struct State {
     trying_graph: Option<(String, Option<Value>, Option<String>)>,
 }
 
-/// The page opens on the lab's first preset.
-fn default_params() -> OverlapParams {
-    match presets::default_for("overlap").map(presets::Preset::scenario) {
-        Some(Ok(Scenario::Overlap(p))) => p,
-        _ => OverlapParams::default(),
-    }
-}
-
 impl State {
     fn new(p: &OverlapParams, link_error: Option<String>) -> State {
         let form = Form::new("overlap", &Scenario::Overlap(p.clone()), link_error);
@@ -188,7 +181,7 @@ impl FormPage for State {
     }
 
     fn opening(link_error: Option<String>) -> State {
-        State::new(&default_params(), link_error)
+        State::new(&opening_params(Self::LAB), link_error)
     }
 
     fn form(&mut self) -> &mut Form {

@@ -12,7 +12,7 @@ use std::rc::Rc;
 use bubblelab_core::labs::resilience::job::Plan;
 use bubblelab_core::labs::resilience::params::DetectorSpec;
 use bubblelab_core::labs::resilience::ResilienceParams;
-use bubblelab_core::{presets, Report, Scenario};
+use bubblelab_core::{Report, Scenario};
 use serde_json::Value;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
@@ -22,7 +22,8 @@ use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
 use crate::components::params_form::number_fields;
 use crate::components::params_form::{
-    edit, get, number_value, preset_callback, scenario_of, use_form_page, Form, FormPage,
+    edit, get, number_value, opening_params, preset_callback, scenario_of, use_form_page, Form,
+    FormPage,
 };
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
@@ -74,14 +75,6 @@ struct State {
     pai: Option<(String, Shared<Report>)>,
 }
 
-/// The page opens on the lab's first preset.
-fn default_params() -> ResilienceParams {
-    match presets::default_for("resilience").map(presets::Preset::scenario) {
-        Some(Ok(Scenario::Resilience(p))) => p,
-        _ => ResilienceParams::default(),
-    }
-}
-
 impl State {
     fn new(p: &ResilienceParams, link_error: Option<String>) -> State {
         let mut s = State {
@@ -107,7 +100,7 @@ impl FormPage for State {
     }
 
     fn opening(link_error: Option<String>) -> State {
-        State::new(&default_params(), link_error)
+        State::new(&opening_params(Self::LAB), link_error)
     }
 
     fn form(&mut self) -> &mut Form {

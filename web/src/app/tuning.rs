@@ -9,7 +9,7 @@
 use std::rc::Rc;
 
 use bubblelab_core::labs::tuning::TuningParams;
-use bubblelab_core::{presets, Report, Scenario, ScenarioError};
+use bubblelab_core::{Report, Scenario, ScenarioError};
 use serde_json::Value;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
@@ -19,7 +19,7 @@ use crate::components::fields::NumberField;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
 use crate::components::params_form::number_fields;
 use crate::components::params_form::{
-    edit, list_text, preset_callback, text_at, use_form_page, Form, FormPage,
+    edit, list_text, opening_params, preset_callback, text_at, use_form_page, Form, FormPage,
 };
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
@@ -52,14 +52,6 @@ struct State {
     report: Shared<Report>,
 }
 
-/// The page opens on the lab's first preset.
-fn default_params() -> TuningParams {
-    match presets::default_for("tuning").map(presets::Preset::scenario) {
-        Some(Ok(Scenario::Tuning(p))) => p,
-        _ => TuningParams::default(),
-    }
-}
-
 impl State {
     fn new(p: &TuningParams, link_error: Option<String>) -> State {
         let mut form = Form::new("tuning", &Scenario::Tuning(p.clone()), link_error);
@@ -85,7 +77,7 @@ impl FormPage for State {
     }
 
     fn opening(link_error: Option<String>) -> State {
-        State::new(&default_params(), link_error)
+        State::new(&opening_params(Self::LAB), link_error)
     }
 
     fn form(&mut self) -> &mut Form {

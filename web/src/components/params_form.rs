@@ -630,3 +630,13 @@ pub fn read_into_form<S: FormPage>(
         }),
     );
 }
+
+/// The parameters lab `lab`'s page opens with: its first preset's ([`Scenario::for_lab`]), or
+/// the lab's defaults should the preset not read (a test forbids that).
+#[must_use]
+pub fn opening_params<P: TryFrom<Scenario> + Default>(lab: &str) -> P {
+    Scenario::for_lab(lab)
+        .ok()
+        .and_then(|s| P::try_from(s).ok())
+        .unwrap_or_default()
+}

@@ -15,7 +15,7 @@ use std::rc::Rc;
 
 use bubblelab_core::labs::fairness::policies::PolicyKind;
 use bubblelab_core::labs::fairness::FairnessParams;
-use bubblelab_core::{presets, Report, Scenario};
+use bubblelab_core::{Report, Scenario};
 use serde_json::Value;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
@@ -26,7 +26,9 @@ use crate::components::export::ExportBar;
 use crate::components::fields::CheckboxGroup;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
 use crate::components::params_form::Upload;
-use crate::components::params_form::{edit, get, preset_callback, use_form_page, Form, FormPage};
+use crate::components::params_form::{
+    edit, get, opening_params, preset_callback, use_form_page, Form, FormPage,
+};
 use crate::components::params_form::{number_fields, read_into_form};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
@@ -82,16 +84,6 @@ struct State {
     want_policy: Option<PolicyKind>,
 }
 
-/// The page opens on the lab's first preset, the contended 15-tenant trace: the scenario
-/// defaults (a Philly-rate trace on 1,120 GPUs) never fill the cluster, so every policy would
-/// look the same.
-fn default_params() -> FairnessParams {
-    match presets::default_for("fairness").map(presets::Preset::scenario) {
-        Some(Ok(Scenario::Fairness(p))) => p,
-        _ => FairnessParams::default(),
-    }
-}
-
 impl State {
     fn new(p: &FairnessParams, link_error: Option<String>) -> State {
         let mut s = State {
@@ -119,7 +111,7 @@ impl FormPage for State {
     }
 
     fn opening(link_error: Option<String>) -> State {
-        State::new(&default_params(), link_error)
+        State::new(&opening_params(Self::LAB), link_error)
     }
 
     fn form(&mut self) -> &mut Form {

@@ -13,7 +13,7 @@ mod cluster;
 use std::rc::Rc;
 
 use bubblelab_core::labs::sharing::{ClusterPicture, Experiment, SharingParams, SharingPolicy};
-use bubblelab_core::{presets, Report, Scenario};
+use bubblelab_core::{Report, Scenario};
 use serde_json::Value;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
@@ -21,7 +21,9 @@ use yew::prelude::*;
 use crate::components::export::ExportBar;
 use crate::components::fields::CheckboxGroup;
 use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
-use crate::components::params_form::{edit, get, preset_callback, use_form_page, Form, FormPage};
+use crate::components::params_form::{
+    edit, get, opening_params, preset_callback, use_form_page, Form, FormPage,
+};
 use crate::components::params_form::{number_fields, read_into_form};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
@@ -66,14 +68,6 @@ struct State {
     list_error: Option<String>,
 }
 
-/// The page opens on the lab's first preset.
-fn default_params() -> SharingParams {
-    match presets::default_for("sharing").map(presets::Preset::scenario) {
-        Some(Ok(Scenario::Sharing(p))) => p,
-        _ => SharingParams::default(),
-    }
-}
-
 impl FormPage for State {
     const LAB: &'static str = "sharing";
 
@@ -85,7 +79,7 @@ impl FormPage for State {
     }
 
     fn opening(link_error: Option<String>) -> State {
-        State::new(&default_params(), link_error)
+        State::new(&opening_params(Self::LAB), link_error)
     }
 
     fn form(&mut self) -> &mut Form {
