@@ -21,6 +21,7 @@ use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
 use crate::components::params_form::{
     edit, get, opening_params, preset_callback, use_form_page, Form, FormPage,
 };
+use crate::components::params_form::{kind_options, kind_toggle};
 use crate::components::params_form::{number_fields, read_into_form};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
@@ -102,18 +103,6 @@ impl State {
     }
 }
 
-/// The ids of the policies the form's params list.
-fn chosen_policies(params: &Value) -> Vec<String> {
-    get(params, "policies")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// The elastic lab.
 #[function_component(ElasticLab)]
 pub fn elastic_lab(props: &ElasticLabProps) -> Html {
@@ -163,32 +152,8 @@ pub fn elastic_lab(props: &ElasticLabProps) -> Html {
             });
         })
     };
-    let chosen = chosen_policies(&form.params);
-    let options: Vec<(String, String, bool)> = ElasticPolicy::ALL
-        .iter()
-        .map(|k| {
-            (
-                k.id().to_string(),
-                k.label().to_string(),
-                chosen.iter().any(|p| p == k.id()),
-            )
-        })
-        .collect();
-    let on_toggle = {
-        let state = state.clone();
-        Callback::from(move |(id, on): (String, bool)| {
-            edit(&state, move |next: &mut State| {
-                let had = chosen_policies(&next.form.params);
-                let list: Vec<String> = ElasticPolicy::IDS
-                    .iter()
-                    .map(ToString::to_string)
-                    .filter(|k| if *k == id { on } else { had.contains(k) })
-                    .collect();
-                next.form.set("policies", Value::from(list));
-                next.rerun(true);
-            });
-        })
-    };
+    let options = kind_options::<ElasticPolicy>(&form.params, "policies");
+    let on_toggle = kind_toggle::<State, ElasticPolicy>(&state, "policies");
     let on_file = {
         let state = state.clone();
         let reader = reader.clone();

@@ -6,6 +6,7 @@ use std::ops::Deref;
 use std::rc::Rc;
 
 use bubblelab_core::fields::{Field, Range, Widget};
+use bubblelab_core::kinds::Kind;
 use bubblelab_core::{share, Scenario, ScenarioError};
 use serde_json::Value;
 use yew::prelude::*;
@@ -639,4 +640,63 @@ pub fn opening_params<P: TryFrom<Scenario> + Default>(lab: &str) -> P {
         .ok()
         .and_then(|s| P::try_from(s).ok())
         .unwrap_or_default()
+}
+
+/// The ids listed at `path` of `params` (a list of kind ids, such as `policies`).
+#[must_use]
+pub fn chosen_ids(params: &Value, path: &str) -> Vec<String> {
+    get(params, path)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A [`crate::components::fields::CheckboxGroup`]'s options for the kinds `K` listed at
+/// `path`: (id, label, chosen), in the kinds' display order.
+#[must_use]
+pub fn kind_options<K: Kind>(params: &Value, path: &str) -> Vec<(String, String, bool)> {
+    let chosen = chosen_ids(params, path);
+    K::all()
+        .iter()
+        .map(|k| {
+            let id = k.id();
+            (
+                id.to_string(),
+                k.label().to_string(),
+                chosen.iter().any(|c| c == id),
+            )
+        })
+        .collect()
+}
+
+/// The callback of a checkbox group over kinds `K` at `path`: the list keeps the kinds'
+/// display order, with the toggled id in or out, and the page runs again.
+#[must_use]
+pub fn kind_toggle<S: FormPage, K: Kind>(
+    state: &PageHandle<S>,
+    path: &'static str,
+) -> Callback<(String, bool)> {
+    let state = state.clone();
+    Callback::from(move |(id, on): (String, bool)| {
+        edit(&state, move |next: &mut S| {
+            let had = chosen_ids(&next.form_ref().params, path);
+            let list: Vec<&str> = K::all()
+                .iter()
+                .map(|k| k.id())
+                .filter(|k| {
+                    if *k == id {
+                        on
+                    } else {
+                        had.iter().any(|h| h == k)
+                    }
+                })
+                .collect();
+            next.form().set(path, Value::from(list));
+            next.rerun(true);
+        });
+    })
 }

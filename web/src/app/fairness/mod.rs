@@ -29,6 +29,7 @@ use crate::components::params_form::Upload;
 use crate::components::params_form::{
     edit, get, opening_params, preset_callback, use_form_page, Form, FormPage,
 };
+use crate::components::params_form::{kind_options, kind_toggle};
 use crate::components::params_form::{number_fields, read_into_form};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
@@ -176,45 +177,8 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
     let upload_error = use_state(|| None::<String>);
     // Shares files are read by a second worker, so a long run goes on meanwhile.
     let parser = use_worker();
-    let policies: Vec<String> = get(&state.form.params, "policies")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default();
-    let options: Vec<(String, String, bool)> = PolicyKind::ALL
-        .iter()
-        .map(|k| {
-            (
-                k.id().to_string(),
-                k.label().to_string(),
-                policies.iter().any(|p| p == k.id()),
-            )
-        })
-        .collect();
-    let on_toggle = {
-        let state = state.clone();
-        Callback::from(move |(id, on): (String, bool)| {
-            edit(&state, move |next: &mut State| {
-                let mut list: Vec<String> = PolicyKind::ALL
-                    .iter()
-                    .map(|k| k.id().to_string())
-                    .filter(|k| {
-                        (k == &id && on)
-                            || (k != &id
-                                && get(&next.form.params, "policies")
-                                    .and_then(Value::as_array)
-                                    .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(k))))
-                    })
-                    .collect();
-                list.dedup();
-                next.form.set("policies", Value::from(list));
-                next.rerun(true);
-            });
-        })
-    };
+    let options = kind_options::<PolicyKind>(&state.form.params, "policies");
+    let on_toggle = kind_toggle::<State, PolicyKind>(&state, "policies");
     let on_select = |path: &'static str| {
         let state = state.clone();
         Callback::from(move |e: Event| {

@@ -24,6 +24,7 @@ use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
 use crate::components::params_form::{
     edit, get, opening_params, preset_callback, use_form_page, Form, FormPage,
 };
+use crate::components::params_form::{kind_options, kind_toggle};
 use crate::components::params_form::{number_fields, read_into_form};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
@@ -135,18 +136,6 @@ fn list_slot(bytes: &[u8]) -> &'static str {
     }
 }
 
-/// The ids of the policies the form's params list.
-fn chosen_policies(params: &Value) -> Vec<String> {
-    get(params, "policies")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// The sharing lab.
 #[function_component(SharingLab)]
 pub fn sharing_lab(props: &SharingLabProps) -> Html {
@@ -167,32 +156,8 @@ pub fn sharing_lab(props: &SharingLabProps) -> Html {
             });
         })
     };
-    let chosen = chosen_policies(&form.params);
-    let options: Vec<(String, String, bool)> = SharingPolicy::ALL
-        .iter()
-        .map(|k| {
-            (
-                k.id().to_string(),
-                k.label().to_string(),
-                chosen.iter().any(|p| p == k.id()),
-            )
-        })
-        .collect();
-    let on_toggle = {
-        let state = state.clone();
-        Callback::from(move |(id, on): (String, bool)| {
-            edit(&state, move |next: &mut State| {
-                let had = chosen_policies(&next.form.params);
-                let list: Vec<String> = SharingPolicy::IDS
-                    .iter()
-                    .map(ToString::to_string)
-                    .filter(|k| if *k == id { on } else { had.contains(k) })
-                    .collect();
-                next.form.set("policies", Value::from(list));
-                next.rerun(true);
-            });
-        })
-    };
+    let options = kind_options::<SharingPolicy>(&form.params, "policies");
+    let on_toggle = kind_toggle::<State, SharingPolicy>(&state, "policies");
     let on_lists = {
         let state = state.clone();
         let reader = reader.clone();
