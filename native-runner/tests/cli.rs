@@ -271,6 +271,23 @@ fn pipeline_log_reads_the_real_pipemorph_run() {
     assert_eq!(json, ok(&["pipeline-log", &run_dir, "--format", "json"]));
     let text = ok(&["pipeline-log", &run_dir]);
     assert!(text.contains("15 complete iterations"), "{text}");
+    // The same logs given file by file to the lab's `stage_logs` slot: the same measured run.
+    let mut logs: Vec<String> = std::fs::read_dir(&run_dir)
+        .expect("the run folder lists")
+        .map(|e| e.expect("an entry").path().display().to_string())
+        .collect();
+    logs.sort();
+    let mut args = vec!["run", "pipeline", "--format", "json"];
+    let given: Vec<String> = logs.iter().map(|f| format!("stage_logs={f}")).collect();
+    for g in &given {
+        args.extend(["--input", g.as_str()]);
+    }
+    let by_slot: serde_json::Value = serde_json::from_str(&ok(&args)).expect("stdout is JSON");
+    assert_eq!(by_slot["metrics"], report["metrics"]);
+    assert_eq!(
+        by_slot["timelines"][0]["lanes"],
+        report["timelines"][0]["lanes"]
+    );
 }
 
 #[test]
