@@ -277,9 +277,7 @@ macro_rules! labs {
             /// The field table of the scenario's lab ([`LabParams::FIELDS`]).
             #[must_use]
             pub fn fields(&self) -> &'static [crate::fields::Field] {
-                match self {
-                    $( Scenario::$variant(_) => <$module::$params as crate::scenario::LabParams>::FIELDS, )+
-                }
+                Scenario::fields_of(self.lab())
             }
 
             /// The field table of lab `lab` ([`LabParams::FIELDS`]); empty for an unknown lab.

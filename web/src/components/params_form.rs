@@ -573,11 +573,13 @@ pub fn number_fields<S: FormPage>(state: &PageHandle<S>, paths: &[&str]) -> Html
     }
 }
 
-/// A field's label with its unit, as a form shows it: `Micro-batches`, `GPU memory (bytes)`.
-#[must_use]
-pub fn field_label(field: &Field) -> String {
+/// A field's label with its unit, as a form shows it: `Micro-batches`, `GPU memory (bytes)`;
+/// a unit that only names a kind of value (a count, a seed, a fraction) is left out.
+fn field_label(field: &Field) -> String {
     match field.unit {
-        "count" | "id" | "text" | "list" | "scenario" | "" => field.label.to_string(),
+        // Kinds of value rather than units: the label says enough.
+        "count" | "id" | "text" | "list" | "scenario" | "seed" | "bool" | "ratio" | "fraction"
+        | "" => field.label.to_string(),
         unit => format!("{} ({unit})", field.label),
     }
 }
@@ -643,8 +645,7 @@ pub fn opening_params<P: TryFrom<Scenario> + Default>(lab: &str) -> P {
 }
 
 /// The ids listed at `path` of `params` (a list of kind ids, such as `policies`).
-#[must_use]
-pub fn chosen_ids(params: &Value, path: &str) -> Vec<String> {
+fn chosen_ids(params: &Value, path: &str) -> Vec<String> {
     get(params, path)
         .and_then(Value::as_array)
         .map(|a| {

@@ -145,7 +145,6 @@ pub fn handle(
             .map(|s| Output::Scenario(s.to_json()))
             .map_err(failure);
     }
-    scenario.validate().map_err(failure)?;
     let view = match &scenario {
         Scenario::Fairness(p) => fairness_view(p, &inputs, request.piece.as_deref(), progress),
         Scenario::Agentic(p) => agentic_view(p, &inputs, progress),
@@ -187,28 +186,33 @@ fn fairness_view(
     piece: Option<&[usize]>,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Output, ScenarioError> {
-    let trace = LAST_TRACE.with(|last| {
-        if let Some((kept, trace)) = &*last.borrow() {
-            if !inputs.is_empty() && same_files(kept, inputs) {
-                return Ok(trace.clone());
-            }
-        }
-        // The page skips a real trace's bad rows and counts them in the Report.
-        let options = ReadOptions {
-            skip_bad_rows: true,
-            ..ReadOptions::default()
-        };
-        let (_, trace) = p.read_inputs(inputs, None, &options)?;
+    // The page skips a real trace's bad rows and counts them in the Report.
+    let options = ReadOptions {
+        skip_bad_rows: true,
+        ..ReadOptions::default()
+    };
+    let kept = LAST_TRACE.with(|last| {
+        last.borrow()
+            .as_ref()
+            .filter(|(files, _)| !inputs.is_empty() && same_files(files, inputs))
+            .map(|(_, trace)| trace.clone())
+    });
+    let (p, trace) = if let Some(trace) = kept {
+        (
+            bubblelab_core::scenario::LabParams::with_inputs(p, inputs)?,
+            trace,
+        )
+    } else {
+        let (p, trace) = p.read_inputs(inputs, None, &options)?;
         if !inputs.is_empty() {
             let files = inputs
                 .iter()
                 .map(|f| (f.slot.to_string(), f.source.to_string(), f.text.to_string()))
                 .collect();
-            *last.borrow_mut() = Some((files, trace.clone()));
+            LAST_TRACE.with(|last| *last.borrow_mut() = Some((files, trace.clone())));
         }
-        Ok(trace)
-    })?;
-    let p = bubblelab_core::scenario::LabParams::with_inputs(p, inputs)?;
+        (p, trace)
+    };
     if let Some(which) = piece {
         let piece = p.simulate_some(&trace, which)?;
         let runs = which

@@ -25,8 +25,7 @@ pub struct Sweep {
 /// `base` with every tile pass's K and every bucket pass's budget replaced (the pass added
 /// where the scenario has none); `None` keeps the scenario's value.
 #[allow(clippy::option_option)] // budget: None = keep the scenario's, Some(None) = no budget
-#[must_use]
-pub fn with_point(base: &OverlapParams, k: Option<u32>, budget: Option<Option<f64>>) -> OverlapParams {
+fn with_point(base: &OverlapParams, k: Option<u32>, budget: Option<Option<f64>>) -> OverlapParams {
     let mut p = base.clone();
     if let Some(k) = k {
         if !p.passes.iter().any(|x| matches!(x, PassSpec::Tile { .. })) {

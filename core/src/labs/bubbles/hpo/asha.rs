@@ -209,7 +209,7 @@ pub fn simulate(params: &BubblesParams, workers: &Workers, b: u32, quality: &[f6
 
 /// Hydro's bundle size for `trials` pending trials on `gpus` GPUs under fusion limit `limit`
 /// (`hydro/tune/trial_runner.py`, `trial_fusion_according_plan_and_resource`, the branch for
-/// trials not grouped by batch size, l. 329–343 at 06a72a7): ⌈N / G⌉ trials per GPU when that is
+/// trials not grouped by batch size, l. 329–345 at 06a72a7): ⌈N / G⌉ trials per GPU when that is
 /// at most the limit, else the limit's bundles evened out, ⌈N / ⌈N / limit⌉⌉. Hydro fuses every
 /// pending trial this way before ASHA starts them (all trials are generated at the beginning).
 #[must_use]
