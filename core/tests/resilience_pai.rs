@@ -5,22 +5,86 @@ mod common;
 
 use bubblelab_core::labs::resilience::{pai, DetectorSpec};
 
+fn job(n: u32) -> Option<pai::PaiTrace> {
+    let dir = common::data_dir()?;
+    let path = dir.join(format!("alibaba_pai_minibatch_time/job_{n}_norm.csv"));
+    Some(pai::parse(&std::fs::read_to_string(path).unwrap()).unwrap())
+}
+
+/// ResiHP's flags as (time, worker).
+fn resihp_flags(trace: &pai::PaiTrace) -> Vec<(u64, u32)> {
+    pai::detect(trace, &DetectorSpec::default())
+        .iter()
+        .filter(|f| f.detector == "resihp")
+        .map(|f| (f.time, f.worker.unwrap()))
+        .collect()
+}
+
+/// Multiplies worker `w`'s times by `factor` over samples `from..to`.
+fn scale(trace: &mut pai::PaiTrace, w: usize, factor: f64, samples: std::ops::Range<usize>) {
+    for (_, v) in &mut trace.samples[samples] {
+        if let Some(x) = &mut v[w] {
+            *x *= factor;
+        }
+    }
+}
+
 #[test]
-fn worker_6_of_job_1_is_flagged_after_it_turns_slow_and_not_before() {
-    let Some(dir) = common::data_dir() else {
-        return;
-    };
-    let text =
-        std::fs::read_to_string(dir.join("alibaba_pai_minibatch_time/job_1_norm.csv")).unwrap();
-    let trace = pai::parse(&text).unwrap();
-    assert_eq!(trace.workers.len(), 10);
-    assert_eq!(trace.samples.len(), 300);
-    let flags = pai::detect(&trace, &DetectorSpec::default());
-    let resihp: Vec<_> = flags.iter().filter(|f| f.detector == "resihp").collect();
-    // Worker 6 turns slow at sample time 1811 (1.7× the median worker).
-    assert!(resihp.iter().all(|f| f.worker == Some(6)), "{resihp:?}");
-    let first = resihp.first().expect("worker 6 flagged");
-    assert!(first.time >= 1811 && first.time <= 1851, "{first:?}");
+fn on_the_pai_jobs_resihp_flags_the_onsets_only() {
+    let Some(job1) = job(1) else { return };
+    assert_eq!((job1.workers.len(), job1.samples.len()), (10, 300));
+    // Job 1: worker 6 turns slow at sample time 1811 (1.7× its level); flagged once, 3 samples on.
+    assert_eq!(resihp_flags(&job1), [(1831, 6)]);
+    // Job 3: workers 6–9 slow together from ~2201 (the origin: "multiple stragglers"); only they.
+    let job3 = job(3).unwrap();
+    let flags = resihp_flags(&job3);
+    assert!(
+        !flags.is_empty() && flags.iter().all(|f| (6..=9).contains(&f.1)),
+        "{flags:?}"
+    );
+    // Job 4 (first half): workers sit steadily at 0.5× and 1.5–2× the median (not onsets); worker
+    // 6 steps from ~230 to ~305 at ~1151 and stays; workers 3 and 5 each have one spell of exactly
+    // `persistence` samples well above their level (flagged: the rule cannot tell it from an onset).
+    assert_eq!(
+        resihp_flags(&job(4).unwrap()),
+        [(1171, 6), (3641, 3), (4061, 5)]
+    );
+}
+
+#[test]
+fn a_steadily_slow_worker_and_a_short_transient_are_not_onsets() {
+    let Some(original) = job(1) else { return };
+    let expected = resihp_flags(&original);
+    let mut trace = original.clone();
+    scale(&mut trace, 2, 1.8, 0..300); // static heterogeneity: slower all along
+    scale(&mut trace, 3, 0.5, 0..300); // and one faster all along
+    scale(&mut trace, 4, 3.0, 100..102); // a two-sample spike
+    scale(&mut trace, 8, 0.4, 200..205); // a fast spell
+    assert_eq!(resihp_flags(&trace), expected);
+}
+
+#[test]
+fn a_slowdown_injected_into_a_healthy_worker_is_found_at_once_and_nothing_else() {
+    for (n, w, from) in [(1, 4, 150), (3, 2, 120), (4, 1, 700)] {
+        let Some(original) = job(n) else { return };
+        let expected = resihp_flags(&original);
+        let mut trace = original.clone();
+        let end = trace.samples.len();
+        scale(&mut trace, w, 1.5, from..end);
+        let onset = trace.samples[from].0;
+        let mut flags = resihp_flags(&trace);
+        let found = flags
+            .iter()
+            .position(|f| f.1 == w as u32 && f.0 >= onset)
+            .unwrap_or_else(|| panic!("job {n}: worker {w} not found: {flags:?}"));
+        let (time, _) = flags.remove(found);
+        // Flagged after `persistence` (3) samples, 10 time units apart.
+        assert!(
+            time <= onset + 20,
+            "job {n}: flagged at {time}, onset {onset}"
+        );
+        assert_eq!(flags, expected, "job {n}: other flags changed");
+    }
 }
 
 #[test]
@@ -64,18 +128,19 @@ fn the_labelled_benchmark_reads_back_its_own_episodes_through_the_pai_reader() {
         ..BenchmarkSpec::default()
     };
     assert_ne!(benchmark::generate(&other).unwrap().0, csv);
-    // In the middle of each episode its workers are well above the median worker.
-    for e in &episodes {
-        let (_, v) = trace
-            .samples
-            .iter()
-            .find(|(t, _)| *t >= u64::midpoint(e.onset, e.end))
-            .unwrap();
+    // In the middle of each episode its workers are well above where they stood against the
+    // median worker 20 samples before it (workers differ steadily, so not above the median).
+    let relative = |time: u64, w: u32| {
+        let (_, v) = trace.samples.iter().find(|(t, _)| *t >= time).unwrap();
         let mut all: Vec<f64> = v.iter().flatten().copied().collect();
         all.sort_by(f64::total_cmp);
-        let median = all[all.len() / 2];
+        v[w as usize].unwrap() / all[all.len() / 2]
+    };
+    for e in &episodes {
         for &w in &e.workers {
-            assert!(v[w as usize].unwrap() > 1.15 * median, "{e:?}");
+            let before = relative(e.onset - 20 * u64::from(spec.sample_s), w);
+            let during = relative(u64::midpoint(e.onset, e.end), w);
+            assert!(during > 1.15 * before, "{e:?}: {during} vs {before}");
         }
     }
 }

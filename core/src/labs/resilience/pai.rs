@@ -1,15 +1,14 @@
 //! Real per-worker mini-batch times from Alibaba PAI (cluster-trace-gpu-v2020, `job_N_norm.csv`:
 //! `,worker,gpu,time,batch_time_norm`) and the detectors run on them.
 //!
-//! The trace has no sequence lengths, so ResiHP's "expected work" of an iteration is the median
-//! worker's time in it (data-parallel workers process equal shares): worker w is at
-//! rₜ,w = xₜ,w / (medianₜ · b_w), with b_w its own median ratio over the first `window` samples
-//! (some workers are steadily a little slower). A worker is flagged when r > 1 + threshold for
-//! `persistence` samples in a row. The raw-time detectors (naive z-score, CUSUM, Greyhound's
+//! The trace has no sequence lengths, so ResiHP's expected time of a worker is its own level
+//! (steadily slow workers are common: PAI job 4's workers sit at 0.5× and 2× the median), moved
+//! by the change every worker shares (the work of the step); the rule is `worker_flags`'s. The raw-time
+//! detectors (naive z-score, CUSUM, Greyhound's
 //! BOCD with the default [`super::params::GreyhoundSpec`]) watch the iteration time, the
 //! slowest worker's (synchronous DP waits for it), and cannot say which worker.
 
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, VecDeque};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -178,28 +177,91 @@ fn median_of(values: &mut [f64]) -> f64 {
     super::detect::median(values)
 }
 
-/// Runs the three detectors on `trace`: flags in time order (per detector).
-#[must_use]
-pub fn detect(trace: &PaiTrace, spec: &DetectorSpec) -> Vec<PaiFlag> {
+/// One worker's level: its recent accepted times and the run it is in.
+#[derive(Clone, Debug, Default)]
+struct Level {
+    /// Its last accepted times (at most `window`), oldest first.
+    recent: VecDeque<f64>,
+    /// Its times in the current run above (+) or below (−) its level.
+    run: Vec<f64>,
+    /// Whether the run is above its level.
+    high: bool,
+    /// Whether it has had `window` samples (then it is tested).
+    warm: bool,
+    /// Whether its level is a slowdown it was flagged for (a run below it is a recovery).
+    slowed: bool,
+}
+
+/// ResiHP's per-worker test on a trace: each worker against its own level (the median of its
+/// last `window` accepted times), corrected by the shared change (the median worker's time over
+/// its level: a workload change moves every worker alike). A worker whose corrected ratio stays
+/// above 1 + `threshold` for `persistence` samples is flagged once, and its level becomes the new
+/// one (ResiHP learns the slowdown it blamed); once flagged, `persistence` samples below
+/// 1 / (1 + threshold) are its recovery (the level goes back, no flag). Other samples outside the
+/// band are transients (or a fast spell): neither flagged nor learned. A steadily slow worker is
+/// its own level, never an onset.
+fn worker_flags(trace: &PaiTrace, spec: &DetectorSpec) -> Vec<PaiFlag> {
+    let window = spec.window.max(1) as usize;
+    let persistence = spec.persistence.max(1) as usize;
+    let up = 1.0 + spec.threshold;
+    let mut levels = alloc::vec![Level::default(); trace.workers.len()];
     let mut flags = Vec::new();
-    let nw = trace.workers.len();
-    let warm = (spec.window as usize).min(trace.samples.len());
-    // Each worker's steady ratio to the median over the warm-up samples.
-    let mut base = alloc::vec![1.0; nw];
-    for (w, b) in base.iter_mut().enumerate() {
-        let mut ratios: Vec<f64> = trace.samples[..warm]
+    for (time, values) in &trace.samples {
+        let level = |l: &Level| {
+            let mut v: Vec<f64> = l.recent.iter().copied().collect();
+            median_of(&mut v)
+        };
+        let ratios: Vec<Option<f64>> = values
             .iter()
-            .filter_map(|(_, v)| {
-                let mut present: Vec<f64> = v.iter().flatten().copied().collect();
-                let med = median_of(&mut present);
-                v[w].filter(|_| med > 0.0).map(|x| x / med)
+            .zip(&levels)
+            .map(|(x, l)| {
+                let base = level(l);
+                x.filter(|_| l.warm && base > 0.0)
+                    .map(|x| x / base)
             })
             .collect();
-        if !ratios.is_empty() {
-            *b = median_of(&mut ratios).max(1e-9);
+        let mut present: Vec<f64> = ratios.iter().flatten().copied().collect();
+        let shared = median_of(&mut present);
+        for (w, (x, l)) in values.iter().zip(levels.iter_mut()).enumerate() {
+            let Some(x) = *x else { continue };
+            let r = ratios[w].filter(|_| shared > 0.0).map_or(1.0, |r| r / shared);
+            let high = r > up;
+            if !high && r * up >= 1.0 {
+                l.run.clear();
+                l.recent.push_back(x);
+                while l.recent.len() > window {
+                    l.recent.pop_front();
+                }
+                l.warm |= l.recent.len() == window;
+                continue;
+            }
+            if l.high != high {
+                l.run.clear();
+                l.high = high;
+            }
+            l.run.push(x);
+            if l.run.len() == persistence {
+                if high {
+                    flags.push(PaiFlag {
+                        detector: "resihp",
+                        time: *time,
+                        worker: Some(trace.workers[w]),
+                    });
+                }
+                if high || l.slowed {
+                    l.recent = l.run.drain(..).collect();
+                    l.slowed = high;
+                }
+            }
         }
     }
-    let mut run = alloc::vec![0u32; nw];
+    flags
+}
+
+/// Runs the detectors on `trace`: ResiHP's per-worker flags, then the raw-time detectors'.
+#[must_use]
+pub fn detect(trace: &PaiTrace, spec: &DetectorSpec) -> Vec<PaiFlag> {
+    let mut flags = worker_flags(trace, spec);
     let mut naive = Naive::new(spec.window, spec.z_threshold);
     let mut cusum = ChangePoint::new(spec.window, spec.cusum_k, spec.cusum_h);
     let g = GreyhoundSpec::default();
@@ -210,26 +272,7 @@ pub fn detect(trace: &PaiTrace, spec: &DetectorSpec) -> Vec<PaiFlag> {
         g.change_probability,
     );
     for (i, (time, values)) in trace.samples.iter().enumerate() {
-        let mut present: Vec<f64> = values.iter().flatten().copied().collect();
-        let slowest = present.iter().copied().fold(0.0, f64::max);
-        let med = median_of(&mut present);
-        if i >= warm && med > 0.0 {
-            for w in 0..nw {
-                let high = values[w].is_some_and(|x| x / (med * base[w]) > 1.0 + spec.threshold);
-                if high {
-                    run[w] += 1;
-                    if run[w] == spec.persistence {
-                        flags.push(PaiFlag {
-                            detector: "resihp",
-                            time: *time,
-                            worker: Some(trace.workers[w]),
-                        });
-                    }
-                } else {
-                    run[w] = 0;
-                }
-            }
-        }
+        let slowest = values.iter().flatten().copied().fold(0.0, f64::max);
         let idx = i as u32;
         if naive.observe(idx, slowest).is_some() {
             flags.push(PaiFlag {
