@@ -317,7 +317,10 @@ fn resihp_throughput_is_at_least_every_baseline_on_compute_fail_slows() {
 #[test]
 fn a_slow_link_slows_communication_only_and_resihp_finds_no_gpu() {
     for id in ["resilience-slow-link-nvlink", "resilience-slow-link-nic"] {
-        let p = preset(id);
+        // Without kernel spikes (with them, a spike that coincides with the slow link's trigger
+        // is blamed: the presets' Reports show it).
+        let mut p = preset(id);
+        p.noise.spike_rate = 0.0;
         let runs = run_all(&p).unwrap();
         let base = &runs[0];
         assert!(base.alarms.is_empty(), "{id}: {:?}", base.alarms);

@@ -40,7 +40,7 @@ pub struct ResilienceLabProps {
 }
 
 /// Number fields, paths inside `params` (labels, ranges and help from the field table).
-const FIELDS: [&str; 9] = [
+const FIELDS: [&str; 10] = [
     "cluster.nodes",
     "cluster.gpus_per_node",
     "cluster.tp",
@@ -50,6 +50,7 @@ const FIELDS: [&str; 9] = [
     "iterations",
     "lengths.sigma",
     "detector.threshold",
+    "noise.spike_rate",
 ];
 
 /// What a click on a GPU injects: (id, label, slowdown, dead).

@@ -252,7 +252,7 @@ pub struct CommFactors {
     pub tp: Vec<Vec<f64>>,
     /// P2P multiplier per replica, between stage s and s + 1.
     pub p2p: Vec<Vec<f64>>,
-    /// DP all-reduce multiplier (0 or 1 = healthy).
+    /// DP all-reduce multiplier (0 = healthy, as 1).
     pub dp: f64,
 }
 
@@ -380,11 +380,69 @@ impl PlanEval {
             replica_ns.push(ns);
         }
         let slowest = replica_ns.iter().copied().max().unwrap_or(0);
-        let dp = if comm.dp > 1.0 { comm.dp } else { 1.0 };
+        let dp = if comm.dp > 0.0 { comm.dp } else { 1.0 };
         Ok(IterationTiming {
             total_ns: slowest + nanos_from_f64(self.dp_sync_ns as f64 * dp).0,
             replica_ns,
         })
+    }
+
+    /// Each GPU's compute-kernel time in one iteration, ns (what CUDA events around its forward
+    /// and backward kernels read): its replica's micro-batches (and a stage's rerouted extra
+    /// ones) × its stage's layers / TP degree × `factor(g)`. 0 for a GPU the plan leaves idle.
+    #[must_use]
+    pub fn kernel_ns(
+        &self,
+        mbs: &[MicroBatch],
+        alpha_ns: f64,
+        beta_ns: f64,
+        gpus: u32,
+        factor: impl Fn(u32) -> f64,
+    ) -> Vec<u64> {
+        let mut out = vec![0u64; gpus as usize];
+        let work = self.replica_work(mbs, alpha_ns, beta_ns);
+        for (r, work) in self.plan.replicas.iter().zip(work) {
+            let per_mb = work / f64::from(r.micro_batches.max(1));
+            for (s, st) in r.stages.iter().enumerate() {
+                let extra = f64::from(r.extra.get(s).copied().unwrap_or(0));
+                let t = st.gpus.len().max(1) as f64;
+                let stage = (work + extra * per_mb) * f64::from(st.layers) / t;
+                for &g in &st.gpus {
+                    if let Some(x) = out.get_mut(g as usize) {
+                        *x = nanos_from_f64(stage * factor(g)).0;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Per replica, Σ (α·N + β·Σl²) over the micro-batches dealt to it, ns per layer on one GPU.
+    #[must_use]
+    pub fn replica_work(&self, mbs: &[MicroBatch], alpha_ns: f64, beta_ns: f64) -> Vec<f64> {
+        self.dealt(mbs)
+            .iter()
+            .map(|b| {
+                b.iter()
+                    .map(|mb| alpha_ns * mb.tokens as f64 + beta_ns * mb.sum_sq)
+                    .sum()
+            })
+            .collect()
+    }
+
+    /// The micro-batches each replica gets, in plan order (dealt in order of the shares).
+    #[must_use]
+    pub fn dealt<'a>(&self, mbs: &'a [MicroBatch]) -> Vec<&'a [MicroBatch]> {
+        let mut next = 0usize;
+        self.plan
+            .replicas
+            .iter()
+            .map(|r| {
+                let from = next.min(mbs.len());
+                next += r.micro_batches as usize;
+                &mbs[from..next.min(mbs.len())]
+            })
+            .collect()
     }
 }
 
@@ -506,6 +564,13 @@ pub fn jitter(seed: u64, iteration: u32, gpu: u32, sigma: f64) -> f64 {
     let u1 = (a >> 11) as f64 / (1u64 << 53) as f64;
     let u2 = (b >> 11) as f64 / (1u64 << 53) as f64;
     libm::exp(sigma * crate::units::box_muller(u1, u2))
+}
+
+/// A deterministic uniform in [0, 1) from a SplitMix64 hash of (seed, iteration, key).
+#[must_use]
+pub fn unit(seed: u64, iteration: u32, key: u32) -> f64 {
+    let a = splitmix64(seed ^ (u64::from(iteration) << 32) ^ u64::from(key));
+    (a >> 11) as f64 / (1u64 << 53) as f64
 }
 
 fn splitmix64(x: u64) -> u64 {

@@ -21,7 +21,7 @@ pub mod sim;
 use alloc::vec::Vec;
 
 pub use params::{
-    ClusterSpec, DetectorSpec, FailureEvent, GreyhoundSpec, LengthSpec, LinkKind, ModelSpec,
+    ClusterSpec, DetectorSpec, FailureEvent, GreyhoundSpec, LengthSpec, LinkKind, ModelSpec, NoiseSpec,
     PlannerSpec, ResilienceParams,
 };
 pub use plan::StrategyKind;

@@ -128,6 +128,36 @@ impl Default for LengthSpec {
     }
 }
 
+/// Variation real jobs have that no detector models: communication jitter and host stalls reach
+/// the iteration's wall time only; kernel spikes slow one GPU's kernels for a few iterations
+/// (not a failure: no event, so an alarm on one is false).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NoiseSpec {
+    /// σ of ln(multiplier) of each iteration's communication (TP and P2P per replica, the DP
+    /// all-reduce): network contention and collective jitter.
+    pub comm_sigma: f64,
+    /// Chance that an iteration waits for the host (a data-loader stall or a garbage-collection
+    /// pause), on top of its GPU work.
+    pub stall_probability: f64,
+    /// Mean of such a wait (exponential), s.
+    pub stall_mean_s: f64,
+    /// Chance per GPU and iteration that a kernel spike starts: the GPU's kernels × U(1.3, 2.5)
+    /// for 1 + Geometric(0.8) iterations (80 % one, 16 % two, 4 % longer, at most 8).
+    pub spike_rate: f64,
+}
+
+impl Default for NoiseSpec {
+    fn default() -> Self {
+        NoiseSpec {
+            comm_sigma: 0.05,
+            stall_probability: 0.02,
+            stall_mean_s: 2.0,
+            spike_rate: 0.0003,
+        }
+    }
+}
+
 /// Which part of the hit GPUs a fail-slow slows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -312,6 +342,8 @@ pub struct ResilienceParams {
     pub cluster: ClusterSpec,
     /// Packed sequence lengths.
     pub lengths: LengthSpec,
+    /// Timing variation no detector models.
+    pub noise: NoiseSpec,
     /// Iterations the job runs (the horizon).
     pub iterations: u32,
     /// Injected failures.
@@ -332,6 +364,7 @@ impl Default for ResilienceParams {
             model: ModelSpec::default(),
             cluster: ClusterSpec::default(),
             lengths: LengthSpec::default(),
+            noise: NoiseSpec::default(),
             iterations: 600,
             events: alloc::vec![FailureEvent {
                 at_iteration: 200,

@@ -16,8 +16,8 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::detect::{Alarm, Bocd, Change, ChangePoint, Naive, ResihpDetector};
-use super::job::{jitter, Job, MicroBatch, Plan, PlanEval};
+use super::detect::{Alarm, Bocd, Change, ChangePoint, Naive, Observation, ResihpDetector};
+use super::job::{jitter, unit, Job, MicroBatch, Plan, PlanEval};
 use super::params::{GreyhoundSpec, LinkKind, ResilienceParams};
 use super::plan::{self, greyhound as gh, Health, StrategyKind};
 use crate::scenario::ScenarioError;
@@ -186,6 +186,84 @@ struct Bench {
     stage_comm: Vec<f64>,
     /// GPUs (compute) or GPUs with a slow link above `slow_ratio` × the median.
     slow_gpus: Vec<u32>,
+}
+
+/// Keys of the noise draws (hashed with the lengths' seed, so every strategy sees the same).
+const COMM_NOISE: u64 = 0x636f_6d6d;
+const STALL_NOISE: u64 = 0x7374_616c;
+const SPIKE_NOISE: u64 = 0x7370_696b;
+/// Longest kernel spike, iterations.
+const MAX_SPIKE: u32 = 8;
+
+/// GPU `g`'s kernel-spike multiplier at iteration `it` (1 outside spikes): a spike starts with
+/// chance `rate` per GPU and iteration and lasts 1 + Geometric(0.8) iterations (at most
+/// [`MAX_SPIKE`]) at × U(1.3, 2.5).
+fn spike(seed: u64, rate: f64, it: u32, g: u32) -> f64 {
+    if rate <= 0.0 {
+        return 1.0;
+    }
+    let mut factor = 1.0;
+    for back in 0..MAX_SPIKE.min(it + 1) {
+        let start = it - back;
+        if unit(seed ^ SPIKE_NOISE, start, g) >= rate {
+            continue;
+        }
+        let key = |i: u32| g.wrapping_mul(MAX_SPIKE + 2).wrapping_add(i);
+        let len = 1 + (1..MAX_SPIKE)
+            .take_while(|&i| unit(seed ^ SPIKE_NOISE ^ 1, start, key(i)) < 0.2)
+            .count() as u32;
+        if len > back {
+            factor *= 1.3 + 1.2 * unit(seed ^ SPIKE_NOISE ^ 2, start, key(0));
+        }
+    }
+    factor
+}
+
+/// Runs iteration `it` of `eval`'s plan as it really goes: each GPU at its true slowdown × its
+/// jitter × its kernel spike, the links at their true speed × this iteration's communication jitter, plus a host
+/// stall with `noise.stall_probability`. Returns the wall time and what the job logs of its
+/// GPUs (each one's kernel time), ns.
+fn run_iteration(
+    job: &Job,
+    params: &ResilienceParams,
+    eval: &PlanEval,
+    truth: &Health,
+    it: u32,
+    mbs: &[MicroBatch],
+) -> Result<(u64, Vec<u64>), ScenarioError> {
+    let seed = params.lengths.seed;
+    let noise = &params.noise;
+    let gpu_factor = |g: u32| {
+        truth.slowdown.get(g as usize).copied().unwrap_or(1.0)
+            * jitter(seed, it, g, params.lengths.jitter_sigma)
+            * spike(seed, noise.spike_rate, it, g)
+    };
+    let factors: Vec<Vec<f64>> = eval
+        .plan
+        .replicas
+        .iter()
+        .map(|r| {
+            r.stages
+                .iter()
+                .map(|s| s.gpus.iter().map(|&g| gpu_factor(g)).fold(0.0, f64::max))
+                .collect()
+        })
+        .collect();
+    let mut comm = truth.comm_factors(job, &eval.plan);
+    for (r, (tp, p2p)) in comm.tp.iter_mut().zip(&mut comm.p2p).enumerate() {
+        let x = jitter(seed ^ COMM_NOISE, it, r as u32, noise.comm_sigma);
+        tp.iter_mut().chain(p2p.iter_mut()).for_each(|v| *v *= x);
+    }
+    comm.dp = comm.dp.max(1.0) * jitter(seed ^ COMM_NOISE, it, u32::MAX, noise.comm_sigma);
+    let timing = eval.iteration(mbs, job.alpha_ns, job.beta_ns, &factors, &comm)?;
+    let stall_ns = if unit(seed ^ STALL_NOISE, it, 0) < noise.stall_probability {
+        let u = unit(seed ^ STALL_NOISE, it, 1);
+        nanos_from_f64(-noise.stall_mean_s * 1e9 * libm::log(1.0 - u)).0
+    } else {
+        0
+    };
+    let kernel_ns = eval.kernel_ns(mbs, job.alpha_ns, job.beta_ns, job.gpus, gpu_factor);
+    Ok((timing.total_ns + stall_ns, kernel_ns))
 }
 
 fn median_of(v: &[f64]) -> f64 {
@@ -500,49 +578,28 @@ pub fn run_strategy(
             }
             continue;
         }
-        let gpu_factor: Vec<f64> = (0..job.gpus)
-            .map(|g| {
-                truth.slowdown[g as usize]
-                    * jitter(params.lengths.seed, it, g, params.lengths.jitter_sigma)
-            })
-            .collect();
-        let factors: Vec<Vec<f64>> = st
-            .eval
-            .plan
-            .replicas
-            .iter()
-            .map(|r| {
-                r.stages
-                    .iter()
-                    .map(|s| {
-                        s.gpus
-                            .iter()
-                            .map(|&g| gpu_factor[g as usize])
-                            .fold(0.0, f64::max)
-                    })
-                    .collect()
-            })
-            .collect();
-        let comm = truth.comm_factors(job, &st.eval.plan);
         let mbs = batches.get(it as usize).map_or(&[][..], Vec::as_slice);
-        let timing = st
-            .eval
-            .iteration(mbs, job.alpha_ns, job.beta_ns, &factors, &comm)?;
+        let (wall_ns, kernel_ns) = run_iteration(job, params, &st.eval, &truth, it, mbs)?;
+        let obs = Observation {
+            iteration: it,
+            wall_ns,
+            micro_batches: mbs,
+            kernel_ns: &kernel_ns,
+        };
         let before = detector.localisations.len();
-        let (predicted, alarm) =
-            detector.observe(job, it, &st.eval, mbs, &gpu_factor, timing.total_ns)?;
+        let (predicted, alarm) = detector.observe(job, &st.eval, &obs)?;
         if detector.localisations.len() > before && alarm.is_none() {
             st.run.uniform_verdicts += 1;
         }
         st.run.steps.push(Step {
             iteration: it,
             start_ns: st.t_ns,
-            dur_ns: timing.total_ns,
+            dur_ns: wall_ns,
             predicted_ns: predicted,
         });
-        st.t_ns += timing.total_ns;
-        min_iter_ns = min_iter_ns.min(timing.total_ns);
-        let time_s = timing.total_ns as f64 / 1e9;
+        st.t_ns += wall_ns;
+        min_iter_ns = min_iter_ns.min(wall_ns);
+        let time_s = wall_ns as f64 / 1e9;
         let bare = |iteration| Alarm {
             iteration,
             gpus: Vec::new(),
@@ -609,8 +666,8 @@ pub fn run_strategy(
                                 s4: false,
                             };
                             // Barely slow: redistribute at once (the artifact's 1.1× shortcut).
-                            if timing.total_ns as f64 <= g.slow_ratio * min_iter_ns as f64 {
-                                greyhound_s2(&mut st, &mut m, min_iter_ns, timing.total_ns, g);
+                            if wall_ns as f64 <= g.slow_ratio * min_iter_ns as f64 {
+                                greyhound_s2(&mut st, &mut m, min_iter_ns, wall_ns, g);
                             }
                             mitigation = Some(m);
                         }
@@ -647,10 +704,10 @@ pub fn run_strategy(
                 }
                 if let Some(m) = &mut mitigation {
                     let since = st.t_ns.saturating_sub(m.start_ns);
-                    let lost = timing.total_ns.saturating_sub(min_iter_ns);
+                    let lost = wall_ns.saturating_sub(min_iter_ns);
                     let dp_cost = u64::from(g.dp_check_interval) / 2 * lost;
                     if m.bench.reason == Some(Reason::Compute) && !m.s2 && since >= dp_cost {
-                        greyhound_s2(&mut st, m, min_iter_ns, timing.total_ns, g);
+                        greyhound_s2(&mut st, m, min_iter_ns, wall_ns, g);
                     }
                     if m.bench.reason == Some(Reason::Comm) && !m.s3 && since >= pp_ns {
                         m.s3 = true;
@@ -668,7 +725,7 @@ pub fn run_strategy(
                         }
                     }
                     m.lost_ns += lost;
-                    let still_slow = timing.total_ns as f64 > g.slow_ratio * min_iter_ns as f64;
+                    let still_slow = wall_ns as f64 > g.slow_ratio * min_iter_ns as f64;
                     if !m.s4 && still_slow && m.lost_ns >= recovery_ns && (m.s2 || m.s3) {
                         m.s4 = true;
                         for &g in &m.bench.slow_gpus {

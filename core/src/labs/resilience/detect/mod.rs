@@ -1,8 +1,12 @@
 //! Fail-slow detectors, one file each: ResiHP's FLOPs-aware detector (observed iteration time
-//! against the time predicted from the actual packed lengths, then localisation by per-rank
-//! timings), Greyhound's BOCD on raw iteration time, a naive z-score and a CUSUM change-point
-//! detector on raw iteration time. Fail-stops are found by missed heartbeats in [`super::sim`],
-//! the same way for every strategy.
+//! against the time predicted from the actual packed lengths, then localisation by per-GPU
+//! kernel timings), Greyhound's BOCD on raw iteration time, a naive z-score and a CUSUM
+//! change-point detector on raw iteration time. Fail-stops are found by missed heartbeats in
+//! [`super::sim`], the same way for every strategy.
+//!
+//! A detector reads an [`Observation`] (what a training job logs) and the job's own
+//! configuration (its plan and FLOPs profile), never the simulator's health, jitter or noise:
+//! `core/tests/resilience_observation.rs` checks that nothing in this folder names them.
 
 mod bocd;
 mod changepoint;
@@ -11,10 +15,28 @@ mod resihp;
 
 use alloc::vec::Vec;
 
+use super::job::MicroBatch;
+
 pub use bocd::{Bocd, Change};
 pub use changepoint::ChangePoint;
 pub use naive::Naive;
 pub use resihp::{Localisation, ResihpDetector};
+
+/// What a training job logs about one iteration: all a detector may read of it.
+#[derive(Clone, Copy, Debug)]
+pub struct Observation<'a> {
+    /// Iteration (0-based).
+    pub iteration: u32,
+    /// Wall time of the iteration (the training loop's timer), ns: GPU work, communication,
+    /// pipeline waits and host stalls together.
+    pub wall_ns: u64,
+    /// The iteration's packed micro-batches, tokens and Σ lᵢ² (the packer knows them), in the
+    /// order they are dealt to the replicas.
+    pub micro_batches: &'a [MicroBatch],
+    /// Per GPU, its compute-kernel time in the iteration (CUDA events around its forward and
+    /// backward kernels), ns, with the kernels' own run-to-run noise; 0 for an idle GPU.
+    pub kernel_ns: &'a [u64],
+}
 
 /// An alarm: the detector believes a fail-slow began.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,24 +1,26 @@
 //! ResiHP's FLOPs-aware fail-slow detector.
 //!
-//! 1. Fit: every iteration, the per-stage micro-batch timings give, per micro-batch j, the
-//!    healthy-equivalent time y_j = (observed − TP comm)·t/layers / (known slowdown of the
-//!    stage), the median over stages (robust to a few slow stages). α̂, β̂ of
-//!    y = α·N_tokens + β·Σ lᵢ² are refitted by least squares over a sliding window of
-//!    `fit_window` healthy iterations (with N nearly constant under packing the fit falls back to
-//!    scaling the FLOPs profile's α, β by one factor).
+//! Reads only [`Observation`]s (wall time, packed lengths, per-GPU kernel times), the plan and
+//! the FLOPs profile.
+//!
+//! 1. Fit: every iteration, each replica's GPUs' kernel times give its healthy-equivalent work
+//!    y_r = kernel·t / (layers · known slowdown), the median over its GPUs (robust to a few
+//!    slow ones). α̂, β̂ of y = α·Σ N_tokens + β·Σ lᵢ² are refitted by least squares over a
+//!    sliding window of `fit_window` healthy iterations (with a singular system, the FLOPs
+//!    profile's α, β scaled by one factor).
 //! 2. Predict: the iteration's time from its actual packed lengths: the plan's 1F1B critical
 //!    path with α̂, β̂ and the known slowdowns, plus the DP all-reduce.
 //! 3. Trigger: observed / predicted > 1 + `threshold` for `persistence` iterations in a row.
-//! 4. Localise: each GPU's own kernel time against its prediction, relative to the median GPU;
+//! 4. Localise: each GPU's observed kernel time against its prediction, relative to the median GPU;
 //!    GPUs above 1 + `threshold` are blamed. If none stands out (every GPU slowed alike) it is
 //!    not a fail-slow: no alarm, and the fit is learned afresh.
 
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
-use super::super::job::{CommFactors, Job, MicroBatch, PlanEval};
+use super::super::job::{CommFactors, Job, PlanEval};
 use super::super::plan::Health;
-use super::{median, Alarm};
+use super::{median, Alarm, Observation};
 use crate::scenario::ScenarioError;
 
 /// What a triggered localisation concluded.
@@ -108,68 +110,28 @@ impl ResihpDetector {
         None
     }
 
-    /// Feeds one iteration: the plan it ran, its micro-batches, each GPU's observed own-kernel
-    /// slowdown (`gpu_factor[g]`, 1 = as profiled) and the observed iteration time. Returns the
-    /// predicted time (ns, `None` while warming up) and an alarm if one is raised.
+    /// Feeds one iteration's observation under the plan it ran. Returns the predicted time
+    /// (ns, `None` while warming up) and an alarm if one is raised.
     ///
     /// # Errors
     /// [`ScenarioError::Run`] if the critical path fails (a bug).
     pub fn observe(
         &mut self,
         job: &Job,
-        iteration: u32,
         eval: &PlanEval,
-        mbs: &[MicroBatch],
-        gpu_factor: &[f64],
-        observed_ns: u64,
+        obs: &Observation<'_>,
     ) -> Result<(Option<f64>, Option<Alarm>), ScenarioError> {
-        let plan = &eval.plan;
-        let known_stage = self.known.stage_factors(plan);
-        // Observed stage factors relative to what is known: the median is the healthy pace.
-        let mut rel: Vec<f64> = plan
-            .replicas
-            .iter()
-            .zip(&known_stage)
-            .flat_map(|(r, ks)| {
-                r.stages.iter().zip(ks).map(|(s, &k)| {
-                    let f = s
-                        .gpus
-                        .iter()
-                        .map(|&g| gpu_factor.get(g as usize).copied().unwrap_or(1.0))
-                        .fold(1.0, f64::max);
-                    f / k
-                })
-            })
-            .collect();
-        let pace = median(&mut rel);
-        let predicted = self.fit(job).and_then(|(a, b)| {
-            eval.iteration(mbs, a, b, &known_stage, &CommFactors::default())
+        let known_stage = self.known.stage_factors(&eval.plan);
+        let fit = self.fit(job);
+        let predicted = fit.and_then(|(a, b)| {
+            eval.iteration(obs.micro_batches, a, b, &known_stage, &CommFactors::default())
                 .ok()
                 .map(|t| t.total_ns as f64)
         });
-        let ratio = predicted.map(|p| observed_ns as f64 / p);
-        let over = ratio.is_some_and(|r| r > 1.0 + self.threshold);
+        let over = predicted.is_some_and(|p| obs.wall_ns as f64 / p > 1.0 + self.threshold);
         // Learn from this iteration unless it looks failed (or while relearning a new regime).
         if !over || self.relearn > 0 {
-            let c = job.tokens_per_micro_batch as f64;
-            let mut s = Sums::default();
-            for mb in mbs.iter().take(plan.total_micro_batches() as usize) {
-                let w = job.alpha_ns * mb.tokens as f64 + job.beta_ns * mb.sum_sq;
-                let y = w * pace;
-                let x1 = mb.tokens as f64 / c;
-                let x2 = mb.sum_sq / (c * c);
-                s.x11 += x1 * x1;
-                s.x12 += x1 * x2;
-                s.x22 += x2 * x2;
-                s.x1y += x1 * y;
-                s.x2y += x2 * y;
-                s.wy += w * y;
-                s.ww += w * w;
-            }
-            self.window.push_back(s);
-            while self.window.len() > self.fit_window {
-                self.window.pop_front();
-            }
+            self.learn(job, eval, obs);
             self.relearn = self.relearn.saturating_sub(1);
         }
         if !over {
@@ -177,34 +139,87 @@ impl ResihpDetector {
             return Ok((predicted, None));
         }
         self.over += 1;
-        if self.over < self.persistence {
+        let Some((a, b)) = fit.filter(|_| self.over >= self.persistence) else {
             return Ok((predicted, None));
-        }
+        };
         self.over = 0;
-        // Localise: per-GPU observed / known, against the median GPU of the plan.
-        let used = plan.used_gpus();
-        let mut q: Vec<(u32, f64)> = used
+        Ok((predicted, self.localise(job, eval, obs, a, b)))
+    }
+
+    /// Adds the iteration to the fit's window: per replica, the healthy-equivalent work per layer
+    /// on one GPU (the median over its GPUs of kernel time · t / (layers · known slowdown ·
+    /// (1 + rerouted micro-batches / m))) against Σ N and Σ lᵢ² of its micro-batches.
+    fn learn(&mut self, job: &Job, eval: &PlanEval, obs: &Observation<'_>) {
+        let c = job.tokens_per_micro_batch as f64;
+        let mut s = Sums::default();
+        for (r, batch) in eval.plan.replicas.iter().zip(eval.dealt(obs.micro_batches)) {
+            let m = f64::from(r.micro_batches.max(1));
+            let mut ys: Vec<f64> = Vec::new();
+            for (si, st) in r.stages.iter().enumerate() {
+                let extra = f64::from(r.extra.get(si).copied().unwrap_or(0));
+                let scale = f64::from(st.layers) / st.gpus.len().max(1) as f64 * (1.0 + extra / m);
+                for &g in &st.gpus {
+                    let kernel = obs.kernel_ns.get(g as usize).copied().unwrap_or(0) as f64;
+                    ys.push(kernel / (scale * self.known.factor(g)));
+                }
+            }
+            let y = median(&mut ys);
+            let tokens: u64 = batch.iter().map(|mb| mb.tokens).sum();
+            let sum_sq: f64 = batch.iter().map(|mb| mb.sum_sq).sum();
+            let w = job.alpha_ns * tokens as f64 + job.beta_ns * sum_sq;
+            let (x1, x2) = (tokens as f64 / c, sum_sq / (c * c));
+            s.x11 += x1 * x1;
+            s.x12 += x1 * x2;
+            s.x22 += x2 * x2;
+            s.x1y += x1 * y;
+            s.x2y += x2 * y;
+            s.wy += w * y;
+            s.ww += w * w;
+        }
+        self.window.push_back(s);
+        while self.window.len() > self.fit_window {
+            self.window.pop_front();
+        }
+    }
+
+    /// Localises after a trigger: each used GPU's observed kernel time over the one the fit
+    /// predicts for it (with its known slowdown), against the median GPU; GPUs above
+    /// 1 + `threshold` are blamed and their slowdown learned. None above: a uniform slowdown,
+    /// no alarm, and the fit is learned afresh.
+    fn localise(
+        &mut self,
+        job: &Job,
+        eval: &PlanEval,
+        obs: &Observation<'_>,
+        alpha_ns: f64,
+        beta_ns: f64,
+    ) -> Option<Alarm> {
+        let known = &self.known;
+        let expected = eval.kernel_ns(obs.micro_batches, alpha_ns, beta_ns, job.gpus, |g| {
+            known.factor(g)
+        });
+        let mut q: Vec<(u32, f64)> = eval
+            .plan
+            .used_gpus()
             .iter()
-            .map(|&g| {
-                let known = self.known.factor(g);
-                (
-                    g,
-                    gpu_factor.get(g as usize).copied().unwrap_or(1.0) / known,
-                )
+            .filter_map(|&g| {
+                let e = expected.get(g as usize).copied().filter(|&e| e > 0)?;
+                let o = obs.kernel_ns.get(g as usize).copied()?;
+                Some((g, o as f64 / e as f64))
             })
             .collect();
         let mut values: Vec<f64> = q.iter().map(|x| x.1).collect();
         let mid = median(&mut values);
         q.retain(|&(_, v)| mid > 0.0 && v / mid > 1.0 + self.threshold);
         self.localisations.push(Localisation {
-            iteration,
+            iteration: obs.iteration,
             gpus: q.iter().map(|x| x.0).collect(),
         });
         if q.is_empty() {
             // Every GPU slowed alike: the workload or the whole cluster changed, not a device.
             self.window.clear();
             self.relearn = self.fit_window;
-            return Ok((predicted, None));
+            return None;
         }
         let mut gpus = Vec::new();
         let mut slowdowns = Vec::new();
@@ -216,13 +231,10 @@ impl ResihpDetector {
             gpus.push(g);
             slowdowns.push(estimate);
         }
-        Ok((
-            predicted,
-            Some(Alarm {
-                iteration,
-                gpus,
-                slowdowns,
-            }),
-        ))
+        Some(Alarm {
+            iteration: obs.iteration,
+            gpus,
+            slowdowns,
+        })
     }
 }
