@@ -372,7 +372,7 @@ pub const FIELDS: &[Field] = &[
         label: "Greyhound plan check interval",
         unit: "count",
         range: Range::Int { min: 1, max: MAX_ITERATIONS as u64 },
-        help: "iterations between micro-batch re-plan checks; the wait for one costs half of it in lost time",
+        help: "iterations between micro-batch re-plan checks (the artifact's 20); S2 waits until ⌊it/2⌋ × the lost time per iteration / 2 has passed",
         widget: Widget::Number,
     },
     Field {

@@ -285,8 +285,10 @@ pub struct GreyhoundSpec {
     /// The root cause is computation when the slowest GPU's benchmark is above this × the
     /// median (the artifact's `find_slow_reason`: 2).
     pub compute_ratio: f64,
-    /// Iterations between micro-batch-plan checks; the S2 wait is half of it times the lost
-    /// time per iteration (the artifact's `get_dp_adjustment_cost`); the value is ours.
+    /// Iterations between micro-batch-plan checks (the artifact's `DP_CHECK_INTERVAL` = 20,
+    /// `global_controller.py:27`); the S2 wait is ⌊it / 2⌋ × the lost time per iteration / 2
+    /// (`cost_estimator.py:35–39`, called with `dp_check_interval // 2` at
+    /// `mitigation_plan.py:145`).
     pub dp_check_interval: u32,
     /// Cost of the S3 pipeline re-split (restart from memory), s (the artifact's
     /// `get_pp_adjustment_cost`: 60 s); also the time it pauses training.

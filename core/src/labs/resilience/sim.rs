@@ -705,8 +705,13 @@ pub fn run_strategy(
                 if let Some(m) = &mut mitigation {
                     let since = st.t_ns.saturating_sub(m.start_ns);
                     let lost = wall_ns.saturating_sub(min_iter_ns);
-                    let dp_cost = u64::from(g.dp_check_interval) / 2 * lost;
-                    if m.bench.reason == Some(Reason::Compute) && !m.s2 && since >= dp_cost {
+                    // The artifact's S2 wait: `get_dp_adjustment_cost(dp_check_interval // 2,
+                    // ...)` = (interval // 2) · Δ / 2 (cost_estimator.py:35–39 with
+                    // mitigation_plan.py:145), inside its 2 × pp-cost loop (l.157).
+                    let dp_cost = u64::from(g.dp_check_interval / 2) * lost / 2;
+                    let in_loop = dp_cost <= 2 * pp_ns;
+                    if m.bench.reason == Some(Reason::Compute) && !m.s2 && in_loop && since >= dp_cost
+                    {
                         greyhound_s2(&mut st, m, min_iter_ns, wall_ns, g);
                     }
                     if m.bench.reason == Some(Reason::Comm) && !m.s3 && since >= pp_ns {
