@@ -492,6 +492,30 @@ fn sglang_retracts_the_fewest_generated_longest_prompt_first_to_the_back() {
 }
 
 #[test]
+fn sglang_retracts_until_every_request_left_has_room_for_20_tokens() {
+    // 40 requests of 50-token prompts decode in 2,400 tokens of KV: after 10 steps the pool is
+    // full. One retraction would free enough for the next step (60 tokens for 39 requests), but
+    // SGLang 0.4 retracts until the pool holds 20 tokens for each request left: k requests free
+    // 60k ≥ 20 · (40 − k) first at k = 10.
+    let spec = engine(EngineMode::Sglang, 2_400, 1);
+    let mut e = Engine::new(&spec, 40, 0);
+    for a in 0..40 {
+        e.submit(a, 50, 0, 400, 0);
+    }
+    let mut now = e.step(0).unwrap().end_ns;
+    assert!((0..40).all(|a| e.is_running(a)));
+    let mut steps = 0;
+    while e.counters.preemptions == 0 {
+        now = e.step(now).unwrap().end_ns;
+        steps += 1;
+        assert!(steps < 100);
+    }
+    assert_eq!(e.counters.preemptions, 10);
+    assert_eq!(e.waiting().len(), 10);
+    assert!(e.ledger_balances());
+}
+
+#[test]
 fn prefill_attention_is_quadratic_in_the_chunk_and_linear_in_the_cached_context() {
     // Qwen3-32B on 2 × H100: 64 layers · 2 · 64 heads · (128 + 128) = 2,097,152 FLOPs per
     // (query, key) pair over 2 GPUs at 989 TFLOP/s · 0.5 = 2.1205 ns per pair.

@@ -168,8 +168,8 @@ pub const SGLANG_INIT_NEW_TOKEN_RATIO: f64 = 0.7;
 pub const SGLANG_MIN_NEW_TOKEN_RATIO: f64 = SGLANG_INIT_NEW_TOKEN_RATIO * 0.14;
 /// Decode steps over which `new_token_ratio` decays from its initial value to its floor.
 pub const SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS: f64 = 600.0;
-/// SGLang's `SGLANG_RETRACT_DECODE_STEPS`: decode steps the ratio re-estimate assumes after a
-/// retraction.
+/// SGLang's `retract_decode_steps`: decode steps of room a retraction frees for every request
+/// left, and the steps the ratio re-estimate assumes after a retraction.
 pub const SGLANG_RETRACT_DECODE_STEPS: u64 = 20;
 
 /// The SGLang scheduler's own state.
@@ -573,7 +573,8 @@ impl Engine {
     /// and less the future tokens reserved for the running requests (× `new_token_ratio`); the
     /// first that does not fit marks the batch full. Otherwise every running request decodes one
     /// token; if the pool cannot hold their new tokens, requests are *retracted*, fewest
-    /// generated tokens first (ties: longest prompt), until it can.
+    /// generated tokens first (ties: longest prompt): at least one, then until the pool holds
+    /// 20 tokens for each request left (SGLang 0.4's `retract_decode`).
     #[allow(clippy::too_many_lines)] // one engine step as SGLang's scheduler takes it, in its order
     fn step_sglang(&mut self, now: u64) -> Option<StepOutcome> {
         let bs = self.block_tokens;
@@ -692,16 +693,26 @@ impl Engine {
                     .then(sx.base_prompt.cmp(&sy.base_prompt))
                     .then(y.cmp(&x))
             });
-            // SGLang keeps the last request and aborts it if even it cannot grow; the simulator
-            // cannot abort, so it retracts that one too (the chunked prefill then proceeds).
-            while !decoding.is_empty()
-                && self.free_blocks + self.cached_total < need_of(self, &decoding)
-            {
+            // SGLang 0.4's `retract_decode`: at least one, then until the pool (free +
+            // evictable) holds `retract_decode_steps` (20) tokens for every request left; the
+            // last request stays.
+            let room = |e: &Engine, n: usize| {
+                (e.free_blocks + e.cached_total) * bs >= SGLANG_RETRACT_DECODE_STEPS * n as u64
+            };
+            while decoding.len() > 1 && (!retracted || !room(self, decoding.len())) {
                 let Some(victim) = decoding.pop() else {
                     break;
                 };
                 self.retract(victim, now);
                 retracted = true;
+            }
+            // SGLang would abort the last one if even it cannot grow; the simulator cannot
+            // abort, so it retracts that one too (the chunked prefill then proceeds).
+            if self.free_blocks + self.cached_total < need_of(self, &decoding) {
+                if let Some(victim) = decoding.pop() {
+                    self.retract(victim, now);
+                    retracted = true;
+                }
             }
             let (out, max_new): (u64, u64) = decoding.iter().fold((0, 0), |(o, m), &a| {
                 (
