@@ -2,7 +2,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 #![allow(clippy::unwrap_used)] // test helpers may unwrap: a failed unwrap fails the test
 
-use bubblelab_core::labs::resilience::detect::{Bocd, Change};
+use bubblelab_core::labs::resilience::detect::{Change, SlowDetection};
 use bubblelab_core::labs::resilience::job::{CommFactors, Job, Plan, PlanEval};
 use bubblelab_core::labs::resilience::plan::{
     self, greyhound, min_max_partition, proportional_shares, Health, StrategyKind,
@@ -253,7 +253,7 @@ fn fail_stop_only_baselines_do_nothing_on_fail_slow_presets() {
     }
 }
 
-/// Known answer: Greyhound pays every false alarm: on a preset without failure each BOCD alarm
+/// Known answer: Greyhound pays every false alarm: on a preset without failure each reported change
 /// is false and costs one verification (`benchmark_s`), and nothing else happens.
 #[test]
 fn greyhound_pays_each_false_alarm() {
@@ -264,7 +264,10 @@ fn greyhound_pays_each_false_alarm() {
         .iter()
         .find(|r| r.kind == StrategyKind::Greyhound)
         .unwrap();
-    assert!(!gh.own_alarms.is_empty(), "BOCD raised no false alarm");
+    assert!(
+        !gh.own_alarms.is_empty(),
+        "Greyhound's detector reported no change"
+    );
     assert_eq!(gh.replans, 0);
     let metric = |k: &str| report.metrics.iter().find(|m| m.key == k).unwrap().value;
     assert_eq!(metric("greyhound.false_alarms"), gh.own_alarms.len() as f64);
@@ -393,20 +396,52 @@ fn an_intermittent_straggler_recovers_when_its_window_ends() {
     assert!(t(180) < 1.1 * t(140));
 }
 
+/// Greyhound's detection with the artifact's settings (0.8, 10, 0.1, |z| 3) on a buffer.
+fn greyhound_check(series: &[f64]) -> Option<Change> {
+    let g = resilience::GreyhoundSpec::default();
+    SlowDetection::new(
+        g.change_probability,
+        g.min_gap_iterations,
+        g.min_degradation,
+        g.outlier_z,
+        0,
+    )
+    .check(series)
+}
+
 #[test]
-fn bocd_declares_a_step_up_and_not_a_flat_series() {
-    let mut d = Bocd::new(20, 250.0, 5, 0.5);
-    let noise = |i: u32| 1.0 + 0.01 * f64::from((i * 7919) % 13) / 13.0;
-    let mut changes = Vec::new();
-    for i in 0..200 {
-        let x = noise(i) * if i >= 120 { 1.3 } else { 1.0 };
-        if let Some(c) = d.observe(x) {
-            changes.push((i, c));
-        }
-    }
-    assert_eq!(changes.len(), 1, "{changes:?}");
-    assert_eq!(changes[0].1, Change::Slower);
-    assert!(changes[0].0 >= 120 && changes[0].0 < 130, "{changes:?}");
+fn greyhound_reports_a_lasting_step_and_filters_as_its_artifact_does() {
+    let noise = |i: usize| 1.0 + 0.01 * ((i * 7919) % 13) as f64 / 13.0;
+    let series = |n: usize, at: usize, step: f64| -> Vec<f64> {
+        (0..n)
+            .map(|i| noise(i) * if i >= at { step } else { 1.0 })
+            .collect()
+    };
+    // A flat series: nothing. A 30 % step up half-way: slower; down: faster.
+    assert_eq!(greyhound_check(&series(200, 200, 1.0)), None);
+    assert_eq!(
+        greyhound_check(&series(200, 100, 1.3)),
+        Some(Change::Slower)
+    );
+    assert_eq!(
+        greyhound_check(&series(200, 100, 0.7)),
+        Some(Change::Faster)
+    );
+    // Means 5 % apart: under the 10 % degradation bar.
+    assert_eq!(greyhound_check(&series(200, 100, 1.05)), None);
+    // A change 5 iterations into the buffer: under the 10-iteration gap.
+    assert_eq!(greyhound_check(&series(200, 5, 1.3)), None);
+    // A single spike is an outlier (|z| > 3), not a change.
+    let mut spike = series(200, 200, 1.0);
+    spike[150] = 5.0;
+    assert_eq!(greyhound_check(&spike), None);
+    // The z filter runs over the whole buffer: 10 slow iterations after 190 healthy ones are
+    // outliers and dropped; 40 after 160 are a change.
+    assert_eq!(greyhound_check(&series(200, 190, 2.0)), None);
+    assert_eq!(
+        greyhound_check(&series(200, 160, 2.0)),
+        Some(Change::Slower)
+    );
 }
 
 #[test]
@@ -438,7 +473,7 @@ fn greyhound_dp_shares_minimise_the_spread_of_replica_loads() {
 }
 
 /// Pinned: a 1.5× GPU lengthens the iteration by ~19 %, under ResiHP's 25 % trigger, so ResiHP
-/// does not react (Greyhound's BOCD does; docs/CLAIMS.md).
+/// does not react (Greyhound's detector does; docs/CLAIMS.md).
 #[test]
 fn a_mild_slow_gpu_stays_under_the_trigger() {
     let p = preset("resilience-slow-gpu-1.5x");

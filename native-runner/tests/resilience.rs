@@ -102,7 +102,7 @@ fn detect_generates_a_labelled_trace_and_scores_every_detector() {
     // The PAI path reads the same file.
     ok(&["detect", "--pai", csv.to_str().unwrap()]);
     let out = ok(&["detect", "--score", csv.to_str().unwrap()]);
-    for d in ["ResiHP", "BOCD", "CUSUM", "Naive"] {
+    for d in ["ResiHP", "Greyhound", "CUSUM", "Naive"] {
         assert!(out.contains(d), "{out}");
     }
     let json: serde_json::Value = serde_json::from_str(&ok(&[
@@ -113,7 +113,7 @@ fn detect_generates_a_labelled_trace_and_scores_every_detector() {
         "json",
     ]))
     .unwrap();
-    for d in ["resihp", "bocd", "changepoint", "naive"] {
+    for d in ["resihp", "greyhound", "changepoint", "naive"] {
         let p = metric(&json, &format!("benchmark.{d}.precision"));
         let r = metric(&json, &format!("benchmark.{d}.recall"));
         assert!((0.0..=1.0).contains(&p) && (0.0..=1.0).contains(&r), "{d}");

@@ -421,7 +421,7 @@ pub fn score_report(source: &str, text: &str, spec: &DetectorSpec) -> Result<Rep
     };
     for (id, label) in [
         ("resihp", "ResiHP (work-normalised, per worker)"),
-        ("bocd", "BOCD on iteration time (Greyhound)"),
+        ("greyhound", "Greyhound's detector on iteration time"),
         ("changepoint", "CUSUM change point on iteration time"),
         ("naive", "Naive z-score on iteration time"),
     ] {

@@ -4,8 +4,8 @@
 //! The trace has no sequence lengths, so ResiHP's expected time of a worker is its own level
 //! (steadily slow workers are common: PAI job 4's workers sit at 0.5× and 2× the median), moved
 //! by the change every worker shares (the work of the step); the rule is `worker_flags`'s. The raw-time
-//! detectors (naive z-score, CUSUM, Greyhound's
-//! BOCD with the default [`super::params::GreyhoundSpec`]) watch the iteration time, the
+//! detectors (naive z-score, CUSUM, Greyhound's detector with the default
+//! [`super::params::GreyhoundSpec`], every report a change slower or faster) watch the iteration time, the
 //! slowest worker's (synchronous DP waits for it), and cannot say which worker.
 
 use alloc::collections::{BTreeMap, VecDeque};
@@ -13,7 +13,7 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use super::detect::{Bocd, Change, ChangePoint, Naive};
+use super::detect::{ChangePoint, Naive, SlowDetection};
 use super::params::DetectorSpec;
 use super::params::GreyhoundSpec;
 use crate::report::{Cell, Report, Series, Table};
@@ -165,7 +165,7 @@ pub fn parse(text: &str) -> Result<PaiTrace, PaiError> {
 /// One flag on the real trace.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PaiFlag {
-    /// Detector id: `resihp`, `naive`, `changepoint`, `bocd`.
+    /// Detector id: `resihp`, `naive`, `changepoint`, `greyhound`.
     pub detector: &'static str,
     /// Sample time (the trace's `time` column) of the flag.
     pub time: u64,
@@ -265,11 +265,13 @@ pub fn detect(trace: &PaiTrace, spec: &DetectorSpec) -> Vec<PaiFlag> {
     let mut naive = Naive::new(spec.window, spec.z_threshold);
     let mut cusum = ChangePoint::new(spec.window, spec.cusum_k, spec.cusum_h);
     let g = GreyhoundSpec::default();
-    let mut bocd = Bocd::new(
-        spec.window,
-        g.hazard_iterations,
-        g.recent_iterations,
+    // Checked at every sample (the trace's spacing is not a duration).
+    let mut slow = SlowDetection::new(
         g.change_probability,
+        g.min_gap_iterations,
+        g.min_degradation,
+        g.outlier_z,
+        0,
     );
     for (i, (time, values)) in trace.samples.iter().enumerate() {
         let slowest = values.iter().flatten().copied().fold(0.0, f64::max);
@@ -288,9 +290,10 @@ pub fn detect(trace: &PaiTrace, spec: &DetectorSpec) -> Vec<PaiFlag> {
                 worker: None,
             });
         }
-        if bocd.observe(slowest) == Some(Change::Slower) {
+        if slow.observe(slowest, 0).is_some() {
+            slow.clear();
             flags.push(PaiFlag {
-                detector: "bocd",
+                detector: "greyhound",
                 time: *time,
                 worker: None,
             });
@@ -316,7 +319,7 @@ pub fn report(source: &str, trace: &PaiTrace, spec: &DetectorSpec) -> Report {
         ("resihp", "ResiHP (work-normalised, per worker)"),
         ("naive", "Naive z-score on iteration time"),
         ("changepoint", "CUSUM change point on iteration time"),
-        ("bocd", "BOCD on iteration time (Greyhound)"),
+        ("greyhound", "Greyhound's detector on iteration time"),
     ] {
         let n = flags.iter().filter(|f| f.detector == id).count();
         report.push_metric(
@@ -369,11 +372,11 @@ pub fn report(source: &str, trace: &PaiTrace, spec: &DetectorSpec) -> Report {
         w.iter().map(ToString::to_string).collect()
     };
     report.findings.push(format!(
-        "ResiHP flagged worker(s) [{}]; the raw-time detectors (naive, CUSUM, BOCD) raised {}, {} and {} alarms without naming a worker.",
+        "ResiHP flagged worker(s) [{}]; the raw-time detectors (naive, CUSUM, Greyhound's) raised {}, {} and {} alarms without naming a worker.",
         workers.join(", "),
         flags.iter().filter(|f| f.detector == "naive").count(),
         flags.iter().filter(|f| f.detector == "changepoint").count(),
-        flags.iter().filter(|f| f.detector == "bocd").count()
+        flags.iter().filter(|f| f.detector == "greyhound").count()
     ));
     report
 }

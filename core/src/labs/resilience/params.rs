@@ -269,13 +269,19 @@ impl Default for DetectorSpec {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct GreyhoundSpec {
-    /// BOCD constant hazard: expected iterations between change points, λ (ours).
-    pub hazard_iterations: f64,
-    /// BOCD alarm: posterior probability that a change happened in the last
-    /// `recent_iterations` iterations (ours).
+    /// A change point counts when its probability is above this (`slow_detection.py:89`,
+    /// `thresh_prob=0.8`).
     pub change_probability: f64,
-    /// BOCD: iterations counted as "recent" for the alarm (ours).
-    pub recent_iterations: u32,
+    /// It must lie more than this many iterations after the buffer's start (`length_thresh`,
+    /// l.40: 10).
+    pub min_gap_iterations: u32,
+    /// The means before and after it must differ by more than this share of the larger
+    /// (`degradation_thresh`, l.40: 0.1).
+    pub min_degradation: f64,
+    /// Iteration times with |z| above this are dropped first (`remove_outliers`, l.20: 3).
+    pub outlier_z: f64,
+    /// Job time between detection checks, s (`local_controller.py:71`: 5).
+    pub check_interval_s: f64,
     /// Time the verification micro-benchmarks (compute on every GPU, communication on every
     /// group) stop training, s (ours); paid on every alarm, true or false.
     pub benchmark_s: f64,
@@ -298,9 +304,11 @@ pub struct GreyhoundSpec {
 impl Default for GreyhoundSpec {
     fn default() -> Self {
         GreyhoundSpec {
-            hazard_iterations: 250.0,
-            change_probability: 0.5,
-            recent_iterations: 5,
+            change_probability: 0.8,
+            min_gap_iterations: 10,
+            min_degradation: 0.1,
+            outlier_z: 3.0,
+            check_interval_s: 5.0,
             benchmark_s: 10.0,
             slow_ratio: 1.1,
             compute_ratio: 2.0,

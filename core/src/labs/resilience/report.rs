@@ -397,10 +397,10 @@ pub fn build(params: &ResilienceParams, runs: &[StrategyRun], tokens_per_iterati
             ),
         ),
         (
-            "bocd",
-            "BOCD on raw time (Greyhound)",
+            "greyhound",
+            "Greyhound's detector on raw time",
             score(
-                &base.bocd_alarms,
+                &base.greyhound_alarms,
                 &truth,
                 params.detector.match_window,
                 false,
@@ -636,7 +636,7 @@ pub fn build(params: &ResilienceParams, runs: &[StrategyRun], tokens_per_iterati
             .map(|p| p.dur_ns as f64 / 1e9)
             .sum();
         report.findings.push(format!(
-            "Greyhound's BOCD raised {} alarm(s), {} of them false; each is verified by micro-benchmarks before acting, so its false alarms cost {cost:.0} s of paused training.",
+            "Greyhound's detector reported {} change(s), {} of them matching no failure; each is verified by micro-benchmarks before acting, so its false alarms cost {cost:.0} s of paused training.",
             gh.own_alarms.len(),
             false_its.len()
         ));

@@ -9,14 +9,16 @@
 //! the surviving nodes; ReCycle: reroute the failed stages' micro-batches; ResiHP: re-plan and
 //! reshard from DP peers) and the lost iteration is run again. Otherwise the iteration runs and
 //! every detector sees it; only the strategy's own detector acts: ResiHP's alarm leads to its
-//! re-plan when the predicted gain over the remaining iterations beats the cost, BOCD's alarm to
+//! re-plan when the predicted gain over the remaining iterations beats the cost, Greyhound's report to
 //! Greyhound's verification and escalation ([`Greyhound`]); the fail-stop-only strategies never
 //! react to a fail-slow.
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::detect::{Alarm, Bocd, Change, ChangePoint, Naive, Observation, ResihpDetector};
+use super::detect::{
+    Alarm, Change, ChangePoint, Naive, Observation, ResihpDetector, SlowDetection,
+};
 use super::job::{jitter, unit, Job, MicroBatch, Plan, PlanEval};
 use super::params::{GreyhoundSpec, LinkKind, ResilienceParams};
 use super::plan::{self, greyhound as gh, Health, StrategyKind};
@@ -66,9 +68,9 @@ pub struct StrategyRun {
     pub naive_alarms: Vec<Alarm>,
     /// Change-point (CUSUM) detector alarms.
     pub changepoint_alarms: Vec<Alarm>,
-    /// BOCD alarms (iterations got slower), recorded in every run.
-    pub bocd_alarms: Vec<Alarm>,
-    /// The strategy's own fail-slow alarms (ResiHP's for ResiHP, BOCD's for Greyhound; none
+    /// Greyhound's detector's reports (slower or faster), recorded in every run.
+    pub greyhound_alarms: Vec<Alarm>,
+    /// The strategy's own fail-slow alarms (ResiHP's for ResiHP, its detector's for Greyhound; none
     /// for the fail-stop-only strategies).
     pub own_alarms: Vec<Alarm>,
     /// ResiHP localisations that found no outlier (uniform slowdowns).
@@ -421,11 +423,12 @@ pub fn run_strategy(
     let mut detector = ResihpDetector::new(job.gpus, d.threshold, d.persistence, d.fit_window);
     let mut naive = Naive::new(d.window, d.z_threshold);
     let mut cusum = ChangePoint::new(d.window, d.cusum_k, d.cusum_h);
-    let mut bocd = Bocd::new(
-        d.window,
-        g.hazard_iterations,
-        g.recent_iterations,
+    let mut slow = SlowDetection::new(
         g.change_probability,
+        g.min_gap_iterations,
+        g.min_degradation,
+        g.outlier_z,
+        nanos_from_f64(g.check_interval_s * 1e9).0,
     );
     // What the strategies other than ResiHP know: dead GPUs (heartbeats) and, for Greyhound,
     // the GPUs its benchmarks found slow before an S4 restart.
@@ -442,7 +445,7 @@ pub fn run_strategy(
             alarms: Vec::new(),
             naive_alarms: Vec::new(),
             changepoint_alarms: Vec::new(),
-            bocd_alarms: Vec::new(),
+            greyhound_alarms: Vec::new(),
             own_alarms: Vec::new(),
             uniform_verdicts: 0,
             fail_stops: Vec::new(),
@@ -562,12 +565,7 @@ pub fn run_strategy(
                 }
             };
             if kind == StrategyKind::Greyhound {
-                bocd = Bocd::new(
-                    d.window,
-                    g.hazard_iterations,
-                    g.recent_iterations,
-                    g.change_probability,
-                );
+                slow.clear();
             }
             match next {
                 Some(p) if p.used_gpus().iter().all(|&g| truth.alive[g as usize]) => st.adopt(p),
@@ -611,9 +609,12 @@ pub fn run_strategy(
         if let Some(a) = cusum.observe(it, time_s) {
             st.run.changepoint_alarms.push(a);
         }
-        let change = bocd.observe(time_s);
-        if change == Some(Change::Slower) {
-            st.run.bocd_alarms.push(bare(it));
+        // Every reported change is verified, then the buffer starts afresh (the artifact's
+        // local controller, in every run).
+        let change = slow.observe(time_s, wall_ns);
+        if change.is_some() {
+            st.run.greyhound_alarms.push(bare(it));
+            slow.clear();
         }
         let done = it;
         it += 1;
@@ -641,7 +642,7 @@ pub fn run_strategy(
             }
             StrategyKind::Greyhound => {
                 let layout_before = layout(&st.eval.plan);
-                if change == Some(Change::Slower) {
+                if let Some(c) = change {
                     st.run.own_alarms.push(bare(done));
                     let index = st.run.own_alarms.len() - 1;
                     st.pause(
@@ -651,7 +652,11 @@ pub fn run_strategy(
                         Some(index),
                     );
                     let bench = benchmark(params, &st.eval.plan, &truth, done, g);
-                    if bench.reason.is_some() && !bench.slow_gpus.is_empty() {
+                    if c == Change::Faster {
+                        if st.eval.plan != initial {
+                            greyhound_recovered(&mut st, &initial, &bench, pp_ns, &mut mitigation);
+                        }
+                    } else if bench.reason.is_some() && !bench.slow_gpus.is_empty() {
                         if let Some(m) = &mut mitigation {
                             // A mitigation is under way: it goes on with the new findings.
                             m.bench = bench;
@@ -671,35 +676,6 @@ pub fn run_strategy(
                             }
                             mitigation = Some(m);
                         }
-                    }
-                } else if change == Some(Change::Faster) && st.eval.plan != initial {
-                    // The straggler may have recovered: benchmark again, undo S2/S3 if so.
-                    st.pause(
-                        bench_ns,
-                        "verification micro-benchmarks (recovery)".into(),
-                        "verify",
-                        None,
-                    );
-                    let bench = benchmark(params, &st.eval.plan, &truth, done, g);
-                    let same_gpus = st.eval.plan.used_gpus() == initial.used_gpus();
-                    if bench.slow_gpus.is_empty() && same_gpus {
-                        if st
-                            .eval
-                            .plan
-                            .replicas
-                            .iter()
-                            .zip(&initial.replicas)
-                            .any(|(a, b)| {
-                                a.stages
-                                    .iter()
-                                    .zip(&b.stages)
-                                    .any(|(x, y)| x.layers != y.layers)
-                            })
-                        {
-                            st.pause(pp_ns, "undo pipeline re-split".into(), "reconfigure", None);
-                        }
-                        st.adopt(initial.clone());
-                        mitigation = None;
                     }
                 }
                 if let Some(m) = &mut mitigation {
@@ -751,16 +727,11 @@ pub fn run_strategy(
                         mitigation = None;
                     }
                 }
-                // Iteration times after Greyhound restarts the job on another layout (S3, S4)
-                // are a new regime: BOCD learns it afresh rather than alarming on it. After S2
-                // (new micro-batch shares only) it keeps watching, so it sees the recovery.
+                // Greyhound restarts the job on another layout (S3, S4): its buffer starts afresh.
+                // After S2 (new micro-batch shares only) it keeps watching, so it sees the
+                // recovery.
                 if layout(&st.eval.plan) != layout_before {
-                    bocd = Bocd::new(
-                        d.window,
-                        g.hazard_iterations,
-                        g.recent_iterations,
-                        g.change_probability,
-                    );
+                    slow.clear();
                 }
             }
             _ => {}
@@ -787,6 +758,39 @@ fn layout(plan: &Plan) -> Vec<Vec<(Vec<u32>, u32)>> {
 
 /// Greyhound's S2: micro-batches redistributed across the DP replicas by their benchmarked
 /// speed (no pause: the new distribution is read at the next DP check).
+/// After a faster change on a mitigated plan: if the fresh benchmarks find nothing slow and
+/// the plan keeps the original GPUs, Greyhound returns to the original plan (undoing an S3
+/// re-split costs its restart from memory).
+fn greyhound_recovered(
+    st: &mut State,
+    initial: &Plan,
+    bench: &Bench,
+    pp_ns: u64,
+    mitigation: &mut Option<Greyhound>,
+) {
+    let same_gpus = st.eval.plan.used_gpus() == initial.used_gpus();
+    if !bench.slow_gpus.is_empty() || !same_gpus {
+        return;
+    }
+    let resplit = st
+        .eval
+        .plan
+        .replicas
+        .iter()
+        .zip(&initial.replicas)
+        .any(|(a, b)| {
+            a.stages
+                .iter()
+                .zip(&b.stages)
+                .any(|(x, y)| x.layers != y.layers)
+        });
+    if resplit {
+        st.pause(pp_ns, "undo pipeline re-split".into(), "reconfigure", None);
+    }
+    st.adopt(initial.clone());
+    *mitigation = None;
+}
+
 fn greyhound_s2(
     st: &mut State,
     m: &mut Greyhound,

@@ -1,6 +1,7 @@
 //! Fail-slow detectors, one file each: ResiHP's FLOPs-aware detector (observed iteration time
 //! against the time predicted from the actual packed lengths, then localisation by per-GPU
-//! kernel timings), Greyhound's BOCD on raw iteration time, a naive z-score and a CUSUM
+//! kernel timings), Greyhound's slow-iteration detection as its artifact runs it (outlier
+//! filter, Bayesian change point, gap and degradation filters), a naive z-score and a CUSUM
 //! change-point detector on raw iteration time. Fail-stops are found by missed heartbeats in
 //! [`super::sim`], the same way for every strategy.
 //!
@@ -8,8 +9,8 @@
 //! configuration (its plan and FLOPs profile), never the simulator's health, jitter or noise:
 //! `core/tests/resilience_observation.rs` checks that nothing in this folder names them.
 
-mod bocd;
 mod changepoint;
+mod greyhound;
 mod naive;
 mod resihp;
 
@@ -17,8 +18,8 @@ use alloc::vec::Vec;
 
 use super::job::MicroBatch;
 
-pub use bocd::{Bocd, Change};
 pub use changepoint::ChangePoint;
+pub use greyhound::{Change, SlowDetection};
 pub use naive::Naive;
 pub use resihp::{Localisation, ResihpDetector};
 

@@ -144,7 +144,7 @@ impl Health {
 
 crate::kinds! {
     /// The strategies compared. Each uses only its own detection: heartbeats for fail-stops
-    /// (everyone), ResiHP's FLOPs-aware detector for ResiHP, BOCD plus micro-benchmarks for
+    /// (everyone), ResiHP's FLOPs-aware detector for ResiHP, its artifact's change-point detection plus micro-benchmarks for
     /// Greyhound; the others see no fail-slow at all.
     pub enum StrategyKind as "strategy" {
         /// Do nothing about a fail-slow (the slow device dictates); a fail-stop is handled by a
@@ -160,11 +160,11 @@ crate::kinds! {
         /// ReCycle-like (fail-stop only): the failed stage's micro-batches are rerouted to the same
         /// stage of the other replicas, in their pipeline bubbles, until the next restart.
         Recycle = "recycle", "ReCycle-like rerouting (fail-stop only)";
-        /// Greyhound-like: BOCD on iteration times, verification by micro-benchmarks (a cost per
+        /// Greyhound-like: its artifact's change-point detection on iteration times, verification by micro-benchmarks (a cost per
         /// alarm), then S2 micro-batch redistribution across DP replicas (computation), S3
         /// pipeline re-split (communication) and S4 checkpoint restart without the slow GPUs, each
         /// once the time lost since the onset exceeds its cost (ski rental).
-        Greyhound = "greyhound", "Greyhound-like (BOCD + benchmarks, S1-S4)";
+        Greyhound = "greyhound", "Greyhound-like (change points + benchmarks, S1-S4)";
         /// ResiHP: regroup TP, repartition PP layers and share DP micro-batches by speed, when the
         /// gain over the remaining horizon beats the resharding cost.
         Resihp = "resihp", "ResiHP re-plan";
