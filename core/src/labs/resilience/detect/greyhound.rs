@@ -5,9 +5,9 @@
 //!   its buffer was last cleared (iteration = interval between repeats of the NCCL call pattern,
 //!   `slow_detection.py:89–96`; the same for every rank of a synchronous job, so one series);
 //! - drops the times with |z| > 3 over that buffer (`remove_outliers`, l.13–24);
-//! - finds change points with a Bayesian change-point model and keeps those with probability
-//!   > 0.8 (`find_performance_drop`, l.101–122: Rbeast's `beast`, a piecewise-linear trend
-//!   fitted by reversible-jump MCMC);
+//! - finds change points with a Bayesian change-point model and keeps those whose probability
+//!   is above 0.8 (`find_performance_drop`, l.101–122: Rbeast's `beast`, a piecewise-linear
+//!   trend fitted by reversible-jump MCMC);
 //! - keeps a change point only if it lies more than 10 iterations after the buffer's start and
 //!   the means before and after it differ by more than 10 % of the larger
 //!   (`validate_performance_drop`, l.38–86);
@@ -120,7 +120,7 @@ impl SlowDetection {
         let (left, _) = mean_std(&kept[..k]);
         let (right, _) = mean_std(&kept[k..]);
         let degradation = libm::fabs(left - right) / left.max(right);
-        if !(degradation > self.min_degradation) {
+        if degradation.is_nan() || degradation <= self.min_degradation {
             return None;
         }
         Some(if right > left {
@@ -156,7 +156,7 @@ fn change_posterior(x: &[f64]) -> Option<(usize, f64)> {
     }
     let (mu0, std) = mean_std(x);
     let beta0 = (std * std).max((mu0 * 1e-3) * (mu0 * 1e-3));
-    if !(beta0 > 0.0) {
+    if beta0.is_nan() || beta0 <= 0.0 {
         return None;
     }
     let mut prefix = Vec::with_capacity(n + 1);
