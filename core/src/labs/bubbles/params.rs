@@ -160,7 +160,7 @@ impl Default for HpoParams {
             seed: 1,
             stages: 4,
             gpus_per_stage: 8,
-            bundle: BundleRule::Oracle,
+            bundle: BundleRule::Hydro,
         }
     }
 }

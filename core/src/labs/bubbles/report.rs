@@ -792,13 +792,22 @@ fn findings(
     }
     if hpo.with_bubbles_ns > 0 {
         out.push(format!(
-            "{} over {} trials takes {:.0} s on 1 exclusive GPU and {:.0} s with the bubbles of {} GPUs added ({:.2}× faster). The winner trains {} steps, {:.0} s alone at F = 1, so no number of bubble GPUs can make the job more than {:.2}× faster (the critical-path ceiling); a bundle on a bubble GPU runs at a fraction of its exclusive speed.",
+            "{} over {} trials takes {:.0} s on 1 exclusive GPU and {:.0} s with the bubbles of {} GPUs added ({:.2}× the exclusive GPU's speed{}). The winner trains {} steps, {:.0} s alone at F = 1, so no number of bubble GPUs can make the job more than {:.2}× faster (the critical-path ceiling); a bundle on a bubble GPU runs at a fraction of its exclusive speed.",
             params.hpo.tuner.label(),
             params.hpo.trials,
             hpo.exclusive_ns as f64 / 1e9,
             hpo.with_bubbles_ns as f64 / 1e9,
             hpo.bubble_gpus,
             hpo.speedup(),
+            if params.hpo.tuner == TunerKind::Asha {
+                format!(
+                    ", bundles of F = {} by {}",
+                    hpo.fusion_with_bubbles,
+                    params.hpo.bundle.label()
+                )
+            } else {
+                String::new()
+            },
             hpo.winner_steps,
             hpo.winner_alone_ns as f64 / 1e9,
             hpo.ceiling()
