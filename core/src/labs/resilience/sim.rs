@@ -9,9 +9,9 @@
 //! the surviving nodes; ReCycle: reroute the failed stages' micro-batches; ResiHP: re-plan and
 //! reshard from DP peers) and the lost iteration is run again. Otherwise the iteration runs and
 //! every detector sees it; only the strategy's own detector acts: ResiHP's alarm leads to its
-//! re-plan when the predicted gain over the remaining iterations beats the cost, Greyhound's report to
-//! Greyhound's verification and escalation ([`Greyhound`]); the fail-stop-only strategies never
-//! react to a fail-slow.
+//! re-plan when the predicted gain over the remaining iterations beats the cost, a change that
+//! Greyhound's detector reports to its verification and escalation ([`Greyhound`]); the
+//! fail-stop-only strategies never react to a fail-slow.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -70,8 +70,8 @@ pub struct StrategyRun {
     pub changepoint_alarms: Vec<Alarm>,
     /// Greyhound's detector's reports (slower or faster), recorded in every run.
     pub greyhound_alarms: Vec<Alarm>,
-    /// The strategy's own fail-slow alarms (ResiHP's for ResiHP, its detector's for Greyhound; none
-    /// for the fail-stop-only strategies).
+    /// The strategy's own fail-slow alarms (ResiHP's for ResiHP, its detector's for Greyhound;
+    /// none for the fail-stop-only strategies).
     pub own_alarms: Vec<Alarm>,
     /// ResiHP localisations that found no outlier (uniform slowdowns).
     pub uniform_verdicts: u32,
@@ -222,9 +222,9 @@ fn spike(seed: u64, rate: f64, it: u32, g: u32) -> f64 {
 }
 
 /// Runs iteration `it` of `eval`'s plan as it really goes: each GPU at its true slowdown × its
-/// jitter × its kernel spike, the links at their true speed × this iteration's communication jitter, plus a host
-/// stall with `noise.stall_probability`. Returns the wall time and what the job logs of its
-/// GPUs (each one's kernel time), ns.
+/// jitter × its kernel spike, the links at their true speed × this iteration's communication
+/// jitter, plus a host stall with `noise.stall_probability`. Returns the wall time and what the
+/// job logs of its GPUs (each one's kernel time), ns.
 fn run_iteration(
     job: &Job,
     params: &ResilienceParams,
