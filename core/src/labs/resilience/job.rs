@@ -336,16 +336,16 @@ impl PlanEval {
         stage_factor: &[Vec<f64>],
         comm: &CommFactors,
     ) -> Result<IterationTiming, ScenarioError> {
-        let mut next = 0usize;
+        let dealt = self.dealt(mbs);
         let mut replica_ns = Vec::with_capacity(self.plan.replicas.len());
-        for (ri, r) in self.plan.replicas.iter().enumerate() {
+        for (ri, (r, batch)) in self.plan.replicas.iter().zip(&dealt).enumerate() {
             let m = r.micro_batches as usize;
             let p = r.stages.len();
             // Forward and backward durations per (stage, micro-batch), rounded once to ns.
             let mut fwd = vec![vec![0u64; m]; p];
             let mut bwd = vec![vec![0u64; m]; p];
             for j in 0..m {
-                let mb = mbs.get(next + j).copied().unwrap_or(MicroBatch {
+                let mb = batch.get(j).copied().unwrap_or(MicroBatch {
                     tokens: 0,
                     sum_sq: 0.0,
                 });
@@ -363,7 +363,6 @@ impl PlanEval {
                     bwd[s][j] = nanos_from_f64(total * 2.0 / 3.0).0;
                 }
             }
-            next += m;
             let p2p: Vec<u64> = self.p2p_ns[ri]
                 .iter()
                 .enumerate()

@@ -756,8 +756,6 @@ fn layout(plan: &Plan) -> Vec<Vec<(Vec<u32>, u32)>> {
         .collect()
 }
 
-/// Greyhound's S2: micro-batches redistributed across the DP replicas by their benchmarked
-/// speed (no pause: the new distribution is read at the next DP check).
 /// After a faster change on a mitigated plan: if the fresh benchmarks find nothing slow and
 /// the plan keeps the original GPUs, Greyhound returns to the original plan (undoing an S3
 /// re-split costs its restart from memory).
@@ -791,6 +789,8 @@ fn greyhound_recovered(
     *mitigation = None;
 }
 
+/// Greyhound's S2: micro-batches redistributed across the DP replicas by their benchmarked
+/// speed (no pause: the new distribution is read at the next DP check).
 fn greyhound_s2(
     st: &mut State,
     m: &mut Greyhound,

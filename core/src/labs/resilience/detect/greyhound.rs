@@ -27,7 +27,7 @@ use alloc::vec::Vec;
 use super::mean_std;
 
 /// Iterations kept in the buffer at most (the oldest go first; ours).
-pub const MAX_BUFFER: usize = 2_000;
+const MAX_BUFFER: usize = 2_000;
 /// Half-width, iterations, of the window whose posterior mass is a change point's probability.
 const NEIGHBOURHOOD: usize = 5;
 /// Prior probability that the buffer holds a change.
