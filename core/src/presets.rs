@@ -94,22 +94,17 @@ pub const PRESETS: &[Preset] = &[
     preset!(
         "agentic-concur-qwen3-32b-tp8-256-agents",
         "agentic",
-        "CONCUR's headline (Table 1): 256 agents, Qwen3-32B TP=8 on 8×H100, SGLang"
-    ),
-    preset!(
-        "agentic-concur-qwen3-32b-tp8-long-agents",
-        "agentic",
-        "Table 1's 256 agents on TP=8 living 20–60 turns: the pool overfills and CONCUR pays off"
+        "CONCUR's headline (Table 1): 256 agents, Qwen3-32B TP=8 on 8×H100, SGLang; turns fitted to the engine alone's 1,480 s"
     ),
     preset!(
         "agentic-concur-qwen3-32b-tp2-fixed-levels",
         "agentic",
-        "CONCUR vs fixed agent levels 30/32/64/128 (Fig. 6): Qwen3-32B TP=2 on 2×H100, SGLang"
+        "CONCUR vs fixed agent levels 30/32/64/128 (Fig. 6): Qwen3-32B TP=2 on 2×H100, SGLang; turns fitted to the engine alone's 2,527 s"
     ),
     preset!(
         "agentic-concur-deepseek-v3-tp16-40-agents",
         "agentic",
-        "CONCUR's 1.9× row (Table 1): 40 agents, DeepSeek-V3 TP=16 on 16×H100, SGLang"
+        "CONCUR's 1.9× row (Table 1): 40 agents, DeepSeek-V3 TP=16 on 16×H100, SGLang; turns fitted to the engine alone's 3,877 s"
     ),
     preset!(
         "agentic-deepseek-v3-8xh200",

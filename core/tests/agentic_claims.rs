@@ -2,17 +2,16 @@
 //! `cargo test --release -p bubblelab-core --test agentic_claims -- --nocapture` to print every
 //! row.
 //!
-//! On the paper's configurations (SGLang mode, H100s, §5.1):
-//! - Qwen3-32B TP=2, 256 agents (Fig. 6): the engine alone thrashes in the middle of the batch
-//!   (middle-third useful throughput far below the first third's, recomputation dominating);
-//!   CONCUR does not and finishes the batch more than 2× sooner; a request-level cap does not
-//!   help; CONCUR comes within 10 % of the best fixed agent level but does not beat it (the paper
-//!   has it 1.9× ahead of the best level);
-//! - Qwen3-32B TP=8, 256 agents (Table 1, 4.09×): with our 10–30-turn agents shaped after Fig. 1
-//!   the 8-GPU pool does not thrash and CONCUR's dead band costs throughput; with longer agents
-//!   (the paper's turn counts are unknown) it thrashes and CONCUR wins by more than 3×;
-//! - DeepSeek-V3 TP=16, 40 agents (Table 1, 1.9×): the engine alone thrashes, CONCUR recomputes
-//!   far less but finishes later (a divergence from the paper, explained in CLAIMS.md).
+//! On the paper's configurations (SGLang mode, H100s, §5.1) the agents' mean turn count is fitted
+//! to the paper's engine-alone batch time from engine-alone runs only (`fit`), within 10 %; every
+//! other figure is then a prediction:
+//! - Qwen3-32B TP=2, 256 agents (Fig. 6, 2,527 s): the engine alone thrashes in the middle of the
+//!   batch; CONCUR does not and finishes more than 2× sooner (paper 2.99×); it is ahead of every
+//!   fixed agent level, by less than the paper's 1.9×;
+//! - Qwen3-32B TP=8, 256 agents (Table 1, 1,480 s): CONCUR more than 2.5× faster, below the
+//!   paper's 4.09×; its speedup grows with the agents' turns and is below 1 for short agents;
+//! - DeepSeek-V3 TP=16, 40 agents (Table 1, 3,877 s): CONCUR recomputes far less and finishes
+//!   sooner, by less than the paper's 1.90×.
 //!
 //! On the lab's vLLM presets CONCUR beats unbounded admission on both models.
 #![cfg(not(target_arch = "wasm32"))]
@@ -56,28 +55,58 @@ fn assert_thrashes(r: &Report, id: &str) {
     assert!(m(r, &format!("{id}.mid_third_recompute_share")) > 0.5);
 }
 
+/// The fit reproduces the paper's engine-alone batch time within 10 %.
+fn assert_fitted(r: &Report, paper_engine_s: f64) {
+    assert_eq!(m(r, "fit.target_engine_batch_s"), paper_engine_s);
+    assert!(
+        m(r, "fit.residual").abs() <= 0.10,
+        "{}",
+        m(r, "fit.residual")
+    );
+    assert_eq!(
+        m(r, "fit.engine_batch_s"),
+        m(r, "unbounded.batch_completion_s")
+    );
+}
+
+/// The sensitivity curve of `label`: (mean turns, speedup over the engine alone).
+fn curve(r: &Report, label: &str) -> Vec<(f64, f64)> {
+    r.series
+        .iter()
+        .find(|s| s.chart == "agentic.sensitivity" && s.name == format!("{label} / engine alone"))
+        .unwrap_or_else(|| panic!("{label}"))
+        .points
+        .clone()
+}
+
 #[test]
-fn qwen3_32b_tp2_fig6_concur_against_the_engine_request_caps_and_fixed_levels() {
-    let mut p = preset("agentic-concur-qwen3-32b-tp2-fixed-levels");
-    p.controllers = controllers("unbounded, concur, req-cap-16, req-cap-64, aimd-history");
-    p.sweep_caps = vec![30, 32, 64, 128];
-    let r = run("Qwen3-32B TP=2, 256 agents, SGLang", p);
+#[cfg_attr(
+    debug_assertions,
+    ignore = "optimised builds only: cargo xtask test runs it with --profile bench"
+)]
+fn qwen3_32b_tp2_fig6_fitted_concur_against_the_engine_and_fixed_levels() {
+    let r = run(
+        "Qwen3-32B TP=2, 256 agents, SGLang",
+        preset("agentic-concur-qwen3-32b-tp2-fixed-levels"),
+    );
+    assert_fitted(&r, 2_527.0);
     assert_thrashes(&r, "unbounded");
     assert!(m(&r, "concur.mid_vs_first_third_throughput") > 0.9);
     assert!(m(&r, "concur.mid_third_recompute_share") < 0.05);
-    // The paper: 2,527 s → 846 (2.99×). Here 3,381 s → 1,394 s.
-    assert!(m(&r, "concur.speedup_vs_unbounded") > 2.0);
-    // A request-level cap bounds the batch, not the histories: no better than the engine alone.
-    for cap in ["req-cap-16", "req-cap-64"] {
-        assert!(
-            m(&r, &format!("{cap}.batch_completion_s"))
-                >= 0.97 * m(&r, "unbounded.batch_completion_s")
-        );
-    }
-    // Fixed levels 30/32/64/128: the best is 32; CONCUR within 10 % of it, not ahead.
-    assert_eq!(m(&r, "best_cap.cap"), 32.0);
-    let vs_best = m(&r, "concur.throughput_vs_best_cap");
-    assert!((0.9..1.0).contains(&vs_best), "{vs_best}");
+    // The paper: 2,527 s → 846 (2.99×).
+    let x = m(&r, "concur.speedup_vs_unbounded");
+    assert!((2.0..2.99).contains(&x), "{x}");
+    // Fixed levels 30/32/64/128: CONCUR ahead of every one, ahead of the best by less than the
+    // paper's 1.9× (its best level is 64, ours 30–32: cap 64 thrashes here).
+    let levels: Vec<f64> = [30, 32, 64, 128]
+        .iter()
+        .map(|cap| m(&r, &format!("cap-{cap}.batch_completion_s")))
+        .collect();
+    let concur = m(&r, "concur.batch_completion_s");
+    assert!(levels.iter().all(|&l| l > concur), "{levels:?} vs {concur}");
+    let best = levels.iter().copied().fold(f64::INFINITY, f64::min);
+    assert!(best / concur < 1.9, "{}", best / concur);
+    assert!(levels[2] > 1.5 * best, "cap 64 thrashes: {levels:?}");
     // Goodput under the SLO: the thrashing engine meets almost none; CONCUR meets it.
     assert!(
         m(&r, "unbounded.slo_goodput_tokens_per_s")
@@ -88,45 +117,52 @@ fn qwen3_32b_tp2_fig6_concur_against_the_engine_request_caps_and_fixed_levels() 
 }
 
 #[test]
-fn qwen3_32b_tp8_table1_depends_on_how_long_the_agents_live() {
-    // The preset's agents (10–30 turns): the 1.78 M-token pool barely thrashes.
-    let mut p = preset("agentic-concur-qwen3-32b-tp8-256-agents");
-    p.controllers = controllers("unbounded, req-cap-64, concur");
-    let short = run("Qwen3-32B TP=8, 256 agents, 10–30 turns", p.clone());
-    assert!(m(&short, "unbounded.recompute_ratio") < 0.1);
-    assert!(m(&short, "concur.speedup_vs_unbounded") < 1.0);
-    // Longer-lived agents (the paper's turn counts are unknown): thrashing, and CONCUR wins.
-    let mut wins = Vec::new();
-    for (lo, hi) in [(20, 60), (30, 90)] {
-        let mut q = p.clone();
-        q.synthetic.min_turns = lo;
-        q.synthetic.max_turns = hi;
-        let r = run(&format!("Qwen3-32B TP=8, 256 agents, {lo}–{hi} turns"), q);
-        assert!(m(&r, "unbounded.recompute_ratio") > 0.9);
-        wins.push(m(&r, "concur.speedup_vs_unbounded"));
-    }
-    assert!(wins.iter().all(|&w| w > 3.0), "{wins:?}");
-    // The 20–60-turn row is a preset of its own, the same scenario with longer-lived agents.
-    let mut long = preset("agentic-concur-qwen3-32b-tp8-256-agents");
-    long.synthetic.min_turns = 20;
-    long.synthetic.max_turns = 60;
-    assert_eq!(preset("agentic-concur-qwen3-32b-tp8-long-agents"), long);
+#[cfg_attr(
+    debug_assertions,
+    ignore = "optimised builds only: cargo xtask test runs it with --profile bench"
+)]
+fn qwen3_32b_tp8_table1_fitted_prediction_and_its_sensitivity_to_turns() {
+    let r = run(
+        "Qwen3-32B TP=8, 256 agents, SGLang",
+        preset("agentic-concur-qwen3-32b-tp8-256-agents"),
+    );
+    assert_fitted(&r, 1_480.0);
+    assert_thrashes(&r, "unbounded");
+    // The paper: 1,480 s → 362 s (4.09×).
+    let x = m(&r, "concur.speedup_vs_unbounded");
+    assert!((2.5..4.09).contains(&x), "{x}");
+    // A request-level cap bounds the batch, not the histories: no better than the engine alone.
+    assert!(m(&r, "req-cap-64.batch_completion_s") >= 0.97 * m(&r, "unbounded.batch_completion_s"));
+    // Short-lived agents never overfill the pool and CONCUR's ramp costs time; the speedup grows
+    // with the turns.
+    let c = curve(&r, "CONCUR");
+    assert!(c.first().unwrap().1 < 1.0, "{c:?}");
+    assert!(c.last().unwrap().1 > 4.09, "{c:?}");
+    assert!(c.windows(2).all(|w| w[1].1 > w[0].1), "{c:?}");
 }
 
 #[test]
-fn deepseek_v3_tp16_table1_thrashes_but_concur_finishes_later() {
+#[cfg_attr(
+    debug_assertions,
+    ignore = "optimised builds only: cargo xtask test runs it with --profile bench"
+)]
+fn deepseek_v3_tp16_table1_fitted_concur_recomputes_less_and_finishes_sooner() {
     let mut p = preset("agentic-concur-deepseek-v3-tp16-40-agents");
-    p.controllers = controllers("unbounded, req-cap-16, concur, aimd-history");
     p.sweep_caps = SWEEP.to_vec();
     let r = run("DeepSeek-V3 TP=16, 40 agents, SGLang", p);
+    assert_fitted(&r, 3_877.0);
     assert_thrashes(&r, "unbounded");
-    assert!(m(&r, "concur.recompute_ratio") < 0.5 * m(&r, "unbounded.recompute_ratio"));
-    // The divergence from the paper's 1.9×, pinned until the model changes.
+    assert!(m(&r, "concur.recompute_ratio") < 0.7 * m(&r, "unbounded.recompute_ratio"));
+    // The paper: 3,877 s → 2,043 s (1.90×).
     let x = m(&r, "concur.speedup_vs_unbounded");
-    assert!((0.7..1.0).contains(&x), "{x}");
+    assert!((1.0..1.9).contains(&x), "{x}");
 }
 
 #[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "optimised builds only: cargo xtask test runs it with --profile bench"
+)]
 fn vllm_presets_concur_beats_unbounded_admission() {
     for id in ["agentic-qwen3-32b-h100", "agentic-deepseek-v3-8xh200"] {
         let mut p = preset(id);

@@ -8,6 +8,7 @@
 
 use bubblelab_core::labs::agentic::controllers::{Concur, Move, Signals};
 use bubblelab_core::labs::agentic::engine::Engine;
+use bubblelab_core::labs::agentic::fit::{spec_at, TurnFit};
 use bubblelab_core::labs::agentic::{
     self, prepare, run_controller, AgenticParams, AimdHistoryParams, ConcurParams, ControllerSpec,
     EngineMode, EngineSpec, SyntheticSpec,
@@ -40,6 +41,21 @@ fn small_in(mode: EngineMode) -> AgenticParams {
         ],
         ..AgenticParams::default()
     }
+}
+
+/// The small SGLang scenario with its turns fitted to `target_s` of the engine alone.
+fn fitted(target_s: f64, controllers: Vec<ControllerSpec>) -> bubblelab_core::Report {
+    let mut p = small_in(EngineMode::Sglang);
+    p.engine.kv_capacity_tokens = 60_000;
+    p.synthetic.min_turns = 2;
+    p.synthetic.max_turns = 6;
+    p.controllers = controllers;
+    p.fit = TurnFit {
+        engine_alone_batch_s: target_s,
+        min_mean_turns: 1,
+        max_mean_turns: 40,
+    };
+    agentic::run(&p).unwrap()
 }
 
 fn small() -> AgenticParams {
@@ -259,6 +275,18 @@ fn bad_fields_are_named() {
         (r#"{"synthetic":{"agents":0}}"#, "agentic.synthetic.agents"),
         (r#"{"synthetic":{"bogus":1}}"#, "agentic.synthetic"),
         (r#"{"controllers":[]}"#, "agentic.controllers"),
+        (
+            r#"{"fit":{"engine_alone_batch_s":100,"min_mean_turns":8,"max_mean_turns":4}}"#,
+            "agentic.fit.max_mean_turns: must be between 8 and 1000, got 4",
+        ),
+        (
+            r#"{"fit":{"engine_alone_batch_s":100,"max_mean_turns":1000},"synthetic":{"agents":10000}}"#,
+            "agentic.fit.max_mean_turns: at 1000 mean turns the agents break a limit",
+        ),
+        (
+            r#"{"fit":{"engine_alone_batch_s":-1}}"#,
+            "agentic.fit.engine_alone_batch_s",
+        ),
         (
             r#"{"engine":{"model":{"params_billion":5000},"gpus":1,"kv_shards":1}}"#,
             "agentic.engine.gpus: no memory left for KV",
@@ -688,4 +716,91 @@ fn clipper_preset_wins_goodput_over_the_fixed_batch() {
         .series
         .iter()
         .any(|s| s.name == "Clipper AIMD batching: batch limit" && !s.points.is_empty()));
+}
+
+#[test]
+fn the_fit_keeps_the_spread_of_turn_counts() {
+    let base = SyntheticSpec::default(); // 10–30 turns: spread 0.5
+    let at = |t| {
+        let s = spec_at(&base, t);
+        (s.min_turns, s.max_turns)
+    };
+    assert_eq!(at(20), (10, 30));
+    assert_eq!(at(31), (16, 47));
+    assert_eq!(at(1), (1, 2));
+}
+
+#[test]
+fn the_turn_fit_reads_only_engine_alone_runs_and_picks_the_closest() {
+    let unbounded_concur = vec![
+        ControllerSpec::Unbounded,
+        ControllerSpec::Concur(ConcurParams::default()),
+    ];
+    let a = fitted(300.0, unbounded_concur);
+    let b = fitted(
+        300.0,
+        vec![
+            ControllerSpec::Unbounded,
+            ControllerSpec::Concur(ConcurParams {
+                additive_increase: 8,
+                ..ConcurParams::default()
+            }),
+            ControllerSpec::StaticCap { cap: 2 },
+        ],
+    );
+    // Other controllers change the predictions, never the fit.
+    let fit = |r: &bubblelab_core::Report| {
+        let table = r.tables.iter().find(|t| t.key == "fit").unwrap().clone();
+        (r.metric("fit.mean_turns").unwrap(), table)
+    };
+    assert_eq!(fit(&a), fit(&b));
+    assert_ne!(
+        a.metric("concur.batch_completion_s"),
+        b.metric("concur.batch_completion_s")
+    );
+    // The controllers ran on the fitted agents: the engine alone's run is the fit's point.
+    assert_eq!(
+        a.metric("fit.engine_batch_s"),
+        a.metric("unbounded.batch_completion_s")
+    );
+    // The fitted turns are at least as close to the target as their tried neighbours.
+    let t = a.metric("fit.mean_turns").unwrap();
+    let series = a
+        .series
+        .iter()
+        .find(|s| s.chart == "agentic.fit" && s.name.starts_with("engine alone"))
+        .unwrap();
+    let miss = |x: f64| {
+        series
+            .points
+            .iter()
+            .find(|p| p.0 == x)
+            .map(|p| (p.1 - 300.0).abs())
+    };
+    let own = miss(t).unwrap();
+    let neighbours: Vec<f64> = [t - 1.0, t + 1.0].into_iter().filter_map(miss).collect();
+    assert!(
+        !neighbours.is_empty(),
+        "bisection ends on adjacent turn counts"
+    );
+    assert!(
+        neighbours.iter().all(|&n| own <= n),
+        "{own} vs {neighbours:?}"
+    );
+    // The sensitivity curve covers ½ to 2× the fitted turns, CONCUR against the engine alone.
+    let curve = a
+        .series
+        .iter()
+        .find(|s| s.chart == "agentic.sensitivity")
+        .unwrap();
+    assert_eq!(curve.name, "CONCUR / engine alone");
+    assert!(curve.points.iter().any(|p| p.0 == t));
+}
+
+#[test]
+fn an_unreachable_target_takes_the_most_turns_and_says_how_far_off() {
+    let r = fitted(1e6, vec![ControllerSpec::Unbounded]);
+    assert_eq!(r.metric("fit.mean_turns"), Some(40.0));
+    assert!(r.metric("fit.residual").unwrap() < -0.5);
+    assert!(r.findings[0].contains("residual"), "{}", r.findings[0]);
 }

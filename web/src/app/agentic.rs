@@ -42,7 +42,7 @@ pub struct AgenticLabProps {
 }
 
 /// Number fields, paths inside `params` (labels, ranges and help from the field table).
-const FIELDS: [&str; 13] = [
+const FIELDS: [&str; 14] = [
     "synthetic.agents",
     "synthetic.min_turns",
     "synthetic.max_turns",
@@ -56,6 +56,7 @@ const FIELDS: [&str; 13] = [
     "control_interval_s",
     "slo.ttft_s",
     "slo.tpot_ms",
+    "fit.engine_alone_batch_s",
 ];
 
 /// CONCUR's Eq. 1 constants, edited on the scenario's CONCUR controller: (field, label).
@@ -413,6 +414,8 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
                         ("agentic.hit_rate".to_string(), "Cache hit rate: engine-wide H (CONCUR's signal) and on agents' histories".to_string()),
                         ("agentic.recompute".to_string(), "Recomputed tokens per second".to_string()),
                         ("agentic.throughput".to_string(), "Useful throughput (generated tokens per second)".to_string()),
+                        ("agentic.fit".to_string(), "Fit: the engine alone's batch completion against the agents' mean turns (engine-alone runs only)".to_string()),
+                        ("agentic.sensitivity".to_string(), "Sensitivity: each controller's speedup over the engine alone against the agents' mean turns".to_string()),
                     ]} />
                 </div>
             </div>

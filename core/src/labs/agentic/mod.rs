@@ -10,6 +10,7 @@
 pub mod controllers;
 pub mod engine;
 pub mod fields;
+pub mod fit;
 pub mod params;
 pub mod report;
 pub mod sim;
@@ -40,7 +41,9 @@ pub fn run(params: &AgenticParams) -> Result<Report, ScenarioError> {
     run_with_progress(params, &mut |_, _| {})
 }
 
-/// [`run`], calling `progress(done, total)` as [`run_workload_with_progress`] does.
+/// [`run`], calling `progress(done, total)` as [`run_workload_with_progress`] does. With
+/// `params.fit` enabled the synthetic agents' turns are first fitted to the engine-alone batch
+/// time ([`fit`]) and the controllers run on the fitted agents.
 ///
 /// # Errors
 /// As [`run`].
@@ -49,8 +52,25 @@ pub fn run_with_progress(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Report, ScenarioError> {
     params.validate()?;
-    let work = workload::generate(&params.synthetic);
-    run_workload_with_progress(params, &work, progress)
+    if !params.fit.enabled() {
+        return run_workload_with_progress(params, &workload::generate(&params.synthetic), progress);
+    }
+    let fit_runs = fit::estimated_runs(params);
+    let mut done = 0;
+    let outcome = fit::fit_turns(params, &mut || {
+        done += 1;
+        progress(done.min(fit_runs), fit_runs);
+    })?;
+    let fitted = AgenticParams {
+        synthetic: outcome.synthetic.clone(),
+        ..params.clone()
+    };
+    let work = workload::generate(&fitted.synthetic);
+    let mut report = run_workload_with_progress(&fitted, &work, &mut |d, t| {
+        progress(fit_runs + d, fit_runs + t);
+    })?;
+    fit::push(&mut report, &outcome);
+    Ok(report)
 }
 
 /// Runs every chosen controller (and the cap sweep) on `work` (an uploaded or real trace; the

@@ -8,6 +8,7 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use super::controllers::ControllerSpec;
+use super::fit::TurnFit;
 use super::workload::SyntheticSpec;
 use crate::hw::GpuKind;
 use crate::scenario::{check_range, ScenarioError};
@@ -428,6 +429,8 @@ pub struct AgenticParams {
     pub timeline_agents: u32,
     /// Latency objectives of the goodput metric.
     pub slo: LatencySlo,
+    /// The engine-alone batch time the synthetic agents' turn count is fitted to (off by default).
+    pub fit: TurnFit,
 }
 
 impl Default for AgenticParams {
@@ -444,6 +447,7 @@ impl Default for AgenticParams {
             control_interval_s: 2.0,
             timeline_agents: 16,
             slo: LatencySlo::default(),
+            fit: TurnFit::default(),
         }
     }
 }
@@ -564,6 +568,7 @@ impl AgenticParams {
     pub fn validate(&self) -> Result<(), ScenarioError> {
         crate::fields::check("agentic", super::fields::FIELDS, &crate::scenario::to_value(self))?;
         self.validate_simulation()?;
-        self.synthetic.validate()
+        self.synthetic.validate()?;
+        self.fit.validate(&self.synthetic)
     }
 }
