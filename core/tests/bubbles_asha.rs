@@ -191,3 +191,23 @@ fn hydros_bundle_size_splits_the_trials_evenly_over_the_gpus_up_to_the_limit() {
     assert!(o.with_bubbles_ns <= h.with_bubbles_ns);
     assert!(o.exclusive_ns <= h.exclusive_ns);
 }
+
+#[test]
+fn hydros_planner_limit_comes_from_the_memory_of_one_and_two_fused_trials() {
+    const GIB: u64 = 1 << 30;
+    // `planner.py`: ⌊(M − s) / (d − s)⌋.
+    assert_eq!(asha::planner_limit(10, 4, 6), 3);
+    assert_eq!(asha::planner_limit(80 * GIB, 5 * GIB / 4, 2 * GIB), 105);
+    assert_eq!(asha::planner_limit(10, 4, 4), u32::MAX);
+    assert_eq!(asha::planner_limit(3, 4, 6), 1);
+    // The ResNet-18 trial (0.5 GiB + 0.75 GiB per trial): capped at max_fusion on the preset, the
+    // planner's own figure on a 24 GiB GPU with room to fuse 64.
+    let mut p = preset("bubbles-gpt-32gpus-resnet18");
+    p.hpo.bundle = bubbles::BundleRule::HydroProfiled;
+    assert_eq!(asha::fusion_limit(&p), p.max_fusion);
+    p.max_fusion = 64;
+    p.gpu_memory_bytes = 24 * GIB;
+    assert_eq!(asha::fusion_limit(&p), 30);
+    p.hpo.bundle = bubbles::BundleRule::Hydro;
+    assert_eq!(asha::fusion_limit(&p), 64);
+}

@@ -221,7 +221,7 @@ pub const FIELDS: &[Field] = &[
         label: "Bundle size rule (ASHA)",
         unit: "id",
         range: Range::OneOf(&BundleRule::IDS),
-        help: "Hydro's even split of the trials over the GPUs up to the fusion limit, or the oracle: every F up to the limit tried, the fastest kept",
+        help: "Hydro's even split of the trials over the GPUs up to the fusion limit (max_fusion, or the limit Hydro's planner derives from the memory of one and two fused trials), or the oracle: every F up to max_fusion tried, the fastest kept",
         widget: Widget::Select,
     },
     Field {

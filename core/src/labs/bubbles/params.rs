@@ -104,6 +104,13 @@ crate::kinds! {
         /// ⌈N / G⌉ trials per bundle for N pending trials on G GPUs when that is within the
         /// fusion limit, else the limit's bundles evened out, ⌈N / ⌈N / limit⌉⌉.
         Hydro = "hydro", "Hydro's even split";
+        /// The same split under the limit Hydro's planner derives when it profiles instead of
+        /// being given one (`profile_stage`; `hydro/tune/planner.py`,
+        /// `obtain_memory_bounded_plan`, l. 137–143 at 06a72a7): one trial (s bytes) and two
+        /// fused trials (d bytes) on a GPU of M bytes give ⌊(M − s) / (d − s)⌋; here M is
+        /// `gpu_memory_bytes` and s, d the trial profile's memory at F = 1, 2, and the limit is
+        /// capped at `max_fusion` (the largest bundle this lab models).
+        HydroProfiled = "hydro-profiled", "Hydro's even split, planner's memory limit";
         /// Every F up to the limit simulated, the shortest makespan kept: a bound no tuner
         /// reaches, as it needs the run's outcome before the run.
         Oracle = "oracle", "oracle bundle (best F in hindsight)";
@@ -139,8 +146,8 @@ pub struct HpoParams {
     pub stages: u32,
     /// GPUs in each stage (tensor/data parallel within a stage): each sees that stage's bubbles.
     pub gpus_per_stage: u32,
-    /// ASHA: how the bundle size F is chosen (the fusion limit is `max_fusion`). Default
-    /// `oracle`, the rule this lab's claims were measured with; `hydro` is Hydro's own.
+    /// ASHA: how the bundle size F is chosen. Default `hydro`: Hydro's split with `max_fusion`
+    /// as the fusion limit given to it (`HydroTrialRunner(fusion_limit=…)`).
     pub bundle: BundleRule,
 }
 

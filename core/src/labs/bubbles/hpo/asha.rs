@@ -223,14 +223,41 @@ pub fn hydro_bundle(trials: u32, gpus: u32, limit: u32) -> u32 {
     }
 }
 
+/// Hydro's planner's memory-bounded fusion limit (`hydro/tune/planner.py`,
+/// `obtain_memory_bounded_plan`, l. 137–143 at 06a72a7): with one trial profiled at `single`
+/// bytes and two fused trials at `dual` bytes on a GPU of `gpu` bytes, ⌊(gpu − single) /
+/// (dual − single)⌋ (at least 1; `u32::MAX` when a trial adds no memory).
+#[must_use]
+pub fn planner_limit(gpu: u64, single: u64, dual: u64) -> u32 {
+    let Some(per_trial) = dual.checked_sub(single).filter(|&b| b > 0) else {
+        return u32::MAX;
+    };
+    let limit = gpu.saturating_sub(single) / per_trial;
+    u32::try_from(limit).unwrap_or(u32::MAX).max(1)
+}
+
+/// The fusion limit the scenario's rule gives Hydro's split.
+#[must_use]
+pub fn fusion_limit(params: &BubblesParams) -> u32 {
+    match params.hpo.bundle {
+        BundleRule::HydroProfiled => planner_limit(
+            params.gpu_memory_bytes,
+            params.trial.memory_bytes(1),
+            params.trial.memory_bytes(2),
+        )
+        .min(params.max_fusion),
+        BundleRule::Hydro | BundleRule::Oracle => params.max_fusion,
+    }
+}
+
 /// The bundle size the scenario's rule picks on `workers`, with its run.
 fn chosen_run(params: &BubblesParams, workers: &Workers, quality: &[f64]) -> (u32, AshaRun) {
     match params.hpo.bundle {
-        BundleRule::Hydro => {
+        BundleRule::Hydro | BundleRule::HydroProfiled => {
             let b = hydro_bundle(
                 params.hpo.trials,
                 workers.len() as u32,
-                params.max_fusion,
+                fusion_limit(params),
             );
             (b, simulate(params, workers, b, quality))
         }
