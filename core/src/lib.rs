@@ -18,6 +18,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod compare;
 pub mod cost;
 pub mod csv;
 pub mod edit;

@@ -62,7 +62,7 @@ pub fn link(args: &LinkArgs) -> Result<(), Failure> {
 }
 
 /// Decodes a full URL, a `#/<lab>?s=…` fragment, `s=<payload>` or a bare payload.
-fn decode(link: &str) -> Result<Scenario, Failure> {
+pub(crate) fn decode(link: &str) -> Result<Scenario, Failure> {
     let link = link.trim();
     if link.is_empty() {
         return Err(Failure::Input("--decode: the link is empty".into()));

@@ -10,6 +10,7 @@ mod bubbles;
 mod calibrate;
 mod checkpoint;
 mod checkpoint_demo;
+mod compare;
 mod cost;
 mod dist;
 mod doctor;
@@ -60,6 +61,9 @@ struct Cli {
 enum Command {
     /// Run a scenario and print its Report.
     Run(run::RunArgs),
+    /// Run two scenarios of one lab and print them side by side: every metric with B − A and
+    /// B / A, the parameters that differ, both runs' curves and timelines.
+    Compare(compare::CompareArgs),
     /// Print the share link of a scenario, or decode a link back into scenario JSON.
     Link(link::LinkArgs),
     /// List the preset scenarios, or print one preset's JSON.
@@ -228,6 +232,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Run(args) => run::run(&args),
+        Command::Compare(args) => compare::compare(&args),
         Command::Link(args) => link::link(&args),
         Command::Presets(args) => presets::presets(&args),
         Command::PipelineLog(args) => run::pipeline_log(&args),

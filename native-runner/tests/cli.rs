@@ -461,3 +461,67 @@ fn run_sweeps_a_field_as_data() {
         "--sweep: expected PATH=V1,V2",
     );
 }
+
+#[test]
+fn compare_puts_two_runs_side_by_side_with_the_fields_that_differ() {
+    let json = ok(&[
+        "compare",
+        "pipeline-gpipe-vs-1f1b",
+        "--set",
+        "micro_batches=16",
+        "--format",
+        "json",
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&json).expect("stdout is JSON");
+    assert_eq!(metric(&report, "compare.fields_changed"), 1.0);
+    let tables = report["tables"].as_array().unwrap();
+    let diff = tables.iter().find(|t| t["key"] == "scenario_diff").unwrap();
+    assert_eq!(
+        diff["rows"],
+        serde_json::json!([["micro_batches", "8", "16"]])
+    );
+    // 1F1B's bubble (p − 1)/(m + p − 1): 3/11 → 3/19.
+    let metrics = tables.iter().find(|t| t["key"] == "metrics").unwrap();
+    let row = metrics["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r[1] == "1f1b.bubble_ratio")
+        .unwrap();
+    let (a, b) = (row[3].as_f64().unwrap(), row[4].as_f64().unwrap());
+    assert!((a - 3.0 / 11.0).abs() < 1e-12 && (b - 3.0 / 19.0).abs() < 1e-12);
+    assert!((row[6].as_f64().unwrap() - 11.0 / 19.0).abs() < 1e-12);
+    // A file against a share link of the same scenario: nothing differs.
+    let file = write_scratch(
+        "compare-a.json",
+        &ok(&["presets", "pipeline-gpipe-vs-1f1b"]),
+    );
+    let link = ok(&["link", "--preset", "pipeline-gpipe-vs-1f1b"]);
+    let same = ok(&["compare", &file, link.trim(), "--format", "csv"]);
+    assert!(
+        same.contains("compare.fields_changed,Parameters that differ,0,count"),
+        "{same}"
+    );
+}
+
+#[test]
+fn compare_names_the_side_and_the_field_that_is_wrong() {
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["compare", "no-such-thing", "pipeline-all"],
+            "A: `no-such-thing` is not a scenario file",
+        ),
+        (
+            &["compare", "pipeline-all", "--set", "micro_batches=0"],
+            "B: pipeline.micro_batches",
+        ),
+        (
+            &["compare", "pipeline-all", "cost-allreduce-h100"],
+            "A is a pipeline scenario and B a cost one",
+        ),
+        (&["compare", "pipeline-all"], "give run B, or --set"),
+    ];
+    for (args, expected) in cases {
+        assert_bad_input(&bubblelab(args), expected);
+    }
+}
