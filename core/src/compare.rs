@@ -1,7 +1,8 @@
 //! Two runs of one lab side by side: run A and run B as one Report, so that a learner who changes
 //! one field keeps the run before it. The Report holds the metric table (A, B, B − A, B / A), the
 //! scenario diff (every parameter whose value differs, by field path), both runs' curves on their
-//! charts (names prefixed `A: ` and `B: `) and both runs' timelines.
+//! charts (names ending in [`SIDE_A`] and [`SIDE_B`]: a curve keeps its colour, the page dashes
+//! B's) and both runs' timelines (names starting `A: ` and `B: `).
 
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -11,6 +12,11 @@ use serde_json::Value;
 
 use crate::report::{Cell, Report, Series, Table};
 use crate::scenario::{Scenario, ScenarioError};
+
+/// Ending of run A's curve names.
+pub const SIDE_A: &str = " (A)";
+/// Ending of run B's curve names.
+pub const SIDE_B: &str = " (B)";
 
 /// Most differing fields listed in the finding (the table lists all).
 const FINDING_FIELDS: usize = 4;
@@ -141,9 +147,9 @@ pub fn compare(
             })
             .collect(),
     });
-    for (side, r) in [("A", report_a), ("B", report_b)] {
+    for (side, r) in [(SIDE_A, report_a), (SIDE_B, report_b)] {
         report.series.extend(r.series.iter().map(|s| Series {
-            name: format!("{side}: {}", s.name),
+            name: format!("{}{side}", s.name),
             ..s.clone()
         }));
     }

@@ -422,9 +422,15 @@ impl Report {
 }
 
 /// The policy, controller or run a series belongs to: a series named `owner: quantity` (e.g.
-/// `CONCUR: window`) belongs to `owner`; any other name is its own owner.
+/// `CONCUR: window`) belongs to `owner`; any other name is its own owner; the ending of a
+/// compared run ([`crate::compare::SIDE_A`], `SIDE_B`) does not count.
 #[must_use]
 pub fn series_owner(name: &str) -> &str {
+    // A compared run's curve keeps the colour of the curve it repeats.
+    let name = name
+        .strip_suffix(crate::compare::SIDE_A)
+        .or_else(|| name.strip_suffix(crate::compare::SIDE_B))
+        .unwrap_or(name);
     name.split_once(": ").map_or(name, |(owner, _)| owner)
 }
 

@@ -50,6 +50,10 @@ fn one_field_changed_is_the_whole_diff_and_the_metrics_follow_the_closed_form() 
     assert!(r.timelines[0].name.starts_with("A: "));
     assert!(r.timelines.last().unwrap().name.starts_with("B: "));
     assert_eq!(r.series.len(), ra.series.len() + rb.series.len());
+    // A curve of B keeps the colour of the same curve of A: the owners are A's.
+    assert!(!ra.series.is_empty());
+    assert_eq!(r.series_colours(), ra.series_colours());
+    assert!(r.series.iter().any(|s| s.name.ends_with(" (B)")));
     assert!(
         r.findings[0].contains("micro_batches 8 → 16"),
         "{}",

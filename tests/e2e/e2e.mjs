@@ -279,6 +279,25 @@ try {
     );
   }, () => shared || main);
 
+  await check('pin the run as A, change micro-batches: A and B side by side with the field that differs', async () => {
+    await page.locator('#compare-pin').click();
+    await page.locator('#compare-hint').waitFor({ state: 'visible' });
+    await page.fill('#field-micro_batches', '16');
+    await page.press('#field-micro_batches', 'Tab');
+    const diff = page.locator('#compare table[data-table="scenario_diff"]');
+    await diff.waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+    const rows = await diff.locator('tbody tr').allInnerTexts();
+    assert(
+      rows.length === 1 && /micro_batches\s+12\s+16/.test(rows[0]),
+      `the diff should be micro_batches 12 → 16, got ${JSON.stringify(rows)}`,
+    );
+    const metrics = await page.locator('#compare table[data-table="metrics"] tbody tr').allInnerTexts();
+    assert(metrics.some((r) => r.includes('1f1b.bubble_ratio')), `no 1F1B bubble row in ${JSON.stringify(metrics)}`);
+    await page.screenshot({ path: path.join(OUT_DIR, 'compare-pipeline.png'), fullPage: true });
+    await page.locator('#compare-unpin').click();
+    await page.locator('#compare').waitFor({ state: 'detached' });
+  }, () => main);
+
   for (const payload of ['garbage%%%', 'AAAAAAAA']) {
     let tampered = null;
     await check(`a tampered link (s=${payload}) shows #link-error and the default scenario`, async () => {

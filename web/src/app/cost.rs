@@ -319,7 +319,7 @@ pub fn cost_explorer(props: &CostExplorerProps) -> Html {
                 </form>
                 <div class="results">
                     <RunStatus worker={worker.clone()} error={(*worker_error).clone()} />
-                    <ExportBar report={report.clone()} stem="cost" />
+                    <ExportBar report={report.clone()} stem="cost" scenario_json={Some(AttrValue::from(Scenario::Cost(state.params.clone()).to_json_pretty()))} />
                     <ReportView report={report} chart_titles={vec![
                         ("collective_time".to_string(), "Collective time by message size".to_string()),
                         ("bus_bandwidth".to_string(), "Bus bandwidth by message size".to_string()),

@@ -21,6 +21,7 @@ use gloo::events::EventListener;
 use yew::prelude::*;
 
 use crate::browser;
+use crate::components::compare::PinHandle;
 use home::Card;
 
 /// A lab's page: its name (the core's [`bubblelab_core::scenario::LABS`] entry and the route
@@ -232,8 +233,9 @@ pub fn app() -> Html {
             </section>
         },
     };
+    let pin: PinHandle = use_state(|| None);
     html! {
-        <>
+        <ContextProvider<PinHandle> context={pin}>
             <header class="top">
                 <a class="brand" href="#/">{ "bubblelab" }</a>
                 <nav>
@@ -243,6 +245,6 @@ pub fn app() -> Html {
                 </nav>
             </header>
             <main>{ page }</main>
-        </>
+        </ContextProvider<PinHandle>>
     }
 }

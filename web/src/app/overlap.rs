@@ -459,7 +459,7 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
                 </form>
                 <div class="results">
                     <RunStatus worker={worker.clone()} unit="simulations" error={state.form.worker_error.clone()} />
-                    <ExportBar report={state.report.clone()} stem="overlap" />
+                    <ExportBar report={state.report.clone()} stem="overlap"  scenario_json={state.form.shown_json()} />
                     <ReportView report={state.report.clone()} picture={html! {
                     <section class="pass-steps" id="pass-steps">
                         <h2>{ "Helix, pass by pass" }</h2>

@@ -440,7 +440,7 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
                 <div class="results">
                     <RunStatus worker={worker.clone()} unit="strategies" error={state.form.worker_error.clone()} />
                     <RunStatus worker={pai_worker.clone()} id="pai-status" />
-                    <ExportBar report={shown_report.clone()} stem="resilience" />
+                    <ExportBar report={shown_report.clone()} stem="resilience" scenario_json={state.pai.is_none().then(|| state.form.shown_json()).flatten()} />
                     <ReportView report={shown_report} picture={html! {
                     <section class="cluster" id="resilience-grid">
                         <h2>{ "The job's GPUs" }</h2>

@@ -170,7 +170,7 @@ pub fn tuning_lab(props: &TuningLabProps) -> Html {
                 </form>
                 <div class="results">
                     <RunStatus worker={worker.clone()} unit="training runs" error={form.worker_error.clone()} />
-                    <ExportBar report={state.report.clone()} stem="tuning" />
+                    <ExportBar report={state.report.clone()} stem="tuning"  scenario_json={state.form.shown_json()} />
                     <ReportView report={state.report.clone()} chart_titles={vec![
                         ("tuning.sp".to_string(), "Standard parametrization: held-out loss vs learning rate, per width".to_string()),
                         ("tuning.mup".to_string(), "μP: held-out loss vs learning rate, per width".to_string()),

@@ -3,6 +3,7 @@
 use bubblelab_core::Report;
 use yew::prelude::*;
 
+use super::compare::ComparePanel;
 use super::timeline::Shared;
 use crate::browser;
 
@@ -16,7 +17,8 @@ pub struct ExportBarProps {
     /// Prefix of the buttons' element ids (`<prefix>export-trace`, …), for pages with two bars.
     #[prop_or_default]
     pub id_prefix: AttrValue,
-    /// The scenario JSON, if the report came from a scenario.
+    /// The scenario JSON, if the report came from a scenario (it also offers to pin the run as
+    /// A and compare the next run with it).
     #[prop_or_default]
     pub scenario_json: Option<AttrValue>,
 }
@@ -38,6 +40,7 @@ pub fn export_bar(props: &ExportBarProps) -> Html {
     let r2 = props.report.clone();
     let r3 = props.report.clone();
     html! {
+        <>
         <div class="export">
             <span class="muted">{ "Export: " }</span>
             { button("export-trace", "Chrome trace", format!("{stem}.trace.json"), "application/json",
@@ -50,5 +53,9 @@ pub fn export_bar(props: &ExportBarProps) -> Html {
                     Box::new(move || json.to_string())) }
             }
         </div>
+        if let Some(json) = props.scenario_json.clone() {
+            <ComparePanel report={props.report.clone()} scenario_json={json} />
+        }
+        </>
     }
 }

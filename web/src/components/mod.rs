@@ -2,6 +2,7 @@
 
 pub mod canvas;
 pub mod chart;
+pub mod compare;
 pub mod export;
 pub mod fields;
 pub mod lab_chrome;

@@ -149,6 +149,8 @@ pub struct Form {
     pub upload_error: Option<String>,
     /// Why the worker failed, when it did.
     pub worker_error: Option<String>,
+    /// The scenario of the run on screen (the last one that finished).
+    pub shown: Option<Scenario>,
     seq: u64,
 }
 
@@ -190,8 +192,17 @@ impl Form {
             upload_ok: None,
             upload_error: None,
             worker_error: None,
+            shown: None,
             seq: 0,
         }
+    }
+
+    /// The scenario of the run on screen as JSON (for export and compare).
+    #[must_use]
+    pub fn shown_json(&self) -> Option<yew::AttrValue> {
+        self.shown
+            .as_ref()
+            .map(|s| yew::AttrValue::from(s.to_json_pretty()))
     }
 
     /// The text field `path` shows: as typed, else the params' value.
@@ -304,6 +315,7 @@ impl Form {
                 // from a newer edit that did not validate, and stays until that field is fixed.
                 self.upload_error = None;
                 self.upload_ok = self.upload.clone();
+                self.shown = Some(pending.scenario.clone());
                 if pending.link && linkable && self.upload.is_none() {
                     crate::browser::replace_hash(&share::fragment(&pending.scenario));
                 }
