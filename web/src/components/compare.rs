@@ -1,7 +1,8 @@
 //! Compare two runs in the page: pin the run on screen as A, change a field, and the next run
 //! (B) is shown beside A — the metric table with B − A and B / A, the parameters that differ,
-//! each curve of B dashed over A's in the same colour, both runs' timelines. The pin is the
-//! app's, so A stays while the page's form changes; it compares only with runs of its lab.
+//! each curve of B dashed over A's in the same colour, both runs' timelines on one time axis.
+//! The pin is the app's, so A stays while the page's form changes; it compares only with runs
+//! of its lab.
 
 use std::rc::Rc;
 
@@ -83,7 +84,7 @@ pub fn compare_panel(props: &ComparePanelProps) -> Html {
         (Some(_), Some(Ok(report))) => html! {
             <section class="compare" id="compare" aria-label="Run A (pinned) and run B (on screen) compared">
                 <h2>{ "A (pinned) and B (this run)" }</h2>
-                <ReportView report={report} />
+                <ReportView report={report} shared_time_axis=true />
             </section>
         },
     };

@@ -27,6 +27,9 @@ pub struct ReportViewProps {
     /// shown right under the findings.
     #[prop_or_default]
     pub picture: Html,
+    /// Draw every timeline on one time axis (two runs compared).
+    #[prop_or_default]
+    pub shared_time_axis: bool,
 }
 
 /// Timelines are stacked while they hold at most this many lanes together; past it, one is
@@ -133,6 +136,12 @@ pub fn report_view(props: &ReportViewProps) -> Html {
     let lanes: usize = timelines.iter().map(|t| t.0.lanes.len()).sum();
     let one_at_a_time = timelines.len() > 1 && lanes > STACKED_LANES;
     let shown = (*picked).min(timelines.len().saturating_sub(1));
+    let axis_end_ns = props.shared_time_axis.then(|| {
+        timelines
+            .iter()
+            .map(|t| super::timeline::extent(&t.0))
+            .fold(1.0, f64::max) as u64
+    });
     let timeline_view = if one_at_a_time {
         html! {
             <div class="timeline-picker">
@@ -148,11 +157,11 @@ pub fn report_view(props: &ReportViewProps) -> Html {
                         }
                     }) }
                 </div>
-                <TimelineView timeline={timelines[shown].clone()} />
+                <TimelineView timeline={timelines[shown].clone()} {axis_end_ns} />
             </div>
         }
     } else {
-        html! { { for timelines.iter().map(|t| html! { <TimelineView timeline={t.clone()} /> }) } }
+        html! { { for timelines.iter().map(|t| html! { <TimelineView timeline={t.clone()} {axis_end_ns} /> }) } }
     };
     let chart_view = html! {
         <div class="charts">

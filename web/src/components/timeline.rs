@@ -26,6 +26,10 @@ impl<T> PartialEq for Shared<T> {
 pub struct TimelineProps {
     /// The timeline to draw.
     pub timeline: Shared<Timeline>,
+    /// End of the time axis when zoomed out, ns, when it must match other timelines' (two
+    /// runs compared); by default the timeline's own last span.
+    #[prop_or_default]
+    pub axis_end_ns: Option<u64>,
 }
 
 const LABEL_W: f64 = 118.0;
@@ -77,7 +81,9 @@ struct Window {
     end_ns: f64,
 }
 
-fn extent(timeline: &Timeline) -> f64 {
+/// The end of `timeline`'s last span or counter point, ns (at least 1).
+#[must_use]
+pub fn extent(timeline: &Timeline) -> f64 {
     let lanes = timeline
         .lanes
         .iter()
@@ -278,7 +284,10 @@ pub fn timeline_view(props: &TimelineProps) -> Html {
     let timeline = props.timeline.clone();
     let full = Window {
         start_ns: 0.0,
-        end_ns: extent(&timeline.0),
+        end_ns: props.axis_end_ns.map_or_else(
+            || extent(&timeline.0),
+            |end| (end as f64).max(extent(&timeline.0)),
+        ),
     };
     let window = use_state(|| full);
     let canvas_ref = use_node_ref();
