@@ -105,14 +105,22 @@ pub fn link(base: &str, scenario: &Scenario) -> String {
     format!("{}/{}", base.trim_end_matches('/'), fragment(scenario))
 }
 
+/// The fragment of a compare link: the lab on run B (`s=`) with run A pinned beside it (`a=`).
+#[must_use]
+pub fn compare_fragment(a: &Scenario, b: &Scenario) -> String {
+    format!("{}&a={}", fragment(b), encode(a))
+}
+
 /// A parsed route: `#/` is home, `#/<lab>` a lab with its default scenario, `#/<lab>?s=…` a lab
-/// with a shared scenario.
+/// with a shared scenario, `…&a=…` with a run pinned beside it to compare.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Route {
     /// Lab name, or empty for the home page.
     pub lab: String,
     /// The `s=` payload, if any.
     pub payload: Option<String>,
+    /// The `a=` payload of a compare link's pinned run, if any.
+    pub pinned: Option<String>,
 }
 
 /// Splits a URL fragment (with or without the leading `#`) into a [`Route`].
@@ -120,13 +128,16 @@ pub struct Route {
 pub fn parse_fragment(fragment: &str) -> Route {
     let f = fragment.trim_start_matches('#').trim_start_matches('/');
     let (path, query) = f.split_once('?').unwrap_or((f, ""));
-    let payload = query
-        .split('&')
-        .find_map(|kv| kv.strip_prefix("s="))
-        .map(ToString::to_string);
+    let value = |key: &str| {
+        query
+            .split('&')
+            .find_map(|kv| kv.strip_prefix(key))
+            .map(ToString::to_string)
+    };
     Route {
         lab: path.trim_end_matches('/').to_string(),
-        payload,
+        payload: value("s="),
+        pinned: value("a="),
     }
 }
 

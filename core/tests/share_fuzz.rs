@@ -26,6 +26,23 @@ fn every_preset_round_trips_through_a_link() {
     }
 }
 
+#[test]
+fn a_compare_link_carries_both_runs() {
+    let a = presets::find("pipeline-all").unwrap().scenario().unwrap();
+    let b = a.with_fields(&[("micro_batches", "16")]).unwrap();
+    let route = share::parse_fragment(&share::compare_fragment(&a, &b));
+    assert_eq!(route.lab, "pipeline");
+    assert_eq!(
+        share::decode_for_lab("pipeline", &route.payload.unwrap()).unwrap(),
+        b
+    );
+    assert_eq!(
+        share::decode_for_lab("pipeline", &route.pinned.unwrap()).unwrap(),
+        a
+    );
+    assert_eq!(share::parse_fragment(&share::fragment(&a)).pinned, None);
+}
+
 /// Cases per target: `BUBBLELAB_FUZZ_CASES` (the recorded volume runs), else `default`.
 fn fuzz_cases(default: u32) -> u32 {
     std::env::var("BUBBLELAB_FUZZ_CASES")

@@ -279,7 +279,7 @@ try {
     );
   }, () => shared || main);
 
-  await check('pin the run as A, change micro-batches: A and B side by side with the field that differs', async () => {
+  await check('pin the run as A, change micro-batches: A and B side by side with the field that differs; the compare link reopens it', async () => {
     await page.locator('#compare-pin').click();
     await page.locator('#compare-hint').waitFor({ state: 'visible' });
     await page.fill('#field-micro_batches', '16');
@@ -294,6 +294,20 @@ try {
     const metrics = await page.locator('#compare table[data-table="metrics"] tbody tr').allInnerTexts();
     assert(metrics.some((r) => r.includes('1f1b.bubble_ratio')), `no 1F1B bubble row in ${JSON.stringify(metrics)}`);
     await page.screenshot({ path: path.join(OUT_DIR, 'compare-pipeline.png'), fullPage: true });
+    // The compare link carries both runs: a fresh context shows the same diff.
+    const fragment = await page.getAttribute('#compare-link', 'href');
+    assert(fragment && fragment.includes('&a='), `the compare link should carry run A: ${fragment}`);
+    const fresh = await newContext(browser);
+    const { page: reopened } = await newWatchedPage(fresh, 'compare link');
+    await reopened.goto(`${BASE_URL}/${fragment}`);
+    const again = reopened.locator('#compare table[data-table="scenario_diff"] tbody tr');
+    await again.first().waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+    const reopenedRows = await again.allInnerTexts();
+    assert(
+      reopenedRows.length === 1 && /micro_batches\s+12\s+16/.test(reopenedRows[0]),
+      `the reopened compare link should show micro_batches 12 → 16, got ${JSON.stringify(reopenedRows)}`,
+    );
+    await fresh.close();
     await page.locator('#compare-unpin').click();
     await page.locator('#compare').waitFor({ state: 'detached' });
   }, () => main);

@@ -44,7 +44,7 @@ async fn every_lab_of_the_core_has_a_route_a_link_and_a_card() {
     use bubblelab_web::app::Route;
     for lab in LABS {
         assert!(
-            matches!(Route::from_fragment(&format!("#/{lab}?s=x")), Route::Lab { lab: l, payload: Some(p) } if l == lab && p == "x"),
+            matches!(Route::from_fragment(&format!("#/{lab}?s=x")), Route::Lab { lab: l, payload: Some(p), pinned: None } if l == lab && p == "x"),
             "{lab} has no route"
         );
     }

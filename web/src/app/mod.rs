@@ -21,7 +21,7 @@ use gloo::events::EventListener;
 use yew::prelude::*;
 
 use crate::browser;
-use crate::components::compare::PinHandle;
+use crate::components::compare::{PinHandle, PinnedRun};
 use home::Card;
 
 /// A lab's page: its name (the core's [`bubblelab_core::scenario::LABS`] entry and the route
@@ -180,6 +180,8 @@ pub enum Route {
         lab: &'static str,
         /// The `s=` payload of a share link.
         payload: Option<String>,
+        /// The `a=` payload of a compare link: the run pinned as A.
+        pinned: Option<String>,
     },
     /// The Kineto trace view.
     Trace,
@@ -191,7 +193,11 @@ impl Route {
     /// The route of a URL fragment.
     #[must_use]
     pub fn from_fragment(fragment: &str) -> Route {
-        let LinkRoute { lab, payload } = parse_fragment(fragment);
+        let LinkRoute {
+            lab,
+            payload,
+            pinned,
+        } = parse_fragment(fragment);
         match lab.as_str() {
             "" => Route::Home,
             "trace" => Route::Trace,
@@ -199,6 +205,7 @@ impl Route {
                 Some(p) => Route::Lab {
                     lab: p.lab,
                     payload,
+                    pinned,
                 },
                 None => Route::NotFound(other.to_string()),
             },
@@ -222,7 +229,7 @@ pub fn app() -> Html {
     let page = match &*route {
         Route::Home => html! { <home::Home /> },
         Route::Trace => html! { <trace::TraceView /> },
-        Route::Lab { lab, payload } => LAB_PAGES
+        Route::Lab { lab, payload, .. } => LAB_PAGES
             .iter()
             .find(|p| p.lab == *lab)
             .map_or_else(Html::default, |p| (p.page)(payload.clone())),
@@ -234,6 +241,26 @@ pub fn app() -> Html {
         },
     };
     let pin: PinHandle = use_state(|| None);
+    // A compare link pins its run A (the compare panel runs it) before the page opens run B.
+    {
+        let pin = pin.clone();
+        use_effect_with(route.clone(), move |route| {
+            if let Route::Lab {
+                lab,
+                pinned: Some(payload),
+                ..
+            } = &**route
+            {
+                if let Ok(scenario) = bubblelab_core::share::decode_for_lab(lab, payload) {
+                    pin.set(Some(std::rc::Rc::new(PinnedRun {
+                        scenario,
+                        report: None,
+                    })));
+                }
+            }
+            || ()
+        });
+    }
     html! {
         <ContextProvider<PinHandle> context={pin}>
             <header class="top">

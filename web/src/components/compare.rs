@@ -2,23 +2,25 @@
 //! (B) is shown beside A — the metric table with B − A and B / A, the parameters that differ,
 //! each curve of B dashed over A's in the same colour, both runs' timelines on one time axis.
 //! The pin is the app's, so A stays while the page's form changes; it compares only with runs
-//! of its lab.
+//! of its lab. A compare link (`#/<lab>?s=<B>&a=<A>`) pins A's scenario, which the panel runs
+//! in a worker of its own.
 
 use std::rc::Rc;
 
-use bubblelab_core::{compare, Report, Scenario};
+use bubblelab_core::{compare, share, Report, Scenario};
 use yew::prelude::*;
 
 use super::report_view::ReportView;
 use super::timeline::Shared;
+use crate::worker::client::{use_worker, RunRequest};
 
-/// The run pinned as A: its scenario and Report.
+/// The run pinned as A: its scenario and Report (none yet when a compare link pinned it).
 #[derive(Clone, PartialEq)]
 pub struct PinnedRun {
     /// The scenario the run came from.
     pub scenario: Scenario,
-    /// Its Report.
-    pub report: Shared<Report>,
+    /// Its Report, once run.
+    pub report: Option<Shared<Report>>,
 }
 
 /// The app-wide pin (provided by the app shell).
@@ -45,16 +47,47 @@ pub fn compare_panel(props: &ComparePanelProps) -> Html {
         .as_ref()
         .and_then(|p| (**p).clone())
         .filter(|p| Some(p.scenario.lab()) == (*current).as_ref().map(Scenario::lab));
+    // A pinned by a compare link: run it once, then pin it with its Report.
+    let worker = use_worker();
+    {
+        let (pin, worker) = (pin.clone(), worker.clone());
+        use_effect_with(pinned.clone(), move |pinned| {
+            if let (Some(pin), Some(p)) = (pin, pinned.as_ref().filter(|p| p.report.is_none())) {
+                let scenario = p.scenario.clone();
+                let request = RunRequest::run(&scenario, Vec::new());
+                worker.run(
+                    request,
+                    Callback::from(move |outcome: crate::worker::client::Outcome| {
+                        if let Some(report) =
+                            outcome.ok().and_then(crate::worker::Output::into_report)
+                        {
+                            pin.set(Some(Rc::new(PinnedRun {
+                                scenario: scenario.clone(),
+                                report: Some(Shared(Rc::new(report))),
+                            })));
+                        }
+                    }),
+                );
+            }
+            || ()
+        });
+    }
     let compared = use_memo(
         (pinned.clone(), props.report.clone(), current.clone()),
         |(pinned, report, current)| {
             let (pinned, current) = (pinned.as_ref()?, (**current).as_ref()?);
-            if pinned.report == *report {
+            let pinned_report = pinned.report.as_ref()?;
+            if pinned_report == report {
                 return None;
             }
             Some(
-                compare::compare(&pinned.scenario, &pinned.report.0, current, &report.0)
-                    .map(|r| Shared(Rc::new(r)))
+                compare::compare(&pinned.scenario, &pinned_report.0, current, &report.0)
+                    .map(|r| {
+                        (
+                            Shared(Rc::new(r)),
+                            share::compare_fragment(&pinned.scenario, current),
+                        )
+                    })
                     .map_err(|e| e.to_string()),
             )
         },
@@ -67,7 +100,7 @@ pub fn compare_panel(props: &ComparePanelProps) -> Html {
         Callback::from(move |_: MouseEvent| {
             pin.set(Some(Rc::new(PinnedRun {
                 scenario: scenario.clone(),
-                report: report.clone(),
+                report: Some(report.clone()),
             })));
         })
     };
@@ -77,13 +110,17 @@ pub fn compare_panel(props: &ComparePanelProps) -> Html {
     };
     let body = match (&pinned, (*compared).clone()) {
         (None, _) => html! {},
+        (Some(p), None) if p.report.is_none() => html! {
+            <p class="muted" id="compare-hint">{ "Running A, the run the link pinned…" }</p>
+        },
         (Some(_), None) => html! {
             <p class="muted" id="compare-hint">{ "This run is pinned as A. Change a field: the next run is B, shown beside A here." }</p>
         },
         (Some(_), Some(Err(message))) => html! { <p class="field-error">{ message }</p> },
-        (Some(_), Some(Ok(report))) => html! {
+        (Some(_), Some(Ok((report, fragment)))) => html! {
             <section class="compare" id="compare" aria-label="Run A (pinned) and run B (on screen) compared">
                 <h2>{ "A (pinned) and B (this run)" }</h2>
+                <p><a id="compare-link" href={fragment}>{ "Link to this comparison" }</a></p>
                 <ReportView report={report} shared_time_axis=true />
             </section>
         },

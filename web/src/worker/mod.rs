@@ -221,6 +221,22 @@ pub enum Output {
     },
 }
 
+impl Output {
+    /// The Report the output carries, if it carries one.
+    #[must_use]
+    pub fn into_report(self) -> Option<Report> {
+        match self {
+            Output::Report(report)
+            | Output::Fairness { report, .. }
+            | Output::Agentic { report, .. }
+            | Output::Sharing { report, .. }
+            | Output::Overlap { report, .. }
+            | Output::Resilience { report, .. } => Some(report),
+            Output::FairnessPiece { .. } | Output::Scenario(_) => None,
+        }
+    }
+}
+
 /// The output of a request run in pieces: the pieces' outputs joined into what the whole
 /// request would have produced (for the fairness lab, the Report built from every piece's
 /// digests, byte for byte the Report of the run in one worker:
