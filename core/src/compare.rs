@@ -88,6 +88,24 @@ fn ratio(a: f64, b: f64) -> Option<f64> {
     (a != 0.0).then(|| b / a)
 }
 
+/// Checks that A and B are scenarios of one lab (before running them).
+///
+/// # Errors
+/// [`ScenarioError::Field`] at `lab` naming both labs.
+pub fn same_lab(a: &Scenario, b: &Scenario) -> Result<(), ScenarioError> {
+    if a.lab() == b.lab() {
+        return Ok(());
+    }
+    Err(ScenarioError::field(
+        "lab",
+        format!(
+            "A is a {} scenario and B a {} one; compare two runs of one lab",
+            a.lab(),
+            b.lab()
+        ),
+    ))
+}
+
 /// Runs A and B of one lab as one Report.
 ///
 /// # Errors
@@ -98,16 +116,7 @@ pub fn compare(
     b: &Scenario,
     report_b: &Report,
 ) -> Result<Report, ScenarioError> {
-    if a.lab() != b.lab() {
-        return Err(ScenarioError::field(
-            "lab",
-            format!(
-                "A is a {} scenario and B a {} one; compare two runs of one lab",
-                a.lab(),
-                b.lab()
-            ),
-        ));
-    }
+    same_lab(a, b)?;
     let diff = scenario_diff(a, b);
     let mut report = Report {
         lab: a.lab().to_string(),

@@ -47,14 +47,6 @@ fn load(side: &str, given: &str) -> Result<Scenario, Failure> {
     )))
 }
 
-/// Runs `scenario`, naming the side in a failure.
-fn run(side: &str, scenario: &Scenario) -> Result<bubblelab_core::Report, Failure> {
-    bubblelab_core::run(scenario).map_err(|e| match e {
-        bubblelab_core::ScenarioError::Run(m) => Failure::Other(format!("{side}: {m}")),
-        other => Failure::Input(format!("{side}: {other}")),
-    })
-}
-
 /// `bubblelab compare`.
 ///
 /// # Errors
@@ -71,25 +63,11 @@ pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
         }
         None => a.clone(),
     };
-    let b = if args.set.is_empty() {
-        b
-    } else {
-        let sets = args
-            .set
-            .iter()
-            .map(|s| bubblelab_core::edit::split_assignment(s))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| Failure::Input(format!("B: {e}")))?;
-        b.with_fields(&sets)
-            .map_err(|e| Failure::Input(format!("B: {e}")))?
+    let b = crate::run::with_sets(b, &args.set, "B")?;
+    compare::same_lab(&a, &b).map_err(|e| Failure::Input(e.to_string()))?;
+    let run = |side: &str, s: &Scenario| {
+        bubblelab_core::run(s).map_err(|e| crate::run::scenario_failure(side, &e))
     };
-    if a.lab() != b.lab() {
-        return Err(Failure::Input(format!(
-            "A is a {} scenario and B a {} one; compare two runs of one lab",
-            a.lab(),
-            b.lab()
-        )));
-    }
     let (report_a, report_b) = (run("A", &a)?, run("B", &b)?);
     let report = compare::compare(&a, &report_a, &b, &report_b)
         .map_err(|e| Failure::Input(e.to_string()))?;

@@ -90,7 +90,7 @@ pub fn load_scenario(file: Option<&Path>, preset: Option<&str>) -> Result<Scenar
 
 /// A scenario error as a failure: bad input names the source; a failed run is not the user's
 /// fault.
-fn scenario_failure(source: &str, e: &ScenarioError) -> Failure {
+pub(crate) fn scenario_failure(source: &str, e: &ScenarioError) -> Failure {
     let message = if source.is_empty() {
         e.to_string()
     } else {
@@ -148,19 +148,31 @@ fn run_scenario(args: &RunArgs) -> Result<(Scenario, String), Failure> {
             path.map(|p| files::label(p)).unwrap_or_default(),
         ),
     };
-    if args.set.is_empty() {
-        return Ok((scenario, source));
+    let scenario = with_sets(scenario, &args.set, &source)?;
+    Ok((scenario, source))
+}
+
+/// `scenario` with every `--set PATH=VALUE` applied in order, validated once at the end;
+/// failures name `source`.
+///
+/// # Errors
+/// [`Failure::Input`] naming the assignment or the field.
+pub(crate) fn with_sets(
+    scenario: Scenario,
+    set: &[String],
+    source: &str,
+) -> Result<Scenario, Failure> {
+    if set.is_empty() {
+        return Ok(scenario);
     }
-    let sets = args
-        .set
+    let sets = set
         .iter()
         .map(|s| bubblelab_core::edit::split_assignment(s))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| scenario_failure("", &e))?;
-    let scenario = scenario
+        .map_err(|e| scenario_failure(source, &e))?;
+    scenario
         .with_fields(&sets)
-        .map_err(|e| scenario_failure(&source, &e))?;
-    Ok((scenario, source))
+        .map_err(|e| scenario_failure(source, &e))
 }
 
 /// Each `--input SLOT=FILE` as (slot, file name, text), the slots checked before any file is

@@ -130,8 +130,6 @@ pub struct FitOutcome {
     pub mean_turns: u32,
     /// The scenario's synthetic spec (its spread of turn counts is kept).
     pub base: SyntheticSpec,
-    /// The synthetic spec the controllers run on.
-    pub synthetic: SyntheticSpec,
     /// Every (mean turns, engine-alone batch s) the search ran, by mean turns.
     pub tried: BTreeMap<u32, f64>,
     /// The sensitivity curve, by mean turns.
@@ -139,6 +137,12 @@ pub struct FitOutcome {
 }
 
 impl FitOutcome {
+    /// The synthetic spec the controllers run on.
+    #[must_use]
+    pub fn synthetic(&self) -> SyntheticSpec {
+        spec_at(&self.base, self.mean_turns)
+    }
+
     /// Engine-alone batch time at the fitted turns, s.
     #[must_use]
     pub fn engine_s(&self) -> f64 {
@@ -174,14 +178,12 @@ fn completion_s(
     controller: &ControllerSpec,
 ) -> Result<f64, ScenarioError> {
     let (work, _) = super::prepare(params, &workload::generate(spec))?;
-    let interval_ns = crate::units::nanos_from_f64(params.control_interval_s * 1e9).0;
-    let objective_ns = crate::units::nanos_from_f64(params.slo.tpot_ms * 1e6).0;
     let run = run_controller(
         &params.engine,
         controller,
         &work,
-        interval_ns,
-        objective_ns,
+        params.interval_ns(),
+        params.step_objective_ns(),
         0,
     )?;
     Ok(run.makespan_ns as f64 / 1e9)
@@ -279,7 +281,6 @@ pub fn fit_turns(
         target_s: target,
         mean_turns,
         base: params.synthetic.clone(),
-        synthetic: spec_at(&params.synthetic, mean_turns),
         tried,
         curve,
     })

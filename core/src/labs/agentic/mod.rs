@@ -62,7 +62,7 @@ pub fn run_with_progress(
         progress(done.min(fit_runs), fit_runs);
     })?;
     let fitted = AgenticParams {
-        synthetic: outcome.synthetic.clone(),
+        synthetic: outcome.synthetic(),
         ..params.clone()
     };
     let work = workload::generate(&fitted.synthetic);
@@ -95,8 +95,8 @@ pub fn run_workload_with_progress(
 ) -> Result<Report, ScenarioError> {
     params.validate_simulation()?;
     let (usable, dropped) = prepare(params, work)?;
-    let interval_ns = crate::units::nanos_from_f64(params.control_interval_s * 1e9).0;
-    let step_objective_ns = crate::units::nanos_from_f64(params.slo.tpot_ms * 1e6).0;
+    let interval_ns = params.interval_ns();
+    let step_objective_ns = params.step_objective_ns();
     let total = params.controllers.len() + params.sweep_caps.len();
     progress(0, total);
     let mut runs = Vec::with_capacity(params.controllers.len());

@@ -452,6 +452,20 @@ impl Default for AgenticParams {
     }
 }
 
+impl AgenticParams {
+    /// The control interval, ns.
+    #[must_use]
+    pub fn interval_ns(&self) -> u64 {
+        crate::units::nanos_from_f64(self.control_interval_s * 1e9).0
+    }
+
+    /// The per-token latency objective, ns (Clipper's AIMD steers against it).
+    #[must_use]
+    pub fn step_objective_ns(&self) -> u64 {
+        crate::units::nanos_from_f64(self.slo.tpot_ms * 1e6).0
+    }
+}
+
 pub(crate) fn field(path: &str, message: String) -> ScenarioError {
     ScenarioError::field(format!("agentic.{path}"), message)
 }

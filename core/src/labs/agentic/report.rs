@@ -170,7 +170,7 @@ pub fn build(
     dropped: usize,
 ) -> Report {
     let e = &params.engine;
-    let interval_ns = crate::units::nanos_from_f64(params.control_interval_s * 1e9).0;
+    let interval_ns = params.interval_ns();
     let blocks = e.capacity_blocks();
     let capacity_tokens = blocks * u64::from(e.block_tokens);
     let mut report = Report {
