@@ -55,7 +55,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         r#"{"version":1,"lab":"pipeline","params":{"schedules":["1f1b","pipedream"]}}"#,
-        "pipeline.schedules[1]: unknown variant `pipedream`, expected one of `gpipe`, `1f1b`, `interleaved`, `zb-h1`",
+        "pipeline.schedules[1]: unknown variant `pipedream`, expected one of `gpipe`, `1f1b`, `interleaved`, `zb-h1`, `zb-h2`, `zb-v`, `dualpipe`, `dualpipe-v`",
     ),
     (
         r#"{"version":1,"lab":"pipeline","params":{"schedules":["1f1b","1f1b"]}}"#,

@@ -61,16 +61,21 @@ proptest! {
         prop_assert!(params.validate().is_ok());
         let p = params.stages;
         for kind in ScheduleKind::ALL {
+            let only = PipelineParams { schedules: vec![kind], ..params.clone() };
+            if only.validate().is_err() {
+                // DualPipe's shape rules (even p, m ≥ 2p); checked in pipeline_known_answers.
+                continue;
+            }
             let run = run_schedule(&params, kind).unwrap();
-            let v = kind.chunks(params.virtual_stages);
-            // Every op exactly once.
+            let m = params.micro_batches;
+            let last = kind.path_len(p, params.virtual_stages) - 1;
+            // Every op exactly once, keyed by the stage of its micro-batch's path.
             let mut at: BTreeMap<(OpKind, u32, u32), (Nanos, Nanos, u32)> = BTreeMap::new();
             for op in &run.ops {
-                let vstage = op.op.chunk * p + op.device;
-                prop_assert!(at.insert((op.op.kind, vstage, op.op.mb), (op.start, op.end, op.device)).is_none());
+                let stage = kind.path_stage(p, op.device, &op.op);
+                prop_assert_eq!(kind.device_at(p, m, op.op.mb, stage), op.device);
+                prop_assert!(at.insert((op.op.kind, stage, op.op.mb), (op.start, op.end, op.device)).is_none());
             }
-            let per_mb = if kind.splits_backward() { 3 } else { 2 };
-            prop_assert_eq!(at.len() as u32, per_mb * p * v * params.micro_batches);
             // One op at a time per stage and per link.
             let mut by_device: BTreeMap<u32, Vec<(Nanos, Nanos)>> = BTreeMap::new();
             for op in &run.ops {
@@ -86,29 +91,39 @@ proptest! {
                     prop_assert!(w[0].1 <= w[1].0, "{:?}: overlap {:?}", kind, w);
                 }
             }
-            // Dependencies, with at least one P2P time between devices.
+            // Dependencies, with at least one P2P time between devices; each backward is whole
+            // or split into B and a later W, never both.
             let hop = |from: u32, to: u32| if from == to { Nanos(0) } else { Nanos(params.p2p_ns) };
-            let bkind = if kind.splits_backward() { OpKind::BackwardInput } else { OpKind::Backward };
-            let last = p * v - 1;
-            for mb in 0..params.micro_batches {
+            let grad = |s: u32, mb: u32| at.get(&(OpKind::BackwardInput, s, mb)).or_else(|| at.get(&(OpKind::Backward, s, mb))).copied();
+            let mut ops = 0;
+            for mb in 0..m {
                 for s in 0..=last {
                     let f = at[&(OpKind::Forward, s, mb)];
-                    let b = at[&(bkind, s, mb)];
+                    let b = grad(s, mb).expect("a backward");
                     prop_assert!(f.1 <= b.0, "{:?}: B before F", kind);
                     if s > 0 {
                         let prev = at[&(OpKind::Forward, s - 1, mb)];
                         prop_assert!(prev.1 + hop(prev.2, f.2) <= f.0, "{:?}: F order", kind);
                     }
                     if s < last {
-                        let next = at[&(bkind, s + 1, mb)];
+                        let next = grad(s + 1, mb).expect("a backward");
                         prop_assert!(next.1 + hop(next.2, b.2) <= b.0, "{:?}: B order", kind);
                     }
-                    if kind.splits_backward() {
+                    let whole = at.contains_key(&(OpKind::Backward, s, mb));
+                    let split = at.contains_key(&(OpKind::BackwardInput, s, mb));
+                    prop_assert!(whole != split, "{:?}: backward whole xor split", kind);
+                    if split {
                         let w = at[&(OpKind::BackwardWeight, s, mb)];
                         prop_assert!(b.1 <= w.0, "{:?}: W before B", kind);
+                        ops += 1;
+                    } else {
+                        prop_assert!(!at.contains_key(&(OpKind::BackwardWeight, s, mb)));
                     }
+                    prop_assert!(kind.splits_backward() || whole, "{:?}: split backward", kind);
+                    ops += 2;
                 }
             }
+            prop_assert_eq!(ops, at.len());
             // Memory returns to zero; the iteration is at least one device's work.
             for points in &run.memory_points {
                 prop_assert_eq!(points.last().map(|p| p.1), Some(0));

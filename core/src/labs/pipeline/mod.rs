@@ -17,40 +17,100 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 pub use params::{PipelineParams, StageTimes};
-pub use schedules::{Op, OpKind, ScheduleKind};
+pub use schedules::{one_f_one_b_orders, Op, OpKind, ScheduleKind};
 pub use sim::{run_schedule, ScheduleRun};
 
 use crate::report::{Cell, Report, Series, Table};
 use crate::scenario::ScenarioError;
 use crate::units::GIB;
 
-/// The closed-form bubble ratio of `kind` with uniform stages and free P2P, if one is known.
+/// A source's closed-form bubble ratio, and which measured ratio it describes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClosedForm {
+    /// Idle share of device time.
+    pub bubble_ratio: f64,
+    /// Whether it describes [`ScheduleRun::span_bubble_ratio`] (each device's own span, the
+    /// zero-bubble papers' measure) rather than [`ScheduleRun::overall_bubble_ratio`] (the whole
+    /// iteration up to the optimizer's barrier).
+    pub over_spans: bool,
+}
+
+impl ClosedForm {
+    fn iteration(bubble_ratio: f64) -> ClosedForm {
+        ClosedForm {
+            bubble_ratio,
+            over_spans: false,
+        }
+    }
+}
+
+/// The closed-form bubble ratio of `kind` with uniform stages and free P2P, where its source
+/// states one.
 ///
 /// * GPipe and 1F1B: (p−1)/(m+p−1) (Huang et al. 2019; Narayanan et al. 2021).
 /// * Interleaved 1F1B: bubble time (p−1)(t_F+t_B)/v, so ratio (p−1)/(v·m+p−1) (Narayanan et al.
 ///   2021, §2.2.1).
 /// * ZB-H1: bubble time (p−1)(t_F+t_B−t_W) (Qi et al. 2024, §3.1), valid while t_W ≤ t_F+t_B.
+/// * ZB-H2: bubble time (p−1)(t_F+t_B−2t_W) over each device's span (Qi et al. 2024, §2.2,
+///   Table 2). Our runs give it exactly once the warm-up is whole (m ≥ 2p − 1) and t_W ≤ t_F,
+///   2t_W ≤ t_F+t_B; a longer W than F leaves gaps the form does not count.
+/// * ZB-V: no bubble over each device's span when t_F = t_B = t_W (Qi et al., arXiv 2401.10241
+///   §6; the repository README's table); the source's planner reaches it from m ≥ 2p − 1.
+/// * DualPipe and DualPipeV: bubble time (PP/2 − 1)(F&B + B − 3W) per device over PP pipeline
+///   stages of chunk times F, full backward B and W (deepseek-ai/DualPipe README), with F&B =
+///   F + B (no overlap gain is modelled). The README's figure draws F, B (input gradient) and W
+///   of one size; the form is what the source's own order gives when t_F = t_B ≥ t_W, so it is
+///   offered only then.
 #[must_use]
-pub fn theory_bubble_ratio(params: &PipelineParams, kind: ScheduleKind) -> Option<f64> {
+pub fn theory_bubble_ratio(params: &PipelineParams, kind: ScheduleKind) -> Option<ClosedForm> {
     if !params.is_uniform() {
         return None;
     }
     let p = f64::from(params.stages);
     let m = f64::from(params.micro_batches);
     let (f, b, w) = params.stage_op_ns(0);
+    let work = m * (f + b + w);
     match kind {
-        ScheduleKind::Gpipe | ScheduleKind::OneFOneB => Some((p - 1.0) / (m + p - 1.0)),
+        ScheduleKind::Gpipe | ScheduleKind::OneFOneB => {
+            Some(ClosedForm::iteration((p - 1.0) / (m + p - 1.0)))
+        }
         ScheduleKind::Interleaved => {
             let v = f64::from(params.virtual_stages);
-            Some((p - 1.0) / (v * m + p - 1.0))
+            Some(ClosedForm::iteration((p - 1.0) / (v * m + p - 1.0)))
         }
         ScheduleKind::ZbH1 => {
             if w > f + b {
                 return None;
             }
             let bubble = (p - 1.0) * (f + b - w);
-            let work = m * (f + b + w);
-            Some(bubble / (work + bubble))
+            Some(ClosedForm::iteration(bubble / (work + bubble)))
+        }
+        ScheduleKind::ZbH2 => {
+            if m < 2.0 * p - 1.0 || w > f || 2.0 * w > f + b {
+                return None;
+            }
+            let bubble = (p - 1.0) * (f + b - 2.0 * w);
+            Some(ClosedForm {
+                bubble_ratio: bubble / (work + bubble),
+                over_spans: true,
+            })
+        }
+        ScheduleKind::ZbV => (f == b && b == w && m >= 2.0 * p - 1.0).then_some(ClosedForm {
+            bubble_ratio: 0.0,
+            over_spans: true,
+        }),
+        ScheduleKind::DualPipe | ScheduleKind::DualPipeV => {
+            if f != b || w > f {
+                return None;
+            }
+            let (stages, share) = if kind == ScheduleKind::DualPipe {
+                (p, 1.0)
+            } else {
+                (2.0 * p, 0.5)
+            };
+            let (cf, cb, cw) = (f * share, (b + w) * share, w * share);
+            let bubble = (stages / 2.0 - 1.0) * ((cf + cb) + cb - 3.0 * cw);
+            Some(ClosedForm::iteration(bubble / (work + bubble)))
         }
     }
 }
@@ -86,9 +146,11 @@ fn report(params: &PipelineParams, runs: &[ScheduleRun]) -> Report {
             "schedule",
             "iteration (ms)",
             "bubble ratio",
+            "bubble ratio without barrier",
             "bubble ratio, closed form",
             "peak activations, worst stage (GiB)",
             "peak in-flight micro-batches, stage 0",
+            "parameters per device (× model/p)",
         ]
         .into_iter()
         .map(String::from)
@@ -135,14 +197,22 @@ fn report(params: &PipelineParams, runs: &[ScheduleRun]) -> Report {
             peak_bytes as f64,
             "bytes",
         );
+        report.push_metric(
+            &format!("{id}.span_bubble_ratio"),
+            &format!("{label} bubble ratio without barrier (device spans)"),
+            run.span_bubble_ratio(),
+            "ratio",
+        );
         let theory = theory_bubble_ratio(params, run.kind);
         summary.rows.push(vec_cells([
             Cell::Text(label.clone()),
             Cell::Num(iteration_ms),
             Cell::Num(bubble),
-            theory.map_or(Cell::Missing, Cell::Num),
+            Cell::Num(run.span_bubble_ratio()),
+            theory.map_or(Cell::Missing, |t| Cell::Num(t.bubble_ratio)),
             Cell::Num(peak_bytes as f64 / GIB as f64),
             Cell::Num(run.peak_in_flight.first().copied().unwrap_or(0.0)),
+            Cell::Num(f64::from(run.kind.parameter_copies())),
         ]));
         for d in 0..p as usize {
             per_stage.rows.push(vec_cells([
@@ -236,6 +306,41 @@ fn findings(params: &PipelineParams, runs: &[ScheduleRun]) -> Vec<String> {
                 bz / bo * 100.0
             ));
         }
+    }
+    let spans: Vec<String> = runs
+        .iter()
+        .filter(|r| matches!(r.kind, ScheduleKind::ZbH2 | ScheduleKind::ZbV))
+        .map(|r| {
+            format!(
+                "{} idles {:.1}% of each device's span ({:.1}% up to the barrier)",
+                r.kind.label(),
+                r.span_bubble_ratio() * 100.0,
+                r.overall_bubble_ratio() * 100.0
+            )
+        })
+        .collect();
+    if !spans.is_empty() {
+        out.push(format!(
+            "Without a barrier at the optimizer step, each device starts its next iteration as soon as it is done (Qi et al. §4): {}. The barrier adds back the stagger of the first and last ops across devices.",
+            spans.join("; ")
+        ));
+    }
+    for r in runs
+        .iter()
+        .filter(|r| matches!(r.kind, ScheduleKind::DualPipe | ScheduleKind::DualPipeV))
+    {
+        out.push(format!(
+            "{} idles {:.1}% of stage time and holds up to {} micro-batches of a stage's activations per device, with {}× the parameters: {}.",
+            r.kind.label(),
+            r.overall_bubble_ratio() * 100.0,
+            r.peak_in_flight.first().copied().unwrap_or(0.0),
+            r.kind.parameter_copies(),
+            if r.kind == ScheduleKind::DualPipe {
+                "each device keeps its stage for both directions"
+            } else {
+                "the V folds 2p half-size stages onto p devices, one copy each"
+            }
+        ));
     }
     if !params.is_uniform() {
         out.push("Stages are not uniform (per-stage times, a slow stage or P2P cost): closed-form bubble ratios do not apply, the simulated ones do.".into());

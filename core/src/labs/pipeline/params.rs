@@ -127,6 +127,32 @@ impl PipelineParams {
                 ));
             }
         }
+        let dual = self.schedules.contains(&ScheduleKind::DualPipe);
+        if dual && !self.stages.is_multiple_of(2) {
+            return Err(range_error(
+                "stages",
+                "even for DualPipe (its two directions meet in the middle; dualpipe.py:332)",
+                self.stages,
+            ));
+        }
+        if dual && !self.micro_batches.is_multiple_of(2) {
+            return Err(range_error(
+                "micro_batches",
+                "even for DualPipe (half enter at each end; dualpipe.py:333)",
+                self.micro_batches,
+            ));
+        }
+        let needs_2p = dual || self.schedules.contains(&ScheduleKind::DualPipeV);
+        if needs_2p && self.micro_batches < 2 * self.stages {
+            return Err(range_error(
+                "micro_batches",
+                &format!(
+                    "at least 2·stages ({}) for DualPipe and DualPipeV (dualpipe.py:333, dualpipev.py:318)",
+                    2 * self.stages
+                ),
+                self.micro_batches,
+            ));
+        }
         let ops: u64 = self
             .schedules
             .iter()

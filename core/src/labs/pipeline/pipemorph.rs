@@ -382,9 +382,10 @@ impl PipelineRun {
 
     /// A scenario that replays this run in the simulator: the measured mean GPU time of each
     /// stage's F, B and W (complete iterations after the first, which includes warm-up), the
-    /// same number of micro-batches, free P2P, and the run's schedule (1F1B, or ZB-H1 for a
-    /// zero-bubble run — PipeMorph's zero-bubble schedule warms up differently, so this is the
-    /// closest schedule the lab has, not the same one).
+    /// same number of micro-batches, free P2P, and the run's schedule (1F1B, or ZB-H2 for a
+    /// zero-bubble run: PipeMorph's zero-bubble runs warm up with ZB-H2's 2(p − i) − 1 forwards
+    /// on stage i but place their W passes by their own rule, so this is the closest schedule
+    /// the lab has, not the same one).
     #[must_use]
     pub fn fitted_params(&self) -> Option<PipelineParams> {
         let iterations = self.complete_iterations();
@@ -421,7 +422,7 @@ impl PipelineRun {
             .collect();
         let params = PipelineParams {
             schedules: alloc::vec![if zero_bubble {
-                ScheduleKind::ZbH1
+                ScheduleKind::ZbH2
             } else {
                 ScheduleKind::OneFOneB
             }],
@@ -629,7 +630,7 @@ impl PipelineRun {
                     let why = if gap >= 0.0 {
                         "the rest is communication and host time that the op timings do not cover"
                     } else {
-                        "the run beat the replay, so its schedule is not the one the lab replays (PipeMorph's zero-bubble schedule warms up with more forwards in flight than ZB-H1)"
+                        "the run beat the replay, so its schedule is not the one the lab replays (PipeMorph's zero-bubble runs share ZB-H2's warm-up but place their W passes by their own rule)"
                     };
                     report.findings.push(format!(
                         "Replaying the measured per-stage F/B/W times under {} with free P2P gives {sim_ms:.0} ms per iteration; the fastest measured iteration took {fastest:.0} ms ({gap:+.1}%): {why}.",

@@ -55,6 +55,11 @@ pub struct ScheduleRun {
     pub iteration_ns: u64,
     /// Busy (computing) time per device, ns.
     pub busy_ns: Vec<u64>,
+    /// Per device, from its first op's start to its last op's end, ns: the iteration period a
+    /// device sees when each one starts the next iteration as soon as it is done (the optimizer
+    /// step without a global barrier, Qi et al. §4); the zero-bubble planners measure a
+    /// schedule by the longest of these (`zb.py` `manual_order`'s `best_time`).
+    pub span_ns: Vec<u64>,
     /// Peak activation bytes per device.
     pub peak_activation_bytes: Vec<u64>,
     /// Peak number of micro-batches in flight (forward started, B not finished) per device,
@@ -74,6 +79,19 @@ impl ScheduleRun {
             return 0.0;
         }
         (self.iteration_ns - self.busy_ns[d]) as f64 / self.iteration_ns as f64
+    }
+
+    /// Idle share of the longest device span ([`ScheduleRun::span_ns`]) over all devices: the
+    /// bubble ratio the zero-bubble and DualPipe papers state.
+    #[must_use]
+    pub fn span_bubble_ratio(&self) -> f64 {
+        let period = self.span_ns.iter().copied().max().unwrap_or(0);
+        let p = self.busy_ns.len() as f64;
+        if period == 0 || p == 0.0 {
+            return 0.0;
+        }
+        let busy: u64 = self.busy_ns.iter().sum();
+        (period as f64 * p - busy as f64) / (period as f64 * p)
     }
 
     /// Idle share over all devices.
@@ -102,20 +120,19 @@ pub fn run_schedule(
 ) -> Result<ScheduleRun, ScenarioError> {
     let p = params.stages;
     let m = params.micro_batches;
-    let v = kind.chunks(params.virtual_stages);
-    let vstages = p * v;
-    let orders = kind.device_orders(p, m, params.virtual_stages);
+    let share = kind.chunk_share(params.virtual_stages);
+    let last_stage = kind.path_len(p, params.virtual_stages) - 1;
+    let orders = kind.device_orders(params)?;
 
-    // Durations per device (rounded once to ns). A chunk holds 1/v of the stage's layers.
+    // Durations per device (rounded once to ns); a chunk holds `share` of the device's layers.
     let durations: Vec<[u64; 4]> = (0..p as usize)
         .map(|d| {
             let (f, b, w) = params.stage_op_ns(d);
-            let scale = 1.0 / f64::from(v);
             [
-                nanos_from_f64(f * scale).0,
-                nanos_from_f64((b + w) * scale).0,
-                nanos_from_f64(b * scale).0,
-                nanos_from_f64(w * scale).0,
+                nanos_from_f64(f * share).0,
+                nanos_from_f64((b + w) * share).0,
+                nanos_from_f64(b * share).0,
+                nanos_from_f64(w * share).0,
             ]
         })
         .collect();
@@ -136,7 +153,7 @@ pub fn run_schedule(
         let mut program = Vec::with_capacity(order.len());
         for op in order {
             let id = graph.tasks.len();
-            let vstage = op.chunk * p + d as u32;
+            let vstage = kind.path_stage(p, d as u32, op);
             task_of.insert((op.kind, vstage, op.mb), id);
             graph.tasks.push(Task {
                 resource: d,
@@ -156,20 +173,23 @@ pub fn run_schedule(
     // Links between devices, created on first use: (from, to) → resource.
     let mut links: BTreeMap<(u32, u32), usize> = BTreeMap::new();
     let mut transfer_meta: Vec<(u32, u32, Op)> = Vec::new();
-    let backward_kind = if kind.splits_backward() {
-        OpKind::BackwardInput
-    } else {
-        OpKind::Backward
-    };
     let lookup = |task_of: &BTreeMap<OpKey, usize>, key: OpKey| -> Result<usize, ScenarioError> {
         task_of
             .get(&key)
             .copied()
             .ok_or_else(|| ScenarioError::Run(format!("schedule {} has no op {key:?}", kind.id())))
     };
+    // The op that sends stage `s`'s input gradient: its B, whole or split.
+    let gradient = |task_of: &BTreeMap<OpKey, usize>, s: u32, mb: u32| {
+        task_of
+            .get(&(OpKind::BackwardInput, s, mb))
+            .copied()
+            .map_or_else(|| lookup(task_of, (OpKind::Backward, s, mb)), Ok)
+    };
     for t in 0..compute_tasks {
         let (d, op) = op_of_task[t];
-        let vstage = op.chunk * p + d;
+        let vstage = kind.path_stage(p, d, &op);
+        let device_at = |s: u32| kind.device_at(p, m, op.mb, s);
         // (producer op, producer device) pairs this op needs.
         let mut needs: Vec<(usize, u32)> = Vec::new();
         match op.kind {
@@ -177,17 +197,14 @@ pub fn run_schedule(
                 if vstage > 0 {
                     needs.push((
                         lookup(&task_of, (OpKind::Forward, vstage - 1, op.mb))?,
-                        (vstage - 1) % p,
+                        device_at(vstage - 1),
                     ));
                 }
             }
             OpKind::Backward | OpKind::BackwardInput => {
                 needs.push((lookup(&task_of, (OpKind::Forward, vstage, op.mb))?, d));
-                if vstage + 1 < vstages {
-                    needs.push((
-                        lookup(&task_of, (backward_kind, vstage + 1, op.mb))?,
-                        (vstage + 1) % p,
-                    ));
+                if vstage < last_stage {
+                    needs.push((gradient(&task_of, vstage + 1, op.mb)?, device_at(vstage + 1)));
                 }
             }
             OpKind::BackwardWeight => {
@@ -226,6 +243,15 @@ pub fn run_schedule(
         }
     }
 
+    // A joint op also waits for everything the next op of its program waits for.
+    for t in 0..compute_tasks {
+        let same_device = op_of_task.get(t + 1).is_some_and(|n| n.0 == op_of_task[t].0);
+        if op_of_task[t].1.joint && same_device {
+            let extra = graph.tasks[t + 1].deps.clone();
+            graph.tasks[t].deps.extend(extra);
+        }
+    }
+
     let sim = engine::simulate(&graph)
         .map_err(|e| ScenarioError::Run(format!("schedule {}: {e}", kind.id())))?;
 
@@ -253,16 +279,26 @@ pub fn run_schedule(
         .collect();
 
     let mut busy_ns = vec![0u64; p as usize];
+    let mut first_ns = vec![u64::MAX; p as usize];
+    let mut last_ns = vec![0u64; p as usize];
     for op in &ops {
-        busy_ns[op.device as usize] += (op.end - op.start).0;
+        let d = op.device as usize;
+        busy_ns[d] += (op.end - op.start).0;
+        first_ns[d] = first_ns[d].min(op.start.0);
+        last_ns[d] = last_ns[d].max(op.end.0);
     }
+    let span_ns = first_ns
+        .iter()
+        .zip(&last_ns)
+        .map(|(&a, &b)| b.saturating_sub(a))
+        .collect();
 
     // Activation memory: a chunk's share is allocated when its forward starts and freed when its
     // backward ends; zero-bubble schedules keep `w_memory_fraction` of it until W ends.
-    let chunk_bytes = params.activation_bytes / u64::from(v);
+    let chunk_bytes = nanos_from_f64(params.activation_bytes as f64 * share).0;
     let w_bytes = nanos_from_f64(chunk_bytes as f64 * params.w_memory_fraction).0;
     let mut memory = MemoryLedger::new(p as usize);
-    // In flight counted in units of 1/v micro-batch.
+    // In flight counted in chunks, reported in micro-batches of a whole stage.
     let mut in_flight = MemoryLedger::new(p as usize);
     for op in &ops {
         let d = op.device as usize;
@@ -291,10 +327,11 @@ pub fn run_schedule(
         transfers,
         iteration_ns,
         busy_ns,
+        span_ns,
         peak_activation_bytes: curves.iter().map(|c| c.peak_bytes).collect(),
         peak_in_flight: flights
             .iter()
-            .map(|c| c.peak_bytes as f64 / f64::from(v))
+            .map(|c| c.peak_bytes as f64 * share)
             .collect(),
         memory_points: curves.into_iter().map(|c| c.points).collect(),
         events: sim.events,
@@ -314,7 +351,7 @@ fn span_name(op: &Op, chunked: bool) -> String {
 /// `bubble`), a lane per used link, and an activation-memory counter per stage.
 #[must_use]
 pub fn timeline(run: &ScheduleRun, label: &str, stages: u32) -> Timeline {
-    let chunked = run.kind == ScheduleKind::Interleaved;
+    let chunked = run.kind.chunks(2) > 1;
     let mut lanes: Vec<Lane> = (0..stages)
         .map(|d| Lane {
             name: format!("stage {d}"),

@@ -11,7 +11,7 @@ use rand_pcg::Pcg64Mcg;
 
 use super::params::ResilienceParams;
 use crate::cost::{CollectiveKind, CostModel, Group};
-use crate::labs::pipeline::{OpKind, ScheduleKind};
+use crate::labs::pipeline::{one_f_one_b_orders, OpKind};
 use crate::scenario::ScenarioError;
 use crate::units::nanos_from_f64;
 
@@ -281,7 +281,7 @@ impl PlanEval {
         let mut max_grad_bytes = 0.0_f64;
         for r in &plan.replicas {
             let p = r.stages.len() as u32;
-            orders.push(ScheduleKind::OneFOneB.device_orders(p, r.micro_batches, 1));
+            orders.push(one_f_one_b_orders(p, r.micro_batches));
             tp_comm_ns.push(
                 r.stages
                     .iter()

@@ -234,8 +234,9 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
             <h1>{ "Pipeline bubbles" }</h1>
             <p class="lede">
                 { "p stages each hold a slice of the model; m micro-batches flow forward and their gradients flow back. \
-                   A stage is idle — a bubble — while it waits for a neighbour. Compare how GPipe, 1F1B, interleaved 1F1B \
-                   and ZB-H1 order the work, what it costs in memory, and where the bubbles go." }
+                   A stage is idle — a bubble — while it waits for a neighbour. Compare how GPipe, 1F1B, interleaved 1F1B, \
+                   the zero-bubble schedules (ZB-H1, ZB-H2, ZB-V) and DeepSeek's DualPipe and DualPipeV order the work, \
+                   what it costs in memory, and where the bubbles go." }
             </p>
             <LinkErrorBanner message={state.link_error.clone()} />
             <div class="lab-grid">

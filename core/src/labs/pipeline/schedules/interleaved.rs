@@ -20,7 +20,7 @@ fn chunk_and_mb(k: u32, stages: u32, chunks: u32, forward: bool) -> (u32, u32) {
 
 fn op(kind: OpKind, k: u32, stages: u32, chunks: u32) -> Op {
     let (chunk, mb) = chunk_and_mb(k, stages, chunks, kind == OpKind::Forward);
-    Op { kind, mb, chunk }
+    Op::new(kind, mb, chunk)
 }
 
 /// Device order under interleaved 1F1B for `device` of `stages`, with `chunks` chunks each.

@@ -12,19 +12,11 @@ use alloc::vec::Vec;
 
 use super::{Op, OpKind};
 
-fn b(mb: u32) -> Op {
-    Op {
-        kind: OpKind::BackwardInput,
-        mb,
-        chunk: 0,
-    }
+pub(super) fn b(mb: u32) -> Op {
+    Op::new(OpKind::BackwardInput, mb, 0)
 }
-fn w(mb: u32) -> Op {
-    Op {
-        kind: OpKind::BackwardWeight,
-        mb,
-        chunk: 0,
-    }
+pub(super) fn w(mb: u32) -> Op {
+    Op::new(OpKind::BackwardWeight, mb, 0)
 }
 
 /// Device order under ZB-H1 for `device` of `stages`.
