@@ -464,3 +464,34 @@ fn share_samples_merge_to_the_mean_of_equal_buckets() {
     }
     assert!(merged.iter().all(|s| s.tenant_deserved_share == vec![0.5]));
 }
+
+#[wasm_bindgen_test]
+fn time_axes_use_one_unit_and_round_steps() {
+    use bubblelab_web::components::axis::{nice_step, ticks, value_ticks, TimeUnit};
+    // A 39 ms iteration on ~8 ticks: 0, 5, …, 35 ms, never "0 ns … 5.000 ms".
+    let step = nice_step(39e6, 7.8);
+    assert_eq!(step, 5e6);
+    let unit = TimeUnit::for_axis(39e6, step);
+    let labels: Vec<String> = ticks(0.0, 39e6, step)
+        .iter()
+        .map(|&t| unit.format(t))
+        .collect();
+    assert_eq!(labels.first().map(String::as_str), Some("0 ms"));
+    assert_eq!(labels.get(1).map(String::as_str), Some("5 ms"));
+    assert_eq!(labels.last().map(String::as_str), Some("35 ms"));
+    // 3.2 s at half-second steps: one decimal, in seconds.
+    let unit = TimeUnit::for_axis(3.2e9, 5e8);
+    assert_eq!(unit.format(0.0), "0.0 s");
+    assert_eq!(unit.format(1.5e9), "1.5 s");
+    // A value axis up to 4.725 GiB: 0, 1, 2, 3, 4 (not 1.181, 2.363, …).
+    let got: Vec<String> = value_ticks(0.0, 4.725, 4.0)
+        .into_iter()
+        .map(|t| t.1)
+        .collect();
+    assert_eq!(got, ["0", "1", "2", "3", "4"]);
+    let got: Vec<String> = value_ticks(0.0, 0.242, 4.0)
+        .into_iter()
+        .map(|t| t.1)
+        .collect();
+    assert_eq!(got, ["0.00", "0.05", "0.10", "0.15", "0.20"]);
+}

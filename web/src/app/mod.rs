@@ -45,9 +45,9 @@ const LAB_PAGES: &[LabPage] = &[
         card: Card::Lab {
             title: "Pipeline bubbles",
             problem: "With p pipeline stages, each stage idles while it waits for its neighbours: at the start of an iteration, at the end, and wherever a slow stage or link holds the others up.",
-            system: "GPipe · 1F1B · interleaved 1F1B (Megatron-LM) · ZB-H1 (zero bubble)",
-            idea: "Reorder each stage's forward and backward passes: 1F1B bounds activation memory, interleaving gives each device v model chunks, zero-bubble splits the backward and moves weight gradients into the gaps.",
-            claim: "Bubble ratio (p−1)/(m+p−1) for GPipe and 1F1B; interleaving divides the bubble time by v; ZB-H1 leaves a third of 1F1B's bubble when F = B = W.",
+            system: "GPipe · 1F1B · interleaved 1F1B (Megatron-LM) · ZB-H1, ZB-H2, ZB-V (zero bubble) · DualPipe, DualPipeV (DeepSeek-V3)",
+            idea: "Reorder each stage's forward and backward passes: 1F1B bounds activation memory, interleaving gives each device v model chunks, zero-bubble splits the backward and moves weight gradients into the gaps, DualPipe feeds micro-batches in from both ends.",
+            claim: "Bubble ratio (p−1)/(m+p−1) for GPipe and 1F1B; interleaving divides the bubble time by v; ZB-H1 leaves a third of 1F1B's bubble when F = B = W, ZB-H2 and ZB-V none per device span; DualPipe (PP/2−1)(F&B+B−3W).",
         },
     },
     LabPage {

@@ -4,16 +4,9 @@
 //! are lines only.
 
 use bubblelab_core::report::{format_number, Series};
-
-/// A short axis label: integers plainly, others with at most three decimals, trailing zeros cut.
-fn tick_label(v: f64) -> String {
-    if v.abs() >= 100.0 || v.fract() == 0.0 {
-        return format!("{v:.0}");
-    }
-    let text = format!("{v:.3}");
-    text.trim_end_matches('0').trim_end_matches('.').to_string()
-}
 use yew::prelude::*;
+
+use super::axis;
 
 /// Curves with more points than this are drawn as lines without point markers.
 const MARKED_POINTS: usize = 40;
@@ -57,7 +50,10 @@ pub fn line_chart(props: &LineChartProps) -> Html {
     if y1 <= y0 {
         y1 = y0 + 1.0;
     }
-    y1 *= 1.05;
+    // Round the value axis out to whole ticks, so the frame's edges carry labels.
+    let y_step = axis::nice_step(y1 - y0, 4.0);
+    y0 = (y0 / y_step).floor() * y_step;
+    y1 = (y1 / y_step).ceil() * y_step;
     let colour_of = |i: usize| {
         props
             .colours
@@ -80,35 +76,36 @@ pub fn line_chart(props: &LineChartProps) -> Html {
     let first = props.series.first();
     let x_label = first.map(|s| s.x_label.clone()).unwrap_or_default();
     let y_label = first.map(|s| s.y_label.clone()).unwrap_or_default();
-    let ticks = |a: f64, b: f64| (0..=4).map(move |i| a + (b - a) * f64::from(i) / 4.0);
     // Stage, iteration or log2-size axes: whole-number ticks, at most about nine of them.
     let integer_x = props
         .series
         .iter()
         .all(|s| s.points.iter().all(|p| p.0.fract() == 0.0))
         && x1 - x0 <= 4096.0;
-    let x_ticks: Vec<f64> = if integer_x {
-        let step = ((x1 - x0) / 8.0).ceil().max(1.0);
-        (0..=((x1 - x0) / step) as u32)
-            .map(|i| x0 + f64::from(i) * step)
+    let x_ticks: Vec<(f64, String)> = if integer_x {
+        let step = axis::nice_step(x1 - x0, 8.0).max(1.0);
+        axis::ticks(x0, x1, step)
+            .into_iter()
+            .map(|v| (v, format!("{v:.0}")))
             .collect()
     } else {
-        ticks(x0, x1).collect()
+        axis::value_ticks(x0, x1, 5.0)
     };
+    let y_ticks = axis::value_ticks(y0, y1, 4.0);
     html! {
         <figure class="chart">
             <figcaption>{ props.title.clone() }</figcaption>
             <svg viewBox={format!("0 0 {W} {H}")} role="img" aria-label={props.title.clone()}>
                 <line class="axis" x1={LEFT.to_string()} y1={(H - BOTTOM).to_string()} x2={(W - RIGHT).to_string()} y2={(H - BOTTOM).to_string()} />
                 <line class="axis" x1={LEFT.to_string()} y1={TOP.to_string()} x2={LEFT.to_string()} y2={(H - BOTTOM).to_string()} />
-                { for ticks(y0, y1).map(|v| html! {
+                { for y_ticks.iter().map(|(v, label)| html! {
                     <>
-                        <line class="grid" x1={LEFT.to_string()} x2={(W - RIGHT).to_string()} y1={sy(v).to_string()} y2={sy(v).to_string()} />
-                        <text class="tick" x={(LEFT - 4.0).to_string()} y={(sy(v) + 4.0).to_string()} text-anchor="end">{ tick_label(v) }</text>
+                        <line class="grid" x1={LEFT.to_string()} x2={(W - RIGHT).to_string()} y1={sy(*v).to_string()} y2={sy(*v).to_string()} />
+                        <text class="tick" x={(LEFT - 4.0).to_string()} y={(sy(*v) + 4.0).to_string()} text-anchor="end">{ label.clone() }</text>
                     </>
                 }) }
-                { for x_ticks.iter().map(|&v| html! {
-                    <text class="tick" x={sx(v).to_string()} y={(H - BOTTOM + 14.0).to_string()} text-anchor="middle">{ tick_label(v) }</text>
+                { for x_ticks.iter().map(|(v, label)| html! {
+                    <text class="tick" x={sx(*v).to_string()} y={(H - BOTTOM + 14.0).to_string()} text-anchor="middle">{ label.clone() }</text>
                 }) }
                 <text class="axis-label" x={((LEFT + W - RIGHT) / 2.0).to_string()} y={(H - 6.0).to_string()} text-anchor="middle">{ x_label }</text>
                 <text class="axis-label" transform={format!("translate(12 {}) rotate(-90)", (TOP + H - BOTTOM) / 2.0)} text-anchor="middle">{ y_label }</text>

@@ -1,5 +1,6 @@
 //! Pieces every lab page uses.
 
+pub mod axis;
 pub mod canvas;
 pub mod chart;
 pub mod compare;

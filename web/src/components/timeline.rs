@@ -5,6 +5,7 @@
 
 use std::rc::Rc;
 
+use super::axis;
 use bubblelab_core::report::{Span, SpanKind, Timeline};
 use gloo::events::EventListener;
 use wasm_bindgen::JsCast;
@@ -115,17 +116,6 @@ fn format_time(ns: f64) -> String {
     }
 }
 
-/// A tick step of 1, 2 or 5 × 10^k ns giving about `target` ticks over `span`.
-fn tick_step(span: f64, target: f64) -> f64 {
-    let raw = (span / target).max(1.0);
-    let mag = 10f64.powf(raw.log10().floor());
-    [1.0, 2.0, 5.0, 10.0]
-        .into_iter()
-        .map(|m| m * mag)
-        .find(|s| *s >= raw)
-        .unwrap_or(10.0 * mag)
-}
-
 fn draw(canvas: &HtmlCanvasElement, timeline: &Timeline, window: Window) {
     let Ok(Some(ctx)) = canvas.get_context("2d") else {
         return;
@@ -149,18 +139,17 @@ fn draw(canvas: &HtmlCanvasElement, timeline: &Timeline, window: Window) {
     let x_of = |t: f64| LABEL_W + (t - window.start_ns) / span_ns * plot_w;
 
     // Axis.
-    let step = tick_step(span_ns, plot_w / 110.0);
-    let mut t = (window.start_ns / step).ceil() * step;
+    let step = axis::nice_step(span_ns, plot_w / 140.0).max(1.0);
+    let unit = axis::TimeUnit::for_axis(window.end_ns, step);
     ctx.set_fill_style_str("#475569");
     ctx.set_stroke_style_str("#e2e8f0");
-    while t <= window.end_ns {
+    for t in axis::ticks(window.start_ns, window.end_ns, step) {
         let x = x_of(t);
         ctx.begin_path();
         ctx.move_to(x, AXIS_H - 4.0);
         ctx.line_to(x, css_h);
         ctx.stroke();
-        let _ = ctx.fill_text(&format_time(t), x + 2.0, 12.0);
-        t += step;
+        let _ = ctx.fill_text(&unit.format(t), x + 2.0, 12.0);
     }
 
     // Lanes.
@@ -425,7 +414,10 @@ pub fn timeline_view(props: &TimelineProps) -> Html {
         <figure class="timeline">
             <figcaption>
                 <strong>{ timeline.0.name.clone() }</strong>
-                <span class="muted">{ format!(" · {span_count} spans · showing {} – {}", format_time(window.start_ns), format_time(window.end_ns)) }</span>
+                <span class="muted">{ {
+                    let unit = axis::TimeUnit::for_axis(window.end_ns, axis::nice_step(window.end_ns - window.start_ns, 100.0));
+                    format!(" · {span_count} spans · showing {} – {}", unit.format(window.start_ns), unit.format(window.end_ns))
+                } }</span>
                 <span class="zoom">
                     <button onclick={zoom_in} title="Zoom in">{ "+" }</button>
                     <button onclick={zoom_out} title="Zoom out">{ "−" }</button>
