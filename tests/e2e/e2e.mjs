@@ -20,6 +20,8 @@
 //   #upload-kineto, #trace-error   the trace view's upload and its error banner
 //   #run-status[data-state="running|idle|cancelled"]  a lab's run in its Web Worker, with a
 //                            <progress> and a .cancel-run button while running
+//   .timeline canvas, .timeline figcaption .muted   a timeline (focusable: + − arrows Home)
+//                            and its caption naming the shown window
 //
 // No sleeps: every wait is on a selector or a condition, with a timeout.
 
@@ -253,6 +255,21 @@ try {
     }
     sharedUrl = page.url();
     await printLongTasks(page, 'pipeline lab (load, preset, edit)');
+  }, () => main);
+
+  await check('a timeline zooms and pans from the keyboard (+, arrows, Home)', async () => {
+    const canvas = page.locator('#lab-pipeline .timeline canvas').first();
+    const caption = page.locator('#lab-pipeline .timeline figcaption .muted').first();
+    const full = await caption.innerText();
+    await canvas.focus();
+    await page.keyboard.press('+');
+    const zoomed = await caption.innerText();
+    assert(zoomed !== full, `+ should zoom in; caption stayed ${full}`);
+    await page.keyboard.press('ArrowRight');
+    const panned = await caption.innerText();
+    assert(panned !== zoomed, `ArrowRight should pan; caption stayed ${zoomed}`);
+    await page.keyboard.press('Home');
+    assert((await caption.innerText()) === full, `Home should show everything again, got ${await caption.innerText()}`);
   }, () => main);
 
   await check('the share link reproduces the bubble ratio in a fresh browser context', async () => {

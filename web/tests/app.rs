@@ -82,6 +82,22 @@ async fn pipeline_lab_shows_the_known_bubble_ratio() {
     );
     assert!(html.contains(&expected), "missing {expected}");
     assert!(html.contains("<canvas"), "timeline canvas missing");
+    // Text alternatives: the canvas is a labelled, focusable image; each timeline and chart
+    // has a table. 1F1B's stage 0 at F = B = W = 1 ms, m = 8: 8 ms forward, 16 ms backward,
+    // 9 ms idle.
+    assert!(
+        html.contains("role=\"img\" aria-label=\"Timeline 1F1B: 4 lanes over 33.0 ms."),
+        "{html}"
+    );
+    assert!(html.contains("tabindex=\"0\""), "timeline not focusable");
+    assert!(
+        html.contains("<th scope=\"row\">stage 0</th><td>8.0 ms</td><td>16.0 ms</td><td>9.0 ms</td>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("Peak activation memory per stage (GiB): each curve's points"),
+        "{html}"
+    );
 }
 
 #[wasm_bindgen_test]

@@ -92,6 +92,7 @@ pub fn line_chart(props: &LineChartProps) -> Html {
         axis::value_ticks(x0, x1, 5.0)
     };
     let y_ticks = axis::value_ticks(y0, y1, 4.0);
+    let table = data_table(&props.title, &x_label, &y_label, &props.series);
     html! {
         <figure class="chart">
             <figcaption>{ props.title.clone() }</figcaption>
@@ -135,6 +136,48 @@ pub fn line_chart(props: &LineChartProps) -> Html {
                     }}></span>{ s.name.clone() }</li>
                 }) }
             </ul>
+            { table }
         </figure>
+    }
+}
+
+/// The chart's text alternative: each curve's extent and where it ends.
+fn data_table(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> Html {
+    let pair = |p: Option<&(f64, f64)>| {
+        p.map_or_else(String::new, |&(x, y)| {
+            format!("{}, {}", format_number(x), format_number(y))
+        })
+    };
+    html! {
+        <details class="as-text">
+            <summary>{ "As a table" }</summary>
+            <table>
+                <caption>{ format!("{title}: each curve's points ({x_label}, {y_label})") }</caption>
+                <thead><tr>
+                    <th scope="col">{ "curve" }</th>
+                    <th scope="col">{ "points" }</th>
+                    <th scope="col">{ "first" }</th>
+                    <th scope="col">{ "last" }</th>
+                    <th scope="col">{ format!("lowest {y_label}") }</th>
+                    <th scope="col">{ format!("highest {y_label}") }</th>
+                </tr></thead>
+                <tbody>
+                    { for series.iter().map(|s| {
+                        let low = s.points.iter().min_by(|a, b| a.1.total_cmp(&b.1));
+                        let high = s.points.iter().max_by(|a, b| a.1.total_cmp(&b.1));
+                        html! {
+                            <tr>
+                                <th scope="row">{ s.name.clone() }</th>
+                                <td>{ s.points.len() }</td>
+                                <td>{ pair(s.points.first()) }</td>
+                                <td>{ pair(s.points.last()) }</td>
+                                <td>{ pair(low) }</td>
+                                <td>{ pair(high) }</td>
+                            </tr>
+                        }
+                    }) }
+                </tbody>
+            </table>
+        </details>
     }
 }

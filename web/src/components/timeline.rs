@@ -400,6 +400,31 @@ pub fn timeline_view(props: &TimelineProps) -> Html {
         let window = window.clone();
         Callback::from(move |_: MouseEvent| window.set(full))
     };
+    // Keyboard: + and − zoom about the middle, arrows pan by a tenth, Home shows everything.
+    let onkeydown = {
+        let zoom = zoom.clone();
+        let window = window.clone();
+        Callback::from(move |e: KeyboardEvent| {
+            let w = *window;
+            let span = w.end_ns - w.start_ns;
+            let pan = |by: f64| {
+                let start = (w.start_ns + by).clamp(0.0, (full.end_ns - span).max(0.0));
+                Window {
+                    start_ns: start,
+                    end_ns: start + span,
+                }
+            };
+            match e.key().as_str() {
+                "+" | "=" => zoom(0.5, 0.5),
+                "-" | "_" => zoom(2.0, 0.5),
+                "ArrowLeft" => window.set(pan(-span / 10.0)),
+                "ArrowRight" => window.set(pan(span / 10.0)),
+                "Home" | "0" => window.set(full),
+                _ => return,
+            }
+            e.prevent_default();
+        })
+    };
     let zoom_in = {
         let zoom = zoom.clone();
         Callback::from(move |_: MouseEvent| zoom(0.5, 0.5))
@@ -425,7 +450,10 @@ pub fn timeline_view(props: &TimelineProps) -> Html {
                 </span>
             </figcaption>
             <div class="canvas-wrap">
-                <canvas ref={canvas_ref} style={format!("width:100%;height:{}px", height_px(&timeline.0))} {onwheel} {onmousedown} onmouseup={end_drag} {onmousemove} {onmouseleave} ondblclick={reset} />
+                <canvas ref={canvas_ref} style={format!("width:100%;height:{}px", height_px(&timeline.0))}
+                    tabindex="0" role="img" aria-label={summary(&timeline.0)}
+                    aria-keyshortcuts="+ - ArrowLeft ArrowRight Home"
+                    {onwheel} {onmousedown} onmouseup={end_drag} {onmousemove} {onmouseleave} ondblclick={reset} {onkeydown} />
                 if let Some(h) = &*hover {
                     <div class="tooltip" style={format!("left:{}px;top:{}px", h.left_px, h.top_px)}>{ h.text.clone() }</div>
                 }
@@ -444,6 +472,95 @@ pub fn timeline_view(props: &TimelineProps) -> Html {
                     <li class="meaning">{ kinds[0].meaning.clone() }</li>
                 }
             </ul>
+            <TimelineTable timeline={timeline.clone()} />
         </figure>
+    }
+}
+
+/// The timeline in one sentence, for screen readers (the canvas' ARIA label).
+fn summary(timeline: &Timeline) -> String {
+    let end = timeline
+        .lanes
+        .iter()
+        .filter_map(|l| l.spans.last())
+        .map(|s| (s.start_ns + s.dur_ns) as f64)
+        .fold(0.0, f64::max);
+    let unit = axis::TimeUnit::for_axis(end, end / 100.0);
+    format!(
+        "Timeline {}: {} lanes over {}. Keys: + and − zoom, arrows pan, Home shows everything. The table below gives each lane's time per category.",
+        timeline.name,
+        timeline.lanes.len(),
+        unit.format(end)
+    )
+}
+
+/// Lanes shown in the text table at most (the rest are counted).
+const TABLE_LANES: usize = 200;
+
+/// Properties of [`TimelineTable`].
+#[derive(Properties, PartialEq)]
+struct TimelineTableProps {
+    timeline: Shared<Timeline>,
+}
+
+/// The timeline's text alternative: per lane, the time spent in each category.
+#[function_component(TimelineTable)]
+fn timeline_table(props: &TimelineTableProps) -> Html {
+    let timeline = &props.timeline.0;
+    let mut cats: Vec<String> = timeline.kinds.iter().map(|k| k.cat.clone()).collect();
+    for span in timeline.lanes.iter().flat_map(|l| &l.spans) {
+        if !cats.contains(&span.cat) {
+            cats.push(span.cat.clone());
+        }
+    }
+    let label = |cat: &str| {
+        timeline
+            .kinds
+            .iter()
+            .find(|k| k.cat == cat)
+            .map_or_else(|| cat.to_string(), |k| k.label.clone())
+    };
+    let rows: Vec<(String, Vec<f64>)> = timeline
+        .lanes
+        .iter()
+        .take(TABLE_LANES)
+        .map(|lane| {
+            let mut totals = vec![0.0; cats.len()];
+            for span in &lane.spans {
+                if let Some(i) = cats.iter().position(|c| *c == span.cat) {
+                    totals[i] += span.dur_ns as f64;
+                }
+            }
+            (lane.name.clone(), totals)
+        })
+        .collect();
+    let largest = rows
+        .iter()
+        .flat_map(|r| r.1.iter().copied())
+        .fold(0.0, f64::max);
+    let unit = axis::TimeUnit::for_axis(largest, largest / 100.0);
+    let hidden = timeline.lanes.len().saturating_sub(TABLE_LANES);
+    html! {
+        <details class="as-text">
+            <summary>{ "As a table" }</summary>
+            <table>
+                <caption>{ format!("{}: time per lane and category ({})", timeline.name, unit.symbol) }</caption>
+                <thead><tr>
+                    <th scope="col">{ "lane" }</th>
+                    { for cats.iter().map(|c| html! { <th scope="col">{ label(c) }</th> }) }
+                </tr></thead>
+                <tbody>
+                    { for rows.iter().map(|(name, totals)| html! {
+                        <tr>
+                            <th scope="row">{ name.clone() }</th>
+                            { for totals.iter().map(|&t| html! { <td>{ unit.format(t) }</td> }) }
+                        </tr>
+                    }) }
+                </tbody>
+            </table>
+            if hidden > 0 {
+                <p class="muted">{ format!("{hidden} more lanes not listed.") }</p>
+            }
+        </details>
     }
 }
