@@ -855,7 +855,7 @@ try {
     await printLongTasks(longPage, 'fairness page during the Philly run, supersede and Cancel');
   });
 
-  await check('every page, picture first, fits 390, 1,440 and 1,920 px without horizontal overflow; a screenshot of each (OUT_DIR/pages/<page>.png, <page>-390.png)', async () => {
+  await check('every page, picture first (on a phone before the form), fits 390, 1,440 and 1,920 px without horizontal overflow; a screenshot of each (OUT_DIR/pages/<page>.png, <page>-390.png)', async () => {
     // The pages are the home page's cards (the app's one list of labs), so a new lab is
     // checked here without an edit; at least the eleven labs of today and the trace view.
     const { page: homePage } = await newWatchedPage(context, 'home cards');
@@ -901,6 +901,13 @@ try {
         assert(over === null, `${name} at ${width} px overflows: ${over}`);
         if (width === 390) {
           await shot.screenshot({ path: path.join(OUT_DIR, 'pages', `${name}-390.png`), fullPage: true });
+          // On a phone the Report (picture, findings) comes before the form.
+          const tops = await shot.evaluate(() => {
+            const top = (sel) => document.querySelector(sel)?.getBoundingClientRect().top ?? null;
+            return { report: top('.lab-grid .report'), form: top('.lab-grid > .controls') };
+          });
+          assert(tops.report === null || tops.form === null || tops.report < tops.form,
+            `${name} at 390 px: the form should follow the Report (${JSON.stringify(tops)})`);
         }
       }
       if (hasReport) {
