@@ -91,7 +91,9 @@ async fn pipeline_lab_shows_the_known_bubble_ratio() {
     );
     assert!(html.contains("tabindex=\"0\""), "timeline not focusable");
     assert!(
-        html.contains("<th scope=\"row\">stage 0</th><td>8.0 ms</td><td>16.0 ms</td><td>9.0 ms</td>"),
+        html.contains(
+            "<th scope=\"row\">stage 0</th><td>8.0 ms</td><td>16.0 ms</td><td>9.0 ms</td>"
+        ),
         "{html}"
     );
     assert!(
