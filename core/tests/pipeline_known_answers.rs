@@ -184,7 +184,7 @@ fn dualpipe_departs_from_the_closed_form_when_f_and_b_differ() {
     let form = 3 * ((2000 + 2000) + 2000 - 3 * 1000);
     assert_eq!(run.iteration_ns - run.busy_ns[0], form + 3 * 1000);
     assert!(theory_bubble_ratio(&params, ScheduleKind::DualPipe).is_none());
-    // W longer than F and B: the tail's W passes no longer fit the form either.
+    // W longer than F and B: the source's order idles 12 ms where the form says (8/2 − 1)(7 + 5 − 9) = 9 ms.
     let params = times(8, 32, 2000, 2000, 3000);
     let run = run_schedule(&params, ScheduleKind::DualPipe).unwrap();
     assert_eq!(run.iteration_ns - run.busy_ns[0], 12_000);

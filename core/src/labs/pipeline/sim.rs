@@ -63,7 +63,8 @@ pub struct ScheduleRun {
     /// Peak activation bytes per device.
     pub peak_activation_bytes: Vec<u64>,
     /// Peak number of micro-batches in flight (forward started, B not finished) per device,
-    /// counting each (chunk, micro-batch) of interleaved 1F1B as 1/v.
+    /// counting each (chunk, micro-batch) as its chunk's share of a stage (1/v interleaved, ½ in
+    /// the V shapes, 1 for DualPipe's whole-stage copies).
     pub peak_in_flight: Vec<f64>,
     /// Activation bytes over time per device.
     pub memory_points: Vec<Vec<(Nanos, i64)>>,
@@ -82,7 +83,7 @@ impl ScheduleRun {
     }
 
     /// Idle share of the longest device span ([`ScheduleRun::span_ns`]) over all devices: the
-    /// bubble ratio the zero-bubble and DualPipe papers state.
+    /// bubble ratio the zero-bubble papers state (DualPipe's README counts up to the barrier).
     #[must_use]
     pub fn span_bubble_ratio(&self) -> f64 {
         let period = self.span_ns.iter().copied().max().unwrap_or(0);
@@ -351,7 +352,11 @@ fn span_name(op: &Op, chunked: bool) -> String {
 /// `bubble`), a lane per used link, and an activation-memory counter per stage.
 #[must_use]
 pub fn timeline(run: &ScheduleRun, label: &str, stages: u32) -> Timeline {
-    let chunked = run.kind.chunks(2) > 1;
+    // Span names carry the chunk wherever a device holds more than one.
+    let chunked = !matches!(
+        run.kind,
+        ScheduleKind::Gpipe | ScheduleKind::OneFOneB | ScheduleKind::ZbH1 | ScheduleKind::ZbH2
+    );
     let mut lanes: Vec<Lane> = (0..stages)
         .map(|d| Lane {
             name: format!("stage {d}"),
