@@ -99,7 +99,7 @@ pub const PRESETS: &[Preset] = &[
     preset!(
         "fairness-chronus-deadlines",
         "fairness",
-        "Deadlines: Chronus' admission and lease slots vs FIFO, SRTF, Tiresias, Themis; 70 % SLO jobs, the contended trace"
+        "Deadlines: slot admission (after Chronus) vs FIFO, SRTF, Tiresias, largest ρ first; 70 % SLO jobs, the contended trace"
     ),
     preset!(
         "fairness-lyra-colocation",

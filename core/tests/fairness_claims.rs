@@ -257,7 +257,7 @@ fn the_light_load_preset_is_not_contended() {
 /// ASTRAEA on the contended default, pinned to what our model gives: no baseline fairer to
 /// tenants by more than 0.001; under half of FIFO's and of the YARN-like baseline's share of
 /// jobs below 0.95 of their deserved GPU-time; an average JCT within 25 % of the fastest
-/// work-conserving baseline's (17.8 % above Themis's here, docs/CLAIMS.md).
+/// work-conserving baseline's (17.8 % above largest ρ first's here, docs/CLAIMS.md).
 #[test]
 fn contended_claims() {
     let report = fairness::run(&params(CONTENDED)).unwrap();
@@ -294,7 +294,7 @@ fn contended_claims() {
     );
 }
 
-/// Chronus on its preset (docs/CLAIMS.md, "Deadline-aware training"), pinned to what our model
+/// Slot admission (after Chronus) on its preset (docs/CLAIMS.md, "Deadline-aware training"), pinned to what our model
 /// gives: every SLO job it admitted met its deadline; it misses under a fifth of FIFO's share
 /// and fewer than Tiresias; best-effort jobs finish faster than under FIFO.
 #[test]
@@ -302,7 +302,7 @@ fn chronus_deadline_claims() {
     let report = fairness::run(&params("fairness-chronus-deadlines")).unwrap();
     let miss = |k: &str| m(&report, k, "deadline_miss_rate");
     let be = |k: &str| m(&report, k, "best_effort_avg_jct_s");
-    for k in ["fifo", "srtf", "tiresias", "themis", "chronus"] {
+    for k in ["fifo", "srtf", "tiresias", "largest-rho", "slot-admission"] {
         println!(
             "{k:>9}: deadline miss rate {:.4}, best-effort avg JCT {:.0} s",
             miss(k),
@@ -314,12 +314,15 @@ fn chronus_deadline_claims() {
         .iter()
         .find(|t| t.key == "deadlines")
         .expect("deadlines table");
-    let chronus = table.rows.last().expect("Chronus row");
-    assert_eq!(chronus[0], Cell::Text("Chronus (deadlines)".into()));
+    let chronus = table.rows.last().expect("slot admission row");
+    assert_eq!(
+        chronus[0],
+        Cell::Text("Slot admission (after Chronus)".into())
+    );
     assert_eq!(chronus[4], chronus[5], "admitted = admitted and met");
-    assert!(miss("chronus") * 5.0 < miss("fifo"));
-    assert!(miss("chronus") < miss("tiresias"));
-    assert!(be("chronus") < be("fifo"));
+    assert!(miss("slot-admission") * 5.0 < miss("fifo"));
+    assert!(miss("slot-admission") < miss("tiresias"));
+    assert!(be("slot-admission") < be("fifo"));
 }
 
 /// docs/CLAIMS.md, "Training beside inference": on the preset, capacity loaning shortens

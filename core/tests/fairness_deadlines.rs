@@ -35,7 +35,7 @@ fn params(nodes: u32, gpus_per_node: u32) -> FairnessParams {
     let mut p = FairnessParams::default();
     p.cluster.nodes = nodes;
     p.cluster.gpus_per_node = gpus_per_node;
-    p.policies = vec![PolicyKind::Chronus];
+    p.policies = vec![PolicyKind::SlotAdmission];
     p
 }
 
@@ -54,7 +54,7 @@ proptest! {
         let gpus = 1 << gpus_log;
         let deadline_s = submit_s + duration_s + slack_s;
         let t = trace(vec![slo_job(0, gpus, submit_s, duration_s, Some(deadline_s))]);
-        let run = run_policy(&params(2, 8), &t, PolicyKind::Chronus);
+        let run = run_policy(&params(2, 8), &t, PolicyKind::SlotAdmission);
         let j = &run.jobs[0];
         prop_assert!(j.finish_ns <= deadline_s * S, "finished {} > deadline {}", j.finish_ns, deadline_s * S);
         prop_assert!(j.admitted.is_some());
@@ -73,7 +73,7 @@ proptest! {
         p.deadlines = DeadlineSpec { seed, ..DeadlineSpec::chronus_mix1() };
         let t = traces::synthetic::generate(&p.synthetic);
         let (usable, _) = usable_jobs(&p, &t);
-        let run = run_policy(&p, &usable, PolicyKind::Chronus);
+        let run = run_policy(&p, &usable, PolicyKind::SlotAdmission);
         let d = deadline_metrics(&run);
         prop_assert!(d.admitted > 0);
         prop_assert_eq!(d.admitted_met, d.admitted);
@@ -94,7 +94,7 @@ fn admission_plans_whole_slots_as_late_as_possible_and_rejects_what_does_not_fit
     let jobs = (0..3)
         .map(|i| slo_job(i, 1, 0, 1_000, Some(2_400)))
         .collect();
-    let run = run_policy(&params(1, 1), &trace(jobs), PolicyKind::Chronus);
+    let run = run_policy(&params(1, 1), &trace(jobs), PolicyKind::SlotAdmission);
     let verdicts: Vec<Option<bool>> = run.jobs.iter().map(|j| j.admitted).collect();
     assert_eq!(verdicts, vec![Some(true), Some(true), Some(false)]);
     // Job 1 runs in slot 0, job 0 in slot 1: both by 2,400 s.
@@ -118,7 +118,7 @@ fn a_planned_slot_goes_to_its_job_before_best_effort_work() {
         slo_job(0, 1, 0, 10_000, None),
         slo_job(1, 1, 100, 1_000, Some(3_600)),
     ];
-    let run = run_policy(&params(1, 1), &trace(jobs), PolicyKind::Chronus);
+    let run = run_policy(&params(1, 1), &trace(jobs), PolicyKind::SlotAdmission);
     assert_eq!(run.jobs[1].admitted, Some(true));
     assert!(run.jobs[1].finish_ns <= 3_600 * S);
     assert_eq!(run.jobs[1].first_start_ns % (1_200 * S), 0);
@@ -129,7 +129,7 @@ fn a_planned_slot_goes_to_its_job_before_best_effort_work() {
 fn every_lease_ends_on_the_slot_grid() {
     // Jobs started between boundaries hold their GPUs to the next boundary only.
     let jobs = vec![slo_job(0, 1, 0, 5_000, None), slo_job(1, 1, 500, 300, None)];
-    let run = run_policy(&params(1, 1), &trace(jobs), PolicyKind::Chronus);
+    let run = run_policy(&params(1, 1), &trace(jobs), PolicyKind::SlotAdmission);
     // Job 1 (less remaining GPU-time) takes the GPU at the first boundary, 1,200 s.
     assert_eq!(run.jobs[1].first_start_ns, 1_200 * S);
 }

@@ -82,11 +82,11 @@ fn two_equal_tenants_get_equal_gpu_time_within_one_lease() {
     let t = trace(jobs, 2);
     let p = params(1, 8);
     let lease = 900 * S;
-    // Themis is left out: its unit is the job (finish-time fairness of each job), not the
+    // Largest ρ first is left out: its unit is the job (finish-time fairness of each job), not the
     // tenant, so with equal jobs it keeps submission order.
     for k in PolicyKind::ALL
         .into_iter()
-        .filter(|k| k.is_fair() && *k != PolicyKind::Themis)
+        .filter(|k| k.is_fair() && *k != PolicyKind::LargestRho)
     {
         let run = run_policy(&p, &t, k);
         let used = used_between(&run, 2, 0, lease);

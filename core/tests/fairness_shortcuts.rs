@@ -9,7 +9,7 @@
 //!   `sim/mod.rs`, `Policy::walk_waiting`), not by its whole order.
 //! * A lease policy's round while every running job holds its lease reads the order of the
 //!   waiting jobs alone (`Policy::order_waiting`), also on a cluster of two GPU types where jobs
-//!   run at different speeds (Gavel's effective throughput units).
+//!   run at different speeds (heterogeneity-weighted fair share's units).
 
 #![cfg(not(target_arch = "wasm32"))]
 #![allow(clippy::unwrap_used)] // a failed unwrap fails the test
@@ -93,10 +93,10 @@ fn a_waiting_walk_is_the_walk_of_the_whole_order() {
 #[test]
 fn a_lease_round_between_lease_ends_reads_the_waiting_order() {
     let lease_policies = [
-        PolicyKind::Themis,
+        PolicyKind::LargestRho,
         PolicyKind::GandivaFair,
-        PolicyKind::Gavel,
-        PolicyKind::Chronus,
+        PolicyKind::HeteroFairShare,
+        PolicyKind::SlotAdmission,
     ];
     let chosen = ["fairness-deadlines", "fairness-chronus-deadlines"];
     let with_deadlines = common::fairness_scenarios()

@@ -40,8 +40,8 @@ pub struct FairnessArgs {
     #[arg(long, value_name = "FORMAT", value_parser = kind_parser::<TraceFormat>())]
     input_format: Option<TraceFormat>,
     /// Policies to compare: `all` or a comma-separated list of ids (fifo, sjf, srtf, tiresias,
-    /// themis, fair-share, gandiva-fair, gavel, astraea, astraea-2das, astraea-themis,
-    /// yarn-fifo, chronus, separate-clusters, loan-reclaim).
+    /// largest-rho, fair-share, gandiva-fair, hetero-fair-share, astraea, astraea-2das, astraea-themis,
+    /// yarn-fifo, slot-admission, separate-clusters, loan-reclaim).
     #[arg(long, default_value = "all", value_name = "IDS")]
     policy: String,
     /// Cluster size in GPUs (rounded up to whole nodes of `--gpus-per-node`); default 1,120
@@ -103,7 +103,7 @@ pub struct FairnessArgs {
     /// Largest extra slack e for `--slo-share`, s (default 3,600).
     #[arg(long, value_name = "S", requires = "slo_share")]
     deadline_extra_s: Option<f64>,
-    /// Chronus: lease slot length, s (default 1,200: the artifact's 20 minutes).
+    /// Slot admission (after Chronus): lease slot length, s (default 1,200: the artifact's 20 minutes).
     #[arg(long, value_name = "S")]
     chronus_lease_s: Option<f64>,
     /// Price each preemption with the migration lab's model of this checkpoint option

@@ -78,7 +78,7 @@ enum Command {
     /// Build a model's per-rank execution graph under a parallel layout and simulate one step:
     /// step time, exposed communication, peak activation memory.
     Graph(graph::GraphArgs),
-    /// Compare GPU-cluster scheduling policies (ASTRAEA, FIFO, SJF, Tiresias, Themis, …) on a
+    /// Compare GPU-cluster scheduling policies (ASTRAEA, FIFO, SJF, Tiresias, 2DAS, …) on a
     /// multi-tenant trace file or the synthetic trace, and print the comparison table.
     Fairness(fairness::FairnessArgs),
     /// Agentic batch inference on one serving engine: unbounded admission, static caps and

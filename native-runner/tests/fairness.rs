@@ -31,7 +31,14 @@ fn write(name: &str, text: &str) -> String {
 fn compares_every_policy_on_a_trace_file() {
     let path = write("two-tenants.csv", &small_trace());
     let text = ok(&["fairness", &path, "--gpus", "8", "--gpus-per-node", "4"]);
-    for label in ["FIFO", "SJF", "SRTF", "Tiresias", "Themis", "ASTRAEA"] {
+    for label in [
+        "FIFO",
+        "SJF",
+        "SRTF",
+        "Tiresias",
+        "Largest ρ first",
+        "ASTRAEA",
+    ] {
         assert!(text.contains(label), "{label} missing from:\n{text}");
     }
     // The format named explicitly gives the same Report as detection.
@@ -339,14 +346,17 @@ fn deadlines_from_a_flag_or_the_chronus_artifacts_csv() {
     let out = ok(&[
         "fairness",
         "--policy",
-        "fifo,chronus",
+        "fifo,slot-admission",
         "--slo-share",
         "0.7",
         "--gpus",
         "32",
     ]);
     assert!(out.contains("Deadlines: SLO jobs met"), "{out}");
-    assert!(out.contains("Deadlines: Chronus admitted"), "{out}");
+    assert!(
+        out.contains("Deadlines: slot admission (after Chronus) admitted"),
+        "{out}"
+    );
     // The Chronus artifact's CSV: minutes, `expect_time_list`, detected from its header.
     let csv = "job_id,user,num_gpu,submit_time,iterations,model_name,duration,interval,expect_time_list,expect_value_list,best_effort,job_type\n\
 0,vc_a,1,0,1,vgg16,30,1,45,10,0,strict\n\
@@ -354,9 +364,19 @@ fn deadlines_from_a_flag_or_the_chronus_artifacts_csv() {
 2,vc_a,2,2,1,resnet50,60,1,90-120,10-8,0,soft\n";
     let path = write("chronus.csv", csv);
     let json = ok(&[
-        "fairness", &path, "--policy", "chronus", "--gpus", "8", "--format", "json",
+        "fairness",
+        &path,
+        "--policy",
+        "slot-admission",
+        "--gpus",
+        "8",
+        "--format",
+        "json",
     ]);
-    assert!(json.contains("\"chronus.deadline_miss_rate\""), "{json}");
+    assert!(
+        json.contains("\"slot-admission.deadline_miss_rate\""),
+        "{json}"
+    );
     assert!(json.contains("3 jobs of 2 tenants"), "{json}");
     // Bad values get one line naming the flag or field.
     assert_bad_input(

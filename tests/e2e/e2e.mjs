@@ -449,16 +449,16 @@ try {
     await fairPage.waitForFunction(() => document.querySelector('#upload-error')?.textContent.includes('row 3, column `share`'), null, { timeout: TIMEOUT_MS });
     await printLongTasks(fairPage, 'fairness lab (load, edits, upload)');
     await fairPage.screenshot({ path: path.join(OUT_DIR, 'fairness-lab.png'), fullPage: true });
-    // The map's deadlines entry opens Chronus' preset: fewer SLO jobs miss than under FIFO,
+    // The map's deadlines entry opens its preset (slot admission after Chronus): fewer SLO jobs miss than under FIFO,
     // and the deadlines table is shown.
     const chronusLink = await fairPage.getAttribute('#survey-map a[data-preset="fairness-chronus-deadlines"]', 'href');
     assert(chronusLink?.startsWith('#/fairness?s='), `expected a share link to the fairness lab, got ${chronusLink}`);
     const { page: ddlPage } = await newWatchedPage(context, 'fairness-chronus');
     await ddlPage.goto(`${BASE_URL}/${chronusLink}`);
-    await ddlPage.waitForSelector('[data-metric="chronus.deadline_miss_rate"]', { state: 'attached', timeout: TIMEOUT_MS });
-    const chronusMiss = Number(await dataValue(ddlPage, '[data-metric="chronus.deadline_miss_rate"]'));
+    await ddlPage.waitForSelector('[data-metric="slot-admission.deadline_miss_rate"]', { state: 'attached', timeout: TIMEOUT_MS });
+    const chronusMiss = Number(await dataValue(ddlPage, '[data-metric="slot-admission.deadline_miss_rate"]'));
     const fifoMiss = Number(await dataValue(ddlPage, '[data-metric="fifo.deadline_miss_rate"]'));
-    assert(chronusMiss < fifoMiss, `Chronus should miss fewer deadlines (${chronusMiss}) than FIFO (${fifoMiss})`);
+    assert(chronusMiss < fifoMiss, `slot admission should miss fewer deadlines (${chronusMiss}) than FIFO (${fifoMiss})`);
     assert(await ddlPage.locator('table[data-table="deadlines"] tbody tr').count() === 5, 'a deadlines row per policy');
     await ddlPage.screenshot({ path: path.join(OUT_DIR, 'fairness-chronus.png'), fullPage: true });
     // The map's colocation entry opens Lyra's preset: loaning trains faster than separate

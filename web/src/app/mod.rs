@@ -93,7 +93,7 @@ const LAB_PAGES: &[LabPage] = &[
         card: Card::Lab {
             title: "Fair shares of a GPU cluster",
             problem: "Tenants share a cluster and jobs need all their GPUs at once. Instantaneous fair shares, least-attained-service and finish-time fairness each leave some tenant or job under-served over days of work.",
-            system: "ASTRAEA, against FIFO, SJF, SRTF, Tiresias, Themis, fair share, Gandiva-fair and Gavel",
+            system: "ASTRAEA, against FIFO, SJF, SRTF, Tiresias, 2DAS, largest ρ first, fair share and Gandiva-fair",
             idea: "Count GPU-time over a long window: serve the most under-served tenant first, then its most under-served job, and use leases instead of constant preemption.",
             claim: "ASTRAEA improves tenant-level fairness by up to 9.42× and job-level fairness by up to 10.3× over the baselines without hurting average JCT (seed's numbers; ours are on the lab page).",
         },

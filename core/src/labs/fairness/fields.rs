@@ -59,7 +59,7 @@ pub const FIELDS: &[Field] = &[
         label: "Lease",
         unit: "s",
         range: Range::Float { min: 1.0, max: MAX_SECONDS },
-        help: "a job started or renewed by a leasing policy keeps its GPUs this long; Themis and Gavel use it as their round",
+        help: "a job started or renewed by a leasing policy keeps its GPUs this long; largest ρ first and heterogeneity-weighted fair share use it as their round",
         widget: Widget::Number,
     },
     Field {
@@ -296,15 +296,15 @@ pub const FIELDS: &[Field] = &[
     },
     Field {
         path: "chronus.lease_s",
-        label: "Chronus lease slot",
+        label: "Slot admission: lease slot",
         unit: "s",
         range: Range::Float { min: 1.0, max: MAX_SECONDS },
-        help: "length of a Chronus lease slot: leases end on this grid and admission plans deadline jobs in whole slots",
+        help: "length of a lease slot (slot admission, after Chronus): leases end on this grid and admission plans deadline jobs in whole slots",
         widget: Widget::Number,
     },
     Field {
         path: "chronus.estimate_margin",
-        label: "Chronus estimate margin",
+        label: "Slot admission: estimate margin",
         unit: "ratio",
         range: Range::Float { min: 1.0, max: 10.0 },
         help: "admission plans for this multiple of a job's remaining work",

@@ -242,7 +242,7 @@ impl Default for AstraeaParams {
     }
 }
 
-/// Chronus' knobs (Gao et al., SoCC'21), as its artifact names and sets them
+/// Slot admission's knobs, Chronus' (Gao et al., SoCC'21) as its artifact names and sets them
 /// (S-Lab-System-Group/ChronusArtifact, `code/options.py`, `code/run/exp_cluster/batch_run.sh`
 /// and `code/alg/scheduler/time_aware_with_lease.py`).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -271,12 +271,12 @@ impl Default for ChronusParams {
 #[serde(deny_unknown_fields, default)]
 pub struct FairnessParams {
     /// Policies to simulate and compare, in display order (default: [`PolicyKind::defaults`],
-    /// every policy but Chronus, which needs jobs with deadlines).
+    /// every policy but slot admission, which needs jobs with deadlines).
     pub policies: Vec<PolicyKind>,
     /// The cluster.
     pub cluster: ClusterSpec,
     /// Lease length, s: a job started (or renewed) by a leasing policy is not preempted before
-    /// its lease ends (ASTRAEA: 900). Themis and Gavel use it as their round length.
+    /// its lease ends (ASTRAEA: 900). Largest ρ first and heterogeneity-weighted fair share use it as their round length.
     pub lease_s: f64,
     /// How tenant weights (and quotas) are set.
     pub tenant_weights: TenantWeights,
@@ -302,7 +302,7 @@ pub struct FairnessParams {
     pub preemption: PreemptionModel,
     /// Deadlines given to the jobs of the trace that have none (default: none).
     pub deadlines: DeadlineSpec,
-    /// Chronus' knobs.
+    /// Slot admission's knobs (Chronus').
     pub chronus: ChronusParams,
     /// An inference service beside the training jobs, on its own servers (default: none).
     pub colocation: ColocationSpec,

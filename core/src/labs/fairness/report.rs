@@ -349,12 +349,12 @@ pub fn build(
     report
 }
 
-/// Chronus' metrics for every policy (a trace with SLO jobs): the deadline miss rate and the
-/// best-effort JCT, with their ratios against Chronus'; also pushed as metrics.
+/// The deadline metrics for every policy (a trace with SLO jobs): the deadline miss rate and
+/// the best-effort JCT, with their ratios against slot admission's; also pushed as metrics.
 fn deadline_table(report: &mut Report, runs: &[RunDigest]) -> Table {
     let chronus = runs
         .iter()
-        .position(|r| r.kind == PolicyKind::Chronus)
+        .position(|r| r.kind == PolicyKind::SlotAdmission)
         .map(|i| runs[i].metrics.deadlines);
     let mut table = Table {
         key: "deadlines".into(),
@@ -368,8 +368,8 @@ fn deadline_table(report: &mut Report, runs: &[RunDigest]) -> Table {
             "admitted and met",
             "best-effort jobs",
             "best-effort avg JCT (s)",
-            "miss rate × vs Chronus",
-            "best-effort JCT × vs Chronus",
+            "miss rate × vs slot admission",
+            "best-effort JCT × vs slot admission",
         ]
         .into_iter()
         .map(String::from)
@@ -394,7 +394,7 @@ fn deadline_table(report: &mut Report, runs: &[RunDigest]) -> Table {
         );
         let (miss_x, be_x) = match chronus {
             Some(c) => (
-                match ratio_cell(d.miss_rate(), c.miss_rate(), "Chronus") {
+                match ratio_cell(d.miss_rate(), c.miss_rate(), "slot admission") {
                     Cell::Num(v) => Cell::Num(round4(v)),
                     other => other,
                 },
@@ -406,7 +406,7 @@ fn deadline_table(report: &mut Report, runs: &[RunDigest]) -> Table {
             ),
             None => (Cell::Missing, Cell::Missing),
         };
-        let admission = run.kind == PolicyKind::Chronus;
+        let admission = run.kind == PolicyKind::SlotAdmission;
         table.rows.push(alloc::vec![
             Cell::Text(label.into()),
             Cell::Num(d.slo_jobs as f64),
@@ -524,15 +524,15 @@ fn colocation_finding(
     Some(line)
 }
 
-/// What Chronus' admission bought against the baseline that missed the fewest deadlines.
+/// What slot admission bought against the baseline that missed the fewest deadlines.
 fn deadline_finding(runs: &[RunDigest]) -> Option<String> {
-    let c = runs.iter().position(|r| r.kind == PolicyKind::Chronus)?;
+    let c = runs.iter().position(|r| r.kind == PolicyKind::SlotAdmission)?;
     let d = &runs[c].metrics.deadlines;
     if d.slo_jobs == 0 {
         return None;
     }
     let mut line = format!(
-        "Deadlines: Chronus admitted {} of {} SLO jobs and {} of those met their deadline; with the rejected ones run as best-effort, {} of {} met theirs (miss rate {:.1} %).",
+        "Deadlines: slot admission (after Chronus) admitted {} of {} SLO jobs and {} of those met their deadline; with the rejected ones run as best-effort, {} of {} met theirs (miss rate {:.1} %).",
         d.admitted,
         d.slo_jobs,
         d.admitted_met,
@@ -549,9 +549,9 @@ fn deadline_finding(runs: &[RunDigest]) -> Option<String> {
     });
     if let Some(b) = best {
         let m = &runs[b].metrics.deadlines;
-        let x = ratio_text_of(m.miss_rate(), d.miss_rate(), "Chronus");
+        let x = ratio_text_of(m.miss_rate(), d.miss_rate(), "slot admission");
         line.push_str(&format!(
-            " The baseline that missed fewest, {}, missed {:.1} % (against Chronus': {x}); best-effort average JCT {:.0} s under Chronus against {:.0} s.",
+            " The baseline that missed fewest, {}, missed {:.1} % (against slot admission's: {x}); best-effort average JCT {:.0} s under slot admission against {:.0} s.",
             runs[b].kind.label(),
             100.0 * m.miss_rate(),
             d.best_effort_avg_jct_s,
@@ -816,8 +816,8 @@ fn findings(
         out.push(line);
     }
     out.extend(astraea_findings(runs, best));
-    if runs.iter().any(|r| r.kind == PolicyKind::Gavel) && params.cluster.type_count() == 1 {
-        out.push("With one GPU type Gavel's heterogeneity-aware max-min reduces to weighted max-min fair share, re-evaluated once per round instead of at every event.".into());
+    if runs.iter().any(|r| r.kind == PolicyKind::HeteroFairShare) && params.cluster.type_count() == 1 {
+        out.push("With one GPU type heterogeneity-weighted fair share is weighted max-min fair share, re-evaluated once per round instead of at every event.".into());
     }
     if let Some(m) = runs.first().map(|r| &r.metrics) {
         out.push(format!(

@@ -149,12 +149,12 @@ impl FormPage for State {
             .want_policy
             .take()
             .or_else(|| self.runs.0.get(self.selected).map(|r| r.kind));
-        // The policy shown before, else the system the run is about: ASTRAEA, else Chronus,
-        // else capacity loaning.
+        // The policy shown before, else the system the run is about: ASTRAEA, else slot
+        // admission, else capacity loaning.
         self.selected = [
             shown,
             Some(PolicyKind::Astraea),
-            Some(PolicyKind::Chronus),
+            Some(PolicyKind::SlotAdmission),
             Some(PolicyKind::LoanReclaim),
         ]
         .into_iter()
@@ -278,12 +278,13 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
             <h1>{ "Fairness: whose GPUs are they, over the long term?" }</h1>
             <p class="lede">
                 { "Tenants share a GPU cluster; jobs need all their GPUs at once. FIFO, SJF and SRTF chase efficiency; \
-                   Tiresias, Themis, fair share, Gandiva-fair and Gavel each define fairness differently; ASTRAEA (run as \
+                   Tiresias, largest finish-time-fairness ρ first, fair share, Gandiva-fair and a heterogeneity-weighted \
+                   fair share each define fairness differently; ASTRAEA (run as \
                    its artifact runs it) counts GPU-time over the last 24 hours, grants the free GPUs to the most \
                    under-served tenant first, starts each tenant's most under-served job within that grant, and hands \
                    out 15-minute leases instead of preempting all the time. 2DAS and Themis also run inside ASTRAEA's \
-                   machinery, and a YARN-like static-quota FIFO shows what quotas without sharing cost. Chronus \
-                   admits jobs with deadlines only when a plan of lease slots meets them (give the jobs deadlines \
+                   machinery, and a YARN-like static-quota FIFO shows what quotas without sharing cost. Slot \
+                   admission (after Chronus) admits jobs with deadlines only when a plan of lease slots meets them (give the jobs deadlines \
                    below, or open its preset from the map). An inference service may own servers beside the \
                    training: capacity loaning (after Lyra) trains on its idle servers and takes them back at its \
                    daily peak, against separate clusters (give it servers below, or open its preset from the map)." }

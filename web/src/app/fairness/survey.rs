@@ -28,9 +28,14 @@ pub struct SurveyProps {
 
 /// Systems placed for orientation only (every [`PolicyKind`] places itself:
 /// [`PolicyKind::survey_cell`]): (row, column, name).
-const OTHERS: [(usize, usize, &str); 3] = [
+/// Gavel, Themis and Chronus are here too: the lab's rules after them are not their mechanisms
+/// (docs/MODEL.md).
+const OTHERS: [(usize, usize, &str); 6] = [
     (0, 2, "AntMan"),
     (0, 1, "Gavel (makespan)"),
+    (1, 1, "Gavel (max-min LP)"),
+    (1, 0, "Themis (auction)"),
+    (2, 0, "Chronus (MIP plan, rescue)"),
     (2, 3, "HyperSched"),
 ];
 
@@ -53,7 +58,7 @@ const ELSEWHERE: [(usize, usize, &str, &str); 4] = [
 const TRAINING: [(&str, &str, &str); 2] = [
     (
         "fairness-chronus-deadlines",
-        "Chronus' deadlines",
+        "Deadline slots after Chronus",
         "deadlines vs best-effort speed: an SLO job is admitted only when a plan of 20-minute lease slots before its deadline fits beside the admitted ones, and runs in those slots whatever waits; best-effort jobs get what is left",
     ),
     (

@@ -8,16 +8,16 @@
 //! preemption (`super::sim::quota_lease`) — with one of the artifact's job-selection orders
 //! inside it, which is how the artifact compares 2DAS and Themis to ASTRAEA.
 
-mod chronus;
 mod fair_share;
 mod fifo;
 mod gandiva_fair;
-mod gavel;
+mod hetero_fair_share;
+mod largest_rho;
 mod loan_reclaim;
+mod slot_admission;
 mod separate_clusters;
 mod sjf;
 mod srtf;
-mod themis;
 mod tiresias;
 
 use alloc::boxed::Box;
@@ -42,16 +42,20 @@ crate::kinds! {
         Srtf = "srtf", "SRTF (oracle)";
         /// Tiresias' discretised 2D least-attained-service (Gu et al., NSDI'19).
         Tiresias = "tiresias", "Tiresias (2D-LAS)";
-        /// Themis' finish-time fairness (Mahajan et al., NSDI'20), at lease boundaries.
-        Themis = "themis", "Themis (finish-time fairness)";
+        /// Largest finish-time-fairness ρ first at lease boundaries, ρ as Themis defines it
+        /// (Mahajan et al., NSDI'20, §3) — not Themis' mechanism (its fairness knob and
+        /// partial-allocation auction).
+        LargestRho = "largest-rho", "Largest ρ first";
         /// Instantaneous weighted max-min fair share of GPUs per tenant (DRF-style progressive
         /// filling; Ghodsi et al., NSDI'11), re-evaluated at every event.
         FairShare = "fair-share", "Fair share (max-min)";
         /// Gandiva-fair's per-tenant tickets with time-sliced stride scheduling (Chaudhary et al.,
         /// EuroSys'20).
         GandivaFair = "gandiva-fair", "Gandiva-fair";
-        /// Gavel's heterogeneity-aware max-min fairness (Narayanan et al., OSDI'20), in rounds.
-        Gavel = "gavel", "Gavel (max-min)";
+        /// Tenants filled max-min by heterogeneity-weighted GPU units, each job on its fastest free
+        /// type, in rounds of one lease — a rule of our own in the spirit of Gavel (Narayanan et
+        /// al., OSDI'20), not Gavel's LP over time fractions nor its round mechanism.
+        HeteroFairShare = "hetero-fair-share", "Heterogeneity-weighted fair share";
         /// ASTRAEA (Ye et al., TPDS'21) as its artifact runs it: per-tenant quotas granted by
         /// max-min on U/W, leases, block scheduling, starvation and delay-job preemption, jobs of
         /// a tenant by their long-term fairness F_j (`--job_selection fairness`).
@@ -65,10 +69,11 @@ crate::kinds! {
         /// The artifact's YARN-like baseline: static tenant quotas, FIFO within a tenant, no
         /// leases (`--job_selection fifo --user_quota static`, lease term unbounded).
         YarnFifo = "yarn-fifo", "YARN-like (static quota, FIFO)";
-        /// Chronus (Gao et al., SoCC'21) as its artifact runs it: SLO jobs admitted only with a
-        /// plan of lease slots that meets their deadline; best-effort jobs by least remaining
-        /// GPU-time on the rest; 20-minute lease slots.
-        Chronus = "chronus", "Chronus (deadlines)";
+        /// Deadline admission in lease slots after Chronus (Gao et al., SoCC'21): SLO jobs
+        /// admitted only with a plan of lease slots that meets their deadline, best-effort jobs by
+        /// least remaining GPU-time on the rest, 20-minute slots — the artifact's admission and
+        /// slots without its mid-lease rescue, its re-solved plan or soft deadlines.
+        SlotAdmission = "slot-admission", "Slot admission (after Chronus)";
         /// The inference service on its own servers, training FIFO on the rest: separate
         /// clusters, the baseline of Lyra (Li et al., EuroSys'23). Needs a service
         /// (`fairness.colocation`).
@@ -166,12 +171,12 @@ impl PolicyKind {
         })
     }
 
-    /// True for the policies whose mechanism needs jobs with deadlines (Chronus): on a trace
+    /// True for the policies whose mechanism needs jobs with deadlines (slot admission): on a trace
     /// without any they run every job as best-effort, which is not the system at work, so they
     /// are left out of the default set ([`PolicyKind::defaults`]).
     #[must_use]
     pub fn needs_deadlines(self) -> bool {
-        self == PolicyKind::Chronus
+        self == PolicyKind::SlotAdmission
     }
 
     /// True for the policies whose mechanism needs an inference service beside the training
@@ -222,15 +227,15 @@ impl PolicyKind {
             | PolicyKind::Tiresias
             | PolicyKind::SeparateClusters
             | PolicyKind::LoanReclaim => (0, 0),
-            PolicyKind::Themis
+            PolicyKind::LargestRho
             | PolicyKind::FairShare
             | PolicyKind::Astraea
             | PolicyKind::Astraea2das
             | PolicyKind::AstraeaThemis
             | PolicyKind::YarnFifo => (1, 0),
-            PolicyKind::Gavel => (1, 1),
+            PolicyKind::HeteroFairShare => (1, 1),
             PolicyKind::GandivaFair => (1, 2),
-            PolicyKind::Chronus => (2, 0),
+            PolicyKind::SlotAdmission => (2, 0),
         }
     }
 
@@ -239,10 +244,10 @@ impl PolicyKind {
     pub fn is_fair(self) -> bool {
         matches!(
             self,
-            PolicyKind::Themis
+            PolicyKind::LargestRho
                 | PolicyKind::FairShare
                 | PolicyKind::GandivaFair
-                | PolicyKind::Gavel
+                | PolicyKind::HeteroFairShare
                 | PolicyKind::Astraea
                 | PolicyKind::Astraea2das
                 | PolicyKind::AstraeaThemis
@@ -264,14 +269,14 @@ impl PolicyKind {
             PolicyKind::Sjf => Box::new(sjf::Sjf::default()),
             PolicyKind::Srtf => Box::new(srtf::Srtf::default()),
             PolicyKind::Tiresias => Box::new(tiresias::Tiresias::new(&params.tiresias, jobs)),
-            PolicyKind::Themis => Box::new(themis::Themis::new(lease_ns)),
+            PolicyKind::LargestRho => Box::new(largest_rho::LargestRho::new(lease_ns)),
             PolicyKind::FairShare => Box::new(fair_share::FairShare::default()),
             PolicyKind::GandivaFair => Box::new(gandiva_fair::GandivaFair::new(
                 super::params::s_to_ns(params.gandiva_fair.quantum_s),
                 tenants,
             )),
-            PolicyKind::Gavel => Box::new(gavel::Gavel::new(lease_ns, jobs)),
-            PolicyKind::Chronus => Box::new(chronus::Chronus::new(params, jobs)),
+            PolicyKind::HeteroFairShare => Box::new(hetero_fair_share::HeteroFairShare::new(lease_ns, jobs)),
+            PolicyKind::SlotAdmission => Box::new(slot_admission::SlotAdmission::new(params, jobs)),
             PolicyKind::SeparateClusters => {
                 Box::new(separate_clusters::SeparateClusters::new(params))
             }
@@ -294,7 +299,7 @@ pub enum Preemption {
     /// Only once the job's lease (this many ns since it started or was renewed) has ended.
     AtLeaseEnd(u64),
     /// Only once the job's lease has ended; every lease ends at the next multiple of this many
-    /// ns after it started (lease slots on a global grid: Chronus).
+    /// ns after it started (lease slots on a global grid: slot admission).
     AtSlotEnd(u64),
 }
 
@@ -318,7 +323,7 @@ pub trait Policy {
 
     /// Admission control: called once for each job when it arrives, before the round of that
     /// instant (jobs arriving together in index order). `Some(admitted)` for a job the policy
-    /// admits or rejects (Chronus' SLO jobs), `None` when it makes no such decision.
+    /// admits or rejects (slot admission's SLO jobs), `None` when it makes no such decision.
     fn on_arrival(&mut self, _ctx: &RoundCtx<'_>, _job: usize) -> Option<bool> {
         None
     }
@@ -349,7 +354,7 @@ pub trait Policy {
         None
     }
 
-    /// GPU types in the order this job prefers them (Gavel: fastest first); `None` means type
+    /// GPU types in the order this job prefers them (heterogeneity-weighted fair share: fastest first); `None` means type
     /// order.
     fn type_preference(&self, _ctx: &RoundCtx<'_>, _job: usize) -> Option<Vec<u32>> {
         None

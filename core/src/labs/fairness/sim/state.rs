@@ -84,7 +84,7 @@ pub struct JobState {
     pub last_rho: f64,
     /// Deadline, ns (SLO jobs; `None` for best-effort ones).
     pub deadline_ns: Option<u64>,
-    /// A policy with admission control's verdict on this SLO job at its arrival (Chronus:
+    /// A policy with admission control's verdict on this SLO job at its arrival (slot admission:
     /// admitted with a plan, or rejected and run as best-effort); `None` otherwise.
     pub admitted: Option<bool>,
     /// True for an inference service's replica ([`crate::labs::fairness::job::Job::service`]).

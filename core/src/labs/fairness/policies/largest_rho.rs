@@ -1,27 +1,32 @@
-//! Themis' finish-time fairness (Mahajan et al., NSDI'20, §3): ρ = T_shared / T_id, the
-//! finish time a job expects in the shared cluster over the one it would have in an isolated
-//! 1/N share of it; at each lease boundary the jobs with the largest ρ are served first.
-//! Our mapping: every job is a Themis "app"; T_shared = (now − submit) + remaining run time
-//! (+ pending resume cost); T_id = duration × max(1, gⱼ·N/G), N = active jobs. Themis'
-//! partial-allocation auction is replaced by this order (the filter and the auction pick the
-//! same top-ρ apps when GPUs are not divisible among bidders).
+//! Largest ρ first: at each lease boundary the jobs with the largest finish-time fairness
+//! ρ = T_shared / T_id are served first, ρ as Themis defines it (Mahajan et al., NSDI'20, §3:
+//! the finish time a job expects in the shared cluster over the one it would have in an
+//! isolated 1/N share of it). Every job is a Themis "app"; T_shared = (now − submit) +
+//! remaining run time (+ pending resume cost); T_id = duration × max(1, gⱼ·N/G), N = active
+//! jobs.
+//!
+//! A rule of our own, not Themis' mechanism: Themis offers the GPUs of each lease end only to
+//! the 1 − f fraction of apps with the worst ρ (its fairness knob f), lets them bid their ρ
+//! improvements and runs a partial-allocation auction that maximises the product of those
+//! improvements, withholding a hidden-payment share that goes to the other apps as leftovers
+//! (§4–5).
 
 use super::{emit_by_key, takeable, Emit, KeptOrder, Key, Policy, Preemption};
 use crate::labs::fairness::sim::RoundCtx;
 
-/// Finish-time fairness at lease boundaries.
+/// Largest ρ first at lease boundaries.
 #[derive(Clone, Debug)]
-pub struct Themis {
+pub struct LargestRho {
     /// Lease length, ns.
     pub lease_ns: u64,
     order: KeptOrder,
 }
 
-impl Themis {
+impl LargestRho {
     /// A fresh instance with leases of `lease_ns`.
     #[must_use]
     pub fn new(lease_ns: u64) -> Self {
-        Themis {
+        LargestRho {
             lease_ns,
             order: KeptOrder::default(),
         }
@@ -47,7 +52,7 @@ fn key(ctx: &RoundCtx<'_>, j: usize) -> (Key, u64) {
     (Key(0, -rho(ctx, j)), ctx.jobs[j].submit_ns)
 }
 
-impl Policy for Themis {
+impl Policy for LargestRho {
     fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) {
         // Jobs inside their lease are kept anyway: only the others are ordered (ρ still
         // counts every active job in N).

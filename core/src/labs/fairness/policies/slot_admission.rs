@@ -1,7 +1,8 @@
-//! Chronus (Gao, Ye et al., "Chronus: A Novel Deadline-aware Scheduler for Deep Learning
-//! Training Jobs", SoCC'21), as its artifact runs it (S-Lab-System-Group/ChronusArtifact,
-//! `code/alg/scheduler/time_aware_with_lease.py`, "T", and `code/alg/scheduler/solver.py`,
-//! "S"): SLO jobs (jobs with a deadline) are admitted only when a plan of whole lease slots
+//! Slot admission after Chronus (Gao, Ye et al., "Chronus: A Novel Deadline-aware Scheduler
+//! for Deep Learning Training Jobs", SoCC'21): the admission and lease slots of its artifact
+//! (S-Lab-System-Group/ChronusArtifact @bc7e15f, `code/alg/scheduler/time_aware_with_lease.py`,
+//! "T", and `code/alg/scheduler/solver.py`, "S") without the rest of its mechanism (below,
+//! "Not Chronus"): SLO jobs (jobs with a deadline) are admitted only when a plan of whole lease slots
 //! before their deadline fits beside the plans already admitted, and admitted jobs run in their
 //! planned slots whatever else waits; best-effort jobs take every GPU left.
 //!
@@ -28,14 +29,25 @@
 //!   slots no longer needed (it ran on spare GPUs) are released from the latest; slots it lost
 //!   (it could not be placed) are added as late as possible where they fit.
 //!
-//! Ours, and stated in docs/MODEL.md: the plan comes from the greedy packing the artifact uses
-//! for admission, kept and adjusted at boundaries, instead of the Gurobi MIP over every admitted
-//! job's slots that the artifact re-solves at each lease (S lines 348–424; with one feasible plan
-//! held the MIP only moves slots). Soft deadlines (several deadlines with falling values) use
-//! their first, strict one. Admission happens at the job's arrival (event-driven), not at the
-//! artifact's 5-minute ticks; GPU counts are not rounded up to 4 or 8 (T lines 83–87); the
-//! checkpoint cost is our simulator's (per restart) rather than the artifact's lump sum at
-//! completion; placement is the lab's.
+//! **Not Chronus** (why the policy carries a name of its own; docs/MODEL.md has the list):
+//! - *The mid-lease rescue.* Every 5 minutes (T `BEST_SLOT`, lines 30 and 1192–1200) the
+//!   artifact marks rejected SLO jobs whose remaining time fits what is left of the current
+//!   lease (T lines 455–478, least remaining GPU-time first, while they fit the GPUs no plan
+//!   holds) and starts them at once, preempting running jobs that hold no planned slot
+//!   (T lines 510–567). Here such jobs are only ordered first among the waiting and wait for
+//!   free GPUs: running jobs keep theirs to the slot boundary.
+//! - *The plan.* The artifact re-solves a MIP over every admitted job's slots at each lease
+//!   with the `adaptive` objective (S lines 348–424, T lines 769–772; `batch_run.sh
+//!   --mip_objective=adaptive`); here the greedy as-late-as-possible packing of admission is
+//!   kept and adjusted at boundaries, and slots no longer needed are released from the latest
+//!   (the artifact releases the earliest, T lines 428–434).
+//! - *Soft deadlines* (several deadlines with falling values) use their first, strict one; the
+//!   artifact binary-searches the earliest slot by which the plan packs and admits the job
+//!   when that is no later than the last deadline of its list (T lines 1219–1253).
+//! - Admission happens at the job's arrival (event-driven), not at the artifact's 5-minute
+//!   ticks; GPU counts are not rounded up to 4 or 8 (T lines 83–87); the checkpoint cost is our
+//!   simulator's (per restart) rather than the artifact's lump sum at completion; placement is
+//!   the lab's.
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
@@ -51,9 +63,9 @@ const BEST_EFFORT: u8 = 2;
 const ADMITTED_LATER: u8 = 3;
 const HOPELESS: u8 = 4;
 
-/// Chronus' admission and lease-slot plans.
+/// Admission and lease-slot plans after Chronus.
 #[derive(Clone, Debug)]
-pub struct Chronus {
+pub struct SlotAdmission {
     /// Slot length L, ns.
     lease_ns: u64,
     /// Multiple of the remaining work a plan covers.
@@ -70,11 +82,11 @@ pub struct Chronus {
     order: KeptOrder,
 }
 
-impl Chronus {
+impl SlotAdmission {
     /// A fresh instance for a run of `jobs` jobs.
     #[must_use]
     pub fn new(params: &FairnessParams, jobs: usize) -> Self {
-        Chronus {
+        SlotAdmission {
             lease_ns: s_to_ns(params.chronus.lease_s).max(1),
             margin: params.chronus.estimate_margin,
             params: params.clone(),
@@ -252,7 +264,7 @@ impl Chronus {
     }
 }
 
-impl Policy for Chronus {
+impl Policy for SlotAdmission {
     fn on_arrival(&mut self, ctx: &RoundCtx<'_>, j: usize) -> Option<bool> {
         ctx.jobs[j].deadline_ns?;
         // Plans of jobs finished since the last round are released only when they are in the

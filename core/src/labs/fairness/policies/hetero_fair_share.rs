@@ -1,11 +1,15 @@
-//! Gavel-style heterogeneity-aware max-min fairness (Narayanan et al., OSDI'20), in rounds of
-//! one lease. Gavel solves max-min over *effective throughput* (a job's throughput on the types
-//! it is given, normalised by its throughput on an equal share of the cluster). We keep its
-//! structure without the LP: tenants are filled max-min by effective throughput units
-//! gⱼ × (speed on the job's fastest type / mean speed over types), and a job is placed on its
-//! fastest type with room. With one GPU type every speed is 1 and Gavel reduces to weighted
-//! max-min fair share re-evaluated once per round (as the Gavel paper notes for homogeneous
-//! clusters).
+//! Heterogeneity-weighted fair share, in rounds of one lease: tenants are filled max-min by
+//! units gⱼ × (speed on the job's fastest type / mean speed over types), and a job is placed on
+//! its fastest type with room. With one GPU type every speed is 1 and this is weighted max-min
+//! fair share re-evaluated once per round.
+//!
+//! A rule of our own in the spirit of Gavel (Narayanan et al., OSDI'20), not Gavel: Gavel
+//! solves, per job, an LP over the fractions of time each job spends on each GPU type that
+//! maximises the minimum throughput normalised by the job's throughput on an equal share
+//! (stanford-futuredata/gavel `scheduler/policies/max_min_fairness.py`,
+//! `MaxMinFairnessPolicyWithPerf`), and realises it with 6-minute rounds that run the jobs
+//! furthest behind their allocation (`scheduler/scheduler.py`, `_update_priorities`,
+//! `_schedule_jobs_on_workers_helper`).
 
 use alloc::vec::Vec;
 
@@ -13,9 +17,9 @@ use super::fair_share::MaxMin;
 use super::{Emit, Policy, Preemption};
 use crate::labs::fairness::sim::RoundCtx;
 
-/// Heterogeneity-aware max-min, per round.
+/// Heterogeneity-weighted max-min per tenant, per round.
 #[derive(Clone, Debug)]
-pub struct Gavel {
+pub struct HeteroFairShare {
     /// Round (lease) length, ns.
     pub lease_ns: u64,
     fill: MaxMin,
@@ -23,11 +27,11 @@ pub struct Gavel {
     units: Vec<f64>,
 }
 
-impl Gavel {
+impl HeteroFairShare {
     /// A fresh instance with rounds of `lease_ns`, for a run of `jobs` jobs.
     #[must_use]
     pub fn new(lease_ns: u64, jobs: usize) -> Self {
-        Gavel {
+        HeteroFairShare {
             lease_ns,
             fill: MaxMin::default(),
             units: alloc::vec![0.0; jobs],
@@ -61,7 +65,7 @@ fn fastest_first(ctx: &RoundCtx<'_>, j: usize) -> Vec<u32> {
     types
 }
 
-impl Policy for Gavel {
+impl Policy for HeteroFairShare {
     fn order(&mut self, ctx: &RoundCtx<'_>, emit: &mut Emit<'_>) {
         self.note_arrivals(ctx);
         let units = &self.units;
