@@ -29,6 +29,7 @@ pub mod hw;
 pub mod kinds;
 pub mod kineto;
 pub mod labs;
+pub mod lp;
 pub mod presets;
 pub mod report;
 pub mod scenario;

@@ -102,6 +102,11 @@ pub const PRESETS: &[Preset] = &[
         "Deadlines: slot admission (after Chronus) vs FIFO, SRTF, Tiresias, largest ρ first; 70 % SLO jobs, the contended trace"
     ),
     preset!(
+        "fairness-gavel-heterogeneous",
+        "fairness",
+        "Heterogeneous GPUs: Gavel's max-min LP in 360 s rounds vs fair share and FIFO on 36 V100, 36 P100 and 36 K80, Gavel's 26 job types"
+    ),
+    preset!(
         "fairness-lyra-colocation",
         "fairness",
         "Training beside inference: a service's 8 servers loaned to the contended trace's training and reclaimed at its daily peak (after Lyra), vs separate clusters and FIFO"

@@ -474,6 +474,18 @@ try {
     assert(Number(await dataValue(coloPage, '[data-metric="loan-reclaim.service_slo_violation_rate"]')) === 0, 'no replica late under loaning');
     assert(await coloPage.locator('table[data-table="colocation"] tbody tr').count() === 3, 'a colocation row per policy');
     await coloPage.screenshot({ path: path.join(OUT_DIR, 'fairness-lyra.png'), fullPage: true });
+    // The map's heterogeneous entry opens Gavel's preset: aware beats its type-blind self on
+    // average JCT, and the objective table has a row per policy.
+    const gavelLink = await fairPage.getAttribute('#survey-map a[data-preset="fairness-gavel-heterogeneous"]', 'href');
+    assert(gavelLink?.startsWith('#/fairness?s='), `expected a share link to the fairness lab, got ${gavelLink}`);
+    const { page: gavelPage } = await newWatchedPage(context, 'fairness-gavel');
+    await gavelPage.goto(`${BASE_URL}/${gavelLink}`);
+    await gavelPage.waitForSelector('[data-metric="gavel.avg_jct_s"]', { state: 'attached', timeout: TIMEOUT_MS });
+    const awareJct = Number(await dataValue(gavelPage, '[data-metric="gavel.avg_jct_s"]'));
+    const blindJct = Number(await dataValue(gavelPage, '[data-metric="gavel-agnostic.avg_jct_s"]'));
+    assert(awareJct < blindJct, `Gavel should finish jobs sooner (${awareJct} s) than its heterogeneity-agnostic self (${blindJct} s)`);
+    assert(await gavelPage.locator('table[data-table="normalized_throughput"] tbody tr').count() === 6, 'an objective row per policy');
+    await gavelPage.screenshot({ path: path.join(OUT_DIR, 'fairness-gavel.png'), fullPage: true });
   });
 
   await check('the agentic lab stacks its time series, edits controllers and reads a Mooncake file', async () => {

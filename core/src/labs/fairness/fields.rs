@@ -4,7 +4,7 @@
 //! (GPUs in all, GPU types adding up to the nodes, deadlines' and the service's bounds) stay in
 //! the lab's own checks and are stated in the help.
 
-use super::params::{Placement, MAX_BUCKETS, MAX_GPUS_PER_NODE, MAX_NODES, MAX_SECONDS};
+use super::params::{Placement, ThroughputTable, MAX_BUCKETS, MAX_GPUS_PER_NODE, MAX_NODES, MAX_SECONDS};
 use super::policies::{PolicyKind, QuotaMode};
 use super::traces::synthetic::{MAX_SYNTHETIC_JOBS, MAX_SYNTHETIC_SECONDS, MAX_SYNTHETIC_TENANTS};
 use crate::fields::{Field, Range, Widget};
@@ -199,6 +199,14 @@ pub const FIELDS: &[Field] = &[
         widget: Widget::Number,
     },
     Field {
+        path: "gavel.round_s",
+        label: "Gavel round",
+        unit: "s",
+        range: Range::Float { min: 1.0, max: MAX_SECONDS },
+        help: "Gavel starts and stops jobs only at the start of a round of this length",
+        widget: Widget::Number,
+    },
+    Field {
         path: "astraea.classes",
         label: "ASTRAEA fairness classes",
         unit: "count",
@@ -284,6 +292,22 @@ pub const FIELDS: &[Field] = &[
         unit: "s",
         range: Range::Float { min: 0.0, max: MAX_SYNTHETIC_SECONDS },
         help: "largest slack drawn on top of the multiple of the duration",
+        widget: Widget::Number,
+    },
+    Field {
+        path: "throughputs.table",
+        label: "Per-GPU-type speeds",
+        unit: "id",
+        range: Range::OneOf(&ThroughputTable::IDS),
+        help: "gives each job without speeds one of Gavel's 26 job types and its measured speed on each GPU type (V100, P100, K80)",
+        widget: Widget::Select,
+    },
+    Field {
+        path: "throughputs.seed",
+        label: "Speed seed",
+        unit: "seed",
+        range: Range::Int { min: 0, max: u64::MAX },
+        help: "seed of the draws that give each job its job type",
         widget: Widget::Number,
     },
     Field {

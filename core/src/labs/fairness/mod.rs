@@ -327,6 +327,7 @@ pub fn usable_jobs(params: &FairnessParams, trace: &Trace) -> (Trace, Dropped) {
     let largest = per_type.into_iter().max().unwrap_or(0);
     let mut out = trace.clone();
     traces::deadlines::assign(&mut out, &params.deadlines);
+    traces::throughputs::assign(&mut out, &params.throughputs, &params.cluster.gpu_types);
     out.jobs
         .retain(|j| j.gpus > 0 && u64::from(j.gpus) <= largest);
     dropped.too_large = trace.jobs.len() - out.jobs.len();

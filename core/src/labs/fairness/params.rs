@@ -13,6 +13,7 @@ use crate::scenario::ScenarioError;
 
 pub use super::traces::colocation::ColocationSpec;
 pub use super::traces::deadlines::DeadlineSpec;
+pub use super::traces::throughputs::{ThroughputSpec, ThroughputTable};
 pub use super::traces::synthetic::SyntheticSpec;
 
 /// Most nodes a cluster may have.
@@ -199,6 +200,20 @@ impl Default for GandivaFairParams {
     }
 }
 
+/// Gavel's round mechanism (stanford-futuredata/gavel @c4fa400, `scheduler/scheduler.py`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GavelParams {
+    /// Round length, s (`time_per_iteration`, 360 s, line 60).
+    pub round_s: f64,
+}
+
+impl Default for GavelParams {
+    fn default() -> Self {
+        GavelParams { round_s: 360.0 }
+    }
+}
+
 /// ASTRAEA's knobs, as its artifact names them (yzs981130/Astraea_Artifacts, `simulation/options.py`
 /// and `alg/scheduler/lease.py`); the defaults are the artifact's evaluation command.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -295,6 +310,8 @@ pub struct FairnessParams {
     pub tiresias: TiresiasParams,
     /// Gandiva-fair's knobs.
     pub gandiva_fair: GandivaFairParams,
+    /// Gavel's knobs.
+    pub gavel: GavelParams,
     /// ASTRAEA's knobs.
     pub astraea: AstraeaParams,
     /// Where the checkpoint cost of a preemption comes from (default: the fixed costs above).
@@ -302,6 +319,8 @@ pub struct FairnessParams {
     pub preemption: PreemptionModel,
     /// Deadlines given to the jobs of the trace that have none (default: none).
     pub deadlines: DeadlineSpec,
+    /// Per-GPU-type speeds given to the jobs of the trace that have none (default: none).
+    pub throughputs: ThroughputSpec,
     /// Slot admission's knobs (Chronus').
     pub chronus: ChronusParams,
     /// An inference service beside the training jobs, on its own servers (default: none).
@@ -321,9 +340,11 @@ impl Default for FairnessParams {
             synthetic: SyntheticSpec::default(),
             tiresias: TiresiasParams::default(),
             gandiva_fair: GandivaFairParams::default(),
+            gavel: GavelParams::default(),
             astraea: AstraeaParams::default(),
             preemption: PreemptionModel::Fixed,
             deadlines: DeadlineSpec::default(),
+            throughputs: ThroughputSpec::default(),
             chronus: ChronusParams::default(),
             colocation: ColocationSpec::default(),
         }
@@ -416,6 +437,9 @@ impl FairnessParams {
         }
         if let PreemptionModel::Migration { params, .. } = &self.preemption {
             params.validate_prefixed("fairness.preemption.params")?;
+        }
+        if self.throughputs.table != ThroughputTable::None {
+            super::traces::throughputs::gavel_columns(&c.gpu_types)?;
         }
         let t = &self.tiresias.queue_thresholds_gpu_s;
         for (i, v) in t.iter().enumerate() {

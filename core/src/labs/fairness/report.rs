@@ -35,6 +35,41 @@ pub struct RunDigest {
     pub timeline: Timeline,
     /// True when the timeline is coarsened (too many spans or counter points).
     pub timeline_cut: bool,
+    /// On a cluster of several GPU types, Gavel's objective over the run
+    /// ([`normalized_throughputs`]): (10th percentile, median) over the finished jobs.
+    pub normalized_throughput: Option<(f64, f64)>,
+}
+
+/// Each finished job's normalised throughput over its time in the system, Gavel's objective
+/// (`max_min_fairness.py` lines 59–72) averaged over the job's life:
+/// s_j · (D_j / JCT_j) / p_j, with D_j its work at the reference speed, s_j its GPUs and
+/// p_j = Σ_k speed_jk · n_k / N its speed with time spread over the types in proportion to their
+/// GPUs. A job that ran all its time on such a spread has s_j (its GPUs' worth); an equal share
+/// of the cluster's time is N / jobs. Sorted ascending; empty with one GPU type.
+#[must_use]
+pub fn normalized_throughputs(params: &FairnessParams, run: &PolicyRun) -> Vec<f64> {
+    if params.cluster.type_count() < 2 {
+        return Vec::new();
+    }
+    let mut gpus = alloc::vec![0u64; params.cluster.type_count()];
+    for t in params.cluster.node_types() {
+        gpus[t as usize] += u64::from(params.cluster.gpus_per_node);
+    }
+    let total: u64 = gpus.iter().sum();
+    let mut out: Vec<f64> = run
+        .jobs
+        .iter()
+        .filter(|j| j.finish_ns != u64::MAX && j.finish_ns > j.submit_ns)
+        .map(|j| {
+            let spread: f64 = (0..gpus.len() as u32)
+                .map(|k| j.speed_on(k) * gpus[k as usize] as f64 / total as f64)
+                .sum();
+            let rate = j.duration_ns as f64 / (j.finish_ns - j.submit_ns) as f64;
+            f64::from(j.gpus) * rate / spread.max(f64::MIN_POSITIVE)
+        })
+        .collect();
+    out.sort_by(f64::total_cmp);
+    out
 }
 
 /// What the Report reads of the trace as simulated ([`super::usable_jobs`]).
@@ -89,6 +124,10 @@ pub fn digest(params: &FairnessParams, trace: &Trace, run: &PolicyRun) -> RunDig
             .collect(),
         timeline,
         timeline_cut,
+        normalized_throughput: {
+            let n = normalized_throughputs(params, run);
+            n.first().map(|_| (n[n.len() / 10], n[n.len() / 2]))
+        },
     }
 }
 
@@ -298,6 +337,10 @@ pub fn build(
         let deadlines = deadline_table(&mut report, runs);
         report.tables.push(deadlines);
     }
+    if runs.iter().any(|r| r.normalized_throughput.is_some()) {
+        let table = normalized_table(&mut report, runs);
+        report.tables.push(table);
+    }
     let colocation: Vec<ColocationMetrics> = runs.iter().filter_map(|r| r.colocation).collect();
     if colocation.len() == runs.len() && !runs.is_empty() {
         let table = colocation_table(&mut report, runs, &colocation);
@@ -347,6 +390,39 @@ pub fn build(
         &truncated,
     );
     report
+}
+
+/// Gavel's objective for every policy on a cluster of several GPU types
+/// ([`normalized_throughputs`]); also pushed as metrics.
+fn normalized_table(report: &mut Report, runs: &[RunDigest]) -> Table {
+    let mut table = Table {
+        key: "normalized_throughput".into(),
+        title: "Gavel's objective per job: GPUs × work rate over its time in the system ÷ its speed on a proportional spread of the GPU types (higher is better)".into(),
+        columns: ["policy", "10th percentile", "median"]
+            .into_iter()
+            .map(String::from)
+            .collect(),
+        rows: Vec::new(),
+    };
+    for run in runs {
+        let Some((p10, median)) = run.normalized_throughput else {
+            continue;
+        };
+        let id = run.kind.id();
+        let label = run.kind.label();
+        report.push_metric(
+            &format!("{id}.p10_normalized_throughput"),
+            &format!("{label} 10th percentile of jobs' normalised throughput (Gavel's objective)"),
+            round4(p10),
+            "ratio",
+        );
+        table.rows.push(alloc::vec![
+            Cell::Text(label.into()),
+            Cell::Num(round4(p10)),
+            Cell::Num(round4(median)),
+        ]);
+    }
+    table
 }
 
 /// The deadline metrics for every policy (a trace with SLO jobs): the deadline miss rate and

@@ -47,10 +47,11 @@ pub struct FairnessLabProps {
 }
 
 /// Number fields, paths inside `params` (labels, ranges and help from the field table).
-const FIELDS: [&str; 16] = [
+const FIELDS: [&str; 17] = [
     "cluster.nodes",
     "cluster.gpus_per_node",
     "lease_s",
+    "gavel.round_s",
     "preempt_cost_s",
     "resume_cost_s",
     "synthetic.jobs",
@@ -279,7 +280,8 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
             <p class="lede">
                 { "Tenants share a GPU cluster; jobs need all their GPUs at once. FIFO, SJF and SRTF chase efficiency; \
                    Tiresias, largest finish-time-fairness ρ first, fair share, Gandiva-fair and a heterogeneity-weighted \
-                   fair share each define fairness differently; ASTRAEA (run as \
+                   fair share each define fairness differently, and Gavel (on GPUs of several types, \
+                   open its preset from the map) shares each type's time by an LP; ASTRAEA (run as \
                    its artifact runs it) counts GPU-time over the last 24 hours, grants the free GPUs to the most \
                    under-served tenant first, starts each tenant's most under-served job within that grant, and hands \
                    out 15-minute leases instead of preempting all the time. 2DAS and Themis also run inside ASTRAEA's \

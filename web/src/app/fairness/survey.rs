@@ -28,12 +28,11 @@ pub struct SurveyProps {
 
 /// Systems placed for orientation only (every [`PolicyKind`] places itself:
 /// [`PolicyKind::survey_cell`]): (row, column, name).
-/// Gavel, Themis and Chronus are here too: the lab's rules after them are not their mechanisms
+/// Themis and Chronus are here too: the lab's rules after them are not their mechanisms
 /// (docs/MODEL.md).
-const OTHERS: [(usize, usize, &str); 6] = [
+const OTHERS: [(usize, usize, &str); 5] = [
     (0, 2, "AntMan"),
     (0, 1, "Gavel (makespan)"),
-    (1, 1, "Gavel (max-min LP)"),
     (1, 0, "Themis (auction)"),
     (2, 0, "Chronus (MIP plan, rescue)"),
     (2, 3, "HyperSched"),
@@ -54,8 +53,14 @@ const ELSEWHERE: [(usize, usize, &str, &str); 4] = [
 ];
 
 /// Training schedulers whose tension needs its own input (deadlines, an inference service
-/// beside the training jobs): (preset, name, what it trades).
-const TRAINING: [(&str, &str, &str); 2] = [
+/// beside the training jobs, GPU types the jobs run at different speeds on): (preset, name,
+/// what it trades).
+const TRAINING: [(&str, &str, &str); 3] = [
+    (
+        "fairness-gavel-heterogeneous",
+        "Gavel's heterogeneity-aware max-min",
+        "fairness vs speed on mixed GPUs: an LP gives each job the fraction of time on V100, P100 and K80 that maximises the lowest speed-up over an equal share, and 6-minute rounds run the jobs furthest behind it; against the same policy blind to the types",
+    ),
     (
         "fairness-chronus-deadlines",
         "Deadline slots after Chronus",

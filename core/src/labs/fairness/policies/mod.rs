@@ -11,6 +11,7 @@
 mod fair_share;
 mod fifo;
 mod gandiva_fair;
+mod gavel;
 mod hetero_fair_share;
 mod largest_rho;
 mod loan_reclaim;
@@ -56,6 +57,14 @@ crate::kinds! {
         /// type, in rounds of one lease — a rule of our own in the spirit of Gavel (Narayanan et
         /// al., OSDI'20), not Gavel's LP over time fractions nor its round mechanism.
         HeteroFairShare = "hetero-fair-share", "Heterogeneity-weighted fair share";
+        /// Gavel's heterogeneity-aware max-min fairness (Narayanan et al., OSDI'20) as its
+        /// artifact runs it: an LP over each job's fraction of time on each GPU type, realised in
+        /// 360 s rounds that run the jobs furthest behind their allocation.
+        Gavel = "gavel", "Gavel (max-min)";
+        /// Gavel's heterogeneity-agnostic max-min fairness (`max_min_fairness`): the same LP
+        /// and rounds with every throughput taken as 1, the baseline Gavel's paper compares
+        /// against.
+        GavelAgnostic = "gavel-agnostic", "Gavel, heterogeneity-agnostic";
         /// ASTRAEA (Ye et al., TPDS'21) as its artifact runs it: per-tenant quotas granted by
         /// max-min on U/W, leases, block scheduling, starvation and delay-job preemption, jobs of
         /// a tenant by their long-term fairness F_j (`--job_selection fairness`).
@@ -187,13 +196,21 @@ impl PolicyKind {
         matches!(self, PolicyKind::SeparateClusters | PolicyKind::LoanReclaim)
     }
 
+    /// True for the policies whose mechanism is about several GPU types (Gavel): on one type
+    /// Gavel is job-level max-min in rounds, and on several its LP grows with the active jobs,
+    /// so it is left out of the default set too and runs when chosen.
+    #[must_use]
+    pub fn needs_gpu_types(self) -> bool {
+        matches!(self, PolicyKind::Gavel | PolicyKind::GavelAgnostic)
+    }
+
     /// The policies a scenario runs when it names none: every policy but those that need
-    /// deadlines or a service.
+    /// deadlines, a service or several GPU types.
     #[must_use]
     pub fn defaults() -> Vec<PolicyKind> {
         PolicyKind::ALL
             .into_iter()
-            .filter(|k| !k.needs_deadlines() && !k.needs_service())
+            .filter(|k| !k.needs_deadlines() && !k.needs_service() && !k.needs_gpu_types())
             .collect()
     }
 
@@ -233,7 +250,7 @@ impl PolicyKind {
             | PolicyKind::Astraea2das
             | PolicyKind::AstraeaThemis
             | PolicyKind::YarnFifo => (1, 0),
-            PolicyKind::HeteroFairShare => (1, 1),
+            PolicyKind::HeteroFairShare | PolicyKind::Gavel | PolicyKind::GavelAgnostic => (1, 1),
             PolicyKind::GandivaFair => (1, 2),
             PolicyKind::SlotAdmission => (2, 0),
         }
@@ -248,6 +265,8 @@ impl PolicyKind {
                 | PolicyKind::FairShare
                 | PolicyKind::GandivaFair
                 | PolicyKind::HeteroFairShare
+                | PolicyKind::Gavel
+                | PolicyKind::GavelAgnostic
                 | PolicyKind::Astraea
                 | PolicyKind::Astraea2das
                 | PolicyKind::AstraeaThemis
@@ -276,6 +295,12 @@ impl PolicyKind {
                 tenants,
             )),
             PolicyKind::HeteroFairShare => Box::new(hetero_fair_share::HeteroFairShare::new(lease_ns, jobs)),
+            PolicyKind::Gavel | PolicyKind::GavelAgnostic => Box::new(gavel::Gavel::new(
+                params.gavel.round_s,
+                jobs,
+                params.cluster.type_count(),
+                self == PolicyKind::Gavel,
+            )),
             PolicyKind::SlotAdmission => Box::new(slot_admission::SlotAdmission::new(params, jobs)),
             PolicyKind::SeparateClusters => {
                 Box::new(separate_clusters::SeparateClusters::new(params))
@@ -301,6 +326,10 @@ pub enum Preemption {
     /// Only once the job's lease has ended; every lease ends at the next multiple of this many
     /// ns after it started (lease slots on a global grid: slot admission).
     AtSlotEnd(u64),
+    /// In rounds of this many ns (Gavel): jobs start only at a round's start, every running job
+    /// may be stopped or moved to another GPU type there, and a round ends early when its last
+    /// running job finishes (the next starts at once, or at the next arrival).
+    Rounds(u64),
 }
 
 /// Where a policy hands out its order, one job at a time; it returns false once the simulator

@@ -209,6 +209,8 @@ struct Sim<'p> {
     ql_scratch: Option<alloc::boxed::Box<quota_lease::Scratch>>,
     /// ASTRAEA machinery: its parameters in ns.
     ql_ns: quota_lease::MachineryNs,
+    /// A policy in rounds ([`Preemption::Rounds`]): when the current round ends, ns.
+    round_end_ns: u64,
     /// Number of armed events ([`Events::armed`], the arrivals left out: they never go stale,
     /// and counting them let ~200,000 dead completions pile up in the heap while a 100,000-job
     /// trace was arriving) above which the stale ones are dropped ([`Sim::drop_stale_events`]).
@@ -393,6 +395,7 @@ fn run_policy_with(
         recent_starts: vec![VecDeque::new(); n_tenants],
         ql_scratch: Some(alloc::boxed::Box::default()),
         ql_ns: quota_lease::MachineryNs::of(params),
+        round_end_ns: 0,
         compact_at: MIN_COMPACT_AT,
         changed: Vec::new(),
         shortcuts,
@@ -1158,6 +1161,8 @@ impl Sim<'_> {
                 let l = l.max(1);
                 Some((now / l + 1) * l)
             }
+            // Rounds: every lease ends with the round.
+            Preemption::Rounds(_) => Some(self.round_end_ns),
             Preemption::Never | Preemption::Anytime => None,
         };
         if let Some(end) = end {
@@ -1206,7 +1211,7 @@ impl Sim<'_> {
         match rule {
             Preemption::Never => false,
             Preemption::Anytime => true,
-            Preemption::AtLeaseEnd(_) | Preemption::AtSlotEnd(_) => {
+            Preemption::AtLeaseEnd(_) | Preemption::AtSlotEnd(_) | Preemption::Rounds(_) => {
                 self.jobs[j].lease_end_ns <= self.now
             }
         }
@@ -1215,9 +1220,19 @@ impl Sim<'_> {
     #[allow(clippy::too_many_lines)] // one scheduling round of the global policies, step by step
     fn round(&mut self, policy: &mut dyn super::policies::Policy) {
         let rule = policy.preemption();
-        // Preemption only ever serves waiting jobs: with none, nothing can change (running
-        // jobs past their lease stay preemptible until a round renews them).
-        if self.waiting_list.is_empty() {
+        let rounds = matches!(rule, Preemption::Rounds(_));
+        if let Preemption::Rounds(l) = rule {
+            // Between a round's start and its end nothing starts; a round starts when the last
+            // one ends or runs out of running jobs.
+            let idle = self.running.is_empty();
+            if (self.now < self.round_end_ns && !idle) || (idle && self.waiting_list.is_empty()) {
+                return;
+            }
+            self.round_end_ns = self.now + l.max(1);
+        } else if self.waiting_list.is_empty() {
+            // Preemption only ever serves waiting jobs: with none, nothing can change (running
+            // jobs past their lease stay preemptible until a round renews them). Rounds may
+            // still move running jobs between GPU types.
             return;
         }
         // The GPUs of the running jobs that may not be preempted now, and the fewest GPUs a
@@ -1233,7 +1248,7 @@ impl Sim<'_> {
             // The running jobs that hold a lease are those of the boundaries to come: when
             // they are all the running jobs, no lease has ended; otherwise a pass finds the
             // smallest job whose lease has.
-            Preemption::AtLeaseEnd(_) | Preemption::AtSlotEnd(_) => {
+            Preemption::AtLeaseEnd(_) | Preemption::AtSlotEnd(_) | Preemption::Rounds(_) => {
                 let (leased, locked) = self
                     .lease_due
                     .iter()
@@ -1253,7 +1268,10 @@ impl Sim<'_> {
         };
         #[cfg(debug_assertions)]
         {
-            if matches!(rule, Preemption::AtLeaseEnd(_) | Preemption::AtSlotEnd(_)) {
+            if matches!(
+                rule,
+                Preemption::AtLeaseEnd(_) | Preemption::AtSlotEnd(_) | Preemption::Rounds(_)
+            ) {
                 debug_assert!(self.lease_due.iter().all(|e| e.0 > self.now), "boundary passed");
                 let leased: u64 = self
                     .running
@@ -1270,7 +1288,7 @@ impl Sim<'_> {
         }
         // Nothing can change when no GPU is free enough for any waiting job and nothing may
         // be preempted.
-        if smallest_preemptible == u64::MAX {
+        if smallest_preemptible == u64::MAX && !rounds {
             match self.waiting_gpus.first() {
                 None => return,
                 Some(&(g, _)) if u64::from(g) > self.free_gpus => return,
@@ -1322,9 +1340,9 @@ impl Sim<'_> {
                     && match rule {
                         Preemption::Never => true,
                         Preemption::Anytime => false,
-                        Preemption::AtLeaseEnd(_) | Preemption::AtSlotEnd(_) => {
-                            jobs[j].lease_end_ns > now
-                        }
+                        Preemption::AtLeaseEnd(_)
+                        | Preemption::AtSlotEnd(_)
+                        | Preemption::Rounds(_) => jobs[j].lease_end_ns > now,
                     }
             };
             if rule == Preemption::Anytime && self.shortcuts {
@@ -1391,7 +1409,21 @@ impl Sim<'_> {
             }
         }
         for &j in &kept {
-            if self.jobs[j].is_running() && matches!(rule, Preemption::AtLeaseEnd(_) | Preemption::AtSlotEnd(_)) {
+            // A round moves a running job the policy wants on another GPU type: stopped here,
+            // started below where it is wanted.
+            if rounds && self.jobs[j].is_running() {
+                let want = policy.type_preference(&self.ctx(), j);
+                if want.is_some_and(|t| t.first() != Some(&self.jobs[j].seg_type)) {
+                    self.preempt(j);
+                    continue;
+                }
+            }
+            if self.jobs[j].is_running()
+                && matches!(
+                    rule,
+                    Preemption::AtLeaseEnd(_) | Preemption::AtSlotEnd(_) | Preemption::Rounds(_)
+                )
+            {
                 self.jobs[j].epoch += 1;
                 // A renewed job keeps running: its completion stays armed unless its time moved
                 // (rounding of a speed ≠ 1).

@@ -37,6 +37,7 @@ pub mod helios;
 pub mod philly;
 pub mod shares;
 pub mod synthetic;
+pub mod throughputs;
 pub mod tiresias;
 
 use alloc::collections::BTreeMap;
