@@ -299,7 +299,7 @@ impl Gavel {
         if let Some(a) = max_min_allocation(&tp, &scale, &vec![1.0; jobs.len()], ctx.gpus_by_type)
         {
             for (i, &j) in jobs.iter().enumerate() {
-                self.alloc[j] = a.x[i].clone();
+                self.alloc[j].clone_from(&a.x[i]);
             }
         }
     }
