@@ -1461,10 +1461,10 @@ impl Sim<'_> {
                 .nodes_for(&self.ctx(), j)
                 .unwrap_or_else(|| self.all_nodes());
             let mut placed = false;
-            // Lease slots (slot admission, after Chronus): every job is chosen again at a boundary and re-placed in
-            // the policy's order (ChronusArtifact `flush_lease_jobs`); ours moves only the
-            // jobs in the way: the renewed jobs later in the order are preempted, last first,
-            // until this one fits.
+            // Lease slots (slot admission, after Chronus): every job is chosen again at a
+            // boundary and re-placed in the policy's order (ChronusArtifact
+            // `flush_lease_jobs`); ours moves only the jobs in the way: the renewed jobs later
+            // in the order are preempted, last first, until this one fits.
             let mut movable: Vec<usize> = if matches!(rule, Preemption::AtSlotEnd(_)) {
                 kept[p + 1..]
                     .iter()

@@ -11,7 +11,8 @@
 //!
 //! Randomness: `rand_pcg::Pcg64Mcg` seeded from [`ThroughputSpec::seed`], one uniform draw per
 //! job of the trace in its order (its job type, uniform over the 26 as Gavel's generator draws
-//! them, `scheduler/utils.py` `generate_job`); a job that already has speeds keeps them.
+//! them from its `JobTable`, `scheduler/utils.py` line 87, `job_table.py` 74–87); a job that
+//! already has speeds keeps them.
 
 use alloc::vec::Vec;
 
