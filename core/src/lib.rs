@@ -35,6 +35,7 @@ pub mod report;
 pub mod scenario;
 pub mod share;
 pub mod sweep;
+pub mod tour;
 pub mod trace;
 pub mod trial;
 pub mod units;

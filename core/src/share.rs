@@ -10,6 +10,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 
 use crate::scenario::{Scenario, ScenarioError};
+use crate::tour::Tour;
 
 /// Longest `s=` payload accepted, characters of base64url (≈ 12 KiB of deflate).
 pub const MAX_ENCODED_CHARS: usize = 16 * 1024;
@@ -29,6 +30,8 @@ pub enum LinkError {
     Utf8(usize),
     /// The JSON inside is not a valid scenario.
     Scenario(ScenarioError),
+    /// The JSON inside is not a valid tour ([`crate::tour`]).
+    Tour(ScenarioError),
     /// The link's route names one lab and its scenario another.
     LabMismatch {
         /// Lab in the route.
@@ -49,6 +52,7 @@ impl core::fmt::Display for LinkError {
             LinkError::Deflate(e) => write!(f, "the link's scenario does not decompress: {e}"),
             LinkError::Utf8(at) => write!(f, "the link's scenario is not UTF-8 text (byte {at})"),
             LinkError::Scenario(e) => write!(f, "the link's scenario is invalid: {e}"),
+            LinkError::Tour(e) => write!(f, "the link's tour is invalid: {e}"),
             LinkError::LabMismatch { route, scenario } => write!(
                 f,
                 "the link opens the {route} lab but carries a {scenario} scenario"
@@ -66,9 +70,7 @@ const LEVEL: u8 = 9;
 /// The `s=` payload of a scenario.
 #[must_use]
 pub fn encode(scenario: &Scenario) -> String {
-    let json = scenario.to_json();
-    let compressed = miniz_oxide::deflate::compress_to_vec(json.as_bytes(), LEVEL);
-    URL_SAFE_NO_PAD.encode(compressed)
+    deflate_text(&scenario.to_json())
 }
 
 /// Decodes an `s=` payload into a validated scenario.
@@ -76,6 +78,41 @@ pub fn encode(scenario: &Scenario) -> String {
 /// # Errors
 /// A [`LinkError`] saying which layer failed.
 pub fn decode(payload: &str) -> Result<Scenario, LinkError> {
+    Scenario::from_json(&inflate_text(payload)?).map_err(LinkError::Scenario)
+}
+
+/// The `t=` payload of a tour file's text (kept as the teacher wrote it).
+#[must_use]
+pub fn encode_tour(json: &str) -> String {
+    deflate_text(json)
+}
+
+/// Decodes a `t=` payload into the tour file's text and the checked tour.
+///
+/// # Errors
+/// A [`LinkError`] saying which layer failed; [`LinkError::Tour`] names the tour's field.
+pub fn decode_tour(payload: &str) -> Result<(String, Tour), LinkError> {
+    let text = inflate_text(payload)?;
+    let tour = Tour::from_json(&text).map_err(LinkError::Tour)?;
+    Ok((text, tour))
+}
+
+/// The fragment of the page that walks a tour file (`#/tours?t=…`).
+#[must_use]
+pub fn tour_fragment(json: &str) -> String {
+    format!("#/tours?t={}", encode_tour(json))
+}
+
+/// base64url of the deflated text.
+fn deflate_text(text: &str) -> String {
+    URL_SAFE_NO_PAD.encode(miniz_oxide::deflate::compress_to_vec(
+        text.as_bytes(),
+        LEVEL,
+    ))
+}
+
+/// The text inside a payload, each layer capped and checked.
+fn inflate_text(payload: &str) -> Result<String, LinkError> {
     if payload.len() > MAX_ENCODED_CHARS {
         return Err(LinkError::TooLong(payload.len()));
     }
@@ -89,8 +126,7 @@ pub fn decode(payload: &str) -> Result<Scenario, LinkError> {
             }
             _ => LinkError::Deflate("the data is cut short or corrupted".into()),
         })?;
-    let text = core::str::from_utf8(&json).map_err(|e| LinkError::Utf8(e.valid_up_to()))?;
-    Scenario::from_json(text).map_err(LinkError::Scenario)
+    String::from_utf8(json).map_err(|e| LinkError::Utf8(e.utf8_error().valid_up_to()))
 }
 
 /// The URL fragment (`#/<lab>?s=…`) that opens `scenario`.
@@ -121,6 +157,8 @@ pub struct Route {
     pub payload: Option<String>,
     /// The `a=` payload of a compare link's pinned run, if any.
     pub pinned: Option<String>,
+    /// The `t=` payload of a tour link, if any.
+    pub tour: Option<String>,
 }
 
 /// Splits a URL fragment (with or without the leading `#`) into a [`Route`].
@@ -138,6 +176,7 @@ pub fn parse_fragment(fragment: &str) -> Route {
         lab: path.trim_end_matches('/').to_string(),
         payload: value("s="),
         pinned: value("a="),
+        tour: value("t="),
     }
 }
 

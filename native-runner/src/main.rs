@@ -30,6 +30,7 @@ mod progress;
 mod resilience;
 mod run;
 mod sharing;
+mod tour;
 mod tuning;
 mod validate;
 
@@ -64,6 +65,10 @@ enum Command {
     /// Run two scenarios of one lab and print them side by side: every metric with B − A and
     /// B / A, the parameters that differ, both runs' curves and timelines.
     Compare(compare::CompareArgs),
+    /// Walk a tour (predict-then-run lessons): each step's question, the run's answer and the
+    /// explanation; fails where a run does not give the answer the explanation states.
+    /// `--link` prints the link that opens it in the page; no argument lists the tours.
+    Tour(tour::TourArgs),
     /// Print the share link of a scenario, or decode a link back into scenario JSON.
     Link(link::LinkArgs),
     /// List the preset scenarios, or print one preset's JSON.
@@ -233,6 +238,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run::run(&args),
         Command::Compare(args) => compare::compare(&args),
+        Command::Tour(args) => tour::tour(&args),
         Command::Link(args) => link::link(&args),
         Command::Presets(args) => presets::presets(&args),
         Command::PipelineLog(args) => run::pipeline_log(&args),

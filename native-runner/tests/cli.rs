@@ -525,3 +525,42 @@ fn compare_names_the_side_and_the_field_that_is_wrong() {
         assert_bad_input(&bubblelab(args), expected);
     }
 }
+
+#[test]
+fn tour_walks_a_shipped_tour_and_checks_a_teachers_file() {
+    let listed = ok(&["tour"]);
+    assert!(listed.contains("pipeline-bubbles"), "{listed}");
+    let walked = ok(&["tour", "pipeline-bubbles"]);
+    // Step 1: GPipe's bubble at p = 4, m = 4 is 3/7, and the explanation states it.
+    assert!(walked.contains("run: 0.4286 ratio"), "{walked}");
+    assert!(walked.contains("3/7 ≈ 0.4286"), "{walked}");
+    // The link opens the same file.
+    let link = ok(&["tour", "pipeline-bubbles", "--link"]);
+    assert!(
+        link.starts_with("http://127.0.0.1:8080/#/tours?t="),
+        "{link}"
+    );
+    let again = ok(&["tour", link.trim()]);
+    assert_eq!(again, walked);
+    // A teacher's file whose explanation states what the run does not give fails on that step.
+    let text = bubblelab_core::tour::find("pipeline-bubbles")
+        .unwrap()
+        .json
+        .replace("\"expect\": 0.1579", "\"expect\": 0.25");
+    let file = scratch("tour-wrong.json");
+    std::fs::write(&file, text).unwrap();
+    assert_bad_input(
+        &bubblelab(&["tour", file.to_str().unwrap()]),
+        "steps[1].answer.expect: the explanation states 0.2500, the run gives 0.1579",
+    );
+    let broken = scratch("tour-broken.json");
+    std::fs::write(&broken, "{\"version\": 1, \"title\": \"x\"}").unwrap();
+    assert_bad_input(
+        &bubblelab(&["tour", broken.to_str().unwrap()]),
+        "missing field `lab`",
+    );
+    assert_bad_input(
+        &bubblelab(&["tour", "no-such-tour"]),
+        "is not a shipped tour",
+    );
+}

@@ -329,6 +329,56 @@ try {
     await page.locator('#compare').waitFor({ state: 'detached' });
   }, () => main);
 
+  await check('a tour walked end to end: predict, run, the verdict and the explanation at every step; the tour link reopens it in a fresh context', async () => {
+    const { page: tour } = await newWatchedPage(context, 'tour');
+    await tour.goto(`${BASE_URL}/#/`);
+    await tour.locator('#home-tours a').click();
+    await tour.locator('#tours .tour-card').first().waitFor({ state: 'visible' });
+    const cards = await tour.locator('#tours .tour-card').count();
+    assert(cards >= 11, `the tours page should list a tour per lab, got ${cards}`);
+    await tour.locator('.tour-card[data-tour="pipeline-bubbles"] h2 a').click();
+    await tour.locator('#tour').waitFor({ state: 'visible' });
+    // One prediction per step: right, wrong, right (a choice), right, right (a choice).
+    const predictions = [['0.43', true], ['0.3', false], ['1F1B', true], ['39', true], ['ZB-V', true]];
+    for (const [i, [guess, right]] of predictions.entries()) {
+      await tour.waitForFunction((k) => document.querySelector('#tour')?.dataset.step === String(k), i, { timeout: TIMEOUT_MS });
+      const input = tour.locator('#tour-guess');
+      // Run by keyboard: Enter in the number field submits the question's form; a choice is
+      // picked, then the Run button takes Enter.
+      if ((await input.evaluate((el) => el.tagName)) === 'SELECT') {
+        await input.selectOption(guess);
+        await tour.locator('#tour-run').press('Enter');
+      } else {
+        await input.fill(guess);
+        await input.press('Enter');
+      }
+      const verdict = tour.locator('#tour-verdict');
+      await verdict.waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+      const said = await verdict.getAttribute('data-right');
+      assert(said === String(right), `step ${i + 1}: predicting ${guess} should be ${right ? 'right' : 'wrong'}: ${await verdict.innerText()}`);
+      const why = await tour.locator('#tour-explanation').innerText();
+      assert(why.length > 40 && !why.includes('{expect}'), `step ${i + 1}: explanation ${why}`);
+      if (i === 0) {
+        await tour.screenshot({ path: path.join(OUT_DIR, 'tour-pipeline.png'), fullPage: true });
+        await tour.setViewportSize({ width: 390, height: 900 });
+        await tour.waitForTimeout(150);
+        await tour.screenshot({ path: path.join(OUT_DIR, 'tour-pipeline-390.png'), fullPage: true });
+        await tour.setViewportSize({ width: 1440, height: 900 });
+      }
+      if (i + 1 < predictions.length) await tour.locator('#tour-next').click();
+    }
+    const link = await tour.getAttribute('#tour-link', 'href');
+    assert(link && link.startsWith('#/tours?t='), `the tour link: ${link}`);
+    await tour.close();
+    const fresh = await newContext(browser);
+    const { page: reopened } = await newWatchedPage(fresh, 'tour link');
+    await reopened.goto(`${BASE_URL}/${link}`);
+    await reopened.locator('#tour h1').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+    const title = await reopened.locator('#tour h1').innerText();
+    assert(title.startsWith('Where pipeline bubbles come from'), `the reopened tour: ${title}`);
+    await fresh.close();
+  });
+
   for (const payload of ['garbage%%%', 'AAAAAAAA']) {
     let tampered = null;
     await check(`a tampered link (s=${payload}) shows #link-error and the default scenario`, async () => {

@@ -33,6 +33,11 @@ pub fn home() -> Html {
                    shares — with the algorithms of the systems that attack them. Every scenario is \
                    a link you can share; every run exports a Chrome trace for Perfetto." }
             </p>
+            <p class="lede" id="home-tours">
+                { "New to these problems? " }
+                <a href="#/tours">{ "Take a tour" }</a>
+                { ": predict what a scenario will show, run it, and read why — one tour per lab." }
+            </p>
             <h2>{ "Labs" }</h2>
             <div class="cards">
                 { for LAB_PAGES.iter().filter_map(|p| match p.card {

@@ -13,6 +13,7 @@ mod overlap;
 pub mod pipeline;
 mod resilience;
 mod sharing;
+mod tours;
 mod trace;
 mod tuning;
 
@@ -185,6 +186,8 @@ pub enum Route {
     },
     /// The Kineto trace view.
     Trace,
+    /// The tours: the list, a shipped tour or a tour link.
+    Tours(tours::Opened),
     /// A route this build does not know.
     NotFound(String),
 }
@@ -197,7 +200,18 @@ impl Route {
             lab,
             payload,
             pinned,
+            tour,
         } = parse_fragment(fragment);
+        if let Some(rest) = lab.strip_prefix("tours") {
+            return match (rest.strip_prefix('/'), tour) {
+                (_, Some(payload)) => Route::Tours(tours::Opened::Link(payload)),
+                (Some(id), None) if !id.is_empty() => {
+                    Route::Tours(tours::Opened::Builtin(id.to_string()))
+                }
+                _ if rest.is_empty() => Route::Tours(tours::Opened::List),
+                _ => Route::NotFound(lab),
+            };
+        }
         match lab.as_str() {
             "" => Route::Home,
             "trace" => Route::Trace,
@@ -229,6 +243,7 @@ pub fn app() -> Html {
     let page = match &*route {
         Route::Home => html! { <home::Home /> },
         Route::Trace => html! { <trace::TraceView /> },
+        Route::Tours(opened) => html! { <tours::Tours opened={opened.clone()} /> },
         Route::Lab { lab, payload, .. } => LAB_PAGES
             .iter()
             .find(|p| p.lab == *lab)
@@ -267,6 +282,7 @@ pub fn app() -> Html {
                 <a class="brand" href="#/">{ "bubblelab" }</a>
                 <nav>
                     <a href="#/">{ "Labs" }</a>
+                    <a href="#/tours">{ "Tours" }</a>
                     { for LAB_PAGES.iter().map(|p| html! { <a href={format!("#/{}", p.lab)}>{ p.nav }</a> }) }
                     <a href="#/trace">{ "Traces" }</a>
                 </nav>
