@@ -53,6 +53,23 @@ pub fn scenario_diff(a: &Scenario, b: &Scenario) -> Vec<FieldDiff> {
     out
 }
 
+/// A row `input.<slot>` for every slot whose file differs between A and B (`—`: none).
+fn input_diff(a: &InputLabels, b: &InputLabels) -> Vec<FieldDiff> {
+    let label = |side: &InputLabels, slot: &str| {
+        side.iter()
+            .find(|(s, _)| s == slot)
+            .map_or_else(|| "—".to_string(), |(_, l)| l.clone())
+    };
+    let mut slots: Vec<&str> = a.iter().chain(b).map(|(s, _)| s.as_str()).collect();
+    slots.sort_unstable();
+    slots.dedup();
+    slots
+        .into_iter()
+        .map(|slot| (format!("input.{slot}"), label(a, slot), label(b, slot)))
+        .filter(|(_, la, lb)| la != lb)
+        .collect()
+}
+
 /// The leaves of `value` under `prefix`, objects joined by `.`, arrays indexed `[i]`; an empty
 /// object or array is a leaf.
 fn flatten(prefix: &str, value: &Value, out: &mut Vec<(String, Value)>) {
@@ -106,6 +123,10 @@ pub fn same_lab(a: &Scenario, b: &Scenario) -> Result<(), ScenarioError> {
     ))
 }
 
+/// The input files a run read, each (slot, label): the label names the file and its size
+/// (`philly.csv, 12,345 bytes`), so that a run on an upload and one without differ in the diff.
+pub type InputLabels = [(String, String)];
+
 /// Runs A and B of one lab as one Report.
 ///
 /// # Errors
@@ -116,8 +137,21 @@ pub fn compare(
     b: &Scenario,
     report_b: &Report,
 ) -> Result<Report, ScenarioError> {
+    compare_with_inputs((a, report_a, &[]), (b, report_b, &[]))
+}
+
+/// [`compare`] of runs that read input files: each side is (scenario, Report, its inputs); an
+/// input slot whose file differs is a row `input.<slot>` of the diff.
+///
+/// # Errors
+/// As [`compare`].
+pub fn compare_with_inputs(
+    (a, report_a, inputs_a): (&Scenario, &Report, &InputLabels),
+    (b, report_b, inputs_b): (&Scenario, &Report, &InputLabels),
+) -> Result<Report, ScenarioError> {
     same_lab(a, b)?;
-    let diff = scenario_diff(a, b);
+    let mut diff = scenario_diff(a, b);
+    diff.extend(input_diff(inputs_a, inputs_b));
     let mut report = Report {
         lab: a.lab().to_string(),
         title: format!("A: {}  vs  B: {}", report_a.title, report_b.title),

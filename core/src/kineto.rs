@@ -120,7 +120,7 @@ pub const SPAN_KINDS: &[KindDef] = &[
         cat: "comm",
         label: "communication kernel",
         meaning: "an NCCL kernel; HTA's overlap is the share of its time under computation",
-        colour: "#a855f7",
+        colour: "#7e22ce",
         trace_colour: "detailed_memory_dump",
     },
     KindDef {

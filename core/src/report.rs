@@ -434,15 +434,16 @@ pub fn series_owner(name: &str) -> &str {
     name.split_once(": ").map_or(name, |(owner, _)| owner)
 }
 
-/// Colours of chart curves, in order; past them, [`categorical_colour`].
-const SERIES_PALETTE: [&str; 8] = [
-    "#2563eb", "#16a34a", "#ea580c", "#9333ea", "#dc2626", "#0891b2", "#ca8a04", "#4b5563",
+/// Colours of chart curves, in order: Okabe and Ito's colour-universal palette (2008) with a
+/// purple and a grey in place of its yellow and black (faint on white, lost on the dark
+/// scheme), so that any two stay apart under deuteranopia and protanopia (`tests/palette.rs`).
+/// Past eight owners the colours repeat and the chart tells the repeats apart by dash.
+pub const SERIES_PALETTE: [&str; 8] = [
+    "#0072b2", "#e69f00", "#009e73", "#d55e00", "#cc79a7", "#56b4e9", "#7e22ce", "#6b7280",
 ];
 
 fn series_colour(i: usize) -> String {
-    SERIES_PALETTE
-        .get(i)
-        .map_or_else(|| categorical_colour(i as u32), |c| (*c).to_string())
+    SERIES_PALETTE[i % SERIES_PALETTE.len()].to_string()
 }
 
 fn vec_of<const N: usize>(items: [String; N]) -> Vec<String> {

@@ -599,7 +599,7 @@ pub fn find(id: &str) -> Option<&'static BuiltinTour> {
 impl core::fmt::Display for Guess {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            Guess::Number(v) => f.write_str(&format_number(*v)),
+            Guess::Number(v) => write!(f, "{v}"),
             Guess::Choice(label) => f.write_str(label),
         }
     }
@@ -610,7 +610,10 @@ impl Measured {
     #[must_use]
     pub fn display(&self) -> String {
         match self {
-            Measured::Number { value, unit } if unit.is_empty() => format_number(*value),
+            // A ratio or a count reads as a bare number.
+            Measured::Number { value, unit } if matches!(unit.as_str(), "" | "ratio" | "count") => {
+                format_number(*value)
+            }
             Measured::Number { value, unit } => format!("{} {unit}", format_number(*value)),
             Measured::Choice { winner, .. } => winner.clone(),
         }

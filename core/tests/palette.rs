@@ -1,6 +1,7 @@
 //! Every span of every preset's Report has a declared kind: a label, a meaning, a CSS colour and
-//! a Chrome trace colour name. No view falls back to a default colour. Runs every preset, so it
-//! is one of the optimised steps of `cargo xtask test`.
+//! a Chrome trace colour name. No view falls back to a default colour. The colours of one legend
+//! stay apart for readers with deuteranopia or protanopia. Runs every preset, so it is one of
+//! the optimised steps of `cargo xtask test`.
 #![cfg(not(target_arch = "wasm32"))]
 #![allow(clippy::unwrap_used)] // test helpers may unwrap: a failed unwrap fails the test
 
@@ -219,4 +220,143 @@ fn overlap_and_resilience_report_progress_per_step() {
         assert_eq!(seen, want, "{id}");
         assert_eq!(report, bubblelab_core::run(&scenario).unwrap(), "{id}");
     }
+}
+
+/// Smallest CIELAB distance (ΔE*ab, 1976) two colours of one legend may have, seen with full
+/// colour vision, with deuteranopia and with protanopia. 12 is well past the just-noticeable
+/// difference (about 2.3) and the distance at which small chart swatches still read apart.
+const MIN_DELTA_E: f64 = 12.0;
+
+/// Machado, Oliveira and Fernandes (IEEE TVCG 2009), severity 1.0, on linear sRGB.
+const DEUTERANOPIA: [[f64; 3]; 3] = [
+    [0.367_322, 0.860_646, -0.227_968],
+    [0.280_085, 0.672_501, 0.047_413],
+    [-0.011_820, 0.042_940, 0.968_881],
+];
+const PROTANOPIA: [[f64; 3]; 3] = [
+    [0.152_286, 1.052_583, -0.204_868],
+    [0.114_503, 0.786_281, 0.099_216],
+    [-0.003_882, -0.048_116, 1.051_998],
+];
+const NORMAL: [[f64; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+
+fn linear(v: f64) -> f64 {
+    if v <= 0.040_45 {
+        v / 12.92
+    } else {
+        ((v + 0.055) / 1.055).powf(2.4)
+    }
+}
+
+/// `#rrggbb` as linear sRGB.
+fn linear_rgb(hex: &str) -> [f64; 3] {
+    let channel =
+        |i: usize| linear(f64::from(u8::from_str_radix(&hex[i..i + 2], 16).unwrap()) / 255.0);
+    [channel(1), channel(3), channel(5)]
+}
+
+/// CIELAB (D65) of a linear sRGB colour as seen through `vision`.
+fn lab(rgb: [f64; 3], vision: &[[f64; 3]; 3]) -> [f64; 3] {
+    let seen: Vec<f64> = vision
+        .iter()
+        .map(|row| (row[0] * rgb[0] + row[1] * rgb[1] + row[2] * rgb[2]).clamp(0.0, 1.0))
+        .collect();
+    let (r, g, b) = (seen[0], seen[1], seen[2]);
+    let x = (0.412_4 * r + 0.357_6 * g + 0.180_5 * b) / 0.950_47;
+    let y = 0.212_6 * r + 0.715_2 * g + 0.072_2 * b;
+    let z = (0.019_3 * r + 0.119_2 * g + 0.950_5 * b) / 1.088_83;
+    let f = |t: f64| {
+        if t > 0.008_856 {
+            t.cbrt()
+        } else {
+            7.787 * t + 16.0 / 116.0
+        }
+    };
+    [
+        116.0 * f(y) - 16.0,
+        500.0 * (f(x) - f(y)),
+        200.0 * (f(y) - f(z)),
+    ]
+}
+
+/// The pairs of `colours` (label, `#rrggbb`) closer than [`MIN_DELTA_E`] for some vision.
+fn too_close(colours: &[(&str, &str)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, (a, ca)) in colours.iter().enumerate() {
+        for (b, cb) in &colours[i + 1..] {
+            for (vision, name) in [
+                (&NORMAL, "full colour vision"),
+                (&DEUTERANOPIA, "deuteranopia"),
+                (&PROTANOPIA, "protanopia"),
+            ] {
+                let (la, lb) = (lab(linear_rgb(ca), vision), lab(linear_rgb(cb), vision));
+                let d =
+                    ((la[0] - lb[0]).powi(2) + (la[1] - lb[1]).powi(2) + (la[2] - lb[2]).powi(2))
+                        .sqrt();
+                if d < MIN_DELTA_E {
+                    out.push(format!("{a} {ca} and {b} {cb}: ΔE {d:.1} with {name}"));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_simulation_separates_what_it_should() {
+    // Blue and purple collapse for a deuteranope; blue and orange never do.
+    assert_eq!(
+        too_close(&[("blue", "#3b82f6"), ("purple", "#a855f7")]).len(),
+        1
+    );
+    assert!(too_close(&[("blue", "#0072b2"), ("orange", "#e69f00")]).is_empty());
+}
+
+#[test]
+fn chart_curves_stay_apart_without_full_colour_vision() {
+    let named: Vec<(&str, &str)> = bubblelab_core::report::SERIES_PALETTE
+        .iter()
+        .map(|c| ("curve", *c))
+        .collect();
+    let close = too_close(&named);
+    assert!(close.is_empty(), "{close:#?}");
+}
+
+#[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "every preset; seconds in an optimised build: cargo test --profile bench -p bubblelab-core --test palette"
+)]
+fn every_legend_stays_apart_without_full_colour_vision() {
+    let mut all = Vec::new();
+    for preset in PRESETS {
+        let report = bubblelab_core::run(&preset.scenario().unwrap()).unwrap();
+        for tl in &report.timelines {
+            // Open-ended sets (tenants, groups: `categorical_colour`'s hsl hues) name each lane
+            // and are not a legend read by colour alone.
+            if tl.kinds.iter().any(|k| k.colour.starts_with("hsl(")) {
+                continue;
+            }
+            let colours: Vec<(&str, &str)> = tl
+                .kinds
+                .iter()
+                .map(|k| (k.cat.as_str(), k.colour.as_str()))
+                .collect();
+            all.extend(
+                too_close(&colours)
+                    .into_iter()
+                    .map(|p| format!("{} / {}: {p}", preset.id, tl.name)),
+            );
+        }
+        // Curves: palette colours only, repeats told apart by dash in the chart.
+        for (owner, colour) in report.series_colours() {
+            if !bubblelab_core::report::SERIES_PALETTE.contains(&colour.as_str()) {
+                all.push(format!(
+                    "{}: curve {owner} has {colour}, not a palette colour",
+                    preset.id
+                ));
+            }
+        }
+    }
+    assert!(all.is_empty(), "{all:#?}");
 }

@@ -1,8 +1,9 @@
 //! `bubblelab compare`: two runs of one lab side by side (metrics with B − A and B / A, the
-//! parameters that differ, both runs' curves and timelines).
+//! parameters and input files that differ, both runs' curves and timelines).
 
 use std::path::Path;
 
+use bubblelab_core::scenario::InputFile;
 use bubblelab_core::{compare, Scenario};
 use clap::Args;
 
@@ -21,6 +22,17 @@ pub struct CompareArgs {
     /// Set a parameter of B, as `bubblelab run --set` does (`micro_batches=16`); repeatable.
     #[arg(long = "set", value_name = "PATH=VALUE")]
     set: Vec<String>,
+    /// Read a file into an input slot of both runs, as `bubblelab run --input` does
+    /// (`trace=philly.csv`); repeatable.
+    #[arg(long = "input", value_name = "SLOT=FILE")]
+    input: Vec<String>,
+    /// Read a file into an input slot of run A only (a run on a trace against a preset's own
+    /// jobs); repeatable.
+    #[arg(long = "input-a", value_name = "SLOT=FILE")]
+    input_a: Vec<String>,
+    /// Read a file into an input slot of run B only; repeatable.
+    #[arg(long = "input-b", value_name = "SLOT=FILE")]
+    input_b: Vec<String>,
     /// How to print the Report, and where to write its trace.
     #[command(flatten)]
     output: ReportOutput,
@@ -65,11 +77,48 @@ pub fn compare(args: &CompareArgs) -> Result<(), Failure> {
     };
     let b = crate::run::with_sets(b, &args.set, "B")?;
     compare::same_lab(&a, &b).map_err(|e| Failure::Input(e.to_string()))?;
-    let run = |side: &str, s: &Scenario| {
-        bubblelab_core::run(s).map_err(|e| crate::run::scenario_failure(side, &e))
+    let files_a = side_inputs("A", &args.input, &args.input_a, &a)?;
+    let files_b = side_inputs("B", &args.input, &args.input_b, &b)?;
+    let run = |side: &str, s: &Scenario, files: &[(String, String, String)]| {
+        let inputs: Vec<InputFile<'_>> = files
+            .iter()
+            .map(|(slot, source, text)| InputFile { slot, source, text })
+            .collect();
+        bubblelab_core::run_with_inputs(s, &inputs, &mut |_, _| {})
+            .map_err(|e| crate::run::scenario_failure(side, &e))
     };
-    let (report_a, report_b) = (run("A", &a)?, run("B", &b)?);
-    let report = compare::compare(&a, &report_a, &b, &report_b)
-        .map_err(|e| Failure::Input(e.to_string()))?;
+    let (report_a, report_b) = (run("A", &a, &files_a)?, run("B", &b, &files_b)?);
+    let report = compare::compare_with_inputs(
+        (&a, &report_a, &labels(&files_a)),
+        (&b, &report_b, &labels(&files_b)),
+    )
+    .map_err(|e| Failure::Input(e.to_string()))?;
     crate::run::print_report(&report, &args.output)
+}
+
+/// The files one side reads: `--input` for both, then its own `--input-a` / `--input-b`.
+fn side_inputs(
+    side: &str,
+    both: &[String],
+    own: &[String],
+    scenario: &Scenario,
+) -> Result<Vec<(String, String, String)>, Failure> {
+    let given: Vec<String> = both.iter().chain(own).cloned().collect();
+    let flag = if own.is_empty() {
+        "--input".to_string()
+    } else {
+        format!("--input/--input-{}", side.to_lowercase())
+    };
+    crate::run::read_inputs(&given, &flag, scenario).map_err(|e| match e {
+        Failure::Input(m) => Failure::Input(format!("{side}: {m}")),
+        other => other,
+    })
+}
+
+/// Each file as (slot, `name, N bytes`) for the diff.
+fn labels(files: &[(String, String, String)]) -> Vec<(String, String)> {
+    files
+        .iter()
+        .map(|(slot, name, text)| (slot.clone(), format!("{name}, {} bytes", text.len())))
+        .collect()
 }

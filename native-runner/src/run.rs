@@ -175,14 +175,15 @@ pub(crate) fn with_sets(
         .map_err(|e| scenario_failure(source, &e))
 }
 
-/// Each `--input SLOT=FILE` as (slot, file name, text), the slots checked before any file is
-/// read.
-fn read_inputs(
-    args: &RunArgs,
+/// Each `SLOT=FILE` of `given` (the values of the flag `flag`, e.g. `--input`) as (slot, file
+/// name, text), the slots checked before any file is read.
+pub(crate) fn read_inputs(
+    given: &[String],
+    flag: &str,
     scenario: &Scenario,
 ) -> Result<Vec<(String, String, String)>, Failure> {
     let slots = scenario.input_slots();
-    args.input
+    given
         .iter()
         .map(|given| {
             let Some((slot, path)) = given
@@ -190,13 +191,13 @@ fn read_inputs(
                 .filter(|(s, p)| !s.is_empty() && !p.is_empty())
             else {
                 return Err(Failure::Input(format!(
-                    "--input: expected SLOT=FILE (e.g. trace=philly.csv), got `{given}`"
+                    "{flag}: expected SLOT=FILE (e.g. trace=philly.csv), got `{given}`"
                 )));
             };
             if !slots.iter().any(|s| s.name == slot) {
                 let names: Vec<&str> = slots.iter().map(|s| s.name).collect();
                 return Err(Failure::Input(format!(
-                    "--input: the {} lab has no input `{slot}`; it reads {}",
+                    "{flag}: the {} lab has no input `{slot}`; it reads {}",
                     scenario.lab(),
                     if names.is_empty() {
                         "no files".into()
@@ -294,7 +295,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     if args.fields {
         return files::write_stdout(&fields_text(&scenario));
     }
-    let texts = read_inputs(args, &scenario)?;
+    let texts = read_inputs(&args.input, "--input", &scenario)?;
     let inputs: Vec<InputFile<'_>> = texts
         .iter()
         .map(|(slot, source, text)| InputFile { slot, source, text })

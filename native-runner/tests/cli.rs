@@ -532,7 +532,10 @@ fn tour_walks_a_shipped_tour_and_checks_a_teachers_file() {
     assert!(listed.contains("pipeline-bubbles"), "{listed}");
     let walked = ok(&["tour", "pipeline-bubbles"]);
     // Step 1: GPipe's bubble at p = 4, m = 4 is 3/7, and the explanation states it.
-    assert!(walked.contains("run: 0.4286 ratio"), "{walked}");
+    assert!(
+        walked.contains("run: 0.4286 (a prediction within ±0.0300 is right)"),
+        "{walked}"
+    );
     assert!(walked.contains("3/7 ≈ 0.4286"), "{walked}");
     // The link opens the same file.
     let link = ok(&["tour", "pipeline-bubbles", "--link"]);
@@ -562,5 +565,76 @@ fn tour_walks_a_shipped_tour_and_checks_a_teachers_file() {
     assert_bad_input(
         &bubblelab(&["tour", "no-such-tour"]),
         "is not a shipped tour",
+    );
+}
+
+#[test]
+fn compare_reads_input_files_for_either_side_and_lists_them_in_the_diff() {
+    let trace = scratch("compare-trace.csv");
+    std::fs::write(
+        &trace,
+        "job_id,user,num_gpu,submit_time,iterations,model_name,duration,interval,expect_time_list,expect_value_list,best_effort,job_type\n\
+         0,vc_a,1,0,100,vgg16,600,14,1105,10,0,strict\n\
+         1,vc_b,2,30,100,alexnet,1200,8,1400,10,1,best\n",
+    )
+    .unwrap();
+    let file = format!("trace={}", trace.display());
+    let json = ok(&[
+        "compare",
+        "fairness-light-load-15-tenants",
+        "--set",
+        "policies=fifo",
+        "--input-a",
+        &file,
+        "--format",
+        "json",
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&json).expect("stdout is JSON");
+    let tables = report["tables"].as_array().unwrap();
+    let diff = tables.iter().find(|t| t["key"] == "scenario_diff").unwrap();
+    let rows = diff["rows"].as_array().unwrap();
+    let input = rows
+        .iter()
+        .find(|r| r[0] == "input.trace")
+        .expect("an input row");
+    assert!(
+        input[1]
+            .as_str()
+            .unwrap()
+            .ends_with("compare-trace.csv, 219 bytes"),
+        "{input}"
+    );
+    assert_eq!(input[2], "—");
+    // A ran on the file's 2 jobs, B on the preset's synthetic ones.
+    let metrics = tables.iter().find(|t| t["key"] == "metrics").unwrap();
+    let jobs = metrics["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r[1] == "trace.jobs")
+        .unwrap();
+    assert_eq!(jobs[3].as_f64(), Some(2.0), "{jobs}");
+    // Both sides on the same file: no input row.
+    let json = ok(&[
+        "compare",
+        "fairness-light-load-15-tenants",
+        "--set",
+        "policies=fifo",
+        "--input",
+        &file,
+        "--format",
+        "json",
+    ]);
+    assert!(!json.contains("input.trace"), "{json}");
+    assert_bad_input(
+        &bubblelab(&[
+            "compare",
+            "pipeline-all",
+            "--set",
+            "stages=2",
+            "--input-b",
+            &file,
+        ]),
+        "B: --input/--input-b: the pipeline lab has no input `trace`",
     );
 }

@@ -6,6 +6,7 @@
 //             e2e sets target/e2e, outside git)
 //   BUBBLELAB_DATA  the real data sets; the fairness and agentic pages are timed on them
 //                   (printed, never asserted; required when CI=true)
+//   ONLY      run only the checks whose name contains this text (while working on one)
 //
 // DOM contract with web/ (hash routes):
 //   #home                    home page; .lab-card[data-lab="<lab>"] a   link to a lab
@@ -26,6 +27,7 @@
 // No sleeps: every wait is on a selector or a condition, with a timeout.
 
 import { chromium } from 'playwright-core';
+import { createRequire } from 'node:module';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +39,7 @@ const TOTAL_TIMEOUT_MS = 5 * 60_000;
 const EPS = 1e-9;
 
 const DATA_DIR = process.env.BUBBLELAB_DATA || '';
+const AXE_SOURCE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const BUBBLE = '[data-metric="1f1b.bubble_ratio"]';
 const PRESET = 'pipeline-gpipe-vs-1f1b';
 // 1F1B bubble ratio (p-1)/(m+p-1) with p = 4 stages (the preset) and m = 12 micro-batches.
@@ -56,6 +59,7 @@ let checkNo = 0;
 async function check(name, fn, pageForScreenshot) {
   checkNo += 1;
   const n = checkNo;
+  if (process.env.ONLY && !name.includes(process.env.ONLY)) return true;
   try {
     await fn();
     passed += 1;
@@ -984,6 +988,49 @@ try {
       await shot.close();
     }
     console.log(`     saved ${pages.length} pages under ${path.join(OUT_DIR, 'pages')}`);
+  });
+
+  await check('axe-core 4 on every page at 1,440 and 390 px: no serious or critical violation', async () => {
+    const { page: homePage } = await newWatchedPage(context, 'axe pages');
+    await homePage.goto(`${BASE_URL}/#/`);
+    await homePage.locator('#home .lab-card').first().waitFor({ state: 'visible' });
+    const labs = await homePage.evaluate(() => [...document.querySelectorAll('#home .lab-card[data-lab]')].map((c) => c.dataset.lab));
+    await homePage.close();
+    const pages = [['home', '#/', '#home'], ['tours', '#/tours', '#tours'], ['tour', '#/tours/pipeline-bubbles', '#tour'],
+      ...labs.map((lab) => (lab === 'trace' ? ['trace', '#/trace', '#trace-view'] : [lab, `#/${lab}`, `#lab-${lab}`, true]))];
+    const found = [];
+    let nodes = 0;
+    for (const [name, route, section, hasReport] of pages) {
+      const { page: audited } = await newWatchedPage(context, `axe ${name}`);
+      for (const width of [1440, 390]) {
+        await audited.setViewportSize({ width, height: 900 });
+        await audited.goto(`${BASE_URL}/${route}`);
+        await audited.locator(section).waitFor({ state: 'visible' });
+        if (hasReport) await audited.waitForSelector('[data-metric]', { state: 'attached', timeout: 120_000 });
+        await audited.waitForFunction(() => !document.querySelector('.run-status[data-state="running"]'), null, { timeout: 120_000 });
+        if (name === 'tour') {
+          // The answer too: run the first step.
+          await audited.locator('#tour-guess').fill('0.4');
+          await audited.locator('#tour-run').click();
+          await audited.locator('#tour-verdict').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+        }
+        await audited.addScriptTag({ path: AXE_SOURCE });
+        const violations = await audited.evaluate(async () => {
+          const result = await window.axe.run(document, { resultTypes: ['violations'] });
+          return result.violations
+            .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+            .map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => `${n.target.join(' ')}: ${n.failureSummary.split('\n').slice(1, 2).join('')}`) }));
+        });
+        for (const v of violations) {
+          nodes += v.nodes.length;
+          found.push(`${name} at ${width} px: ${v.id} (${v.impact}), ${v.nodes.length} node(s): ${v.nodes.slice(0, 3).join(' | ')}`);
+        }
+      }
+      await audited.close();
+    }
+    console.log(`     audited ${pages.length} pages at 1,440 and 390 px: ${nodes} serious or critical node(s)`);
+    for (const line of found) console.log(`     ${line}`);
+    assert(found.length === 0, `axe-core found:\n${found.join('\n')}`);
   });
 
   await check('dist/ served under a sub-path (/a/b/): the assets load, a lab runs and its share link opens there', async () => {

@@ -437,7 +437,7 @@ pub const SPAN_KINDS: &[KindDef] = &[
         label: "communication",
         meaning:
             "a collective on its group's stream; hidden where the compute stream is busy meanwhile",
-        colour: "#a855f7",
+        colour: "#7e22ce",
         trace_colour: "detailed_memory_dump",
     },
     KindDef {

@@ -407,7 +407,7 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
                 </form>
                 <div class="results stacked-charts">
                     <RunStatus worker={worker.clone()} unit="controller runs" error={state.form.worker_error.clone()} />
-                    <ExportBar report={state.report.clone()} stem="agentic"  scenario_json={state.form.shown_json()} />
+                    <ExportBar report={state.report.clone()} stem="agentic"  scenario_json={state.form.shown_json()} inputs={state.form.shown_inputs()} />
                     <ReportView report={state.report.clone()} charts_first=true chart_titles={vec![
                         ("agentic.active_agents".to_string(), "Active agents (the admission window) and Clipper's batch limit (running requests)".to_string()),
                         ("agentic.kv_usage".to_string(), "KV-cache usage".to_string()),

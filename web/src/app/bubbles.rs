@@ -297,7 +297,7 @@ pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
                 </form>
                 <div class="results stacked-charts">
                     <RunStatus worker={worker.clone()} error={form.worker_error.clone()} />
-                    <ExportBar report={state.report.clone()} stem="bubbles"  scenario_json={state.form.shown_json()} />
+                    <ExportBar report={state.report.clone()} stem="bubbles"  scenario_json={state.form.shown_json()} inputs={state.form.shown_inputs()} />
                     <ReportView report={state.report.clone()} chart_titles={vec![
                         ("bubbles.sm_activity".to_string(), "SM activity, mean over stages".to_string()),
                         ("bubbles.log_safe_ms".to_string(), "Safe bubble time per iteration (real log)".to_string()),

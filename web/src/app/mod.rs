@@ -270,6 +270,7 @@ pub fn app() -> Html {
                     pin.set(Some(std::rc::Rc::new(PinnedRun {
                         scenario,
                         report: None,
+                        inputs: Vec::new(),
                     })));
                 }
             }

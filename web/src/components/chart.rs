@@ -61,14 +61,14 @@ pub fn line_chart(props: &LineChartProps) -> Html {
             .cloned()
             .unwrap_or_else(|| "#4b5563".into())
     };
-    // Curves of one owner in one chart (e.g. a controller's window and its active agents)
-    // share its colour and differ by dash: solid, dashed, dotted.
+    // Curves of one colour in one chart — one owner's curves (a controller's window and its
+    // active agents), or owners past the palette's eight, whose colours repeat — differ by
+    // dash: solid, dashed, dotted, dash-dot, long dash.
     let dash_of = |i: usize| {
         let colour = colour_of(i);
         match (0..i).filter(|&j| colour_of(j) == colour).count() {
             0 => None,
-            1 => Some("7 4"),
-            _ => Some("2 3"),
+            n => Some(["7 4", "2 3", "7 3 2 3", "12 4"][(n - 1) % 4]),
         }
     };
     let sx = move |x: f64| LEFT + (x - x0) / (x1 - x0) * (W - LEFT - RIGHT);

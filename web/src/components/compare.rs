@@ -21,6 +21,8 @@ pub struct PinnedRun {
     pub scenario: Scenario,
     /// Its Report, once run.
     pub report: Option<Shared<Report>>,
+    /// The input files it read (slot, `name, N bytes`); a compare link carries none.
+    pub inputs: Vec<(String, String)>,
 }
 
 /// The app-wide pin (provided by the app shell).
@@ -33,6 +35,9 @@ pub struct ComparePanelProps {
     pub report: Shared<Report>,
     /// Its scenario as JSON.
     pub scenario_json: AttrValue,
+    /// The input files it read (slot, `name, N bytes`).
+    #[prop_or_default]
+    pub inputs: Vec<(String, String)>,
 }
 
 /// The pin button and, once A is pinned and another run of the lab is on screen, A and B
@@ -64,6 +69,7 @@ pub fn compare_panel(props: &ComparePanelProps) -> Html {
                             pin.set(Some(Rc::new(PinnedRun {
                                 scenario: scenario.clone(),
                                 report: Some(Shared(Rc::new(report))),
+                                inputs: Vec::new(),
                             })));
                         }
                     }),
@@ -73,22 +79,30 @@ pub fn compare_panel(props: &ComparePanelProps) -> Html {
         });
     }
     let compared = use_memo(
-        (pinned.clone(), props.report.clone(), current.clone()),
-        |(pinned, report, current)| {
+        (
+            pinned.clone(),
+            props.report.clone(),
+            current.clone(),
+            props.inputs.clone(),
+        ),
+        |(pinned, report, current, inputs)| {
             let (pinned, current) = (pinned.as_ref()?, (**current).as_ref()?);
             let pinned_report = pinned.report.as_ref()?;
             if pinned_report == report {
                 return None;
             }
             Some(
-                compare::compare(&pinned.scenario, &pinned_report.0, current, &report.0)
-                    .map(|r| {
-                        (
-                            Shared(Rc::new(r)),
-                            share::compare_fragment(&pinned.scenario, current),
-                        )
-                    })
-                    .map_err(|e| e.to_string()),
+                compare::compare_with_inputs(
+                    (&pinned.scenario, &pinned_report.0, &pinned.inputs),
+                    (current, &report.0, inputs),
+                )
+                .map(|r| {
+                    (
+                        Shared(Rc::new(r)),
+                        share::compare_fragment(&pinned.scenario, current),
+                    )
+                })
+                .map_err(|e| e.to_string()),
             )
         },
     );
@@ -96,14 +110,17 @@ pub fn compare_panel(props: &ComparePanelProps) -> Html {
         return html! {};
     };
     let on_pin = {
-        let (pin, report) = (pin.clone(), props.report.clone());
+        let (pin, report, inputs) = (pin.clone(), props.report.clone(), props.inputs.clone());
         Callback::from(move |_: MouseEvent| {
             pin.set(Some(Rc::new(PinnedRun {
                 scenario: scenario.clone(),
                 report: Some(report.clone()),
+                inputs: inputs.clone(),
             })));
         })
     };
+    let with_files =
+        !props.inputs.is_empty() || pinned.as_ref().is_some_and(|p| !p.inputs.is_empty());
     let on_unpin = {
         let pin = pin.clone();
         Callback::from(move |_: MouseEvent| pin.set(None))
@@ -120,7 +137,12 @@ pub fn compare_panel(props: &ComparePanelProps) -> Html {
         (Some(_), Some(Ok((report, fragment)))) => html! {
             <section class="compare" id="compare" aria-label="Run A (pinned) and run B (on screen) compared">
                 <h2>{ "A (pinned) and B (this run)" }</h2>
-                <p><a id="compare-link" href={fragment}>{ "Link to this comparison" }</a></p>
+                <p>
+                    <a id="compare-link" href={fragment}>{ "Link to this comparison" }</a>
+                    if with_files {
+                        <span class="muted">{ " (the link carries both scenarios, not the files a run read: whoever opens it runs the scenarios on their own inputs)" }</span>
+                    }
+                </p>
                 <ReportView report={report} shared_time_axis=true />
             </section>
         },

@@ -21,6 +21,12 @@ pub struct ExportBarProps {
     /// A and compare the next run with it).
     #[prop_or_default]
     pub scenario_json: Option<AttrValue>,
+    /// The input files the run read, (slot, `name, N bytes`) ([`Form::shown_inputs`]), so that
+    /// a compared run on an upload says so.
+    ///
+    /// [`Form::shown_inputs`]: super::params_form::Form::shown_inputs
+    #[prop_or_default]
+    pub inputs: Vec<(String, String)>,
 }
 
 /// Buttons that download the report in each format.
@@ -54,7 +60,7 @@ pub fn export_bar(props: &ExportBarProps) -> Html {
             }
         </div>
         if let Some(json) = props.scenario_json.clone() {
-            <ComparePanel report={props.report.clone()} scenario_json={json} />
+            <ComparePanel report={props.report.clone()} scenario_json={json} inputs={props.inputs.clone()} />
         }
         </>
     }

@@ -288,6 +288,18 @@ impl Form {
         self.upload_ok.as_ref()
     }
 
+    /// The files the results shown were computed on, as the compare panel lists them: (slot,
+    /// `name, N bytes`); empty when they came from the scenario alone.
+    #[must_use]
+    pub fn shown_inputs(&self) -> Vec<(String, String)> {
+        self.shown_upload()
+            .map(|u| {
+                let bytes: usize = u.files.iter().map(|f| f.1.len()).sum();
+                vec![(u.slot.to_string(), format!("{}, {bytes} bytes", u.source))]
+            })
+            .unwrap_or_default()
+    }
+
     /// The upload's files (none without an upload).
     #[must_use]
     pub fn upload_files(&self) -> Vec<(&'static str, SharedFile)> {

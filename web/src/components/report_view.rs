@@ -67,8 +67,9 @@ pub fn table_view(props: &TableViewProps) -> Html {
         let expanded = expanded.clone();
         Callback::from(move |_: MouseEvent| expanded.set(!*expanded))
     };
+    // A box that may scroll sideways takes focus, so the keyboard can scroll it (arrow keys).
     html! {
-        <div class="table-scroll">
+        <div class="table-scroll" tabindex="0" role="region" aria-label={t.title.clone()}>
         <table class="data" data-table={t.key.clone()}>
             <caption>{ t.title.clone() }</caption>
             <thead><tr>{ for t.columns.iter().map(|c| html! { <th>{ c.clone() }</th> }) }</tr></thead>
@@ -197,7 +198,7 @@ pub fn report_view(props: &ReportViewProps) -> Html {
             // tables (the cost explorer's) is its metrics, shown open.
             <details class="all-metrics" open={report.tables.is_empty()}>
                 <summary>{ format!("All {} metrics", report.metrics.len()) }</summary>
-                <div class="table-scroll">
+                <div class="table-scroll" tabindex="0" role="region" aria-label="All metrics">
                 <table class="data metrics">
                     <caption>{ "Metrics" }</caption>
                     <thead><tr><th>{ "metric" }</th><th>{ "value" }</th></tr></thead>

@@ -141,8 +141,9 @@ fn draw(canvas: &HtmlCanvasElement, timeline: &Timeline, window: Window) {
     // Axis.
     let step = axis::nice_step(span_ns, plot_w / 140.0).max(1.0);
     let unit = axis::TimeUnit::for_axis(window.end_ns, step);
-    ctx.set_fill_style_str("#475569");
-    ctx.set_stroke_style_str("#e2e8f0");
+    let theme = super::canvas::Theme::of(canvas);
+    ctx.set_fill_style_str(&theme.tick);
+    ctx.set_stroke_style_str(&theme.line);
     for t in axis::ticks(window.start_ns, window.end_ns, step) {
         let x = x_of(t);
         ctx.begin_path();
@@ -156,7 +157,7 @@ fn draw(canvas: &HtmlCanvasElement, timeline: &Timeline, window: Window) {
     for (i, lane) in timeline.lanes.iter().enumerate() {
         let y = AXIS_H + lane_px * i as f64;
         if i % label_every == 0 {
-            ctx.set_fill_style_str("#0f172a");
+            ctx.set_fill_style_str(&theme.fg);
             let _ = ctx.fill_text(&lane.name, 4.0, y + lane_px.min(LANE_H) * 0.5 + 4.0);
         }
         let pad = if lane_px >= 10.0 { 2.0 } else { 0.5 };
@@ -196,7 +197,7 @@ fn draw(canvas: &HtmlCanvasElement, timeline: &Timeline, window: Window) {
     for (i, counter) in timeline.counters.iter().enumerate() {
         let y = top + COUNTER_H * i as f64;
         let max = counter.points.iter().map(|p| p.1).fold(0.0, f64::max);
-        ctx.set_fill_style_str("#0f172a");
+        ctx.set_fill_style_str(&theme.fg);
         let _ = ctx.fill_text(&counter.name, 4.0, y + 14.0);
         if max <= 0.0 {
             continue;

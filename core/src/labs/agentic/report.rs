@@ -692,7 +692,7 @@ pub const SPAN_KINDS: &[KindDef] = &[
         cat: "tool",
         label: "tool call",
         meaning: "the agent runs a tool; its KV cache stays resident",
-        colour: "#a855f7",
+        colour: "#7e22ce",
         trace_colour: "detailed_memory_dump",
     },
     KindDef {

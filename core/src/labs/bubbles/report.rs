@@ -693,7 +693,7 @@ pub const SPAN_KINDS: &[KindDef] = &[
         cat: "bubble-unsafe",
         label: "bubble (unsafe)",
         meaning: "the idle time at an iteration's end, whose length depends on the next iteration: left empty",
-        colour: "#fda4af",
+        colour: "#f9a8d4",
         trace_colour: "cq_build_abandoned",
     },
     KindDef {
@@ -707,7 +707,7 @@ pub const SPAN_KINDS: &[KindDef] = &[
         cat: "resume",
         label: "guest resume",
         meaning: "the guest bundle's state brought back onto the GPU before it runs",
-        colour: "#facc15",
+        colour: "#fde047",
         trace_colour: "yellow",
     },
     KindDef {

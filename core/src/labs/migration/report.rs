@@ -68,7 +68,7 @@ pub const SPAN_KINDS: &[KindDef] = &[
         cat: "context",
         label: "CUDA context",
         meaning: "the CUDA context with its modules on the destination GPU: from a pool (PhOS) or created",
-        colour: "#a855f7",
+        colour: "#7e22ce",
         trace_colour: "detailed_memory_dump",
     },
     KindDef {

@@ -461,7 +461,7 @@ pub const SPAN_KINDS: &[KindDef] = &[
         cat: "p2p",
         label: "stage-to-stage transfer",
         meaning: "activations or gradients sent to the neighbouring stage",
-        colour: "#a855f7",
+        colour: "#7e22ce",
         trace_colour: "detailed_memory_dump",
     },
     KindDef {

@@ -685,7 +685,7 @@ pub const SPAN_KINDS: &[KindDef] = &[
         cat: "verify",
         label: "verification benchmarks",
         meaning: "micro-benchmarks that confirm a suspected fail-slow (Greyhound)",
-        colour: "#a855f7",
+        colour: "#7e22ce",
         trace_colour: "detailed_memory_dump",
     },
     KindDef {

@@ -334,7 +334,7 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
                 </form>
                 <div class="results">
                     <RunStatus worker={worker.clone()} unit="policies" error={form.worker_error.clone()} />
-                    <ExportBar report={state.report.clone()} stem="fairness"  scenario_json={state.form.shown_json()} />
+                    <ExportBar report={state.report.clone()} stem="fairness"  scenario_json={state.form.shown_json()} inputs={state.form.shown_inputs()} />
                     <ReportView report={state.report.clone()} picture={html! {
                         <ClusterSection runs={state.runs.clone()} tenants={state.tenants.clone()}
                             nodes={state.cluster.0} gpus_per_node={state.cluster.1}

@@ -187,7 +187,7 @@ pub fn share_chart(props: &ShareChartProps) -> Html {
                 { for b.groups.iter().zip(&b.deserved).map(|(g, pts)| html! {
                     <polyline points={pts.clone()} fill="none" stroke={colour(&g.0)} stroke-width="1.5" stroke-dasharray="4 3" />
                 }) }
-                <line class="marker" x1={marker.to_string()} x2={marker.to_string()} y1={TOP.to_string()} y2={(H - BOTTOM).to_string()} stroke="#0f172a" stroke-width="1.5" />
+                <line class="marker" x1={marker.to_string()} x2={marker.to_string()} y1={TOP.to_string()} y2={(H - BOTTOM).to_string()} stroke="currentColor" stroke-width="1.5" />
                 <line class="axis" x1={LEFT.to_string()} x2={LEFT.to_string()} y1={TOP.to_string()} y2={(H - BOTTOM).to_string()} />
                 <line class="axis" x1={LEFT.to_string()} x2={(W - RIGHT).to_string()} y1={(H - BOTTOM).to_string()} y2={(H - BOTTOM).to_string()} />
             </svg>

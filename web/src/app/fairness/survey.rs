@@ -114,7 +114,7 @@ pub fn survey_map(props: &SurveyProps) -> Html {
     html! {
         <section class="survey" id="survey-map">
             <h2>{ "Where each policy sits in the field" }</h2>
-            <table class="survey-map">
+            <table class="survey-map" tabindex="0" aria-label="Policies by objective and resources">
                 <thead><tr><th>{ "objective \\ resources" }</th>
                     { for SURVEY_RESOURCES.iter().map(|r| html! { <th>{ *r }</th> }) }</tr></thead>
                 <tbody>
