@@ -315,6 +315,10 @@ try {
     const metrics = await page.locator('#compare table[data-table="metrics"] tbody tr').allInnerTexts();
     assert(metrics.some((r) => r.includes('1f1b.bubble_ratio')), `no 1F1B bubble row in ${JSON.stringify(metrics)}`);
     await page.screenshot({ path: path.join(OUT_DIR, 'compare-pipeline.png'), fullPage: true });
+    await page.setViewportSize({ width: 390, height: 900 });
+    await page.waitForTimeout(150);
+    await page.screenshot({ path: path.join(OUT_DIR, 'compare-pipeline-390.png'), fullPage: true });
+    await page.setViewportSize({ width: 1400, height: 1000 });
     // The compare link carries both runs: a fresh context shows the same diff.
     const fragment = await page.getAttribute('#compare-link', 'href');
     assert(fragment && fragment.includes('&a='), `the compare link should carry run A: ${fragment}`);
@@ -381,6 +385,86 @@ try {
     const title = await reopened.locator('#tour h1').innerText();
     assert(title.startsWith('Where pipeline bubbles come from'), `the reopened tour: ${title}`);
     await fresh.close();
+  });
+
+  await check('keyboard only (Tab, Enter, arrow keys) through the fairness lab: a preset and its run, a timeline tab, zoom, the share link', async () => {
+    const { page: kb } = await newWatchedPage(context, 'keyboard only');
+    await kb.goto(`${BASE_URL}/#/fairness`);
+    await kb.locator('#lab-fairness').waitFor({ state: 'visible' });
+    const idle = () => kb.waitForFunction(() => !document.querySelector('.run-status[data-state="running"]'), null, { timeout: 120_000 });
+    await kb.waitForSelector('[data-metric="trace.jobs"]', { state: 'attached', timeout: 120_000 });
+    await idle();
+    const tabTo = async (selector) => {
+      for (let i = 0; i < 400; i += 1) {
+        if (await kb.evaluate((sel) => Boolean(document.activeElement && document.activeElement.matches(sel)), selector)) return;
+        await kb.keyboard.press('Tab');
+      }
+      throw new Error(`Tab never reached ${selector}`);
+    };
+    await tabTo('#preset');
+    const preset = await kb.inputValue('#preset');
+    await kb.keyboard.press('ArrowDown');
+    await kb.waitForFunction((old) => document.querySelector('#preset').value !== old, preset, { timeout: TIMEOUT_MS });
+    const chosen = await kb.inputValue('#preset');
+    await kb.waitForFunction((id) => window.location.hash.includes('?s=') && document.querySelector('#preset').value === id, chosen, { timeout: TIMEOUT_MS });
+    await idle();
+    await tabTo('.timeline-picker [role="tab"][aria-selected="true"]');
+    const first = await kb.evaluate(() => document.activeElement.textContent);
+    await kb.keyboard.press('ArrowRight');
+    await kb.waitForFunction((old) => {
+      const on = document.querySelector('.timeline-picker [role="tab"][aria-selected="true"]');
+      return on && on.textContent !== old && document.activeElement === on;
+    }, first, { timeout: TIMEOUT_MS });
+    await tabTo('.timeline-picker .timeline canvas');
+    const caption = kb.locator('.timeline-picker .timeline figcaption .muted').first();
+    const full = await caption.innerText();
+    await kb.keyboard.press('+');
+    assert((await caption.innerText()) !== full, `+ should zoom in; the caption stayed ${full}`);
+    await tabTo('#share');
+    await kb.keyboard.press('Enter');
+    await kb.locator('#share-url').waitFor({ state: 'visible' });
+    const url = await kb.inputValue('#share-url');
+    assert(url.includes('#/fairness?s='), `the share link: ${url}`);
+    console.log(`     keyboard only: preset ${preset || '(custom)'} → ${chosen}, timeline ${first.trim()} → the next, zoomed, link ${url.length} characters`);
+    await kb.close();
+  });
+
+  await check('the dark scheme: page, canvases and charts follow prefers-color-scheme, and axe-core finds no serious or critical violation in it', async () => {
+    const dark = await browser.newContext({ colorScheme: 'dark', viewport: { width: 1440, height: 900 } });
+    const found = [];
+    for (const [name, route, section, hasReport] of [['home', '#/', '#home'], ['tour', '#/tours/pipeline-bubbles', '#tour'],
+      ['pipeline', '#/pipeline', '#lab-pipeline', true], ['fairness', '#/fairness', '#lab-fairness', true], ['agentic', '#/agentic', '#lab-agentic', true]]) {
+      const { page: d } = await newWatchedPage(dark, `dark ${name}`);
+      await d.goto(`${BASE_URL}/${route}`);
+      await d.locator(section).waitFor({ state: 'visible' });
+      if (hasReport) await d.waitForSelector('[data-metric]', { state: 'attached', timeout: 120_000 });
+      await d.waitForFunction(() => !document.querySelector('.run-status[data-state="running"]'), null, { timeout: 120_000 });
+      const background = await d.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+      const channels = background.match(/\d+/g).slice(0, 3).map(Number);
+      assert(channels.every((c) => c < 60), `${name}: the dark scheme's background is ${background}`);
+      if (hasReport) {
+        // The timeline's lane names are drawn in the scheme's text colour: light pixels on the canvas.
+        const light = await d.evaluate(() => {
+          const canvas = document.querySelector('.timeline canvas');
+          const ctx = canvas.getContext('2d');
+          const { data } = ctx.getImageData(0, 0, 60 * devicePixelRatio, canvas.height);
+          let n = 0;
+          for (let i = 0; i < data.length; i += 4) if (data[i + 3] > 0 && data[i] > 180 && data[i + 1] > 180 && data[i + 2] > 180) n += 1;
+          return n;
+        });
+        assert(light > 20, `${name}: the timeline's labels should be light on the dark scheme (${light} light pixels)`);
+        await d.screenshot({ path: path.join(OUT_DIR, `${name}-dark.png`), fullPage: false });
+      }
+      await d.addScriptTag({ path: AXE_SOURCE });
+      const violations = await d.evaluate(async () => (await window.axe.run(document, { resultTypes: ['violations'] })).violations
+        .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+        .map((v) => `${v.id}: ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`));
+      found.push(...violations.map((v) => `${name}: ${v}`));
+      await d.close();
+    }
+    await dark.close();
+    for (const line of found) console.log(`     ${line}`);
+    assert(found.length === 0, `axe-core on the dark scheme: ${found.length} violation(s)`);
   });
 
   for (const payload of ['garbage%%%', 'AAAAAAAA']) {

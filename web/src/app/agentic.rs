@@ -20,7 +20,7 @@ use yew::prelude::*;
 
 use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
-use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
+use crate::components::lab_chrome::{Controls, LinkErrorBanner, PresetSelect};
 use crate::components::params_form::number_fields;
 use crate::components::params_form::Upload;
 use crate::components::params_form::{
@@ -360,7 +360,7 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
             </p>
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
-                <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
+                <Controls>
                     <PresetSelect lab="agentic" selected={None} on_pick={preset_callback(&state)} />
                     <div class="field">
                         <label for="field-engine">{ "Model and GPUs" }</label>
@@ -404,7 +404,7 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
                     if let Some(message) = state.form.upload_error.as_ref().or(upload_error.as_ref()) {
                         <div class="banner error" id="upload-error" role="alert">{ message.clone() }</div>
                     }
-                </form>
+                </Controls>
                 <div class="results stacked-charts">
                     <RunStatus worker={worker.clone()} unit="controller runs" error={state.form.worker_error.clone()} />
                     <ExportBar report={state.report.clone()} stem="agentic"  scenario_json={state.form.shown_json()} inputs={state.form.shown_inputs()} />

@@ -16,7 +16,7 @@ use yew::prelude::*;
 
 use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
-use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
+use crate::components::lab_chrome::{Controls, LinkErrorBanner, PresetSelect};
 use crate::components::params_form::Upload;
 use crate::components::params_form::{
     edit, get, list_text, number_callback, opening_params, params_value, preset_callback,
@@ -250,7 +250,7 @@ pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
             </p>
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
-                <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
+                <Controls>
                     <PresetSelect lab="bubbles" selected={None} on_pick={preset_callback(&state)} />
                     <div class="field">
                         <label for="field-schedule">{ "Main job's schedule" }</label>
@@ -294,7 +294,7 @@ pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
                     if let Some(message) = form.upload_error.as_ref().or(upload_error.as_ref()) {
                         <div class="banner error" id="upload-error" role="alert">{ message.clone() }</div>
                     }
-                </form>
+                </Controls>
                 <div class="results stacked-charts">
                     <RunStatus worker={worker.clone()} error={form.worker_error.clone()} />
                     <ExportBar report={state.report.clone()} stem="bubbles"  scenario_json={state.form.shown_json()} inputs={state.form.shown_inputs()} />

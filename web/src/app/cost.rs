@@ -15,7 +15,7 @@ use yew::prelude::*;
 use crate::browser;
 use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
-use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
+use crate::components::lab_chrome::{Controls, LinkErrorBanner, PresetSelect};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::{texts, FileUpload};
@@ -290,7 +290,7 @@ pub fn cost_explorer(props: &CostExplorerProps) -> Html {
             </p>
             <LinkErrorBanner message={state.link_error.clone()} />
             <div class="lab-grid">
-                <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
+                <Controls>
                     <PresetSelect lab="cost" selected={None} on_pick={on_preset} />
                     <div class="field">
                         <label for="field-gpu">{ "GPU" }</label>
@@ -316,7 +316,7 @@ pub fn cost_explorer(props: &CostExplorerProps) -> Html {
                     if let Some(message) = &*upload_error {
                         <div class="banner error" id="upload-error" role="alert">{ message.clone() }</div>
                     }
-                </form>
+                </Controls>
                 <div class="results">
                     <RunStatus worker={worker.clone()} error={(*worker_error).clone()} />
                     <ExportBar report={report.clone()} stem="cost" scenario_json={Some(AttrValue::from(Scenario::Cost(state.params.clone()).to_json_pretty()))} />

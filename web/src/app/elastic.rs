@@ -17,7 +17,7 @@ use yew::prelude::*;
 
 use crate::components::export::ExportBar;
 use crate::components::fields::CheckboxGroup;
-use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
+use crate::components::lab_chrome::{Controls, LinkErrorBanner, PresetSelect};
 use crate::components::params_form::{
     edit, get, opening_params, preset_callback, use_form_page, Form, FormPage,
 };
@@ -192,7 +192,7 @@ pub fn elastic_lab(props: &ElasticLabProps) -> Html {
             </p>
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
-                <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
+                <Controls>
                     <PresetSelect lab="elastic" selected={None} on_pick={preset_callback(&state)} />
                     <div class="field">
                         <label for="field-workload">{ "Workload" }</label>
@@ -235,7 +235,7 @@ pub fn elastic_lab(props: &ElasticLabProps) -> Html {
                         profiles (RMS error 0.10–0.13 in log step time, about ×1.11–1.14), not from its tables; Pollux's agent knows that \
                         model from a job's first step instead of fitting it as it goes. The search is seeded; the artifact's \
                         is not." }</p>
-                </form>
+                </Controls>
                 <div class="results">
                     <RunStatus worker={worker.clone()} unit="jobs finished" error={form.worker_error.clone()} />
                     <ExportBar report={state.report.clone()} stem="elastic" scenario_json={state.scenario_json.clone().map(AttrValue::from)} />

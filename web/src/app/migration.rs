@@ -14,7 +14,7 @@ use bubblelab_core::{share, Report, Scenario};
 use yew::prelude::*;
 
 use crate::components::export::ExportBar;
-use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
+use crate::components::lab_chrome::{Controls, LinkErrorBanner, PresetSelect};
 use crate::components::params_form::number_fields;
 use crate::components::params_form::{
     opening_params, preset_callback, scenario_of, use_form_page, Form, FormPage,
@@ -171,7 +171,7 @@ pub fn migration_lab(props: &MigrationLabProps) -> Html {
             </p>
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
-                <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
+                <Controls>
                     <PresetSelect lab="migration" selected={None} on_pick={preset_callback(&state)} />
                     { number_fields(&state, &FIELDS) }
                     if let Some(message) = other_error {
@@ -192,7 +192,7 @@ pub fn migration_lab(props: &MigrationLabProps) -> Html {
                            The CUDA path has not run on a GPU yet (docs/GPU-RESULTS.md); the host run's measured Report is shown \
                            below the model's, with its machine and date." }
                     </p>
-                </form>
+                </Controls>
                 <div class="results">
                     <RunStatus worker={worker.clone()} error={form.worker_error.clone()} />
                     <ExportBar report={state.report.clone()} stem="migration" scenario_json={state.scenario_json.clone().map(AttrValue::from)} />

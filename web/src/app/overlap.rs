@@ -20,7 +20,7 @@ use yew::prelude::*;
 
 use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
-use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
+use crate::components::lab_chrome::{Controls, LinkErrorBanner, PresetSelect};
 use crate::components::params_form::number_fields;
 use crate::components::params_form::{
     edit, get, number_value, opening_params, preset_callback, text_at, use_form_page, Form,
@@ -401,7 +401,7 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
             </p>
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
-                <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
+                <Controls>
                     <PresetSelect lab="overlap" selected={None} on_pick={preset_callback(&state)} />
                     <div class="field">
                         <label for="field-model">{ "Model" }</label>
@@ -456,7 +456,7 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
                     if let Some(message) = state.form.upload_error.as_ref().or(upload_error.as_ref()) {
                         <div class="banner error" id="upload-error" role="alert">{ message.clone() }</div>
                     }
-                </form>
+                </Controls>
                 <div class="results">
                     <RunStatus worker={worker.clone()} unit="simulations" error={state.form.worker_error.clone()} />
                     <ExportBar report={state.report.clone()} stem="overlap"  scenario_json={state.form.shown_json()} />

@@ -19,7 +19,7 @@ use yew::prelude::*;
 
 use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
-use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
+use crate::components::lab_chrome::{Controls, LinkErrorBanner, PresetSelect};
 use crate::components::params_form::number_fields;
 use crate::components::params_form::{
     edit, get, number_value, opening_params, preset_callback, scenario_of, use_form_page, Form,
@@ -420,7 +420,7 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
             </p>
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
-                <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
+                <Controls>
                     <PresetSelect lab="resilience" selected={None} on_pick={preset_callback(&state)} />
                     { number_fields(&state, &FIELDS) }
                     if let Some(message) = other_error {
@@ -436,7 +436,7 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
                     if let Some(message) = &*upload_error {
                         <div class="banner error" id="upload-error" role="alert">{ message.clone() }</div>
                     }
-                </form>
+                </Controls>
                 <div class="results">
                     <RunStatus worker={worker.clone()} unit="strategies" error={state.form.worker_error.clone()} />
                     <RunStatus worker={pai_worker.clone()} id="pai-status" />

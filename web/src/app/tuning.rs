@@ -16,7 +16,7 @@ use yew::prelude::*;
 
 use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
-use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
+use crate::components::lab_chrome::{Controls, LinkErrorBanner, PresetSelect};
 use crate::components::params_form::number_fields;
 use crate::components::params_form::{
     edit, list_text, opening_params, preset_callback, text_at, use_form_page, Form, FormPage,
@@ -152,7 +152,7 @@ pub fn tuning_lab(props: &TuningLabProps) -> Html {
             </p>
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
-                <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
+                <Controls>
                     <PresetSelect lab="tuning" selected={None} on_pick={preset_callback(&state)} />
                     <NumberField path="tuning.experiment.widths" label="Widths (comma-separated)" input_type="text"
                         value={form.text("experiment.widths")} error={form.field_error("experiment.widths")} on_change={on_widths} />
@@ -167,7 +167,7 @@ pub fn tuning_lab(props: &TuningLabProps) -> Html {
                     if let Some(message) = other_error {
                         <p class="field-error">{ message }</p>
                     }
-                </form>
+                </Controls>
                 <div class="results">
                     <RunStatus worker={worker.clone()} unit="training runs" error={form.worker_error.clone()} />
                     <ExportBar report={state.report.clone()} stem="tuning"  scenario_json={state.form.shown_json()} />

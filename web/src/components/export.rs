@@ -1,4 +1,5 @@
-//! Export buttons: Chrome trace JSON (opens in Perfetto), Report JSON, CSV, and the scenario.
+//! Export buttons: Chrome trace JSON (opens in Perfetto), Report JSON, CSV, the scenario, and
+//! its share link.
 
 use bubblelab_core::Report;
 use yew::prelude::*;
@@ -45,6 +46,19 @@ pub fn export_bar(props: &ExportBarProps) -> Html {
     let r1 = props.report.clone();
     let r2 = props.report.clone();
     let r3 = props.report.clone();
+    let share_url = use_state(|| None::<String>);
+    let on_share = props.scenario_json.clone().map(|json| {
+        let share_url = share_url.clone();
+        Callback::from(move |_: MouseEvent| {
+            if let Ok(scenario) = bubblelab_core::Scenario::from_json(&json) {
+                let fragment = bubblelab_core::share::fragment(&scenario);
+                browser::replace_hash(&fragment);
+                let url = format!("{}{fragment}", browser::base_url());
+                browser::copy_to_clipboard(&url);
+                share_url.set(Some(url));
+            }
+        })
+    });
     html! {
         <>
         <div class="export">
@@ -58,7 +72,16 @@ pub fn export_bar(props: &ExportBarProps) -> Html {
                 { button("export-scenario", "Scenario", format!("{stem}.scenario.json"), "application/json",
                     Box::new(move || json.to_string())) }
             }
+            if let Some(onclick) = on_share {
+                <button id={format!("{prefix}share")} {onclick}>{ "Share link" }</button>
+            }
         </div>
+        if let Some(url) = &*share_url {
+            <p class="share">
+                <input id={format!("{prefix}share-url")} class="share-url" readonly=true value={url.clone()} aria-label="share link" />
+                <span class="muted">{ "Copied to the clipboard (if the browser allowed it) and put in the address bar." }</span>
+            </p>
+        }
         if let Some(json) = props.scenario_json.clone() {
             <ComparePanel report={props.report.clone()} scenario_json={json} inputs={props.inputs.clone()} />
         }

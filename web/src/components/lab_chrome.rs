@@ -64,3 +64,35 @@ pub fn preset_select(props: &PresetSelectProps) -> Html {
         </div>
     }
 }
+
+/// Properties of [`Controls`].
+#[derive(Properties, PartialEq)]
+pub struct ControlsProps {
+    /// The form's presets, fields and uploads.
+    pub children: Html,
+}
+
+/// Widest screen, CSS px, on which the form starts folded (a phone: the picture and the
+/// findings come first, the form follows them, folded until asked for).
+const PHONE_MAX_PX: f64 = 900.0;
+
+/// A lab's form (`form.controls`): its fields fold away behind "Scenario settings", open on a
+/// wide screen and folded on a phone.
+#[function_component(Controls)]
+pub fn controls(props: &ControlsProps) -> Html {
+    let open = use_state(|| {
+        gloo::utils::window()
+            .inner_width()
+            .ok()
+            .and_then(|w| w.as_f64())
+            .is_none_or(|w| w > PHONE_MAX_PX)
+    });
+    html! {
+        <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
+            <details class="fold" open={*open}>
+                <summary>{ "Scenario settings" }</summary>
+                { props.children.clone() }
+            </details>
+        </form>
+    }
+}

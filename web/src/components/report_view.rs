@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use bubblelab_core::report::{format_number, Report, Series};
+use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 use super::chart::LineChart;
@@ -146,11 +147,12 @@ pub fn report_view(props: &ReportViewProps) -> Html {
     let timeline_view = if one_at_a_time {
         html! {
             <div class="timeline-picker">
-                <div class="picker" role="tablist" aria-label="Timeline to show">
+                <div class="picker" role="tablist" aria-label="Timeline to show" onkeydown={tab_keys(picked.clone(), shown, timelines.len())}>
                     { for timelines.iter().enumerate().map(|(i, t)| {
                         let picked = picked.clone();
                         html! {
                             <button type="button" role="tab" aria-selected={(i == shown).to_string()}
+                                tabindex={if i == shown { "0" } else { "-1" }} data-tab={i.to_string()}
                                 class={classes!("tab", (i == shown).then_some("on"))}
                                 onclick={Callback::from(move |_: MouseEvent| picked.set(i))}>
                                 { t.0.name.clone() }
@@ -217,4 +219,31 @@ pub fn report_view(props: &ReportViewProps) -> Html {
             </details>
         </div>
     }
+}
+
+/// The tab list's keys (the WAI-ARIA tabs pattern): ← → move to the previous or next tab and
+/// show it, Home and End to the first and last; the tab moved to takes the focus.
+fn tab_keys(picked: UseStateHandle<usize>, shown: usize, tabs: usize) -> Callback<KeyboardEvent> {
+    Callback::from(move |e: KeyboardEvent| {
+        let next = match e.key().as_str() {
+            "ArrowRight" => (shown + 1) % tabs,
+            "ArrowLeft" => (shown + tabs - 1) % tabs,
+            "Home" => 0,
+            "End" => tabs - 1,
+            _ => return,
+        };
+        e.prevent_default();
+        picked.set(next);
+        let list: Option<web_sys::Element> = e.current_target().and_then(|t| t.dyn_into().ok());
+        if let Some(tab) = list
+            .and_then(|l| {
+                l.query_selector(&format!("[data-tab=\"{next}\"]"))
+                    .ok()
+                    .flatten()
+            })
+            .and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok())
+        {
+            let _ = tab.focus();
+        }
+    })
 }

@@ -24,7 +24,7 @@ use self::cluster::ClusterSection;
 use self::survey::SurveyMap;
 use crate::components::export::ExportBar;
 use crate::components::fields::CheckboxGroup;
-use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
+use crate::components::lab_chrome::{Controls, LinkErrorBanner, PresetSelect};
 use crate::components::params_form::Upload;
 use crate::components::params_form::{
     edit, get, opening_params, preset_callback, use_form_page, Form, FormPage,
@@ -293,7 +293,7 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
             </p>
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
-                <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
+                <Controls>
                     <PresetSelect lab="fairness" selected={None} on_pick={preset_callback(&state)} />
                     <CheckboxGroup path="fairness.policies" label="Policies" {options}
                         error={form.field_error("policies")} {on_toggle} />
@@ -331,7 +331,7 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
                     if let Some(message) = form.upload_error.as_ref().or(upload_error.as_ref()) {
                         <div class="banner error" id="upload-error" role="alert">{ message.clone() }</div>
                     }
-                </form>
+                </Controls>
                 <div class="results">
                     <RunStatus worker={worker.clone()} unit="policies" error={form.worker_error.clone()} />
                     <ExportBar report={state.report.clone()} stem="fairness"  scenario_json={state.form.shown_json()} inputs={state.form.shown_inputs()} />

@@ -14,7 +14,7 @@ use yew::prelude::*;
 use crate::browser;
 use crate::components::export::ExportBar;
 use crate::components::fields::{CheckboxGroup, NumberField};
-use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
+use crate::components::lab_chrome::{Controls, LinkErrorBanner, PresetSelect};
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::{texts, FileUpload};
@@ -68,7 +68,6 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
             || ()
         });
     }
-    let share_url = use_state(|| None::<String>);
     let real_run = use_state(|| None::<Shared<bubblelab_core::Report>>);
     let upload_error = use_state(|| None::<String>);
     // The schedules run in the worker; the last finished Report stays on screen meanwhile.
@@ -124,16 +123,6 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
             if let Scenario::Pipeline(p) = scenario {
                 state.dispatch(Action::Load(p, Some(id)));
             }
-        })
-    };
-    let on_share = {
-        let state = state.clone();
-        let share_url = share_url.clone();
-        Callback::from(move |_: MouseEvent| {
-            browser::replace_hash(&state.fragment);
-            let url = format!("{}{}", browser::base_url(), state.fragment);
-            browser::copy_to_clipboard(&url);
-            share_url.set(Some(url));
         })
     };
     let on_compare_all = {
@@ -240,7 +229,7 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
             </p>
             <LinkErrorBanner message={state.link_error.clone()} />
             <div class="lab-grid">
-                <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
+                <Controls>
                     <PresetSelect lab="pipeline" selected={state.preset} on_pick={on_preset} />
                     <CheckboxGroup path="pipeline.schedules" label="Schedules" options={schedule_options}
                         error={schedules_error} {on_toggle} />
@@ -254,15 +243,10 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
                     }
                     <div class="buttons">
                         <button type="button" id="compare-all" onclick={on_compare_all}>{ "Compare all schedules" }</button>
-                        <button type="button" id="share" onclick={on_share}>{ "Share link" }</button>
                     </div>
-                    if let Some(url) = &*share_url {
-                        <input id="share-url" class="share-url" readonly=true value={url.clone()} aria-label="share link" />
-                        <p class="muted">{ "Copied to the clipboard (if the browser allowed it) and put in the address bar." }</p>
-                    }
                     <FileUpload id="upload-scenario" label="Open a scenario file (.json)" accept=".json,application/json"
                         max_bytes={256 * 1024} max_files={1} on_load={on_scenario_file} on_error={on_upload_error.clone()} />
-                </form>
+                </Controls>
                 <div class="results">
                     <RunStatus worker={worker.clone()} error={(*worker_error).clone()} />
                     <ExportBar report={(*report).clone()} stem="pipeline" scenario_json={Some(AttrValue::from(state.scenario_json.clone()))} />

@@ -20,7 +20,7 @@ use yew::prelude::*;
 
 use crate::components::export::ExportBar;
 use crate::components::fields::CheckboxGroup;
-use crate::components::lab_chrome::{LinkErrorBanner, PresetSelect};
+use crate::components::lab_chrome::{Controls, LinkErrorBanner, PresetSelect};
 use crate::components::params_form::{
     edit, get, opening_params, preset_callback, use_form_page, Form, FormPage,
 };
@@ -199,7 +199,7 @@ pub fn sharing_lab(props: &SharingLabProps) -> Html {
             </p>
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
-                <form class="controls" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
+                <Controls>
                     <PresetSelect lab="sharing" selected={None} on_pick={preset_callback(&state)} />
                     <div class="field">
                         <label for="field-experiment">{ "Experiment" }</label>
@@ -227,7 +227,7 @@ pub fn sharing_lab(props: &SharingLabProps) -> Html {
                     <p class="muted" id="not-modelled">{ "FGD's experiment has no time and no interference. The timed experiment adds \
                         both under a stated model: drawn arrivals and durations, a pod's contention share taken to be its GPU share \
                         (openb guarantees memory, not compute), co-runners slowing a pod to 1/(1 + Σ their shares)." }</p>
-                </form>
+                </Controls>
                 <div class="results">
                     <RunStatus worker={worker.clone()} error={form.worker_error.clone()} />
                     <ExportBar report={state.report.clone()} stem="sharing" scenario_json={state.scenario_json.clone().map(AttrValue::from)} />
