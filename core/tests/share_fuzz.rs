@@ -1,7 +1,8 @@
 //! Share links: every preset round-trips, and no input — random, truncated or bit-flipped —
-//! makes the decoder or the scenario parser panic.
+//! makes the decoder, the scenario parser or the tour reader panic.
 #![cfg(not(target_arch = "wasm32"))]
 
+use bubblelab_core::tour::{Tour, TOURS};
 use bubblelab_core::{presets, share, Scenario};
 use proptest::prelude::*;
 
@@ -87,5 +88,21 @@ proptest! {
         }
         let mutated = format!("{}{}{}", &json[..cut], junk, &json[cut..]);
         let _ = Scenario::from_json(&mutated);
+    }
+
+    #[test]
+    fn mutated_tours_and_tour_links_never_panic(index in 0usize..64, at in 0usize..3000, junk in "[\\[\\]{}\",:0-9a-z =.-]{0,12}", flip in 0usize..3000, bit in 0u8..8) {
+        let json = TOURS[index % TOURS.len()].json;
+        let mut cut = at.min(json.len());
+        while !json.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let mutated = format!("{}{}{}", &json[..cut], junk, &json[cut..]);
+        let _ = Tour::from_json(&mutated);
+        let mut bytes = share::encode_tour(json).into_bytes();
+        let i = flip % bytes.len();
+        bytes[i] ^= 1 << bit;
+        let _ = share::decode_tour(&String::from_utf8_lossy(&bytes));
+        let _ = share::decode_tour(&String::from_utf8_lossy(&bytes[..flip.min(bytes.len())]));
     }
 }

@@ -6,7 +6,8 @@
 //             e2e sets target/e2e, outside git)
 //   BUBBLELAB_DATA  the real data sets; the fairness and agentic pages are timed on them
 //                   (printed, never asserted; required when CI=true)
-//   ONLY      run only the checks whose name contains this text (while working on one)
+//   ONLY      run only the checks whose name contains one of these |-separated texts (while
+//             working on them)
 //
 // DOM contract with web/ (hash routes):
 //   #home                    home page; .lab-card[data-lab="<lab>"] a   link to a lab
@@ -59,7 +60,7 @@ let checkNo = 0;
 async function check(name, fn, pageForScreenshot) {
   checkNo += 1;
   const n = checkNo;
-  if (process.env.ONLY && !name.includes(process.env.ONLY)) return true;
+  if (process.env.ONLY && !process.env.ONLY.split('|').some((part) => name.includes(part))) return true;
   try {
     await fn();
     passed += 1;
