@@ -405,10 +405,11 @@ try {
     await tabTo('#preset');
     const preset = await kb.inputValue('#preset');
     await kb.keyboard.press('ArrowDown');
-    await kb.waitForFunction((old) => document.querySelector('#preset').value !== old, preset, { timeout: TIMEOUT_MS });
+    await kb.waitForFunction((old) => !['', old].includes(document.querySelector('#preset').value), preset, { timeout: TIMEOUT_MS });
     const chosen = await kb.inputValue('#preset');
-    await kb.waitForFunction((id) => window.location.hash.includes('?s=') && document.querySelector('#preset').value === id, chosen, { timeout: TIMEOUT_MS });
     await idle();
+    // The run done, the menu still names the preset (the scenario on screen is that preset).
+    await kb.waitForFunction((id) => window.location.hash.includes('?s=') && document.querySelector('#preset').value === id, chosen, { timeout: TIMEOUT_MS });
     await tabTo('.timeline-picker [role="tab"][aria-selected="true"]');
     const first = await kb.evaluate(() => document.activeElement.textContent);
     await kb.keyboard.press('ArrowRight');
@@ -764,10 +765,17 @@ try {
       try { files = (await fs.readdir(dir)).filter((f) => f.endsWith('.log')).map((f) => path.join(dir, f)); } catch { files = []; }
       assert(files.length > 0 || process.env.CI !== 'true', `${dir} has no logs`);
       if (files.length > 0) {
+        // The simulated run pinned as A, the run on the uploaded logs is B: the diff names the files.
+        await bubPage.locator('#compare-pin').click();
         await bubPage.setInputFiles('#upload-bubbles-log', files);
         await bubPage.waitForSelector('#use-simulated', { timeout: 60_000 });
         const windows = Number(await dataValue(bubPage, '[data-metric="windows.total"]'));
         assert(windows > 100, `a real 1F1B run should have many bubble windows, found ${windows}`);
+        const diff = bubPage.locator('#compare table[data-table="scenario_diff"] tbody tr', { hasText: 'input.stage_logs' });
+        await diff.waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+        const row = await diff.innerText();
+        assert(/input\.stage_logs\s+—\s+.*bytes/.test(row), `the compare diff should name B's uploaded logs, got ${row}`);
+        await bubPage.locator('#compare-unpin').click();
       }
     }
     await printLongTasks(bubPage, 'bubbles lab (load, edits, PipeMorph upload)');

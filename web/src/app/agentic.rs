@@ -361,7 +361,7 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
                 <Controls>
-                    <PresetSelect lab="agentic" selected={None} on_pick={preset_callback(&state)} />
+                    <PresetSelect lab="agentic" selected={None} shown={state.form.shown_json()} on_pick={preset_callback(&state)} />
                     <div class="field">
                         <label for="field-engine">{ "Model and GPUs" }</label>
                         <select id="field-engine" onchange={on_engine}>

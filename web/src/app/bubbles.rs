@@ -251,7 +251,7 @@ pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
                 <Controls>
-                    <PresetSelect lab="bubbles" selected={None} on_pick={preset_callback(&state)} />
+                    <PresetSelect lab="bubbles" selected={None} shown={state.form.shown_json()} on_pick={preset_callback(&state)} />
                     <div class="field">
                         <label for="field-schedule">{ "Main job's schedule" }</label>
                         <select id="field-schedule" onchange={on_schedule}>

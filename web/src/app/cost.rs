@@ -291,7 +291,7 @@ pub fn cost_explorer(props: &CostExplorerProps) -> Html {
             <LinkErrorBanner message={state.link_error.clone()} />
             <div class="lab-grid">
                 <Controls>
-                    <PresetSelect lab="cost" selected={None} on_pick={on_preset} />
+                    <PresetSelect lab="cost" selected={None} shown={Some(AttrValue::from(Scenario::Cost(state.params.clone()).to_json_pretty()))} on_pick={on_preset} />
                     <div class="field">
                         <label for="field-gpu">{ "GPU" }</label>
                         <select id="field-gpu" onchange={on_gpu}>

@@ -193,7 +193,7 @@ pub fn elastic_lab(props: &ElasticLabProps) -> Html {
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
                 <Controls>
-                    <PresetSelect lab="elastic" selected={None} on_pick={preset_callback(&state)} />
+                    <PresetSelect lab="elastic" selected={None} shown={state.scenario_json.clone().map(AttrValue::from)} on_pick={preset_callback(&state)} />
                     <div class="field">
                         <label for="field-workload">{ "Workload" }</label>
                         <select id="field-workload" onchange={on_workload}>

@@ -172,7 +172,7 @@ pub fn migration_lab(props: &MigrationLabProps) -> Html {
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
                 <Controls>
-                    <PresetSelect lab="migration" selected={None} on_pick={preset_callback(&state)} />
+                    <PresetSelect lab="migration" selected={None} shown={state.scenario_json.clone().map(AttrValue::from)} on_pick={preset_callback(&state)} />
                     { number_fields(&state, &FIELDS) }
                     if let Some(message) = other_error {
                         <p class="field-error">{ message }</p>

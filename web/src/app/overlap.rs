@@ -402,7 +402,7 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
                 <Controls>
-                    <PresetSelect lab="overlap" selected={None} on_pick={preset_callback(&state)} />
+                    <PresetSelect lab="overlap" selected={None} shown={state.form.shown_json()} on_pick={preset_callback(&state)} />
                     <div class="field">
                         <label for="field-model">{ "Model" }</label>
                         <select id="field-model" onchange={on_select("model")} disabled={state.imported.is_some()}>

@@ -421,7 +421,7 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
                 <Controls>
-                    <PresetSelect lab="resilience" selected={None} on_pick={preset_callback(&state)} />
+                    <PresetSelect lab="resilience" selected={None} shown={state.form.shown_json()} on_pick={preset_callback(&state)} />
                     { number_fields(&state, &FIELDS) }
                     if let Some(message) = other_error {
                         <p class="field-error">{ message }</p>

@@ -153,7 +153,7 @@ pub fn tuning_lab(props: &TuningLabProps) -> Html {
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
                 <Controls>
-                    <PresetSelect lab="tuning" selected={None} on_pick={preset_callback(&state)} />
+                    <PresetSelect lab="tuning" selected={None} shown={state.form.shown_json()} on_pick={preset_callback(&state)} />
                     <NumberField path="tuning.experiment.widths" label="Widths (comma-separated)" input_type="text"
                         value={form.text("experiment.widths")} error={form.field_error("experiment.widths")} on_change={on_widths} />
                     <div class="field">

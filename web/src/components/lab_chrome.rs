@@ -31,9 +31,12 @@ pub fn link_error_banner(props: &LinkErrorBannerProps) -> Html {
 pub struct PresetSelectProps {
     /// The lab whose presets are listed.
     pub lab: AttrValue,
-    /// The preset shown as chosen, if any.
+    /// The preset shown as chosen, if any; else the preset equal to `shown`, if one is.
     #[prop_or_default]
     pub selected: Option<&'static str>,
+    /// The scenario on screen (JSON), to name its preset when it is one unchanged.
+    #[prop_or_default]
+    pub shown: Option<AttrValue>,
     /// Called with the chosen preset's id and scenario.
     pub on_pick: Callback<(&'static str, Scenario)>,
 }
@@ -52,13 +55,34 @@ pub fn preset_select(props: &PresetSelectProps) -> Html {
             }
         })
     };
+    let matching = use_memo((props.lab.clone(), props.shown.clone()), |(lab, shown)| {
+        let shown = Scenario::from_json(shown.as_ref()?).ok()?;
+        presets::for_lab(lab)
+            .find(|p| p.scenario().ok().as_ref() == Some(&shown))
+            .map(|p| p.id)
+    });
+    let selected = props.selected.or(*matching);
+    // The menu's value (a property: a `selected` attribute does not move a menu the user has
+    // touched) follows the preset chosen, else the scenario on screen; while nothing is on
+    // screen yet, it is left alone.
+    let menu = use_node_ref();
+    {
+        let menu = menu.clone();
+        let target = selected.or(props.shown.is_some().then_some(""));
+        use_effect_with(target, move |target| {
+            if let (Some(target), Some(menu)) = (target, menu.cast::<HtmlSelectElement>()) {
+                menu.set_value(target);
+            }
+            || ()
+        });
+    }
     html! {
         <div class="field">
             <label for="preset">{ "Preset" }</label>
-            <select id="preset" {onchange}>
-                <option value="" selected={props.selected.is_none()}>{ "— custom / choose a preset —" }</option>
+            <select id="preset" ref={menu} {onchange}>
+                <option value="">{ "— custom / choose a preset —" }</option>
                 { for presets::for_lab(&props.lab).map(|p| html! {
-                    <option value={p.id} selected={props.selected == Some(p.id)}>{ p.title }</option>
+                    <option value={p.id}>{ p.title }</option>
                 }) }
             </select>
         </div>

@@ -294,7 +294,7 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
                 <Controls>
-                    <PresetSelect lab="fairness" selected={None} on_pick={preset_callback(&state)} />
+                    <PresetSelect lab="fairness" selected={None} shown={state.form.shown_json()} on_pick={preset_callback(&state)} />
                     <CheckboxGroup path="fairness.policies" label="Policies" {options}
                         error={form.field_error("policies")} {on_toggle} />
                     <div class="field">

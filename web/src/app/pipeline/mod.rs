@@ -230,7 +230,7 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
             <LinkErrorBanner message={state.link_error.clone()} />
             <div class="lab-grid">
                 <Controls>
-                    <PresetSelect lab="pipeline" selected={state.preset} on_pick={on_preset} />
+                    <PresetSelect lab="pipeline" selected={state.preset} shown={Some(AttrValue::from(state.scenario_json.clone()))} on_pick={on_preset} />
                     <CheckboxGroup path="pipeline.schedules" label="Schedules" options={schedule_options}
                         error={schedules_error} {on_toggle} />
                     { for FIELDS.iter().map(|f| html! {

@@ -200,7 +200,7 @@ pub fn sharing_lab(props: &SharingLabProps) -> Html {
             <LinkErrorBanner message={form.link_error.clone()} />
             <div class="lab-grid">
                 <Controls>
-                    <PresetSelect lab="sharing" selected={None} on_pick={preset_callback(&state)} />
+                    <PresetSelect lab="sharing" selected={None} shown={state.scenario_json.clone().map(AttrValue::from)} on_pick={preset_callback(&state)} />
                     <div class="field">
                         <label for="field-experiment">{ "Experiment" }</label>
                         <select id="field-experiment" onchange={on_experiment}>
