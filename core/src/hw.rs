@@ -9,7 +9,7 @@
 //! 10^9 bytes/s), `*_bytes` (bytes), `*_ns` (nanoseconds).
 
 use alloc::format;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::Vec;
 
 use serde::{Deserialize, Serialize};
@@ -373,29 +373,12 @@ impl Calibration {
     /// [`ScenarioError::Syntax`] for text that is not JSON; [`ScenarioError::Field`] naming the
     /// field path (`calibration.collectives[0].points[3].bytes`) for anything else.
     pub fn from_json(text: &str) -> Result<Calibration, ScenarioError> {
-        let mut de = serde_json::Deserializer::from_str(text);
-        let calibration: Calibration = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            let inner = e.inner();
-            if inner.is_syntax() || inner.is_eof() {
-                ScenarioError::Syntax {
-                    line: inner.line(),
-                    column: inner.column(),
-                    message: format!("{inner}"),
-                }
+        let calibration: Calibration = crate::scenario::document_from_json(text, |path| {
+            if path == "." {
+                String::from("calibration")
             } else {
-                let path = e.path().to_string();
-                let path = if path == "." {
-                    String::from("calibration")
-                } else {
-                    format!("calibration.{path}")
-                };
-                ScenarioError::field(path, strip_position(&format!("{inner}")))
+                format!("calibration.{path}")
             }
-        })?;
-        de.end().map_err(|e| ScenarioError::Syntax {
-            line: e.line(),
-            column: e.column(),
-            message: format!("{e}"),
         })?;
         calibration.validate()?;
         Ok(calibration)
@@ -570,12 +553,4 @@ fn check_curve(
         previous = Some((size, t));
     }
     Ok(())
-}
-
-/// Drops serde_json's " at line L column C" suffix (field errors name the path instead).
-fn strip_position(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(i) => String::from(&message[..i]),
-        None => String::from(message),
-    }
 }

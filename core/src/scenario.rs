@@ -571,8 +571,39 @@ pub fn params_from_value<T: DeserializeOwned>(
     })
 }
 
+/// A JSON document of type `T` read from `text` (a tour, a calibrated profile): text that is not
+/// JSON is [`ScenarioError::Syntax`]; anything else [`ScenarioError::Field`] at the path
+/// `path_of` makes of serde's (`"."` for the whole document).
+///
+/// # Errors
+/// As above.
+pub(crate) fn document_from_json<T: DeserializeOwned>(
+    text: &str,
+    path_of: impl Fn(String) -> String,
+) -> Result<T, ScenarioError> {
+    let syntax = |e: &serde_json::Error| ScenarioError::Syntax {
+        line: e.line(),
+        column: e.column(),
+        message: strip_position(&e.to_string()),
+    };
+    let mut de = serde_json::Deserializer::from_str(text);
+    let document: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let inner = e.inner();
+        if inner.is_syntax() || inner.is_eof() {
+            syntax(inner)
+        } else {
+            ScenarioError::field(
+                path_of(e.path().to_string()),
+                strip_position(&inner.to_string()),
+            )
+        }
+    })?;
+    de.end().map_err(|e| syntax(&e))?;
+    Ok(document)
+}
+
 /// serde_json appends " at line L column C" to messages; the Syntax variant carries those.
-fn strip_position(message: &str) -> String {
+pub(crate) fn strip_position(message: &str) -> String {
     match message.rfind(" at line ") {
         Some(i) => message[..i].to_string(),
         None => message.to_string(),

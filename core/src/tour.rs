@@ -156,29 +156,12 @@ impl Tour {
     /// [`ScenarioError::Syntax`] for text that is not JSON; [`ScenarioError::Field`] naming the
     /// tour's field (`steps[1].set[0]`, `steps[2].scenario.pipeline.stages`) otherwise.
     pub fn from_json(text: &str) -> Result<Tour, ScenarioError> {
-        let mut de = serde_json::Deserializer::from_str(text);
-        let file: TourFile = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            let inner = e.inner();
-            if inner.is_syntax() || inner.is_eof() {
-                ScenarioError::Syntax {
-                    line: inner.line(),
-                    column: inner.column(),
-                    message: strip_position(&inner.to_string()),
-                }
+        let file: TourFile = crate::scenario::document_from_json(text, |path| {
+            if path == "." {
+                "(top level)".into()
             } else {
-                let path = e.path().to_string();
-                let path = if path == "." {
-                    "(top level)".into()
-                } else {
-                    path
-                };
-                ScenarioError::field(path, strip_position(&inner.to_string()))
+                path
             }
-        })?;
-        de.end().map_err(|e| ScenarioError::Syntax {
-            line: e.line(),
-            column: e.column(),
-            message: strip_position(&e.to_string()),
         })?;
         Tour::from_file(file)
     }
@@ -244,15 +227,17 @@ impl Tour {
                     expect, tolerance, ..
                 },
                 Measured::Number { value, .. },
-            ) if (value - expect).abs() > *tolerance => Err(ScenarioError::field(
-                format!("steps[{i}].answer.expect"),
-                format!(
-                    "the explanation states {}, the run gives {} (tolerance {})",
-                    format_number(*expect),
-                    format_number(*value),
-                    format_number(*tolerance)
-                ),
-            )),
+            ) if (value - expect).abs() > stated_slack(*expect, *tolerance) => {
+                Err(ScenarioError::field(
+                    format!("steps[{i}].answer.expect"),
+                    format!(
+                        "the explanation states {}, the run gives {} (a stated answer may be off by {} at most)",
+                        format_number(*expect),
+                        format_number(*value),
+                        format_number(stated_slack(*expect, *tolerance))
+                    ),
+                ))
+            }
             (Answer::Choice { expect, .. }, Measured::Choice { winner, values }) => {
                 let best = values
                     .iter()
@@ -539,12 +524,11 @@ fn read_answer(a: AnswerFile, i: usize) -> Result<Answer, ScenarioError> {
     }
 }
 
-/// serde_json's message without its " at line L column C" tail (errors name fields instead).
-fn strip_position(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(at) => message[..at].to_string(),
-        None => message.to_string(),
-    }
+/// How far the answer an explanation states may be from the run's: its rounding (1 % of it, or
+/// 0.005 near zero), never more than the learner's tolerance. A learner's guess gets the whole
+/// tolerance; the stated answer must be the run's, as written.
+fn stated_slack(expect: f64, tolerance: f64) -> f64 {
+    (0.01 * expect.abs()).max(0.005).min(tolerance)
 }
 
 /// A tour shipped with the playground.

@@ -134,10 +134,18 @@ fn a_step_is_judged_against_the_run() {
     let e = tour.check_step(0, &report).unwrap_err().to_string();
     assert!(
         e.starts_with(
-            "steps[0].answer.expect: the explanation states 0.5000, the run gives 0.4286"
+            "steps[0].answer.expect: the explanation states 0.5000, the run gives 0.4286 (a stated answer may be off by 0.0050 at most)"
         ),
         "{e}"
     );
+    // Within the learner's tolerance (0.01) but not the run's value as written: caught too.
+    let rounded = SMALL.replace("\"expect\": 0.4286", "\"expect\": 0.435");
+    let e = Tour::from_json(&rounded)
+        .unwrap()
+        .check_step(0, &report)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("states 0.4350, the run gives 0.4286"), "{e}");
     let lie = SMALL.replace("\"expect\": \"1F1B\"", "\"expect\": \"GPipe\"");
     let e = Tour::from_json(&lie)
         .unwrap()

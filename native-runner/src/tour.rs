@@ -38,13 +38,10 @@ fn load(given: &str) -> Result<(String, Tour), Failure> {
     if let Some(t) = tour::find(given) {
         return read(t.json.to_string(), given);
     }
-    if let Some(payload) = given
-        .split_once("t=")
-        .map(|(_, p)| p)
-        .filter(|_| given.contains("#/tours"))
-    {
-        let payload = payload.split('&').next().unwrap_or_default();
-        return share::decode_tour(payload).map_err(|e| Failure::Input(e.to_string()));
+    if let Some((_, fragment)) = given.split_once('#') {
+        if let Some(payload) = share::parse_fragment(fragment).tour {
+            return share::decode_tour(&payload).map_err(|e| Failure::Input(e.to_string()));
+        }
     }
     let path = Path::new(given);
     if path.is_file() {
