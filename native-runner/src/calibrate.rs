@@ -122,22 +122,32 @@ fn dispatch_ns(ops: usize) -> u64 {
 }
 
 /// One op as the CPU executor runs it inside a step: a chain of `repetitions` + 1 such ops on
-/// one stream, run twice; the median duration of all but the first op of the second run, ns.
-/// The op runs on a pinned worker thread with the scratch and the allocations of a real run,
-/// after the op before it, as in a plan.
-fn op_in_executor_ns(work: &NodeKind, repetitions: u32) -> u64 {
+/// one stream, each after `before` when given (the op it follows in a plan, whose operands
+/// then hold the caches), run twice; the median duration of all but the first op of the
+/// second run, ns. The op runs on a pinned worker thread with the scratch and the allocations
+/// of a real run, after the op before it, as in a plan.
+fn op_in_executor_ns(work: &NodeKind, before: Option<&NodeKind>, repetitions: u32) -> u64 {
     let mut g = Graph::new();
     let mut x = g.add_input("x", 64, false);
+    let mut measured = Vec::new();
     for i in 0..=repetitions.max(1) {
+        if let Some(b) = before {
+            let name = format!("before{i}");
+            x = g.add_node(&name, b.clone(), &[x], &[(&name, 64)]).1[0];
+        }
         let name = format!("op{i}");
-        x = g.add_node(&name, work.clone(), &[x], &[(&name, 64)]).1[0];
+        let (n, out) = g.add_node(&name, work.clone(), &[x], &[(&name, 64)]);
+        x = out[0];
+        if i > 0 {
+            measured.push(n);
+        }
     }
     let plan = Plan::simulator_streams("calibration", g);
     let mut executor = CpuExecutor::default();
     let Ok(e) = executor.run(&plan).and_then(|_| executor.run(&plan)) else {
         return 1;
     };
-    let mut v: Vec<u64> = plan.graph.order[1..]
+    let mut v: Vec<u64> = measured
         .iter()
         .map(|n| {
             let t = e.timings[n.index()];
@@ -147,13 +157,17 @@ fn op_in_executor_ns(work: &NodeKind, repetitions: u32) -> u64 {
     median(&mut v)
 }
 
-/// One collective as the CPU executor runs it, end to end: a GEMM of about 1 ms on the compute
-/// stream produces the message, the collective's copy of `copy_bytes` runs on the group's stream
+/// One collective as the CPU executor runs it, end to end: `producer` (default a GEMM of about
+/// 0.1 ms) on the compute stream produces the message, the collective's copy of `copy_bytes` runs on the group's stream
 /// (whose thread waits for it), and the compute stream's wait passes when the copy has ended.
 /// Returns the time from the GEMM's end to the wait's end, ns (median of `repetitions` runs):
 /// the copy plus both hand-offs between the stream threads, which every collective of a plan
 /// pays.
-fn collective_emulation_ns(copy_bytes: usize, repetitions: u32) -> u64 {
+fn collective_emulation_ns(
+    copy_bytes: usize,
+    producer: Option<&NodeKind>,
+    repetitions: u32,
+) -> u64 {
     let mut g = Graph::new();
     let pair = g.add_group("pair", 2, 2);
     let bytes = u64::try_from(copy_bytes).unwrap_or(u64::MAX);
@@ -163,7 +177,8 @@ fn collective_emulation_ns(copy_bytes: usize, repetitions: u32) -> u64 {
         flops: 2.0 * 160f64.powi(3),
         bytes: 0.0,
     });
-    let (pre, message) = g.add_node("pre", gemm, &[x], &[("message", bytes)]);
+    let pre_work = producer.cloned().unwrap_or(gemm);
+    let (pre, message) = g.add_node("pre", pre_work, &[x], &[("message", bytes)]);
     // AllReduce on 2 ranks moves its message once (bus factor 1): the copy is the message.
     let (_, wait, _) = g.collective(
         "ar",
@@ -363,6 +378,7 @@ pub fn calibrate_cpu(repetitions: u32, progress: &ProgressBar) -> (Calibration, 
                 flops,
                 bytes: 0.0,
             }),
+            None,
             repetitions,
         );
         let flops = 2.0 * (m * n * k) as f64;
@@ -391,6 +407,7 @@ pub fn calibrate_cpu(repetitions: u32, progress: &ProgressBar) -> (Calibration, 
                 flops: 0.0,
                 bytes: moved,
             }),
+            None,
             reps,
         );
         let what = "copy (memory-bound op)".to_string();
@@ -408,7 +425,7 @@ pub fn calibrate_cpu(repetitions: u32, progress: &ProgressBar) -> (Calibration, 
         } else {
             repetitions
         };
-        let ns = collective_emulation_ns(bytes, reps);
+        let ns = collective_emulation_ns(bytes, None, reps);
         let what = "collective emulation (copy + 2 hand-offs)".to_string();
         let (ns, _) = monotone_point(&mut rows, &mut last_ns, what, bytes as f64, ns);
         copy_points.push((bytes as f64, bytes as f64 / (ns as f64 * 1e-9)));
@@ -479,6 +496,195 @@ pub fn calibrate_cpu(repetitions: u32, progress: &ProgressBar) -> (Calibration, 
         },
         rows,
     )
+}
+
+/// `base` with the ops `plan` runs measured in place of the grid between them: every distinct
+/// GEMM (by FLOPs), every distinct memory-bound op (by bytes, after the op it follows on its
+/// stream in the plan, whose operands then hold the caches) and every distinct collective copy,
+/// each as [`calibrate_cpu`] measures its grid. Microbenchmarks of the plan's op sizes, not runs
+/// of the plan: the prediction stays a prediction, without the grid's interpolation error or
+/// the machine's drift since the grid was measured.
+#[must_use]
+pub fn with_plan_points(base: &Calibration, plan: &Plan, repetitions: u32) -> Calibration {
+    let g = &plan.graph;
+    let mut gemms: Vec<f64> = Vec::new();
+    // Each size with the ops it follows (the last op with work on its stream; for a collective
+    // the op that produced its message).
+    let mut copies: Vec<(f64, Vec<Option<NodeKind>>)> = Vec::new();
+    let mut collectives: Vec<(f64, Vec<Option<NodeKind>>)> = Vec::new();
+    let works = |n: petgraph::stable_graph::NodeIndex| match &g.dag[n].kind {
+        NodeKind::Compute(w) => w.flops > 0.0 || w.bytes > 0.0,
+        NodeKind::CollectiveStart { bytes, .. } => *bytes > 0,
+        NodeKind::Wait { .. } => false,
+    };
+    for program in plan.programs() {
+        let mut before: Option<&NodeKind> = None;
+        for n in program {
+            let kind = &g.dag[n].kind;
+            match kind {
+                NodeKind::Compute(w) if w.kind == ComputeKind::MemoryBound => {
+                    if w.bytes > 0.0 {
+                        follows(&mut copies, w.bytes, before);
+                    }
+                }
+                NodeKind::Compute(w) => {
+                    if w.flops > 0.0 && !gemms.contains(&w.flops) {
+                        gemms.push(w.flops);
+                    }
+                }
+                NodeKind::CollectiveStart { kind, group, bytes } => {
+                    let ranks = g.groups[*group].ranks.max(1);
+                    let copy = (*bytes as f64 * kind.bus_factor(ranks)).floor();
+                    let producer = g
+                        .dag
+                        .neighbors_directed(n, petgraph::Direction::Incoming)
+                        .find(|&p| works(p))
+                        .map(|p| &g.dag[p].kind);
+                    if copy > 0.0 {
+                        follows(&mut collectives, copy, producer);
+                    }
+                }
+                NodeKind::Wait { .. } => {}
+            }
+            if works(n) {
+                before = Some(kind);
+            }
+        }
+    }
+    let mut cal = base.clone();
+    let gemm_ns: Vec<(f64, u64)> = gemms
+        .iter()
+        .map(|&flops| {
+            let work = NodeKind::Compute(ComputeWork {
+                kind: ComputeKind::Gemm,
+                flops,
+                bytes: 0.0,
+            });
+            (flops, op_in_executor_ns(&work, None, repetitions))
+        })
+        .collect();
+    let fp32: Vec<(f64, f64)> = base
+        .gemm
+        .iter()
+        .filter(|p| p.dtype == Dtype::Fp32)
+        .map(|p| (p.flops, p.flops_per_s))
+        .collect();
+    cal.gemm.retain(|p| p.dtype != Dtype::Fp32);
+    cal.gemm.extend(
+        merged(&fp32, &gemm_ns)
+            .into_iter()
+            .map(|(flops, flops_per_s)| GemmPoint {
+                dtype: Dtype::Fp32,
+                flops,
+                flops_per_s,
+            }),
+    );
+    let copy_ns: Vec<(f64, u64)> = copies
+        .iter()
+        .map(|(bytes, befores)| {
+            let work = NodeKind::Compute(ComputeWork {
+                kind: ComputeKind::MemoryBound,
+                flops: 0.0,
+                bytes: *bytes,
+            });
+            let ns = mean_over(befores, |b| op_in_executor_ns(&work, b, repetitions));
+            (*bytes, ns)
+        })
+        .collect();
+    let memory: Vec<(f64, f64)> = base
+        .memory
+        .iter()
+        .map(|p| (p.bytes, p.bytes_per_s))
+        .collect();
+    cal.memory = merged(&memory, &copy_ns)
+        .into_iter()
+        .map(|(bytes, bytes_per_s)| MemoryPoint { bytes, bytes_per_s })
+        .collect();
+    if !collectives.is_empty() {
+        let emulated: Vec<(f64, u64)> = collectives
+            .iter()
+            .map(|(bytes, producers)| {
+                let copy = *bytes as usize;
+                let ns = mean_over(producers, |p| collective_emulation_ns(copy, p, repetitions));
+                (*bytes, ns)
+            })
+            .collect();
+        // The copy curve is AllReduce on 2 ranks, whose bus factor is 1.
+        let copy_curve: Vec<(f64, f64)> = base
+            .collectives
+            .iter()
+            .find(|c| c.kind == CollectiveKind::AllReduce && c.ranks == 2)
+            .map(|c| {
+                c.points
+                    .iter()
+                    .map(|p| (p.bytes, p.bus_bytes_per_s))
+                    .collect()
+            })
+            .unwrap_or_default();
+        cal.collectives = emulated_collectives(&merged(&copy_curve, &emulated));
+    }
+    cal
+}
+
+/// Records that an op of `size` follows `before`.
+fn follows(sizes: &mut Vec<(f64, Vec<Option<NodeKind>>)>, size: f64, before: Option<&NodeKind>) {
+    let i = sizes
+        .iter()
+        .position(|(s, _)| *s == size)
+        .unwrap_or_else(|| {
+            sizes.push((size, Vec::new()));
+            sizes.len() - 1
+        });
+    sizes[i].1.push(before.cloned());
+}
+
+/// The mean of `measure` over the ops in `befores` (each distinct op measured once, weighted by
+/// how often it occurs): an op's expected time in the plan's mix of situations (after a GEMM
+/// its operands are out of the caches, after a small op they are in).
+fn mean_over(
+    befores: &[Option<NodeKind>],
+    mut measure: impl FnMut(Option<&NodeKind>) -> u64,
+) -> u64 {
+    let mut distinct: Vec<(&Option<NodeKind>, u64)> = Vec::new();
+    for b in befores {
+        match distinct.iter_mut().find(|(k, _)| *k == b) {
+            Some((_, count)) => *count += 1,
+            None => distinct.push((b, 1)),
+        }
+    }
+    let total: u64 = distinct.iter().map(|(_, c)| c).sum();
+    let sum: u128 = distinct
+        .iter()
+        .map(|(b, c)| u128::from(measure(b.as_ref())) * u128::from(*c))
+        .sum();
+    u64::try_from(sum / u128::from(total.max(1))).unwrap_or(u64::MAX)
+}
+
+/// The curve `base` ((size, rate per s)) with the `measured` points ((size, ns)) in place of
+/// its points within their range; times raised where needed so that time never falls as size
+/// grows (the profile's rule). Returns (size, rate per s) by growing size.
+fn merged(base: &[(f64, f64)], measured: &[(f64, u64)]) -> Vec<(f64, f64)> {
+    if measured.is_empty() {
+        return base.to_vec();
+    }
+    let lo = measured.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    let hi = measured.iter().map(|p| p.0).fold(0.0, f64::max);
+    let mut points: Vec<(f64, f64)> = base
+        .iter()
+        .filter(|(size, _)| *size < lo || *size > hi)
+        .map(|&(size, rate)| (size, size / rate * 1e9))
+        .chain(measured.iter().map(|&(size, ns)| (size, ns.max(1) as f64)))
+        .collect();
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    points.dedup_by(|b, a| a.0 == b.0);
+    let mut last_ns = 0.0f64;
+    points
+        .into_iter()
+        .map(|(size, ns)| {
+            last_ns = last_ns.max(ns);
+            (size, size / (last_ns * 1e-9))
+        })
+        .collect()
 }
 
 /// Steps the CPU calibration's progress bar counts.
@@ -740,6 +946,41 @@ mod tests {
         assert_eq!(ns, 1000, "raised to the previous point's time");
         assert!((rate - 4e9).abs() < 4.0, "{rate}");
         assert!(!rows[0].raised && rows[1].raised);
+    }
+
+    #[test]
+    fn plan_points_replace_the_grid_within_their_range_and_keep_time_monotone() {
+        // Grid: 1e3 at 1e9/s (1 µs), 1e4 (10 µs), 1e5 (100 µs), 1e6 (1 ms).
+        let grid = [(1e3, 1e9), (1e4, 1e9), (1e5, 1e9), (1e6, 1e9)];
+        // Measured: 2e3 took 5 µs, 5e4 took 4 µs (faster than 2e3: raised to 5 µs).
+        let m = merged(&grid, &[(2e3, 5_000), (5e4, 4_000)]);
+        let sizes: Vec<f64> = m.iter().map(|p| p.0).collect();
+        assert_eq!(
+            sizes,
+            [1e3, 2e3, 5e4, 1e5, 1e6],
+            "1e4 lies within the measured range"
+        );
+        let ns: Vec<f64> = m.iter().map(|&(s, r)| (s / r * 1e9).round()).collect();
+        assert_eq!(ns, [1_000.0, 5_000.0, 5_000.0, 100_000.0, 1_000_000.0]);
+        assert_eq!(merged(&grid, &[]), grid.to_vec());
+    }
+
+    #[test]
+    fn an_op_costs_its_mean_over_the_ops_it_follows() {
+        let gemm = NodeKind::Compute(ComputeWork {
+            kind: ComputeKind::Gemm,
+            flops: 1e6,
+            bytes: 0.0,
+        });
+        // Twice after a GEMM (cold: 30), once after nothing (warm: 6): (2·30 + 6) / 3 = 22.
+        let ns = mean_over(&[Some(gemm.clone()), None, Some(gemm)], |b| {
+            if b.is_some() {
+                30
+            } else {
+                6
+            }
+        });
+        assert_eq!(ns, 22);
     }
 
     #[test]

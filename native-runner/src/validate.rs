@@ -24,7 +24,7 @@ use bubblelab_core::Scenario;
 use clap::Args;
 use indicatif::ProgressBar;
 
-use crate::calibrate::{calibrate_cpu, calibrate_cuda};
+use crate::calibrate::{calibrate_cpu, calibrate_cuda, with_plan_points};
 use crate::error::Failure;
 use crate::exec::cpu::CpuExecutor;
 use crate::exec::cuda::executor::{CudaExecutor, FULL_SIZE};
@@ -105,12 +105,37 @@ fn cuda_cost(cal: &Calibration, dtype: Dtype) -> CostModel {
     cost.with_calibration(cal.clone())
 }
 
-/// A prediction: makespan (ns), peak memory (bytes) and when each node runs (ns, indexed by
-/// node index).
+/// A prediction: makespan (ns), memory (bytes) and when each node runs (ns, indexed by node
+/// index).
 struct Prediction {
     makespan_ns: u64,
+    /// Peak of live tensor bytes (the simulator's ledger).
+    live_bytes: u64,
+    /// High-water mark of the executor's allocator had the run gone as predicted
+    /// ([`exec::Lifetimes::placed_high_water`]): the live bytes with block rounding and
+    /// fragmentation.
     peak_bytes: u64,
     timings: Vec<exec::OpTiming>,
+}
+
+impl Prediction {
+    /// A prediction of `plan` from its makespan, ledger peak and per-node timings; the
+    /// allocator's high-water mark is placed from the timings.
+    fn new(
+        plan: &Plan,
+        makespan_ns: u64,
+        live_bytes: u64,
+        timings: Vec<exec::OpTiming>,
+    ) -> Result<Prediction, Failure> {
+        let lifetimes = exec::Lifetimes::new(&plan.graph)
+            .map_err(|e| Failure::Other(format!("{}: {e}", plan.name)))?;
+        Ok(Prediction {
+            makespan_ns,
+            live_bytes,
+            peak_bytes: lifetimes.placed_high_water(&plan.graph, &timings),
+            timings,
+        })
+    }
 }
 
 /// Prediction of a plan with several compute streams: the engine runs each stream in issue
@@ -201,11 +226,27 @@ fn predict_engine(
             end_ns: t.end.0,
         };
     }
-    Ok(Prediction {
-        makespan_ns: sim.makespan.0,
-        peak_bytes: ledger.curves().pop().map_or(0, |c| c.peak_bytes),
+    Prediction::new(
+        plan,
+        sim.makespan.0,
+        ledger.curves().pop().map_or(0, |c| c.peak_bytes),
         timings,
-    })
+    )
+}
+
+/// Prediction of a plan with one compute stream: the simulator's (`graph::sim::simulate`).
+fn predict_sim(plan: &Plan, cost: &CostModel) -> Result<Prediction, Failure> {
+    let sim =
+        simulate(&plan.graph, cost).map_err(|e| Failure::Other(format!("{}: {e}", plan.name)))?;
+    let timings = sim
+        .timings
+        .iter()
+        .map(|t| exec::OpTiming {
+            start_ns: t.start.0,
+            end_ns: t.end.0,
+        })
+        .collect();
+    Prediction::new(plan, sim.makespan_ns, sim.peak_bytes, timings)
 }
 
 /// A pipeline on one device: `stages` stages as streams, `micro_batches` micro-batches in
@@ -307,6 +348,10 @@ fn suite_overlap_cases() -> Result<Vec<(String, Graph, CostModel)>, Failure> {
 struct Row {
     case: String,
     scale: Option<Scale>,
+    /// (Longest − shortest) / median measured makespan over the repetitions.
+    spread: f64,
+    /// Where the time goes, each class's median over the repetitions.
+    classes: [ClassSum; 4],
     predicted: Prediction,
     measured_ns: u64,
     measured_peak: u64,
@@ -386,6 +431,21 @@ fn breakdown(
         measured_ns: (streams * measured_ns).saturating_sub(busy(measured)),
     };
     sums
+}
+
+/// Each class's median over `sums` (predicted and measured separately; the lower middle).
+fn median_classes(sums: &[[ClassSum; 4]]) -> [ClassSum; 4] {
+    let mut out = [ClassSum::default(); 4];
+    for (c, class) in out.iter_mut().enumerate() {
+        let mut predicted: Vec<u64> = sums.iter().map(|s| s[c].predicted_ns).collect();
+        let mut measured: Vec<u64> = sums.iter().map(|s| s[c].measured_ns).collect();
+        *class = ClassSum {
+            ops: sums.first().map_or(0, |s| s[c].ops),
+            predicted_ns: median(&mut predicted),
+            measured_ns: median(&mut measured),
+        };
+    }
+    out
 }
 
 /// Runs `bubblelab validate`.
@@ -507,38 +567,60 @@ pub fn validate(args: &ValidateArgs) -> Result<(), Failure> {
     let mut rows = Vec::new();
     for (plan, scale) in plans.into_iter().zip(scales) {
         validate_graph(&plan.graph).map_err(|e| Failure::Other(format!("{}: {e}", plan.name)))?;
-        let device_cost = cost_for(&plan.graph);
-        let predicted = if scale.is_some() {
-            let sim = simulate(&plan.graph, &device_cost)
-                .map_err(|e| Failure::Other(format!("{}: {e}", plan.name)))?;
-            Prediction {
-                makespan_ns: sim.makespan_ns,
-                peak_bytes: sim.peak_bytes,
-                timings: sim
-                    .timings
-                    .iter()
-                    .map(|t| exec::OpTiming {
-                        start_ns: t.start.0,
-                        end_ns: t.end.0,
-                    })
-                    .collect(),
+        // On the CPU the plan's own op sizes are measured before each run (microbenchmarks,
+        // not the plan), so that each prediction is paired in time with its run and the
+        // machine's drift affects both; on CUDA one prediction serves every run.
+        let predict = |cost: &CostModel| {
+            if scale.is_some() {
+                predict_sim(&plan, cost)
+            } else {
+                predict_engine(&plan, cost, processors)
             }
-        } else {
-            predict_engine(&plan, &device_cost, processors)?
         };
-        for _ in 0..args.warmup {
-            executor
+        let fixed = match args.device {
+            Device::Cpu => None,
+            Device::Cuda => Some(predict(&cost_for(&plan.graph))?),
+        };
+        let (mut runs, mut predictions) = (Vec::new(), Vec::new());
+        for i in 0..args.warmup + args.repetitions {
+            let paired = match args.device {
+                Device::Cpu => Some(predict(&cpu_cost(&with_plan_points(&cal, &plan, 3)))?),
+                Device::Cuda => None,
+            };
+            let run = executor
                 .run(&plan)
                 .map_err(|e| Failure::Other(format!("{}: {e}", plan.name)))?;
+            if i >= args.warmup {
+                runs.push(run);
+                predictions.extend(paired);
+            }
         }
-        let mut runs = Vec::new();
-        for _ in 0..args.repetitions {
-            runs.push(
-                executor
-                    .run(&plan)
-                    .map_err(|e| Failure::Other(format!("{}: {e}", plan.name)))?,
-            );
-        }
+        // Where the time goes: each class's median over the repetitions, each run beside its
+        // own prediction.
+        let sums: Vec<[ClassSum; 4]> = runs
+            .iter()
+            .zip(
+                predictions
+                    .iter()
+                    .chain(std::iter::repeat(fixed.as_ref()).flatten()),
+            )
+            .map(|(run, p)| breakdown(&plan, p, &run.timings, run.makespan_ns))
+            .collect();
+        let classes = median_classes(&sums);
+        let predicted = if let Some(p) = fixed {
+            p
+        } else {
+            // The prediction of median makespan (the lower middle).
+            predictions.sort_by_key(|p| p.makespan_ns);
+            predictions.swap_remove((predictions.len() - 1) / 2)
+        };
+        let spread = {
+            let ms: Vec<u64> = runs.iter().map(|e| e.makespan_ns).collect();
+            let (lo, hi) = (ms.iter().min(), ms.iter().max());
+            let mut sorted = ms.clone();
+            let mid = median(&mut sorted).max(1) as f64;
+            lo.zip(hi).map_or(0.0, |(lo, hi)| (hi - lo) as f64 / mid)
+        };
         let mut peaks: Vec<u64> = runs.iter().map(|e| e.peak_bytes).collect();
         let measured_peak = median(&mut peaks);
         // The run of median makespan (the lower middle), whose per-op timings are kept.
@@ -547,6 +629,8 @@ pub fn validate(args: &ValidateArgs) -> Result<(), Failure> {
         rows.push(Row {
             case: plan.name.clone(),
             scale,
+            spread,
+            classes,
             predicted,
             measured_ns: mid.makespan_ns,
             measured_peak,
@@ -563,12 +647,14 @@ pub fn validate(args: &ValidateArgs) -> Result<(), Failure> {
         args.max_error * 100.0
     );
     text.push_str(&format!(
-        "{:<40} {:>16} {:>13} {:>12} {:>8} {:>14} {:>14} {:>8}\n",
+        "{:<40} {:>16} {:>13} {:>12} {:>7} {:>8} {:>10} {:>14} {:>14} {:>8}\n",
         "case",
         "scale flops/bytes",
         "predicted ms",
         "measured ms",
+        "spread",
         "error",
+        "live KiB",
         "predicted KiB",
         "measured KiB",
         "error"
@@ -587,12 +673,14 @@ pub fn validate(args: &ValidateArgs) -> Result<(), Failure> {
             |s| format!("{:.0}/{:.0}", s.flops_divisor, s.bytes_divisor),
         );
         text.push_str(&format!(
-            "{:<40} {:>16} {:>13.3} {:>12.3} {:>7.1}% {:>14.1} {:>14.1} {:>7.1}%\n",
+            "{:<40} {:>16} {:>13.3} {:>12.3} {:>6.1}% {:>7.1}% {:>10.1} {:>14.1} {:>14.1} {:>7.1}%\n",
             r.case,
             scale,
             r.predicted.makespan_ns as f64 / 1e6,
             r.measured_ns as f64 / 1e6,
+            r.spread * 100.0,
             e_time * 100.0,
+            r.predicted.live_bytes as f64 / 1024.0,
             r.predicted.peak_bytes as f64 / 1024.0,
             r.measured_peak as f64 / 1024.0,
             e_mem * 100.0
@@ -607,8 +695,7 @@ pub fn validate(args: &ValidateArgs) -> Result<(), Failure> {
         "case", "class", "ops", "predicted ms", "measured ms", "error"
     ));
     for r in &rows {
-        let sums = breakdown(&r.plan, &r.predicted, &r.timings, r.measured_ns);
-        for (class, sum) in CLASSES.iter().zip(sums) {
+        for (class, sum) in CLASSES.iter().zip(r.classes) {
             if sum.ops == 0 && class != &CLASSES[3] {
                 continue;
             }

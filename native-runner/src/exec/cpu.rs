@@ -9,10 +9,11 @@
 //!   the NCCL-tests convention) on its group's stream and fills its wait's result tensor from
 //!   its input: a single-process emulation of the collective, not a network transfer.
 //! - Waits do no work; they end when their collective has ended.
-//! - Memory: tensors are counted in the executor's ledger ([`MemoryTracker`]) from their
-//!   producer's start to their last reader's end and carry one value (the first element their
-//!   producer wrote); the memory the work touches is each worker's scratch, sized and touched
-//!   before the clock starts.
+//! - Memory: a tensor is a block of the executor's [`Arena`] (best-fit, 512-byte blocks) from
+//!   its producer's start to its last reader's end, and carries its tag and one value (the
+//!   first element its producer wrote); the reported peak is the arena's high-water mark, so
+//!   rounding and fragmentation show. The memory the work touches is each worker's scratch,
+//!   sized and touched before the clock starts.
 //!
 //! A node is ready when every predecessor has ended and its stream has finished the nodes issued
 //! before it; a ready node waits in a first-come first-served queue for a free worker (a
@@ -21,6 +22,7 @@
 //! by the OS, which is what the validation's prediction models
 //! (`bubblelab_core::engine::simulate_on_processors`).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::Instant;
 
@@ -28,10 +30,11 @@ use bubblelab_core::cost::{ComputeKind, ComputeWork};
 use bubblelab_core::graph::{Graph, NodeKind};
 use petgraph::stable_graph::NodeIndex;
 
-use super::{
-    node_bound, predecessors, ExecError, Execution, Executor, Lifetimes, MemoryTracker, OpTiming,
-    Plan,
-};
+use super::arena::{Arena, Block};
+use super::{node_bound, predecessors, ExecError, Execution, Executor, Lifetimes, OpTiming, Plan};
+
+/// How long an idle worker spins for new work before it sleeps, ns.
+const SPIN_NS: u128 = 50_000_000;
 
 /// Largest GEMM side the executor accepts (a guard against unscaled graphs), elements.
 pub const MAX_GEMM_SIDE: usize = 4096;
@@ -43,6 +46,7 @@ pub const MAX_BUFFER_BYTES: u64 = 1 << 30;
 /// run's clock starts, as a GPU runtime's workspace is allocated before the step it serves.
 pub struct CpuExecutor {
     scratch: Vec<Scratch>,
+    arena: Arena,
 }
 
 impl Default for CpuExecutor {
@@ -58,6 +62,7 @@ impl CpuExecutor {
     pub fn with_workers(workers: usize) -> Self {
         CpuExecutor {
             scratch: (0..workers.max(1)).map(|_| Scratch::default()).collect(),
+            arena: Arena::default(),
         }
     }
 
@@ -89,6 +94,7 @@ impl std::fmt::Debug for CpuExecutor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CpuExecutor")
             .field("workers", &self.scratch.len())
+            .field("arena", &self.arena)
             .finish()
     }
 }
@@ -216,6 +222,11 @@ fn collective_copy(bytes: u64, factor: f64) -> usize {
     usize::try_from(((bytes as f64 * factor) as u64).min(MAX_BUFFER_BYTES)).unwrap_or(0)
 }
 
+/// A tensor's tag in its block: its index + 1 (never 0, the value of a fresh block).
+fn tag(tensor: usize) -> u32 {
+    u32::try_from(tensor + 1).unwrap_or(u32::MAX)
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -240,37 +251,51 @@ struct Shared<'p> {
     lifetimes: Lifetimes,
     state: Mutex<State>,
     cv: Condvar,
-    /// Each live tensor's value: the first element its producer wrote (the bytes are the
-    /// ledger's; the work's real memory is the workers' scratch).
-    values: Vec<Mutex<Option<f32>>>,
+    /// Bumped whenever the state changes, so that an idle worker can spin on it without the
+    /// lock.
+    changes: AtomicU64,
+    /// Each live tensor's block of the arena.
+    blocks: Vec<Mutex<Option<Block>>>,
     readers_left: Vec<Mutex<usize>>,
-    memory: MemoryTracker,
+    arena: &'p Arena,
     epoch: Instant,
 }
 
 impl Shared<'_> {
     fn alloc(&self, tensor: usize) -> Result<(), ExecError> {
         let t = &self.plan.graph.tensors[tensor];
-        if t.bytes > MAX_BUFFER_BYTES {
-            return Err(ExecError(format!(
-                "tensor {} needs {} bytes, more than the CPU executor's {MAX_BUFFER_BYTES}-byte limit; scale the graph down",
-                t.name, t.bytes
-            )));
-        }
-        let mut slot = lock(&self.values[tensor]);
+        let mut slot = lock(&self.blocks[tensor]);
         if slot.is_none() {
-            // Counted, not backed: like a block of a GPU caching allocator, a tensor costs no
-            // system call and no page fault inside an op (large allocations go to mmap and
-            // munmap, time that no model of a GPU step has).
-            *slot = Some(0.0);
-            self.memory.alloc(t.bytes);
+            // A block of the arena, as a caching allocator hands out: no system call and no
+            // page fault inside an op.
+            let block = self.arena.alloc(t.bytes).ok_or_else(|| {
+                ExecError(format!(
+                    "tensor {}: the arena has no free block of {} bytes",
+                    t.name, t.bytes
+                ))
+            })?;
+            self.arena.write(block, tag(tensor), 0);
+            *slot = Some(block);
         }
         Ok(())
     }
 
+    /// Writes `value` into the live tensor's block.
+    fn store(&self, tensor: usize, value: f32) {
+        if let Some(block) = *lock(&self.blocks[tensor]) {
+            self.arena.write(block, tag(tensor), value.to_bits());
+        }
+    }
+
+    /// Whether the live tensor's block still holds its tag (no other tensor was given its
+    /// bytes).
+    fn intact(&self, tensor: usize) -> bool {
+        lock(&self.blocks[tensor]).is_none_or(|b| self.arena.tag(b) == tag(tensor))
+    }
+
     fn release(&self, tensor: usize) {
-        if lock(&self.values[tensor]).take().is_some() {
-            self.memory.free(self.plan.graph.tensors[tensor].bytes);
+        if let Some(block) = lock(&self.blocks[tensor]).take() {
+            self.arena.free(block);
         }
     }
 
@@ -283,6 +308,22 @@ impl Shared<'_> {
         }
     }
 
+    /// Spins until the state changes from `seen` (true) or [`SPIN_NS`] pass (false).
+    fn spin_until_change(&self, seen: u64) -> bool {
+        let start = Instant::now();
+        loop {
+            for _ in 0..64 {
+                if self.changes.load(Ordering::Acquire) != seen {
+                    return true;
+                }
+                std::hint::spin_loop();
+            }
+            if start.elapsed().as_nanos() > SPIN_NS {
+                return false;
+            }
+        }
+    }
+
     fn now_ns(&self) -> u64 {
         u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
     }
@@ -290,6 +331,7 @@ impl Shared<'_> {
     fn fail(&self, message: String) {
         let mut state = lock(&self.state);
         state.failure.get_or_insert(message);
+        self.changes.fetch_add(1, Ordering::Release);
         self.cv.notify_all();
     }
 
@@ -317,8 +359,12 @@ impl Shared<'_> {
         let graph = &self.plan.graph;
         let total = graph.dag.node_count();
         let mut out = Vec::new();
+        // The node this worker took when it finished its last one.
+        let mut next: Option<NodeIndex> = None;
         loop {
-            let n = {
+            let n = if let Some(n) = next.take() {
+                n
+            } else {
                 let mut state = lock(&self.state);
                 loop {
                     if state.failure.is_some() || state.finished == total {
@@ -334,10 +380,22 @@ impl Shared<'_> {
                             self.plan.name, state.finished
                         );
                         state.failure.get_or_insert(message);
+                        self.changes.fetch_add(1, Ordering::Release);
                         self.cv.notify_all();
                         return out;
                     }
-                    state = self.cv.wait(state).unwrap_or_else(PoisonError::into_inner);
+                    // Spin first (a GPU stream does not sleep between kernels, and a core that
+                    // sleeps wakes slower and clocks down); sleep only after a long idle.
+                    let seen = self.changes.load(Ordering::Acquire);
+                    drop(state);
+                    if !self.spin_until_change(seen) {
+                        state = lock(&self.state);
+                        if self.changes.load(Ordering::Acquire) == seen {
+                            state = self.cv.wait(state).unwrap_or_else(PoisonError::into_inner);
+                        }
+                        continue;
+                    }
+                    state = lock(&self.state);
                 }
             };
             let node = &graph.dag[n];
@@ -368,15 +426,21 @@ impl Shared<'_> {
                 .iter()
                 .chain(&self.lifetimes.born_at[n.index()])
             {
-                if let Some(x) = lock(&self.values[t]).as_mut() {
-                    *x = first;
-                }
+                self.store(t, first);
             }
             let end_ns = self.now_ns();
             for &t in &node.inputs {
-                if !graph.tensors[t].persistent {
-                    self.read_done(t);
+                if graph.tensors[t].persistent {
+                    continue;
                 }
+                if !self.intact(t) {
+                    self.fail(format!(
+                        "plan {}: tensor {} was overwritten while {} read it (two live tensors shared arena bytes)",
+                        self.plan.name, graph.tensors[t].name, node.name
+                    ));
+                    return out;
+                }
+                self.read_done(t);
             }
             out.push((n.index(), OpTiming { start_ns, end_ns }));
             let mut state = lock(&self.state);
@@ -385,6 +449,16 @@ impl Shared<'_> {
             state.running -= 1;
             state.taken[self.plan.stream_of[n.index()]] = false;
             self.queue_ready(&mut state);
+            // Take the first ready node now, first come first served as ever, without letting
+            // go of the lock: no hand-off to another worker (and its caches) for the node this
+            // one could start at once.
+            if state.failure.is_none() {
+                if let Some(n) = state.ready.pop_front() {
+                    state.running += 1;
+                    next = Some(n);
+                }
+            }
+            self.changes.fetch_add(1, Ordering::Release);
             self.cv.notify_all();
         }
     }
@@ -413,6 +487,21 @@ impl Executor for CpuExecutor {
         for scratch in &mut self.scratch {
             scratch.prepare(graph);
         }
+        // Room for every tensor at once: the arena never refuses; what the run used is its
+        // high-water mark.
+        if let Some(t) = graph
+            .tensors
+            .iter()
+            .find(|t| !t.persistent && t.bytes > MAX_BUFFER_BYTES)
+        {
+            return Err(ExecError(format!(
+                "tensor {} needs {} bytes, more than the CPU executor's {MAX_BUFFER_BYTES}-byte limit; scale the graph down",
+                t.name, t.bytes
+            )));
+        }
+        let room = Lifetimes::room_bytes(graph);
+        self.arena
+            .reset(usize::try_from(room).unwrap_or(usize::MAX).max(1));
         let programs = plan.programs();
         let streams = programs.len();
         let shared = Shared {
@@ -429,13 +518,14 @@ impl Executor for CpuExecutor {
                 failure: None,
             }),
             cv: Condvar::new(),
-            values: (0..graph.tensors.len()).map(|_| Mutex::new(None)).collect(),
+            changes: AtomicU64::new(0),
+            blocks: (0..graph.tensors.len()).map(|_| Mutex::new(None)).collect(),
             readers_left: lifetimes
                 .readers
                 .iter()
                 .map(|r| Mutex::new(r.len()))
                 .collect(),
-            memory: MemoryTracker::default(),
+            arena: &self.arena,
             epoch: Instant::now(),
             lifetimes,
         };
@@ -483,7 +573,7 @@ impl Executor for CpuExecutor {
         Ok(Execution {
             timings,
             makespan_ns,
-            peak_bytes: shared.memory.peak_bytes(),
+            peak_bytes: self.arena.high_water_bytes(),
         })
     }
 }
@@ -557,6 +647,27 @@ mod tests {
         assert!(
             spans.windows(2).all(|w| w[0].end_ns <= w[1].start_ns),
             "one worker never runs two ops at once: {spans:?}"
+        );
+    }
+
+    #[test]
+    fn the_peak_is_the_arenas_high_water_mark_fragmentation_included() {
+        // x (64 B) → a (512 B) → b (1 KiB) → c (512 B), one stream: b cannot take x's freed
+        // block, so it goes above a; c then fits the hole x and a left. Live bytes peak at
+        // a + b = 1.5 KiB; the arena's mark is 4 blocks = 2 KiB.
+        let mut g = Graph::new();
+        let x = g.add_input("x", 64, false);
+        let (_, a) = g.add_node("a", copy_op(128.0), &[x], &[("a", 512)]);
+        let (_, b) = g.add_node("b", copy_op(128.0), &[a[0]], &[("b", 1024)]);
+        g.add_node("c", copy_op(128.0), &[b[0]], &[("c", 512)]);
+        let plan = Plan::simulator_streams("fragments", g);
+        let e = CpuExecutor::with_workers(1).run(&plan).expect("runs");
+        assert_eq!(e.peak_bytes, 2048);
+        let lifetimes = Lifetimes::new(&plan.graph).expect("valid");
+        assert_eq!(
+            lifetimes.placed_high_water(&plan.graph, &e.timings),
+            2048,
+            "the prediction's placement of the same timeline"
         );
     }
 

@@ -8,19 +8,18 @@
 //! pipeline plan puts each stage on its own stream. Each stream runs its nodes in the graph's
 //! issue order, each node once all its predecessors in the DAG have ended.
 //!
-//! Memory follows the simulator's ledger: a non-persistent tensor is allocated when its producer
-//! starts (a wait's result when its collective starts; graph inputs at time 0) and freed when its
-//! last reader ends. Persistent tensors (weights) are not counted.
+//! Memory follows the simulator's ledger rule ([`Lifetimes`]): a non-persistent tensor is
+//! allocated when its producer starts (a wait's result when its collective starts; graph inputs
+//! at time 0) and freed when its last reader ends. Persistent tensors (weights) are not counted.
+//! The peak an executor reports is its allocator's own high-water mark (the CPU executor's
+//! [`arena::Arena`], the CUDA device's pool), so rounding and fragmentation show.
 
+pub mod arena;
 pub mod cpu;
 pub mod cuda;
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use bubblelab_core::cost::{ComputeKind, ComputeWork, CostModel};
-use bubblelab_core::engine::MemoryLedger;
 use bubblelab_core::graph::{Graph, NodeKind, TensorId};
-use bubblelab_core::units::Nanos;
 use petgraph::stable_graph::NodeIndex;
 use petgraph::Direction;
 
@@ -86,7 +85,7 @@ pub struct Execution {
     pub timings: Vec<OpTiming>,
     /// Last end − 0, ns.
     pub makespan_ns: u64,
-    /// Peak bytes of live tensors in the executor's allocator.
+    /// High-water mark of the executor's tensor allocator over the run, bytes.
     pub peak_bytes: u64,
 }
 
@@ -109,30 +108,6 @@ pub trait Executor {
     /// # Errors
     /// A stuck or malformed plan, or a device failure, in words.
     fn run(&mut self, plan: &Plan) -> Result<Execution, ExecError>;
-}
-
-/// Counts the bytes of live tensors: current and peak.
-#[derive(Debug, Default)]
-pub struct MemoryTracker {
-    live_bytes: AtomicU64,
-    peak_bytes: AtomicU64,
-}
-
-impl MemoryTracker {
-    /// Records an allocation of `bytes`.
-    pub fn alloc(&self, bytes: u64) {
-        let now = self.live_bytes.fetch_add(bytes, Ordering::SeqCst) + bytes;
-        self.peak_bytes.fetch_max(now, Ordering::SeqCst);
-    }
-    /// Records a free of `bytes`.
-    pub fn free(&self, bytes: u64) {
-        self.live_bytes.fetch_sub(bytes, Ordering::SeqCst);
-    }
-    /// Peak live bytes so far.
-    #[must_use]
-    pub fn peak_bytes(&self) -> u64 {
-        self.peak_bytes.load(Ordering::SeqCst)
-    }
 }
 
 /// One past the largest node index.
@@ -227,33 +202,69 @@ impl Lifetimes {
         })
     }
 
-    /// Peak live bytes of `graph` when its nodes ran at `timings` (ns, indexed by node index):
-    /// every tensor counted from its birth to its last reader's end (or `makespan_ns` when
-    /// nothing reads it), frees before allocations at one instant (the core's `MemoryLedger`).
+    /// Room for every non-persistent tensor of `graph` at once, in whole arena blocks: the
+    /// arena an executor run (or its prediction) places tensors in.
     #[must_use]
-    pub fn peak_bytes(&self, graph: &Graph, timings: &[OpTiming], makespan_ns: u64) -> u64 {
-        let mut ledger = MemoryLedger::new(1);
-        let mut add = |t: TensorId, born_ns: u64| {
-            let bytes = graph.tensors[t].bytes;
-            let freed_ns = self.readers[t]
-                .iter()
-                .map(|r| timings.get(r.index()).map_or(0, |x| x.end_ns))
-                .max()
-                .unwrap_or(makespan_ns)
-                .max(born_ns);
-            ledger.alloc(Nanos(born_ns), 0, bytes);
-            ledger.free(Nanos(freed_ns), 0, bytes);
+    pub fn room_bytes(graph: &Graph) -> u64 {
+        graph
+            .tensors
+            .iter()
+            .filter(|t| !t.persistent)
+            .map(|t| arena::rounded(t.bytes))
+            .sum()
+    }
+
+    /// The high-water mark [`arena::BestFit`] reaches when `graph`'s nodes run at `timings`
+    /// (ns, indexed by node index) and tensors come and go by the ledger rule, in the order a
+    /// run would: graph inputs first; then node by node in order of start (issue position on
+    /// ties), each node's tensors placed at its start after every tensor whose last reader
+    /// ended before it (or at its start, having started before it) was returned. A tensor
+    /// nothing reads is never returned. What an executor's arena would report had the run gone
+    /// as `timings` say.
+    #[must_use]
+    pub fn placed_high_water(&self, graph: &Graph, timings: &[OpTiming]) -> u64 {
+        let at = |n: NodeIndex| timings.get(n.index()).copied().unwrap_or_default();
+        let mut nodes: Vec<NodeIndex> = graph.order.clone();
+        nodes.sort_by_key(|&n| at(n).start_ns); // stable: issue position on ties
+        let mut rank = vec![usize::MAX; self.born_at.len()];
+        for (r, n) in nodes.iter().enumerate() {
+            rank[n.index()] = r;
+        }
+        // Each tensor's return: (end of its last reader, that reader's rank).
+        let returned: Vec<Option<(u64, usize)>> = self
+            .readers
+            .iter()
+            .map(|rs| rs.iter().map(|&r| (at(r).end_ns, rank[r.index()])).max())
+            .collect();
+        let room = usize::try_from(Self::room_bytes(graph)).unwrap_or(usize::MAX);
+        let mut fit = arena::BestFit::new(room);
+        let mut blocks: Vec<Option<arena::Block>> = vec![None; graph.tensors.len()];
+        let mut pending = std::collections::BinaryHeap::new();
+        let mut place = |t: TensorId,
+                         fit: &mut arena::BestFit,
+                         pending: &mut std::collections::BinaryHeap<_>| {
+            blocks[t] = fit.alloc(graph.tensors[t].bytes);
+            if let (Some(b), Some(key)) = (blocks[t], returned[t]) {
+                pending.push(std::cmp::Reverse((key, b.offset, b.len)));
+            }
         };
         for &t in &self.inputs {
-            add(t, 0);
+            place(t, &mut fit, &mut pending);
         }
-        for (n, born) in self.born_at.iter().enumerate() {
-            let start_ns = timings.get(n).map_or(0, |x| x.start_ns);
-            for &t in born {
-                add(t, start_ns);
+        for (r, &n) in nodes.iter().enumerate() {
+            let start_ns = at(n).start_ns;
+            while let Some(&std::cmp::Reverse(((end_ns, reader), offset, len))) = pending.peek() {
+                if end_ns > start_ns || (end_ns == start_ns && reader >= r) {
+                    break;
+                }
+                pending.pop();
+                fit.free(arena::Block { offset, len });
+            }
+            for &t in &self.born_at[n.index()] {
+                place(t, &mut fit, &mut pending);
             }
         }
-        ledger.curves().pop().map_or(0, |c| c.peak_bytes)
+        fit.high_water_bytes()
     }
 }
 
@@ -463,13 +474,13 @@ mod tests {
         t[b.index()] = at(30, 40);
         let last = g.order[g.order.len() - 2];
         t[last.index()] = at(10, 50);
-        // x (100) lives 0–10; a (10) 0–50; r (20) 10–40; b (30) 30–end; dp result (10) 10–end.
-        // At 0: 110; at 10 (x freed first): 10 + 20 + 10 = 40; at 30: 70.
-        assert_eq!(l.peak_bytes(&g, &t, 60), 110);
-        // When a ends at 0, x's free at 0 applies before the allocations at 0 (the ledger's
-        // rule for one instant): x never overlaps a's output and the peak is at 30.
-        t[a.index()] = at(0, 0);
-        assert_eq!(l.peak_bytes(&g, &t, 60), 70);
+        // One 512-byte block each: x, then a; at 10 x is returned (a ended) and r takes its
+        // block, the DP result goes on top; b on top at 30: four blocks.
+        assert_eq!(l.placed_high_water(&g, &t), 4 * 512);
+        // Were b to start after a's last reader (the DP collective) ended, it would take a's
+        // block: three.
+        t[b.index()] = at(60, 70);
+        assert_eq!(l.placed_high_water(&g, &t), 3 * 512);
         let mut bad = g.clone();
         bad.dag[b].inputs.push(99);
         assert!(Lifetimes::new(&bad)

@@ -329,11 +329,7 @@ impl Device {
 /// dependencies), which would add edges to the schedule being measured.
 #[allow(unsafe_code)]
 fn configure_pool(ctx: &CudaContext) -> Result<(), ExecError> {
-    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
-    // SAFETY: writes one pool handle for a valid device of a live context.
-    unsafe { sys::cuDeviceGetDefaultMemPool(&raw mut pool, ctx.cu_device()) }
-        .result()
-        .map_err(driver("default memory pool"))?;
+    let pool = default_pool(ctx)?;
     let mut threshold: u64 = u64::MAX;
     // SAFETY: RELEASE_THRESHOLD takes a pointer to a cuuint64_t, which outlives the call.
     unsafe {
@@ -357,6 +353,75 @@ fn configure_pool(ctx: &CudaContext) -> Result<(), ExecError> {
     }
     .result()
     .map_err(driver("pool reuse policy"))
+}
+
+/// The device's default memory pool (the one `cuMemAllocAsync` draws from).
+#[allow(unsafe_code)]
+fn default_pool(ctx: &CudaContext) -> Result<sys::CUmemoryPool, ExecError> {
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: writes one pool handle for a valid device of a live context.
+    unsafe { sys::cuDeviceGetDefaultMemPool(&raw mut pool, ctx.cu_device()) }
+        .result()
+        .map_err(driver("default memory pool"))?;
+    Ok(pool)
+}
+
+/// One 64-bit attribute of the default pool.
+#[allow(unsafe_code)]
+fn pool_bytes(ctx: &CudaContext, attr: sys::CUmemPool_attribute) -> Result<u64, ExecError> {
+    let pool = default_pool(ctx)?;
+    let mut value: u64 = 0;
+    // SAFETY: the USED_MEM attributes write one cuuint64_t through the pointer, which outlives
+    // the call.
+    unsafe { sys::cuMemPoolGetAttribute(pool, attr, std::ptr::from_mut(&mut value).cast()) }
+        .result()
+        .map_err(driver("pool attribute"))?;
+    Ok(value)
+}
+
+impl Device {
+    /// Bytes of the default pool in use now, as the driver accounts them.
+    ///
+    /// # Errors
+    /// The driver's error.
+    pub fn pool_used_bytes(&self) -> Result<u64, ExecError> {
+        pool_bytes(
+            &self.ctx,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
+        )
+    }
+
+    /// The default pool's high-water mark of bytes in use since [`Self::reset_pool_high`].
+    ///
+    /// # Errors
+    /// The driver's error.
+    pub fn pool_used_high_bytes(&self) -> Result<u64, ExecError> {
+        pool_bytes(
+            &self.ctx,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
+        )
+    }
+
+    /// Resets the default pool's high-water mark to the bytes in use now.
+    ///
+    /// # Errors
+    /// The driver's error.
+    #[allow(unsafe_code)]
+    pub fn reset_pool_high(&self) -> Result<(), ExecError> {
+        let pool = default_pool(&self.ctx)?;
+        let mut zero: u64 = 0;
+        // SAFETY: USED_MEM_HIGH takes a pointer to a cuuint64_t (0 resets it), which outlives
+        // the call.
+        unsafe {
+            sys::cuMemPoolSetAttribute(
+                pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
+                std::ptr::from_mut(&mut zero).cast(),
+            )
+        }
+        .result()
+        .map_err(driver("pool high-water reset"))
+    }
 }
 
 /// ns from `from` to `to` (both recorded and complete), as the driver's ms float.

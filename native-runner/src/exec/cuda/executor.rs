@@ -25,9 +25,11 @@
 //!   allocated when its producer is issued, on the producer's stream (a wait's result when its
 //!   collective starts; graph inputs before the epoch), and freed on a release stream that
 //!   first waits for every reader's end event: the simulator's ledger rule, on the GPU's
-//!   timeline. The reported peak is that ledger evaluated at the measured event times
-//!   ([`Lifetimes::peak_bytes`]). Kernel operands live in per-stream scratch, not counted (as
-//!   on the CPU executor).
+//!   timeline. The reported peak is the pool's own high-water mark of bytes in use
+//!   (`CU_MEMPOOL_ATTR_USED_MEM_HIGH`, reset after the scratch is allocated), as the driver
+//!   accounts it — rounding and fragmentation included; to be compared on hardware with the
+//!   ledger at the measured event times. Kernel operands live in per-stream scratch, not
+//!   counted (as on the CPU executor).
 //!
 //! Graphs run at full size ([`FULL_SIZE`]); a plan whose tensors and scratch do not fit the
 //! device's free memory is refused with the sizes.
@@ -209,6 +211,10 @@ impl Executor for CudaExecutor {
                 dst: alloc(s.copy_bytes)?,
             });
         }
+        // The pool's own high-water mark measures the tensors: from here, scratch excluded.
+        device.ctx.synchronize().map_err(driver("synchronize"))?;
+        let scratch_bytes = device.pool_used_bytes()?;
+        device.reset_pool_high()?;
         for &t in &lifetimes.inputs {
             buffers.tensors[t] = Some(device.alloc(&lanes[0].stream, graph.tensors[t].bytes)?);
         }
@@ -279,12 +285,13 @@ impl Executor for CudaExecutor {
                 end_ns: elapsed_ns(&epoch, end)?,
             };
         }
+        let peak_bytes = device.pool_used_high_bytes()?.saturating_sub(scratch_bytes);
         drop(buffers);
         let makespan_ns = timings.iter().map(|t| t.end_ns).max().unwrap_or(0);
         Ok(Execution {
-            peak_bytes: lifetimes.peak_bytes(graph, &timings, makespan_ns),
             timings,
             makespan_ns,
+            peak_bytes,
         })
     }
 }
