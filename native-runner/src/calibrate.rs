@@ -280,6 +280,35 @@ fn gemm_with_competitors_ns(competitors: Competitors, repetitions: u32) -> (u64,
     })
 }
 
+/// The GEMM's slowdown per other worker running the same GEMM beside it (the profile's
+/// `parallel_compute_slowdown`) and the time of one such GEMM among them, ns.
+fn parallel_slowdown_ns(repetitions: u32) -> (f64, u64) {
+    let workers = crate::exec::cpu::workers();
+    let (alone_ns, all_ns) = gemm_with_competitors_ns(Competitors::AllGemm, repetitions);
+    let slowdown = if workers > 1 {
+        ((all_ns as f64 / alone_ns.max(1) as f64 - 1.0) / (workers - 1) as f64).max(0.0)
+    } else {
+        0.0
+    };
+    (slowdown, all_ns)
+}
+
+/// [`parallel_slowdown_ns`]'s slowdown.
+fn parallel_slowdown(repetitions: u32) -> f64 {
+    parallel_slowdown_ns(repetitions).0
+}
+
+/// How many of `plan`'s streams run compute ops.
+fn compute_streams(plan: &Plan) -> usize {
+    plan.programs()
+        .iter()
+        .filter(|p| {
+            p.iter()
+                .any(|&n| matches!(plan.graph.dag[n].kind, NodeKind::Compute(_)))
+        })
+        .count()
+}
+
 /// What runs beside the measured GEMM.
 #[derive(Clone, Copy)]
 enum Competitors {
@@ -462,15 +491,7 @@ pub fn calibrate_cpu(repetitions: u32, progress: &ProgressBar) -> (Calibration, 
     });
     progress.inc(1);
     let workers = crate::exec::cpu::workers();
-    let (alone_ns, all_ns) = gemm_with_competitors_ns(
-        Competitors::AllGemm,
-        repetitions.max(CONTENTION_REPETITIONS),
-    );
-    let parallel = if workers > 1 {
-        ((all_ns as f64 / alone_ns.max(1) as f64 - 1.0) / (workers - 1) as f64).max(0.0)
-    } else {
-        0.0
-    };
+    let (parallel, all_ns) = parallel_slowdown_ns(repetitions.max(CONTENTION_REPETITIONS));
     rows.push(Row {
         what: format!(
             "gemm {CONTENTION_SIDE}³ on all {workers} workers: +{:.1} % per other",
@@ -552,6 +573,10 @@ pub fn with_plan_points(base: &Calibration, plan: &Plan, repetitions: u32) -> Ca
         }
     }
     let mut cal = base.clone();
+    if compute_streams(plan) > 1 && cal.parallel_compute_slowdown.is_some() {
+        // Streams that compute side by side: their GEMMs' mutual slowdown, now.
+        cal.parallel_compute_slowdown = Some(parallel_slowdown(repetitions.max(7)));
+    }
     let gemm_ns: Vec<(f64, u64)> = gemms
         .iter()
         .map(|&flops| {
@@ -609,21 +634,97 @@ pub fn with_plan_points(base: &Calibration, plan: &Plan, repetitions: u32) -> Ca
                 (*bytes, ns)
             })
             .collect();
-        // The copy curve is AllReduce on 2 ranks, whose bus factor is 1.
-        let copy_curve: Vec<(f64, f64)> = base
-            .collectives
-            .iter()
-            .find(|c| c.kind == CollectiveKind::AllReduce && c.ranks == 2)
-            .map(|c| {
-                c.points
-                    .iter()
-                    .map(|p| (p.bytes, p.bus_bytes_per_s))
-                    .collect()
-            })
-            .unwrap_or_default();
-        cal.collectives = emulated_collectives(&merged(&copy_curve, &emulated));
+        cal.collectives = emulated_collectives(&merged(&copy_curve(base), &emulated));
     }
     cal
+}
+
+/// `base` with the ops `plan` runs on a GPU measured in place of the grid between them, as
+/// [`with_plan_points`] does on the CPU: every distinct GEMM (by FLOPs, at its own shape, in
+/// `dtype`, through cuBLAS), memory-bound op (the streaming kernel) and collective copy (the
+/// copy engines), each timed with CUDA events on `bench`'s stream.
+///
+/// # Errors
+/// Out of memory or a driver/cuBLAS failure.
+pub fn with_plan_points_cuda(
+    base: &Calibration,
+    plan: &Plan,
+    bench: &Bench,
+    dtype: Dtype,
+    repetitions: u32,
+) -> Result<Calibration, ExecError> {
+    use crate::exec::cuda::kernels::{collective_copy_bytes, gemm_shape, memory_bound_copy_bytes};
+    let g = &plan.graph;
+    let (mut gemm_ns, mut copy_ns, mut dma_ns) = (Vec::new(), Vec::new(), Vec::new());
+    for n in g.dag.node_indices() {
+        match &g.dag[n].kind {
+            NodeKind::Compute(w) if w.kind == ComputeKind::MemoryBound => {
+                let bytes = memory_bound_copy_bytes(w);
+                if bytes > 0 && !copy_ns.iter().any(|&(b, _)| b == w.bytes) {
+                    copy_ns.push((w.bytes, bench.stream_copy_ns(bytes, repetitions)?));
+                }
+            }
+            NodeKind::Compute(w) => {
+                if let Some(shape) = gemm_shape(g, n) {
+                    if !gemm_ns.iter().any(|&(f, _)| f == w.flops) {
+                        gemm_ns.push((w.flops, bench.gemm_ns(dtype, shape, repetitions)?));
+                    }
+                }
+            }
+            NodeKind::CollectiveStart { .. } => {
+                let bytes = collective_copy_bytes(g, n);
+                if bytes > 0 && !dma_ns.iter().any(|&(b, _)| b == bytes as f64) {
+                    dma_ns.push((bytes as f64, bench.d2d_ns(bytes, repetitions)?));
+                }
+            }
+            NodeKind::Wait { .. } => {}
+        }
+    }
+    let mut cal = base.clone();
+    let grid: Vec<(f64, f64)> = base
+        .gemm
+        .iter()
+        .filter(|p| p.dtype == dtype)
+        .map(|p| (p.flops, p.flops_per_s))
+        .collect();
+    cal.gemm.retain(|p| p.dtype != dtype);
+    cal.gemm.extend(
+        merged(&grid, &gemm_ns)
+            .into_iter()
+            .map(|(flops, flops_per_s)| GemmPoint {
+                dtype,
+                flops,
+                flops_per_s,
+            }),
+    );
+    let memory: Vec<(f64, f64)> = base
+        .memory
+        .iter()
+        .map(|p| (p.bytes, p.bytes_per_s))
+        .collect();
+    cal.memory = merged(&memory, &copy_ns)
+        .into_iter()
+        .map(|(bytes, bytes_per_s)| MemoryPoint { bytes, bytes_per_s })
+        .collect();
+    if !dma_ns.is_empty() {
+        cal.collectives = emulated_collectives(&merged(&copy_curve(base), &dma_ns));
+    }
+    Ok(cal)
+}
+
+/// The copy curve (bytes copied, bytes/s) behind a profile's emulated collectives: its
+/// AllReduce on 2 ranks, whose bus factor is 1.
+fn copy_curve(cal: &Calibration) -> Vec<(f64, f64)> {
+    cal.collectives
+        .iter()
+        .find(|c| c.kind == CollectiveKind::AllReduce && c.ranks == 2)
+        .map(|c| {
+            c.points
+                .iter()
+                .map(|p| (p.bytes, p.bus_bytes_per_s))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Records that an op of `size` follows `before`.

@@ -24,7 +24,7 @@ use bubblelab_core::Scenario;
 use clap::Args;
 use indicatif::ProgressBar;
 
-use crate::calibrate::{calibrate_cpu, calibrate_cuda, with_plan_points};
+use crate::calibrate::{calibrate_cpu, calibrate_cuda, with_plan_points, with_plan_points_cuda};
 use crate::error::Failure;
 use crate::exec::cpu::CpuExecutor;
 use crate::exec::cuda::executor::{CudaExecutor, FULL_SIZE};
@@ -579,7 +579,14 @@ pub fn validate(args: &ValidateArgs) -> Result<(), Failure> {
         };
         let fixed = match args.device {
             Device::Cpu => None,
-            Device::Cuda => Some(predict(&cost_for(&plan.graph))?),
+            Device::Cuda => {
+                let bench = crate::exec::cuda::bench::Bench::new(0)
+                    .map_err(|e| Failure::Other(format!("validate --device cuda: {e}")))?;
+                let dtype = graph_dtype(&plan.graph);
+                let measured = with_plan_points_cuda(&cal, &plan, &bench, dtype, 5)
+                    .map_err(|e| Failure::Other(format!("{}: {e}", plan.name)))?;
+                Some(predict(&cuda_cost(&measured, dtype))?)
+            }
         };
         let (mut runs, mut predictions) = (Vec::new(), Vec::new());
         for i in 0..args.warmup + args.repetitions {

@@ -244,3 +244,51 @@ fn bad_inputs_fail_with_one_line() {
     let f = fairness.to_str().expect("utf-8").to_string();
     assert_bad_input(&bubblelab(&["validate", &f]), "overlap");
 }
+
+/// The GPU machine's script rehearsed as it will meet that machine: the runner carried with the
+/// working tree, no cargo on the PATH, and here no CUDA driver. Every step runs or records its
+/// refusal, every CUDA step's refusal is one line, and the script ends inside its budget with
+/// its files in at most two (the device tool brings back eight).
+#[test]
+fn gpu_check_script_runs_the_carried_runner_without_cargo() {
+    let out = scratch("gpu-check-rehearsal");
+    let _ = std::fs::remove_dir_all(&out);
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let budget_s = 40;
+    let started = std::time::Instant::now();
+    let run = std::process::Command::new("bash")
+        .arg("scripts/gpu-check.sh")
+        .current_dir(&root)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("OUT", &out)
+        .env("BUBBLELAB_BIN", env!("CARGO_BIN_EXE_bubblelab"))
+        .env("GPU_CHECK_BUDGET_S", budget_s.to_string())
+        .output()
+        .expect("bash runs the script");
+    let elapsed_s = started.elapsed().as_secs();
+    let summary = std::fs::read_to_string(out.join("summary.txt")).expect("summary.txt");
+    assert!(run.status.success(), "{summary}");
+    assert!(elapsed_s <= budget_s + 15, "{elapsed_s} s:\n{summary}");
+    assert!(summary.contains("as carried"), "{summary}");
+    assert!(summary.contains("no build"), "{summary}");
+    assert!(summary.contains("done in"), "{summary}");
+    let files: Vec<_> = std::fs::read_dir(&out).expect("out").collect();
+    assert_eq!(files.len(), 2, "summary.txt and gpu-check.tar.gz");
+    if summary.contains("libcuda not found") {
+        for step in ["calibrate-cuda", "validate-cuda", "checkpoint-cuda"] {
+            let section = summary
+                .split(&format!("== {step} "))
+                .nth(1)
+                .expect("the step ran or was skipped for time");
+            let lines: Vec<&str> = section.lines().skip(1).take(2).collect();
+            assert!(
+                lines[0].starts_with("error: ") && lines[0].contains("no CUDA driver"),
+                "{step}: {section}"
+            );
+            assert!(
+                lines[1].starts_with("exit "),
+                "{step}: one line, then the exit: {section}"
+            );
+        }
+    }
+}
