@@ -121,19 +121,49 @@ fn dispatch_ns(ops: usize) -> u64 {
     }
 }
 
+/// What comes right before an op on its stream in a plan, which decides what its buffers find
+/// in the caches.
+#[derive(Clone, Debug, PartialEq)]
+enum Lead {
+    /// An op with work.
+    Op(NodeKind),
+    /// A wait for a collective (of `kind` on `ranks` ranks, `bytes` per rank), after `op` (the
+    /// last op with work on the stream before the wait).
+    Wait {
+        op: Option<NodeKind>,
+        kind: CollectiveKind,
+        ranks: u32,
+        bytes: u64,
+    },
+}
+
 /// One op as the CPU executor runs it inside a step: a chain of `repetitions` + 1 such ops on
-/// one stream, each after `before` when given (the op it follows in a plan, whose operands
-/// then hold the caches), run twice; the median duration of all but the first op of the
-/// second run, ns. The op runs on a pinned worker thread with the scratch and the allocations
-/// of a real run, after the op before it, as in a plan.
-fn op_in_executor_ns(work: &NodeKind, before: Option<&NodeKind>, repetitions: u32) -> u64 {
+/// one stream, each after `lead` when given (what precedes it in a plan: an op, or a wait for
+/// a collective run on another stream), run twice; the median duration of all but the first
+/// op of the second run, ns. The op runs on a pinned worker thread with the scratch and the
+/// allocations of a real run, as in a plan.
+fn op_in_executor_ns(work: &NodeKind, lead: Option<&Lead>, repetitions: u32) -> u64 {
     let mut g = Graph::new();
+    let group = match lead {
+        Some(Lead::Wait { ranks, .. }) => Some(g.add_group("group", *ranks, *ranks)),
+        _ => None,
+    };
     let mut x = g.add_input("x", 64, false);
     let mut measured = Vec::new();
     for i in 0..=repetitions.max(1) {
+        let before = match lead {
+            Some(Lead::Op(b)) => Some(b),
+            Some(Lead::Wait { op, .. }) => op.as_ref(),
+            None => None,
+        };
         if let Some(b) = before {
             let name = format!("before{i}");
             x = g.add_node(&name, b.clone(), &[x], &[(&name, 64)]).1[0];
+        }
+        if let (Some(Lead::Wait { kind, bytes, .. }), Some(group)) = (lead, group) {
+            x = g
+                .collective(&format!("collective{i}"), *kind, group, *bytes, x, 64)
+                .2;
         }
         let name = format!("op{i}");
         let (n, out) = g.add_node(&name, work.clone(), &[x], &[(&name, 64)]);
@@ -203,15 +233,14 @@ fn collective_emulation_ns(
     median(&mut v)
 }
 
-/// A GEMM of [`CONTENTION_SIDE`]³ on a thread pinned to the first core, alone and while threads
+/// A GEMM of `side`³ on a thread pinned to the first core, alone and while threads
 /// pinned to the other cores run `competitors` (one copying thread for `Competitors::OneCopy`,
 /// the same GEMM on every other core for `Competitors::AllGemm`), ns. The two are measured in
 /// `repetitions` interleaved pairs (the competitors sleep during the lone run), so that the
 /// machine's drift over the measurement affects both alike; returns the lone median and that
 /// median times the median ratio of the pairs.
-fn gemm_with_competitors_ns(competitors: Competitors, repetitions: u32) -> (u64, u64) {
+fn gemm_with_competitors_ns(competitors: Competitors, side: usize, repetitions: u32) -> (u64, u64) {
     use std::sync::atomic::{AtomicBool, Ordering};
-    let side = CONTENTION_SIDE;
     let gemm = || {
         let a = vec![0.5f32; side * side];
         let b = vec![0.25f32; side * side];
@@ -280,11 +309,11 @@ fn gemm_with_competitors_ns(competitors: Competitors, repetitions: u32) -> (u64,
     })
 }
 
-/// The GEMM's slowdown per other worker running the same GEMM beside it (the profile's
-/// `parallel_compute_slowdown`) and the time of one such GEMM among them, ns.
-fn parallel_slowdown_ns(repetitions: u32) -> (f64, u64) {
+/// The slowdown of a GEMM of `side`³ per other worker running the same GEMM beside it (the
+/// profile's `parallel_compute_slowdown`) and the time of one such GEMM among them, ns.
+fn parallel_slowdown_ns(side: usize, repetitions: u32) -> (f64, u64) {
     let workers = crate::exec::cpu::workers();
-    let (alone_ns, all_ns) = gemm_with_competitors_ns(Competitors::AllGemm, repetitions);
+    let (alone_ns, all_ns) = gemm_with_competitors_ns(Competitors::AllGemm, side, repetitions);
     let slowdown = if workers > 1 {
         ((all_ns as f64 / alone_ns.max(1) as f64 - 1.0) / (workers - 1) as f64).max(0.0)
     } else {
@@ -294,8 +323,8 @@ fn parallel_slowdown_ns(repetitions: u32) -> (f64, u64) {
 }
 
 /// [`parallel_slowdown_ns`]'s slowdown.
-fn parallel_slowdown(repetitions: u32) -> f64 {
-    parallel_slowdown_ns(repetitions).0
+fn parallel_slowdown(side: usize, repetitions: u32) -> f64 {
+    parallel_slowdown_ns(side, repetitions).0
 }
 
 /// How many of `plan`'s streams run compute ops.
@@ -474,6 +503,7 @@ pub fn calibrate_cpu(repetitions: u32, progress: &ProgressBar) -> (Calibration, 
     progress.inc(1);
     let (alone_ns, beside_ns) = gemm_with_competitors_ns(
         Competitors::OneCopy,
+        CONTENTION_SIDE,
         repetitions.max(CONTENTION_REPETITIONS),
     );
     let slowdown = (beside_ns as f64 / alone_ns.max(1) as f64 - 1.0).max(0.0);
@@ -491,7 +521,8 @@ pub fn calibrate_cpu(repetitions: u32, progress: &ProgressBar) -> (Calibration, 
     });
     progress.inc(1);
     let workers = crate::exec::cpu::workers();
-    let (parallel, all_ns) = parallel_slowdown_ns(repetitions.max(CONTENTION_REPETITIONS));
+    let (parallel, all_ns) =
+        parallel_slowdown_ns(CONTENTION_SIDE, repetitions.max(CONTENTION_REPETITIONS));
     rows.push(Row {
         what: format!(
             "gemm {CONTENTION_SIDE}³ on all {workers} workers: +{:.1} % per other",
@@ -519,33 +550,55 @@ pub fn calibrate_cpu(repetitions: u32, progress: &ProgressBar) -> (Calibration, 
     )
 }
 
-/// `base` with the ops `plan` runs measured in place of the grid between them: every distinct
-/// GEMM (by FLOPs), every distinct memory-bound op (by bytes, after the op it follows on its
-/// stream in the plan, whose operands then hold the caches) and every distinct collective copy,
-/// each as [`calibrate_cpu`] measures its grid. Microbenchmarks of the plan's op sizes, not runs
-/// of the plan: the prediction stays a prediction, without the grid's interpolation error or
-/// the machine's drift since the grid was measured.
-#[must_use]
-pub fn with_plan_points(base: &Calibration, plan: &Plan, repetitions: u32) -> Calibration {
+/// The op sizes of a plan: GEMMs by FLOPs; memory-bound ops by bytes and collectives by bytes
+/// copied, each with what precedes each of its occurrences (for a collective: the op that
+/// produced its message).
+struct PlanSizes {
+    gemms: Vec<f64>,
+    copies: Vec<(f64, Vec<Option<Lead>>)>,
+    collectives: Vec<(f64, Vec<Option<Lead>>)>,
+}
+
+/// The distinct op sizes `plan` runs, stream by stream in issue order.
+fn plan_sizes(plan: &Plan) -> PlanSizes {
     let g = &plan.graph;
     let mut gemms: Vec<f64> = Vec::new();
-    // Each size with the ops it follows (the last op with work on its stream; for a collective
-    // the op that produced its message).
-    let mut copies: Vec<(f64, Vec<Option<NodeKind>>)> = Vec::new();
-    let mut collectives: Vec<(f64, Vec<Option<NodeKind>>)> = Vec::new();
+    let mut copies: Vec<(f64, Vec<Option<Lead>>)> = Vec::new();
+    let mut collectives: Vec<(f64, Vec<Option<Lead>>)> = Vec::new();
     let works = |n: petgraph::stable_graph::NodeIndex| match &g.dag[n].kind {
         NodeKind::Compute(w) => w.flops > 0.0 || w.bytes > 0.0,
         NodeKind::CollectiveStart { bytes, .. } => *bytes > 0,
         NodeKind::Wait { .. } => false,
     };
     for program in plan.programs() {
-        let mut before: Option<&NodeKind> = None;
+        let mut last: Option<&NodeKind> = None;
+        let mut waited: Option<(CollectiveKind, u32, u64)> = None;
         for n in program {
             let kind = &g.dag[n].kind;
+            if let NodeKind::Wait { start } = kind {
+                if let Some(NodeKind::CollectiveStart { kind, group, bytes }) =
+                    g.dag.node_weight(*start).map(|s| &s.kind)
+                {
+                    waited = Some((*kind, g.groups[*group].ranks.max(1), *bytes));
+                }
+                continue;
+            }
+            if !works(n) {
+                continue;
+            }
+            let lead = match waited.take() {
+                Some((kind, ranks, bytes)) => Some(Lead::Wait {
+                    op: last.cloned(),
+                    kind,
+                    ranks,
+                    bytes,
+                }),
+                None => last.cloned().map(Lead::Op),
+            };
             match kind {
                 NodeKind::Compute(w) if w.kind == ComputeKind::MemoryBound => {
                     if w.bytes > 0.0 {
-                        follows(&mut copies, w.bytes, before);
+                        follows(&mut copies, w.bytes, lead);
                     }
                 }
                 NodeKind::Compute(w) => {
@@ -560,22 +613,48 @@ pub fn with_plan_points(base: &Calibration, plan: &Plan, repetitions: u32) -> Ca
                         .dag
                         .neighbors_directed(n, petgraph::Direction::Incoming)
                         .find(|&p| works(p))
-                        .map(|p| &g.dag[p].kind);
+                        .map(|p| Lead::Op(g.dag[p].kind.clone()));
                     if copy > 0.0 {
                         follows(&mut collectives, copy, producer);
                     }
                 }
                 NodeKind::Wait { .. } => {}
             }
-            if works(n) {
-                before = Some(kind);
-            }
+            last = Some(kind);
         }
     }
+    PlanSizes {
+        gemms,
+        copies,
+        collectives,
+    }
+}
+
+/// `base` with the ops `plan` runs measured in place of the grid between them: every distinct
+/// GEMM (by FLOPs), every distinct memory-bound op (by bytes, after the op it follows on its
+/// stream in the plan, whose operands then hold the caches) and every distinct collective copy,
+/// each as [`calibrate_cpu`] measures its grid. Microbenchmarks of the plan's op sizes, not runs
+/// of the plan: the prediction stays a prediction, without the grid's interpolation error or
+/// the machine's drift since the grid was measured.
+#[must_use]
+pub fn with_plan_points(base: &Calibration, plan: &Plan, repetitions: u32) -> Calibration {
+    let PlanSizes {
+        gemms,
+        copies,
+        collectives,
+    } = plan_sizes(plan);
     let mut cal = base.clone();
     if compute_streams(plan) > 1 && cal.parallel_compute_slowdown.is_some() {
-        // Streams that compute side by side: their GEMMs' mutual slowdown, now.
-        cal.parallel_compute_slowdown = Some(parallel_slowdown(repetitions.max(7)));
+        // Streams that compute side by side: their GEMMs' mutual slowdown, now, at the side
+        // of the plan's median GEMM.
+        let mut flops = gemms.clone();
+        flops.sort_by(f64::total_cmp);
+        let median_flops = flops
+            .get((flops.len().max(1) - 1) / 2)
+            .copied()
+            .unwrap_or(0.0);
+        let side = crate::exec::cpu::gemm_dims(median_flops).0.max(16);
+        cal.parallel_compute_slowdown = Some(parallel_slowdown(side, CONTENTION_REPETITIONS));
     }
     let gemm_ns: Vec<(f64, u64)> = gemms
         .iter()
@@ -612,7 +691,7 @@ pub fn with_plan_points(base: &Calibration, plan: &Plan, repetitions: u32) -> Ca
                 flops: 0.0,
                 bytes: *bytes,
             });
-            let ns = mean_over(befores, |b| op_in_executor_ns(&work, b, repetitions));
+            let ns = mean_over(befores, |lead| op_in_executor_ns(&work, lead, repetitions));
             (*bytes, ns)
         })
         .collect();
@@ -630,7 +709,13 @@ pub fn with_plan_points(base: &Calibration, plan: &Plan, repetitions: u32) -> Ca
             .iter()
             .map(|(bytes, producers)| {
                 let copy = *bytes as usize;
-                let ns = mean_over(producers, |p| collective_emulation_ns(copy, p, repetitions));
+                let ns = mean_over(producers, |lead| {
+                    let producer = match lead {
+                        Some(Lead::Op(p)) => Some(p),
+                        _ => None,
+                    };
+                    collective_emulation_ns(copy, producer, repetitions)
+                });
                 (*bytes, ns)
             })
             .collect();
@@ -727,8 +812,8 @@ fn copy_curve(cal: &Calibration) -> Vec<(f64, f64)> {
         .unwrap_or_default()
 }
 
-/// Records that an op of `size` follows `before`.
-fn follows(sizes: &mut Vec<(f64, Vec<Option<NodeKind>>)>, size: f64, before: Option<&NodeKind>) {
+/// Records that an op of `size` follows `lead`.
+fn follows(sizes: &mut Vec<(f64, Vec<Option<Lead>>)>, size: f64, lead: Option<Lead>) {
     let i = sizes
         .iter()
         .position(|(s, _)| *s == size)
@@ -736,18 +821,15 @@ fn follows(sizes: &mut Vec<(f64, Vec<Option<NodeKind>>)>, size: f64, before: Opt
             sizes.push((size, Vec::new()));
             sizes.len() - 1
         });
-    sizes[i].1.push(before.cloned());
+    sizes[i].1.push(lead);
 }
 
-/// The mean of `measure` over the ops in `befores` (each distinct op measured once, weighted by
-/// how often it occurs): an op's expected time in the plan's mix of situations (after a GEMM
-/// its operands are out of the caches, after a small op they are in).
-fn mean_over(
-    befores: &[Option<NodeKind>],
-    mut measure: impl FnMut(Option<&NodeKind>) -> u64,
-) -> u64 {
-    let mut distinct: Vec<(&Option<NodeKind>, u64)> = Vec::new();
-    for b in befores {
+/// The mean of `measure` over `leads` (each distinct one measured once, weighted by how often it
+/// occurs): an op's expected time in the plan's mix of situations (right after a GEMM its
+/// buffers are out of the caches, after a small op they are in).
+fn mean_over(leads: &[Option<Lead>], mut measure: impl FnMut(Option<&Lead>) -> u64) -> u64 {
+    let mut distinct: Vec<(&Option<Lead>, u64)> = Vec::new();
+    for b in leads {
         match distinct.iter_mut().find(|(k, _)| *k == b) {
             Some((_, count)) => *count += 1,
             None => distinct.push((b, 1)),
@@ -1074,7 +1156,8 @@ mod tests {
             bytes: 0.0,
         });
         // Twice after a GEMM (cold: 30), once after nothing (warm: 6): (2·30 + 6) / 3 = 22.
-        let ns = mean_over(&[Some(gemm.clone()), None, Some(gemm)], |b| {
+        let after_gemm = Some(Lead::Op(gemm));
+        let ns = mean_over(&[after_gemm.clone(), None, after_gemm], |b| {
             if b.is_some() {
                 30
             } else {
