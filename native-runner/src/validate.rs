@@ -5,9 +5,13 @@
 //! share of the step on the modelled GPU); on a GPU (`--device cuda`) it runs at full size
 //! (the pipeline case's GEMM side still follows `--target-ms`). The prediction is the
 //! simulator's (`graph::sim::simulate`) on the scaled graph with the device's calibrated cost
-//! model (on CUDA in the graph's GEMM dtype), or the engine's for plans with
-//! several compute streams (the pipeline); the measurement is the median of `--repetitions`
-//! runs after `--warmup` runs. Errors are (measured − predicted) / measured.
+//! model (on CUDA in the graph's GEMM dtype), or the engine's for plans with several compute
+//! streams (the pipeline), with the plan's own op sizes measured in place of the grid between
+//! them ([`with_plan_points`]; on the CPU before every run, each run beside its own
+//! prediction). The measurement is the median of `--repetitions` runs after `--warmup` runs,
+//! its spread printed beside it; memory is the executor's allocator's high-water mark against
+//! the predicted timeline placed by the same policy. Errors are (measured − predicted) /
+//! measured.
 
 use std::path::PathBuf;
 
