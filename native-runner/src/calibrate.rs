@@ -26,6 +26,10 @@
 //! Each point is the median of its repetitions. The format requires time to grow with size, so
 //! a point whose median time is below the previous (smaller) point's is raised to it; the table
 //! marks such points.
+//!
+//! `validate` adds the points of the plan it is about to run ([`with_plan_points`],
+//! [`with_plan_points_cuda`]): the plan's own GEMMs, memory-bound sizes and collective copies,
+//! each in the situation it occurs in.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -188,11 +192,11 @@ fn op_in_executor_ns(work: &NodeKind, lead: Option<&Lead>, repetitions: u32) -> 
 }
 
 /// One collective as the CPU executor runs it, end to end: `producer` (default a GEMM of about
-/// 0.1 ms) on the compute stream produces the message, the collective's copy of `copy_bytes` runs on the group's stream
-/// (whose thread waits for it), and the compute stream's wait passes when the copy has ended.
-/// Returns the time from the GEMM's end to the wait's end, ns (median of `repetitions` runs):
-/// the copy plus both hand-offs between the stream threads, which every collective of a plan
-/// pays.
+/// 0.1 ms) on the compute stream produces the message, the collective's copy of `copy_bytes`
+/// runs on the group's stream (whose thread waits for it), and the compute stream's wait passes
+/// when the copy has ended. Returns the time from the producer's end to the wait's end, ns
+/// (median of `repetitions` runs): the copy plus both hand-offs between the stream threads,
+/// which every collective of a plan pays.
 fn collective_emulation_ns(
     copy_bytes: usize,
     producer: Option<&NodeKind>,

@@ -40,6 +40,9 @@ const SPIN_NS: u128 = 50_000_000;
 pub const MAX_GEMM_SIDE: usize = 4096;
 /// Largest single buffer the executor allocates, bytes (a guard against unscaled graphs).
 pub const MAX_BUFFER_BYTES: u64 = 1 << 30;
+/// Largest arena, bytes: room for every tensor of a plan at once (a guard against unscaled
+/// graphs; `validate` scales its graphs' tensors to 64 MiB together).
+pub const MAX_ARENA_BYTES: u64 = 4 << 30;
 
 /// Runs plans on a pool of CPU worker threads. Keeps each worker's scratch buffers (GEMM
 /// operands, copy source and destination) between runs; they are sized and touched before a
@@ -500,6 +503,12 @@ impl Executor for CpuExecutor {
             )));
         }
         let room = Lifetimes::room_bytes(graph);
+        if room > MAX_ARENA_BYTES {
+            return Err(ExecError(format!(
+                "plan {}: its tensors take {room} bytes together, more than the CPU executor's {MAX_ARENA_BYTES}-byte arena; scale the graph down",
+                plan.name
+            )));
+        }
         self.arena
             .reset(usize::try_from(room).unwrap_or(usize::MAX).max(1));
         let programs = plan.programs();
@@ -669,6 +678,23 @@ mod tests {
             2048,
             "the prediction's placement of the same timeline"
         );
+    }
+
+    #[test]
+    fn a_plan_whose_tensors_exceed_the_arena_is_refused_before_it_runs() {
+        let mut g = Graph::new();
+        let mut x = g.add_input("x", 64, false);
+        for i in 0..5 {
+            let name = format!("t{i}");
+            x = g
+                .add_node(&name, copy_op(128.0), &[x], &[(&name, 1 << 30)])
+                .1[0];
+        }
+        let plan = Plan::simulator_streams("huge", g);
+        let err = CpuExecutor::with_workers(1)
+            .run(&plan)
+            .expect_err("refused");
+        assert!(err.0.contains("more than the CPU executor's"), "{err}");
     }
 
     #[test]
