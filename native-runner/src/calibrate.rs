@@ -671,22 +671,6 @@ pub fn with_plan_points(base: &Calibration, plan: &Plan, repetitions: u32) -> Ca
             (flops, op_in_executor_ns(&work, None, repetitions))
         })
         .collect();
-    let fp32: Vec<(f64, f64)> = base
-        .gemm
-        .iter()
-        .filter(|p| p.dtype == Dtype::Fp32)
-        .map(|p| (p.flops, p.flops_per_s))
-        .collect();
-    cal.gemm.retain(|p| p.dtype != Dtype::Fp32);
-    cal.gemm.extend(
-        merged(&fp32, &gemm_ns)
-            .into_iter()
-            .map(|(flops, flops_per_s)| GemmPoint {
-                dtype: Dtype::Fp32,
-                flops,
-                flops_per_s,
-            }),
-    );
     let copy_ns: Vec<(f64, u64)> = copies
         .iter()
         .map(|(bytes, befores)| {
@@ -699,33 +683,21 @@ pub fn with_plan_points(base: &Calibration, plan: &Plan, repetitions: u32) -> Ca
             (*bytes, ns)
         })
         .collect();
-    let memory: Vec<(f64, f64)> = base
-        .memory
+    let collective_ns: Vec<(f64, u64)> = collectives
         .iter()
-        .map(|p| (p.bytes, p.bytes_per_s))
+        .map(|(bytes, producers)| {
+            let copy = *bytes as usize;
+            let ns = mean_over(producers, |lead| {
+                let producer = match lead {
+                    Some(Lead::Op(p)) => Some(p),
+                    _ => None,
+                };
+                collective_emulation_ns(copy, producer, repetitions)
+            });
+            (*bytes, ns)
+        })
         .collect();
-    cal.memory = merged(&memory, &copy_ns)
-        .into_iter()
-        .map(|(bytes, bytes_per_s)| MemoryPoint { bytes, bytes_per_s })
-        .collect();
-    if !collectives.is_empty() {
-        let emulated: Vec<(f64, u64)> = collectives
-            .iter()
-            .map(|(bytes, producers)| {
-                let copy = *bytes as usize;
-                let ns = mean_over(producers, |lead| {
-                    let producer = match lead {
-                        Some(Lead::Op(p)) => Some(p),
-                        _ => None,
-                    };
-                    collective_emulation_ns(copy, producer, repetitions)
-                });
-                (*bytes, ns)
-            })
-            .collect();
-        cal.collectives = emulated_collectives(&merged(&copy_curve(base), &emulated));
-    }
-    cal
+    with_points(&cal, Dtype::Fp32, &gemm_ns, &copy_ns, &collective_ns)
 }
 
 /// `base` with the ops `plan` runs on a GPU measured in place of the grid between them, as
@@ -769,6 +741,19 @@ pub fn with_plan_points_cuda(
             NodeKind::Wait { .. } => {}
         }
     }
+    Ok(with_points(base, dtype, &gemm_ns, &copy_ns, &dma_ns))
+}
+
+/// `base` with measured points ((size, ns)) in place of its curves' points within their range:
+/// GEMMs of `dtype` by FLOPs, memory-bound ops by bytes moved, and the copy curve behind the
+/// emulated collectives by bytes copied (left as it is when no collective was measured).
+fn with_points(
+    base: &Calibration,
+    dtype: Dtype,
+    gemm_ns: &[(f64, u64)],
+    copy_ns: &[(f64, u64)],
+    collective_ns: &[(f64, u64)],
+) -> Calibration {
     let mut cal = base.clone();
     let grid: Vec<(f64, f64)> = base
         .gemm
@@ -778,7 +763,7 @@ pub fn with_plan_points_cuda(
         .collect();
     cal.gemm.retain(|p| p.dtype != dtype);
     cal.gemm.extend(
-        merged(&grid, &gemm_ns)
+        merged(&grid, gemm_ns)
             .into_iter()
             .map(|(flops, flops_per_s)| GemmPoint {
                 dtype,
@@ -791,14 +776,14 @@ pub fn with_plan_points_cuda(
         .iter()
         .map(|p| (p.bytes, p.bytes_per_s))
         .collect();
-    cal.memory = merged(&memory, &copy_ns)
+    cal.memory = merged(&memory, copy_ns)
         .into_iter()
         .map(|(bytes, bytes_per_s)| MemoryPoint { bytes, bytes_per_s })
         .collect();
-    if !dma_ns.is_empty() {
-        cal.collectives = emulated_collectives(&merged(&copy_curve(base), &dma_ns));
+    if !collective_ns.is_empty() {
+        cal.collectives = emulated_collectives(&merged(&copy_curve(base), collective_ns));
     }
-    Ok(cal)
+    cal
 }
 
 /// The copy curve (bytes copied, bytes/s) behind a profile's emulated collectives: its

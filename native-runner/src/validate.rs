@@ -593,6 +593,8 @@ pub fn validate(args: &ValidateArgs) -> Result<(), Failure> {
             }
         };
         let (mut runs, mut predictions) = (Vec::new(), Vec::new());
+        // Warm-up runs are paired too (their predictions dropped), so that every measured run
+        // comes after the same sequence: microbenchmarks, then the plan.
         for i in 0..args.warmup + args.repetitions {
             let paired = match args.device {
                 Device::Cpu => Some(predict(&cpu_cost(&with_plan_points(&cal, &plan, 3)))?),

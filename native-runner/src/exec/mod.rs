@@ -238,13 +238,12 @@ impl Lifetimes {
             .collect();
         let room = usize::try_from(Self::room_bytes(graph)).unwrap_or(usize::MAX);
         let mut fit = arena::BestFit::new(room);
-        let mut blocks: Vec<Option<arena::Block>> = vec![None; graph.tensors.len()];
         let mut pending = std::collections::BinaryHeap::new();
-        let mut place = |t: TensorId,
-                         fit: &mut arena::BestFit,
-                         pending: &mut std::collections::BinaryHeap<_>| {
-            blocks[t] = fit.alloc(graph.tensors[t].bytes);
-            if let (Some(b), Some(key)) = (blocks[t], returned[t]) {
+        // Places tensor `t`; its block waits in `pending` for its return.
+        let place = |t: TensorId,
+                     fit: &mut arena::BestFit,
+                     pending: &mut std::collections::BinaryHeap<_>| {
+            if let (Some(b), Some(key)) = (fit.alloc(graph.tensors[t].bytes), returned[t]) {
                 pending.push(std::cmp::Reverse((key, b.offset, b.len)));
             }
         };
