@@ -1,9 +1,12 @@
-//! The CPU executor's tensor allocator: best-fit over one buffer, in the manner of a GPU caching
-//! allocator's block pool (PyTorch's `CUDACachingAllocator` rounds every request to 512-byte
-//! blocks, splits the smallest free block that fits and merges a freed block with its free
-//! neighbours). Tensors live in the buffer while they live, so what the run needed is the
-//! arena's **high-water mark**: the end of the highest block it ever handed out, rounding and
-//! fragmentation included — a measurement of this run, not the ledger's sum.
+//! The CPU executor's tensor allocator: best-fit over one buffer, after a GPU caching
+//! allocator's block pool (PyTorch `c10/cuda/CUDACachingAllocator.cpp`: `kMinBlockSize = 512`,
+//! every request rounded up to it; `get_free_block` takes the smallest free block that fits,
+//! lowest address on ties; a larger block is split and a freed block merges with its free
+//! neighbours). Ours differs: one pool over one buffer, where PyTorch keeps small (≤ 1 MiB) and
+//! large pools carved from 2 MiB and 20 MiB or larger segments per stream. Tensors live in the
+//! buffer while they live, so what the run needed is the arena's **high-water mark**: the end
+//! of the highest block it ever handed out, rounding and fragmentation included — a
+//! measurement of this run, not the ledger's sum.
 //!
 //! Every block's first word holds its tensor's tag while the tensor lives; a reader that finds
 //! another tag has caught two live tensors sharing bytes (an allocator bug), and the run fails.
