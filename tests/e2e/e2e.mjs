@@ -1162,11 +1162,24 @@ try {
     assert(missing.length === 0, `requests failed under the sub-path: ${missing.join(', ')}`);
   });
 
+  await check('served without its worker script, a lab says the worker could not start and keeps its form (the page itself runs no lab)', async () => {
+    const { page: bare } = await newWatchedPage(context, 'no worker');
+    await bare.route('**/bubblelab-worker*', (route) => route.abort());
+    await bare.goto(`${BASE_URL}/#/migration`);
+    await bare.locator('#lab-migration').waitFor({ state: 'visible' });
+    const banner = bare.locator('.worker-error');
+    await banner.waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+    const text = await banner.textContent();
+    assert(/could not start/.test(text) && /bubblelab-worker_loader\.js/.test(text), `expected the worker's refusal, got ${text}`);
+    assert(await bare.locator('#lab-migration input').count() > 0, 'the form stays');
+  });
+
   await check('no uncaught errors on any page (and no console errors outside tampered links and invalid input)', async () => {
     const problems = [];
     for (const log of logs) {
       for (const e of log.pageErrors) problems.push(`[${log.label}] uncaught: ${e}`);
-      const counted = log.label.startsWith('tampered')
+      // A tampered link and a page denied its worker log errors by design.
+      const counted = log.label.startsWith('tampered') || log.label === 'no worker'
         ? []
         : log.label === 'main'
           ? log.consoleErrors.slice(0, mainConsoleErrorsBeforeInvalidInput)

@@ -99,6 +99,12 @@ fn test(root: &Path) -> Result<()> {
                 "clippy --locked --target wasm32-unknown-unknown -p bubblelab-core -p bubblelab-web \
                  --lib --bins --tests -- -D warnings",
                 &[],
+            )?;
+            // The page's inline runs, which only the wasm tests turn on.
+            cargo(
+                "clippy --locked --target wasm32-unknown-unknown -p bubblelab-web --lib \
+                 --features inline-runs -- -D warnings",
+                &[],
             )
         })?;
         steps.run(
@@ -120,7 +126,8 @@ fn test(root: &Path) -> Result<()> {
         })?;
         steps.run("wasm tests of bubblelab-web (headless Chromium)", || {
             cargo(
-                "test --locked --target wasm32-unknown-unknown -p bubblelab-web",
+                // No worker script is served there: the pages run labs inline.
+                "test --locked --target wasm32-unknown-unknown -p bubblelab-web --features inline-runs",
                 &browser_env,
             )
         })?;

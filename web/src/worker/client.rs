@@ -164,8 +164,10 @@ struct Inner {
     current: Option<Pending>,
     next_id: u32,
     next_key: u32,
-    /// The worker's script could not be loaded (a page served without it, as in the wasm
-    /// tests): requests run on the page instead, with a console error saying so.
+    /// The worker's script could not be loaded (the wasm tests serve no worker): requests
+    /// run on the page instead, with a console error saying so. Only with the `inline-runs`
+    /// feature, so that the page's module carries no lab code.
+    #[cfg(feature = "inline-runs")]
     inline: bool,
 }
 
@@ -176,6 +178,7 @@ impl Inner {
             current: None,
             next_id: 0,
             next_key: 0,
+            #[cfg(feature = "inline-runs")]
             inline: false,
         }
     }
@@ -317,6 +320,7 @@ impl WorkerHandle {
                 done,
             };
             inner.current = Some(pending);
+            #[cfg(feature = "inline-runs")]
             if inner.inline {
                 drop(inner);
                 run_inline(Rc::downgrade(&self.inner), self.view.dispatcher(), id);
@@ -401,26 +405,13 @@ impl WorkerHandle {
                     .unwrap_or_default();
                 let started = rc.borrow_mut().slot(key).is_some_and(|s| s.ready);
                 if !started {
-                    // The worker never started (its script is missing or is not a script):
-                    // run on the page from now on.
-                    gloo::console::error!(format!(
-                        "bubblelab: the simulation worker ({WORKER_URL}) could not start \
-                         ({}); simulations run on the page's main thread",
-                        if message.is_empty() {
-                            "not loaded"
-                        } else {
-                            message.as_str()
-                        }
-                    ));
-                    let id = {
-                        let mut inner = rc.borrow_mut();
-                        inner.kill_all();
-                        inner.inline = true;
-                        inner.current.as_ref().map(|p| p.id)
+                    // The worker never started (its script is missing or is not a script).
+                    let reason = if message.is_empty() {
+                        "not loaded"
+                    } else {
+                        message.as_str()
                     };
-                    if let Some(id) = id {
-                        run_inline(cell.clone(), view.clone(), id);
-                    }
+                    never_started(&cell, &view, &rc, reason);
                     return;
                 }
                 let message = if message.is_empty() {
@@ -490,7 +481,46 @@ fn outcome_of(pending: Pending) -> Outcome {
     }
 }
 
+/// A worker whose script never started: the request fails saying so (the labs run only in the
+/// worker), or, with the `inline-runs` feature of the wasm tests, runs on the page from now on.
+fn never_started(
+    cell: &std::rc::Weak<RefCell<Inner>>,
+    view: &UseReducerDispatcher<RunView>,
+    rc: &RefCell<Inner>,
+    reason: &str,
+) {
+    rc.borrow_mut().kill_all();
+    #[cfg(feature = "inline-runs")]
+    {
+        gloo::console::error!(format!(
+            "bubblelab: the simulation worker ({WORKER_URL}) could not start ({reason}); \
+             simulations run on the page's main thread"
+        ));
+        let id = {
+            let mut inner = rc.borrow_mut();
+            inner.inline = true;
+            inner.current.as_ref().map(|p| p.id)
+        };
+        if let Some(id) = id {
+            run_inline(cell.clone(), view.clone(), id);
+        }
+    }
+    #[cfg(not(feature = "inline-runs"))]
+    {
+        let _ = cell;
+        fail(
+            rc,
+            view,
+            format!(
+                "it could not start ({reason}); the labs run only in the worker, \
+                 {WORKER_URL}, served beside the page"
+            ),
+        );
+    }
+}
+
 /// Runs request `id` on the page (no worker), soon, unless it was superseded meanwhile.
+#[cfg(feature = "inline-runs")]
 fn run_inline(cell: std::rc::Weak<RefCell<Inner>>, view: UseReducerDispatcher<RunView>, id: u32) {
     gloo::timers::callback::Timeout::new(0, move || {
         let Some(cell) = cell.upgrade() else { return };
