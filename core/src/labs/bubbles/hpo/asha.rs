@@ -24,15 +24,15 @@
 //! a seeded `Pcg64Mcg` (`hpo.seed`): ranks do not cross between fidelities. Results are "higher
 //! is better" (`mode="max"`).
 
-use alloc::collections::BinaryHeap;
 use alloc::vec::Vec;
-use core::cmp::Reverse;
 
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use super::{HpoResult, RungRow, Workers};
+use crate::engine::{EventQueue, Prioritized};
 use crate::labs::bubbles::params::{BubblesParams, BundleRule, TunerKind};
+use crate::units::Nanos;
 
 /// The judged milestones: grace · η^k for every k with grace · η^k < `max_t` (a milestone at
 /// `max_t` itself stops every trial that reaches it, so it judges nothing).
@@ -108,6 +108,41 @@ struct Bundle {
     since_ns: u64,
 }
 
+/// A bundle reaching its target on worker `.0`: the simulator's one kind of event.
+struct Arrival(usize);
+
+impl Prioritized for Arrival {
+    fn priority(&self) -> u8 {
+        0
+    }
+}
+
+/// The arrivals of one instant, handed out by worker index (Hydro's free workers take trials in
+/// index order), whatever order they were scheduled in.
+#[derive(Default)]
+struct Due {
+    time_ns: u64,
+    /// Workers arriving at `time_ns`, highest index first.
+    workers: Vec<usize>,
+}
+
+impl Due {
+    /// The next arrival: the earliest instant, and at it the lowest worker, an arrival scheduled
+    /// for the current instant while it is handled included.
+    fn next(&mut self, events: &mut EventQueue<Arrival>) -> Option<(u64, usize)> {
+        if self.workers.is_empty() {
+            self.time_ns = events.peek_time()?.0;
+        }
+        while events.peek_time() == Some(Nanos(self.time_ns)) {
+            if let Some((_, Arrival(w))) = events.pop() {
+                self.workers.push(w);
+            }
+        }
+        self.workers.sort_unstable_by(|a, b| b.cmp(a));
+        self.workers.pop().map(|w| (self.time_ns, w))
+    }
+}
+
 /// Simulates ASHA with bundles of at most `b` trials on `workers`.
 #[must_use]
 pub fn simulate(params: &BubblesParams, workers: &Workers, b: u32, quality: &[f64]) -> AshaRun {
@@ -127,17 +162,16 @@ pub fn simulate(params: &BubblesParams, workers: &Workers, b: u32, quality: &[f6
         arrivals: (0..targets.len()).map(|_| Vec::new()).collect(),
     };
     let mut bundles: Vec<Option<Bundle>> = (0..workers.len()).map(|_| None).collect();
-    // (time the bundle reaches its target, worker).
-    let mut events: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+    let mut events = EventQueue::new();
     let start = |w: usize,
                  t: u64,
                  trials: Vec<u32>,
                  steps: u64,
                  target: usize,
                  bundles: &mut Vec<Option<Bundle>>,
-                 events: &mut BinaryHeap<Reverse<(u64, usize)>>| {
+                 events: &mut EventQueue<Arrival>| {
         let dur = workers.segment_ns(w, trials.len() as u32, targets[target] - steps);
-        events.push(Reverse((t.saturating_add(dur), w)));
+        events.schedule(Nanos(t.saturating_add(dur)), Arrival(w));
         bundles[w] = Some(Bundle {
             trials,
             steps,
@@ -157,7 +191,8 @@ pub fn simulate(params: &BubblesParams, workers: &Workers, b: u32, quality: &[f6
             start(w, 0, trials, 0, 0, &mut bundles, &mut events);
         }
     }
-    while let Some(Reverse((t, w))) = events.pop() {
+    let mut due = Due::default();
+    while let Some((t, w)) = due.next(&mut events) {
         let Some(bundle) = bundles[w].take() else {
             continue;
         };
@@ -320,5 +355,25 @@ pub fn run(params: &BubblesParams, bubble_rate: &[Vec<f64>]) -> HpoResult {
         winner_steps,
         winner_alone_ns: alone.segment_ns(0, 1, winner_steps),
         bubble_gpus: (with.len() - 1) as u32,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrivals_of_one_instant_come_in_worker_order_whatever_their_scheduling_order() {
+        let mut events = EventQueue::new();
+        for (t, w) in [(5, 3), (5, 1), (2, 7), (5, 2), (9, 0)] {
+            events.schedule(Nanos(t), Arrival(w));
+        }
+        let mut due = Due::default();
+        assert_eq!(due.next(&mut events), Some((2, 7)));
+        assert_eq!(due.next(&mut events), Some((5, 1)));
+        // Scheduled for the current instant while worker 1 is handled: before workers 2 and 3.
+        events.schedule(Nanos(5), Arrival(0));
+        let rest: Vec<_> = core::iter::from_fn(|| due.next(&mut events)).collect();
+        assert_eq!(rest, [(5, 0), (5, 2), (5, 3), (9, 0)]);
     }
 }
