@@ -448,7 +448,9 @@ impl PlanEval {
 /// Critical path of one replica's 1F1B orders with per-op durations: every op starts when its
 /// device is free and its input arrived (forward from the previous stage, backward from the next,
 /// each after a P2P). Evaluated in passes over the devices (a list-scheduling of the fixed
-/// orders, the same timing the engine gives without resource contention).
+/// orders, the same timing the engine gives without resource contention: the test
+/// `the_critical_path_is_the_engines_timing` runs both; the engine itself, per iteration, would
+/// make the lab three times slower).
 fn critical_path(
     orders: &[Vec<crate::labs::pipeline::Op>],
     fwd: &[Vec<u64>],
@@ -577,4 +579,73 @@ fn splitmix64(x: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{simulate, Dep, Discipline, Resource, Task, TaskGraph};
+    use crate::labs::pipeline::Op;
+    use proptest::prelude::*;
+
+    /// The same iteration as an engine task graph: each stage a resource in its program order, a
+    /// forward after the previous stage's forward plus that link's P2P, a backward after the next
+    /// stage's backward plus the P2P (the last stage's after its own forward).
+    fn on_the_engine(orders: &[Vec<Op>], fwd: &[Vec<u64>], bwd: &[Vec<u64>], p2p: &[u64]) -> u64 {
+        let (p, m) = (orders.len(), fwd[0].len());
+        let id = |d: usize, j: usize, forward: bool| d * 2 * m + j + if forward { 0 } else { m };
+        let mut tasks = Vec::new();
+        for d in 0..p {
+            for forward in [true, false] {
+                for j in 0..m {
+                    let deps = match (forward, d) {
+                        (true, 0) => Vec::new(),
+                        (true, _) => vec![Dep { task: id(d - 1, j, true), delay_ns: p2p[d - 1] }],
+                        (false, _) if d + 1 == p => vec![Dep { task: id(d, j, true), delay_ns: 0 }],
+                        (false, _) => vec![Dep { task: id(d + 1, j, false), delay_ns: p2p[d] }],
+                    };
+                    let duration_ns = if forward { fwd[d][j] } else { bwd[d][j] };
+                    tasks.push(Task { resource: d, duration_ns, deps });
+                }
+            }
+        }
+        let resources = orders
+            .iter()
+            .enumerate()
+            .map(|(d, order)| Resource {
+                name: alloc::format!("stage {d}"),
+                discipline: Discipline::InOrder(
+                    order
+                        .iter()
+                        .map(|op| id(d, op.mb as usize, op.kind == OpKind::Forward))
+                        .collect(),
+                ),
+            })
+            .collect();
+        simulate(&TaskGraph { resources, tasks }).unwrap().makespan.0
+    }
+
+    proptest! {
+        #[test]
+        fn the_critical_path_is_the_engines_timing(
+            p in 1u32..6,
+            m in 1u32..10,
+            seed in any::<u64>(),
+        ) {
+            let orders = one_f_one_b_orders(p, m);
+            let mut x = seed;
+            let mut draw = |most: u64| {
+                x = splitmix64(x);
+                x % most
+            };
+            let (p, m) = (p as usize, m as usize);
+            let fwd: Vec<Vec<u64>> = (0..p).map(|_| (0..m).map(|_| 1 + draw(1_000)).collect()).collect();
+            let bwd: Vec<Vec<u64>> = (0..p).map(|_| (0..m).map(|_| 1 + draw(2_000)).collect()).collect();
+            let p2p: Vec<u64> = (0..p).map(|_| draw(300)).collect();
+            prop_assert_eq!(
+                critical_path(&orders, &fwd, &bwd, &p2p).unwrap(),
+                on_the_engine(&orders, &fwd, &bwd, &p2p)
+            );
+        }
+    }
 }
