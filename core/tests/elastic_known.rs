@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 use bubblelab_core::labs::elastic::apps::{app, GradStats, APPS_NAMES};
-use bubblelab_core::labs::elastic::sim::{placement_of, simulate, Job, Round, Scheduler};
+use bubblelab_core::labs::elastic::sim::{placement_of, simulate, Job, Round, Scheduler, NS_PER_S};
 use bubblelab_core::labs::elastic::workload::parse_workload;
 use bubblelab_core::labs::elastic::{
     jobs_for, ElasticJob, ElasticParams, ElasticPolicy, PolluxSpec,
@@ -63,8 +63,17 @@ fn a_lone_job_pays_the_first_tick_and_one_restart() {
             round.active.iter().map(|_| vec![0]).collect()
         }
     }
-    let run = simulate(vec![job], 1, 4, 60, 30, &[], &mut One, &mut |_, _| {});
-    let done = run.jobs[0].completion_s.unwrap();
+    let run = simulate(
+        vec![job],
+        1,
+        4,
+        60 * NS_PER_S,
+        30 * NS_PER_S,
+        &[],
+        &mut One,
+        &mut |_, _| {},
+    );
+    let done = run.jobs[0].completion_ns.unwrap() / NS_PER_S;
     let b = f64::from(a.init_batch_size);
     let step_s = a.perf.iteration_time_s(1, 1, b, 0);
     let isolated = a.completion_progress() * step_s;
@@ -159,19 +168,19 @@ fn no_policy_exceeds_a_node_or_a_jobs_limit_and_every_job_finishes() {
             jobs,
             params.nodes,
             4,
-            60,
-            30,
+            60 * NS_PER_S,
+            30 * NS_PER_S,
             &[],
             &mut checked,
             &mut |_, _| {},
         );
         assert!(checked.rounds > 0);
         assert!(
-            run.jobs.iter().all(|j| j.completion_s.is_some()),
+            run.jobs.iter().all(|j| j.completion_ns.is_some()),
             "{policy:?} left jobs unfinished"
         );
         for j in &run.jobs {
-            assert!(j.completion_s.unwrap() > j.submit_s);
+            assert!(j.completion_ns.unwrap() > j.submit_ns);
         }
     }
 }
@@ -182,8 +191,17 @@ fn pollux_runs_are_reproducible_by_seed() {
     let jct = |p: &ElasticParams| -> Vec<u64> {
         let jobs = jobs_for(p, ElasticPolicy::Pollux).unwrap();
         let mut s = ElasticPolicy::Pollux.build(&p.pollux);
-        let run = simulate(jobs, p.nodes, 4, 60, 30, &[], s.as_mut(), &mut |_, _| {});
-        run.jobs.iter().map(|j| j.completion_s.unwrap()).collect()
+        let run = simulate(
+            jobs,
+            p.nodes,
+            4,
+            60 * NS_PER_S,
+            30 * NS_PER_S,
+            &[],
+            s.as_mut(),
+            &mut |_, _| {},
+        );
+        run.jobs.iter().map(|j| j.completion_ns.unwrap()).collect()
     };
     assert_eq!(jct(&params), jct(&params));
 }
@@ -265,7 +283,7 @@ fn a_restart_priced_by_the_migration_lab_is_what_a_lone_job_pays() {
     };
     let jct = |p: &ElasticParams| {
         let runs = bubblelab_core::labs::elastic::run_all(p, &mut |_, _| {}).unwrap();
-        runs[0].run.jobs[0].completion_s.unwrap()
+        runs[0].run.jobs[0].completion_ns.unwrap() / NS_PER_S
     };
     let fixed = jct(&params);
     params.restart_cost = PreemptionModel::Migration {

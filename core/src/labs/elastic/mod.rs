@@ -32,6 +32,7 @@ pub use params::{ElasticJob, ElasticParams, PolluxSpec};
 pub use policies::ElasticPolicy;
 
 use crate::labs::migration::PreemptionModel;
+use sim::NS_PER_S;
 use crate::report::{Cell, CounterTrack, KindDef, Lane, Report, Series, Span, Table, Timeline};
 use crate::scenario::{input_error, InputFile, InputSlot, LabParams, ScenarioError};
 
@@ -126,7 +127,12 @@ pub fn jobs_for(
         } else {
             Some(j.batch_size)
         };
-        jobs.push(sim::Job::new(app, j.submit_s, j.replicas, target));
+        jobs.push(sim::Job::new(
+            app,
+            j.submit_s * NS_PER_S,
+            j.replicas,
+            target,
+        ));
     }
     Ok(jobs)
 }
@@ -143,8 +149,8 @@ pub fn run_all(
     let total = params.policies.len();
     let mut out = Vec::with_capacity(total);
     let cluster_gpus = params.nodes * params.gpus_per_node;
-    let pause_s: Vec<u64> = (0..=cluster_gpus)
-        .map(|g| params.restart_pause_s(g.max(1)))
+    let pause_ns: Vec<u64> = (0..=cluster_gpus)
+        .map(|g| params.restart_pause_s(g.max(1)) * NS_PER_S)
         .collect();
     for (k, &policy) in params.policies.iter().enumerate() {
         let jobs = jobs_for(params, policy)?;
@@ -154,9 +160,9 @@ pub fn run_all(
             jobs,
             params.nodes,
             params.gpus_per_node,
-            u64::from(params.interval_s),
-            u64::from(params.restart_s),
-            &pause_s,
+            u64::from(params.interval_s) * NS_PER_S,
+            u64::from(params.restart_s) * NS_PER_S,
+            &pause_ns,
             scheduler.as_mut(),
             &mut |done, _| progress(k * n + done as usize, total * n),
         );
@@ -230,7 +236,6 @@ fn gpu_cat(gpus: u32) -> &'static str {
     }
 }
 
-const NS_PER_S: u64 = 1_000_000_000;
 
 /// One policy's run as a timeline: a lane per job (waiting, restarting, training on k GPUs)
 /// and the cluster's allocated GPUs.
@@ -242,24 +247,24 @@ fn timeline(
 ) -> Timeline {
     let mut lanes = Vec::with_capacity(run.jobs.len());
     for (i, job) in run.jobs.iter().enumerate() {
-        let end = job.completion_s.unwrap_or(run.end_s);
+        let end = job.completion_ns.unwrap_or(run.end_ns);
         let mut spans = Vec::new();
         let mut push = |from: u64, to: u64, name: String, cat: &str| {
             if to > from {
                 spans.push(Span {
-                    start_ns: from * NS_PER_S,
-                    dur_ns: (to - from) * NS_PER_S,
+                    start_ns: from,
+                    dur_ns: to - from,
                     name,
                     cat: cat.into(),
                 });
             }
         };
-        let first = job.history.first().map_or(end, |c| c.t_s.min(end));
-        push(job.submit_s, first, "waiting".into(), "wait");
+        let first = job.history.first().map_or(end, |c| c.t_ns.min(end));
+        push(job.submit_ns, first, "waiting".into(), "wait");
         for (k, c) in job.history.iter().enumerate() {
-            let to = job.history.get(k + 1).map_or(end, |n| n.t_s).min(end);
+            let to = job.history.get(k + 1).map_or(end, |n| n.t_ns).min(end);
             if c.gpus == 0 {
-                push(c.t_s, to, "waiting".into(), "wait");
+                push(c.t_ns, to, "waiting".into(), "wait");
                 continue;
             }
             let what = format!(
@@ -270,8 +275,8 @@ fn timeline(
                 if c.nodes == 1 { "" } else { "s" },
                 c.batch
             );
-            let paused = (c.t_s + restart_s).min(to);
-            push(c.t_s, paused, format!("restart onto {what}"), "restart");
+            let paused = (c.t_ns + restart_s * NS_PER_S).min(to);
+            push(c.t_ns, paused, format!("restart onto {what}"), "restart");
             push(paused, to, what, gpu_cat(c.gpus));
         }
         lanes.push(Lane {
@@ -288,7 +293,7 @@ fn timeline(
             points: run
                 .samples
                 .iter()
-                .map(|s| (s.t_s * NS_PER_S, f64::from(s.gpus)))
+                .map(|s| (s.t_ns, f64::from(s.gpus)))
                 .collect(),
         }],
         kinds: Vec::new(),
@@ -320,20 +325,20 @@ fn figures(params: &ElasticParams, run: &sim::Run) -> Figures {
     let mut jct: Vec<f64> = run
         .jobs
         .iter()
-        .filter_map(|j| j.completion_s.map(|c| (c - j.submit_s) as f64))
+        .filter_map(|j| j.completion_ns.map(|c| ((c - j.submit_ns) / NS_PER_S) as f64))
         .collect();
     jct.sort_by(f64::total_cmp);
     let done = jct.len();
     let avg = jct.iter().sum::<f64>() / done.max(1) as f64;
     let p99 = crate::units::nearest_rank(done, 0.99).map_or(0.0, |k| jct[k]);
-    let first = run.jobs.iter().map(|j| j.submit_s).min().unwrap_or(0);
+    let first = run.jobs.iter().map(|j| j.submit_ns).min().unwrap_or(0);
     let last = run
         .jobs
         .iter()
-        .map(|j| j.completion_s.unwrap_or(run.end_s))
+        .map(|j| j.completion_ns.unwrap_or(run.end_ns))
         .max()
         .unwrap_or(0);
-    let makespan = (last - first) as f64;
+    let makespan = ((last - first) / NS_PER_S) as f64;
     let gpus = f64::from(params.nodes * params.gpus_per_node);
     let held: u64 = run.jobs.iter().map(|j| j.gpu_s_held).sum();
     let util = if makespan > 0.0 {
@@ -461,7 +466,7 @@ pub fn build_report(params: &ElasticParams, runs: &[PolicyRun]) -> Report {
                 .run
                 .samples
                 .iter()
-                .map(|s| (s.t_s as f64 / 3600.0, f64::from(s.gpus)))
+                .map(|s| ((s.t_ns / NS_PER_S) as f64 / 3600.0, f64::from(s.gpus)))
                 .collect(),
         });
         report.series.push(Series {
@@ -473,7 +478,7 @@ pub fn build_report(params: &ElasticParams, runs: &[PolicyRun]) -> Report {
                 .run
                 .samples
                 .iter()
-                .map(|s| (s.t_s as f64 / 3600.0, f64::from(s.active - s.running)))
+                .map(|s| ((s.t_ns / NS_PER_S) as f64 / 3600.0, f64::from(s.active - s.running)))
                 .collect(),
         });
     }

@@ -1,7 +1,9 @@
 //! The Pollux artifact's cluster simulation (`simulator/simulator.py`, `Job` and `Cluster`),
-//! in whole seconds as the artifact keeps time: every `interval_s` each job advances, then the
+//! on the engine's queue in integer ns, quantised to whole seconds as the artifact keeps time
+//! (every time point and pause a whole number of seconds): at every tick, one per `interval`,
+//! each job advances, then the
 //! policy sees the jobs submitted and not complete and returns every job's GPUs (a node per
-//! replica). A job whose GPUs changed pauses `restart_s` (first start included) and re-picks its
+//! replica). A job whose GPUs changed pauses for the restart (first start included) and re-picks its
 //! batch size. Jobs submitted between ticks wait for the next one; a job that completes
 //! mid-interval keeps its GPUs idle until the interval ends.
 //!
@@ -16,6 +18,9 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
+use crate::engine::{EventQueue, Prioritized};
+use crate::units::Nanos;
+
 use super::apps::{AppProfile, GradStats};
 
 /// One job as the simulation keeps it.
@@ -23,17 +28,17 @@ use super::apps::{AppProfile, GradStats};
 pub struct Job {
     /// Its application.
     pub app: &'static AppProfile,
-    /// Submission, s.
-    pub submit_s: u64,
+    /// Submission, ns (a whole second).
+    pub submit_ns: u64,
     /// GPUs a user tuned it for (Tiresias runs it on these).
     pub tuned_replicas: u32,
     /// A fixed total batch size (the baselines' tuned one; NCF's 32,768 under Pollux); `None`:
     /// the job picks the goodput-best batch size at every change (Pollux's agent).
     pub target_batch: Option<u32>,
-    /// Completion, s.
-    pub completion_s: Option<u64>,
-    /// Seconds of restart pause left.
-    rescale_s: u64,
+    /// Completion, ns (a whole second).
+    pub completion_ns: Option<u64>,
+    /// Restart pause left, ns.
+    rescale_ns: u64,
     /// GPUs on each node it spans, in allocation order (empty: no GPUs).
     pub placement: Vec<u32>,
     /// Per-GPU micro-batch size.
@@ -56,15 +61,15 @@ pub struct Job {
     pub num_restarts: Option<u32>,
     /// GPU-seconds held until completion or now, counting the idle tail of the last interval.
     pub gpu_s_held: u64,
-    /// Every change of its GPUs: (time s, GPUs, nodes, total batch size then).
+    /// Every change of its GPUs: (time, GPUs, nodes, total batch size then).
     pub history: Vec<Change>,
 }
 
 /// A change of a job's GPUs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Change {
-    /// When, s.
-    pub t_s: u64,
+    /// When, ns.
+    pub t_ns: u64,
     /// GPUs from then on (0: none).
     pub gpus: u32,
     /// Nodes they span.
@@ -78,17 +83,17 @@ impl Job {
     #[must_use]
     pub fn new(
         app: &'static AppProfile,
-        submit_s: u64,
+        submit_ns: u64,
         tuned_replicas: u32,
         target_batch: Option<u32>,
     ) -> Job {
         Job {
             app,
-            submit_s,
+            submit_ns,
             tuned_replicas,
             target_batch,
-            completion_s: None,
-            rescale_s: 0,
+            completion_ns: None,
+            rescale_ns: 0,
             placement: Vec::new(),
             atomic_bsz: 0,
             accum_steps: 0,
@@ -141,23 +146,24 @@ impl Job {
         self.atomic_bsz = app.clamp_atomic(b, r, s);
     }
 
-    /// Advances the job by `seconds` from `start_s` (`Job.step`, l. 100–157).
-    pub fn step(&mut self, start_s: u64, seconds: u64) {
+    /// Advances the job by `interval_ns` from `start_ns` (`Job.step`, l. 100–157): in whole
+    /// seconds, an epoch boundary crossed at the nearest one.
+    pub fn step(&mut self, start_ns: u64, interval_ns: u64) {
         let (n, r) = self.shape();
-        if r == 0 || self.completion_s.is_some() {
+        if r == 0 || self.completion_ns.is_some() {
             return;
         }
+        let seconds = interval_ns / NS_PER_S;
         self.gpu_s_held += u64::from(r) * seconds;
-        let mut now = start_s;
-        let mut left = seconds;
-        let delay = self.rescale_s.min(left);
-        now += delay;
-        self.attained_service += delay * u64::from(r);
-        self.rescale_s -= delay;
-        left -= delay;
+        let mut now_ns = start_ns;
+        let delay_s = (self.rescale_ns / NS_PER_S).min(seconds);
+        now_ns += delay_s * NS_PER_S;
+        self.attained_service += delay_s * u64::from(r);
+        self.rescale_ns -= delay_s * NS_PER_S;
+        let mut left = seconds - delay_s;
         let app = self.app;
         let init = f64::from(app.init_batch_size);
-        while left > 0 && self.completion_s.is_none() {
+        while left > 0 && self.completion_ns.is_none() {
             let b = f64::from(self.atomic_bsz);
             let batch = f64::from(self.batch_size());
             let step_s = app.perf.optim_time_s(n, r, b);
@@ -173,11 +179,11 @@ impl Job {
                 self.epoch += 1;
                 let delta = (libm::rint((next - self.progress) / rate).max(0.0) as u64).min(left);
                 if self.epoch >= app.max_epochs {
-                    self.completion_s = Some(now + delta);
+                    self.completion_ns = Some(now_ns + delta * NS_PER_S);
                     // The GPUs stay held to the end of the interval.
                 }
                 self.progress = next;
-                now += delta;
+                now_ns += delta * NS_PER_S;
                 self.attained_service += delta * u64::from(r);
                 left -= delta;
             } else {
@@ -189,22 +195,22 @@ impl Job {
         }
     }
 
-    /// Gives the job new GPUs (`Job.reallocate`, l. 159–170): a pause of `restart_s` on any
+    /// Gives the job new GPUs (`Job.reallocate`, l. 159–170): a pause of `restart_ns` on any
     /// non-empty change, first start included; none frees them.
-    pub fn reallocate(&mut self, now_s: u64, placement: Vec<u32>, restart_s: u64) {
+    pub fn reallocate(&mut self, now_ns: u64, placement: Vec<u32>, restart_ns: u64) {
         if placement.is_empty() {
             self.placement = placement;
             self.atomic_bsz = 0;
         } else {
             self.placement = placement;
             self.update_local_bsz();
-            self.rescale_s = restart_s;
+            self.rescale_ns = restart_ns;
             self.num_restarts = Some(self.num_restarts.map_or(0, |k| k + 1));
         }
         let (nodes, gpus) = self.shape();
         if self.history.last().map_or(gpus > 0, |c| c.gpus > 0 || gpus > 0) {
             self.history.push(Change {
-                t_s: now_s,
+                t_ns: now_ns,
                 gpus,
                 nodes,
                 batch: self.batch_size(),
@@ -230,8 +236,8 @@ pub fn placement_of(alloc: &[u32]) -> Vec<u32> {
 
 /// What a policy is asked each round.
 pub struct Round<'a> {
-    /// Now, s.
-    pub now_s: u64,
+    /// Now, ns.
+    pub now_ns: u64,
     /// Every job; `active` indexes it.
     pub jobs: &'a [Job],
     /// Submitted, not complete, ascending index.
@@ -240,8 +246,8 @@ pub struct Round<'a> {
     pub nodes: u32,
     /// GPUs per node.
     pub gpus_per_node: u32,
-    /// Restart pause, s (Pollux's fitness prices restarts with it).
-    pub restart_s: u64,
+    /// Restart pause, ns (Pollux's fitness prices restarts with it).
+    pub restart_ns: u64,
 }
 
 /// A scheduling policy of the elastic lab.
@@ -254,8 +260,8 @@ pub trait Scheduler {
 /// One sample per tick with active jobs.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sample {
-    /// Time, s.
-    pub t_s: u64,
+    /// Time, ns.
+    pub t_ns: u64,
     /// GPUs allocated.
     pub gpus: u32,
     /// Jobs submitted and not complete.
@@ -273,65 +279,86 @@ pub struct Run {
     pub samples: Vec<Sample>,
     /// Scheduling rounds.
     pub rounds: u64,
-    /// The time the run stopped, s.
-    pub end_s: u64,
+    /// The time the run stopped, ns.
+    pub end_ns: u64,
 }
 
-/// Longest simulated span, s (a job still running then is reported unfinished).
-pub const MAX_SPAN_S: u64 = 60 * 24 * 3600;
+/// Nanoseconds in a second: the artifact's clock's step.
+pub const NS_PER_S: u64 = 1_000_000_000;
 
-/// Runs `jobs` under `policy` (`Cluster.step` and `simulate`, l. 206–271 and 391–405);
-/// `restart_s` is the restart time Pollux's fitness charges, `pause_s[g]` the pause a job
-/// really takes after its GPUs change to g (every entry `restart_s` in the artifact; missing
-/// entries: `restart_s`); `progress(done, total)` counts completed jobs.
+/// Longest simulated span, ns (a job still running then is reported unfinished).
+pub const MAX_SPAN_NS: u64 = 60 * 24 * 3600 * NS_PER_S;
+
+/// The simulation's one kind of event: a scheduling tick.
+struct Tick;
+
+impl Prioritized for Tick {
+    fn priority(&self) -> u8 {
+        0
+    }
+}
+
+/// Runs `jobs` under `policy` (`Cluster.step` and `simulate`, l. 206–271 and 391–405), a tick
+/// every `interval_ns`; `restart_ns` is the restart time Pollux's fitness charges,
+/// `pause_ns[g]` the pause a job really takes after its GPUs change to g (every entry
+/// `restart_ns` in the artifact; missing entries: `restart_ns`); `progress(done, total)` counts
+/// completed jobs. Every time given is a whole number of seconds.
 #[allow(clippy::too_many_arguments)] // the artifact's cluster, its clock and the policy
 pub fn simulate(
     mut jobs: Vec<Job>,
     nodes: u32,
     gpus_per_node: u32,
-    interval_s: u64,
-    restart_s: u64,
-    pause_s: &[u64],
+    interval_ns: u64,
+    restart_ns: u64,
+    pause_ns: &[u64],
     policy: &mut dyn Scheduler,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Run {
     let mut allocs: Vec<Vec<u32>> = vec![Vec::new(); jobs.len()];
     let mut samples = Vec::new();
     let mut rounds = 0;
-    let mut now: u64 = 0;
+    let mut end_ns: u64 = 0;
     let mut active: Vec<usize> = Vec::new();
-    while jobs.iter().any(|j| j.completion_s.is_none()) && now < MAX_SPAN_S {
-        for j in &mut jobs {
-            j.step(now, interval_s);
+    let mut ticks = EventQueue::new();
+    ticks.schedule(Nanos::ZERO, Tick);
+    while let Some((Nanos(start_ns), Tick)) = ticks.pop() {
+        end_ns = start_ns;
+        if jobs.iter().all(|j| j.completion_ns.is_some()) || start_ns >= MAX_SPAN_NS {
+            break;
         }
-        now += interval_s;
+        for j in &mut jobs {
+            j.step(start_ns, interval_ns);
+        }
+        let now = start_ns + interval_ns;
+        end_ns = now;
         active.clear();
         active.extend(
-            (0..jobs.len()).filter(|&i| jobs[i].submit_s <= now && jobs[i].completion_s.is_none()),
+            (0..jobs.len())
+                .filter(|&i| jobs[i].submit_ns <= now && jobs[i].completion_ns.is_none()),
         );
         if active.is_empty() {
             // Nothing runs until the next submission: skip to the tick before it (no job
             // changes meanwhile; completed jobs keep their last GPUs, as in the artifact).
-            if let Some(next) = jobs
+            let next_tick = jobs
                 .iter()
-                .filter(|j| j.completion_s.is_none() && j.submit_s > now)
-                .map(|j| j.submit_s)
+                .filter(|j| j.completion_ns.is_none() && j.submit_ns > now)
+                .map(|j| j.submit_ns)
                 .min()
-            {
-                let tick = next.div_ceil(interval_s) * interval_s;
-                now = now.max(tick - interval_s);
-            }
+                .map_or(now, |next| {
+                    now.max(next.div_ceil(interval_ns) * interval_ns - interval_ns)
+                });
+            ticks.schedule(Nanos(next_tick), Tick);
             continue;
         }
         rounds += 1;
         let prev: Vec<Vec<u32>> = active.iter().map(|&i| allocs[i].clone()).collect();
         let round = Round {
-            now_s: now,
+            now_ns: now,
             jobs: &jobs,
             active: &active,
             nodes,
             gpus_per_node,
-            restart_s,
+            restart_ns,
         };
         let next = policy.optimize(&round, &prev);
         // Jobs that left the active set lose their entry (the artifact filters its map).
@@ -342,7 +369,7 @@ pub fn simulate(
         for &i in &active {
             if new_allocs[i] != allocs[i] {
                 let g = new_allocs[i].len();
-                let pause = pause_s.get(g).copied().unwrap_or(restart_s);
+                let pause = pause_ns.get(g).copied().unwrap_or(restart_ns);
                 jobs[i].reallocate(now, placement_of(&new_allocs[i]), pause);
             }
         }
@@ -350,18 +377,19 @@ pub fn simulate(
         let gpus = active.iter().map(|&i| allocs[i].len() as u32).sum();
         let running = active.iter().filter(|&&i| !allocs[i].is_empty()).count() as u32;
         samples.push(Sample {
-            t_s: now,
+            t_ns: now,
             gpus,
             active: active.len() as u32,
             running,
         });
-        let done = jobs.iter().filter(|j| j.completion_s.is_some()).count();
+        let done = jobs.iter().filter(|j| j.completion_ns.is_some()).count();
         progress(done as u64, jobs.len() as u64);
+        ticks.schedule(Nanos(now), Tick);
     }
     Run {
         jobs,
         samples,
         rounds,
-        end_s: now,
+        end_ns,
     }
 }

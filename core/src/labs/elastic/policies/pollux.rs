@@ -33,7 +33,7 @@ use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use crate::labs::elastic::params::PolluxSpec;
-use crate::labs::elastic::sim::{Job, Round, Scheduler};
+use crate::labs::elastic::sim::{Job, Round, Scheduler, NS_PER_S};
 
 /// The artifact's cap on one job's nodes (`max_nodes = 16` in `_repair`).
 const MAX_NODES_PER_JOB: usize = 16;
@@ -442,7 +442,7 @@ impl Scheduler for Pollux {
         let mut order: Vec<usize> = (0..round.active.len()).collect();
         order.sort_by_key(|&k| {
             let job = &round.jobs[round.active[k]];
-            (job.attained_service, job.submit_s)
+            (job.attained_service, job.submit_ns)
         });
         let ids: Vec<usize> = order.iter().map(|&k| round.active[k]).collect();
         let jc = ids.len();
@@ -455,7 +455,7 @@ impl Scheduler for Pollux {
         let total_gpus = nn as u32 * gpn;
         let fair_replicas = libm::ceil(f64::from(total_gpus) / jc as f64);
         let jobs: Vec<&Job> = ids.iter().map(|&j| &round.jobs[j]).collect();
-        let restart = round.restart_s as f64;
+        let restart = (round.restart_ns / NS_PER_S) as f64;
         let problem_jobs = jobs.clone();
         let mut problem = Problem {
             nodes: nn,
@@ -476,7 +476,7 @@ impl Scheduler for Pollux {
             restart_factor: jobs
                 .iter()
                 .map(|job| {
-                    let age = (round.now_s - job.submit_s) as f64;
+                    let age = ((round.now_ns - job.submit_ns) / NS_PER_S) as f64;
                     let restarts = f64::from(job.num_restarts.unwrap_or(0));
                     (age - restarts * restart).max(0.0) / (age + restart)
                 })

@@ -10,7 +10,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::most_free_fill;
-use crate::labs::elastic::sim::{Round, Scheduler};
+use crate::labs::elastic::sim::{Round, Scheduler, NS_PER_S};
 
 /// Attained GPU-time at which a job drops to queue 1, GPU-s (`_queue_threshold`).
 pub const QUEUE_THRESHOLD_GPU_S: u64 = 16 * 3600;
@@ -40,7 +40,7 @@ impl Scheduler for Tiresias {
             self.last_check_s = vec![0; n_jobs];
             self.executed_s = vec![0; n_jobs];
         }
-        let now = round.now_s;
+        let now = round.now_ns / NS_PER_S;
         let mut pos = vec![usize::MAX; n_jobs];
         for (k, &j) in round.active.iter().enumerate() {
             pos[j] = k;
