@@ -18,19 +18,16 @@ use serde_json::Value;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
-use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
-use crate::components::lab_chrome::{Controls, LinkErrorBanner, PresetSelect};
+use crate::components::lab_page::LabPage;
 use crate::components::params_form::number_fields;
 use crate::components::params_form::Upload;
 use crate::components::params_form::{
     edit, get, number_callback, opening_params, params_value, preset_callback, use_form_page, Form,
     FormPage,
 };
-use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::FileUpload;
-use crate::worker::client::RunStatus;
 use crate::worker::Output;
 
 /// Properties of [`AgenticLab`].
@@ -347,9 +344,14 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
             .chain(["controllers"]),
     );
     html! {
-        <section class="page" id="lab-agentic">
-            <h1>{ "Agents: when the KV cache starts to thrash" }</h1>
-            <p class="lede">
+        <LabPage lab="agentic" title="Agents: when the KV cache starts to thrash"
+            link_error={form.link_error.clone()} shown={state.form.shown_json()} on_pick={preset_callback(&state)}
+            worker={worker.clone()} unit="controller runs" worker_error={state.form.worker_error.clone()}
+            report={state.report.clone()}
+            inputs={state.form.shown_inputs()}
+            stacked_charts=true
+            charts_first=true
+            lede={html! {
                 { "Each agent plans, generates, calls a tool and comes back with a longer history. Admit them all at once and, \
                    mid-batch, the engine evicts histories that live agents need again, recomputes them, and throughput \
                    collapses before memory is formally full. A static cap helps if you guess it right; CONCUR (Eq. 1) steers \
@@ -357,11 +359,8 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
                    cuts W to ⌈β·W⌉ when U is above U_high and the cache hit rate H is below H_thresh, and holds otherwise. \
                    For serving under a latency SLO, Clipper's AIMD (clipper-aimd) bounds the batch instead: one more running \
                    request after each engine step within the per-token objective, 10 % fewer after a step over it." }
-            </p>
-            <LinkErrorBanner message={form.link_error.clone()} />
-            <div class="lab-grid">
-                <Controls>
-                    <PresetSelect lab="agentic" selected={None} shown={state.form.shown_json()} on_pick={preset_callback(&state)} />
+            }}
+            controls={html! { <>
                     <div class="field">
                         <label for="field-engine">{ "Model and GPUs" }</label>
                         <select id="field-engine" onchange={on_engine}>
@@ -404,11 +403,8 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
                     if let Some(message) = state.form.upload_error.as_ref().or(upload_error.as_ref()) {
                         <div class="banner error" id="upload-error" role="alert">{ message.clone() }</div>
                     }
-                </Controls>
-                <div class="results stacked-charts">
-                    <RunStatus worker={worker.clone()} unit="controller runs" error={state.form.worker_error.clone()} />
-                    <ExportBar report={state.report.clone()} stem="agentic"  scenario_json={state.form.shown_json()} inputs={state.form.shown_inputs()} />
-                    <ReportView report={state.report.clone()} charts_first=true chart_titles={vec![
+            </> }}
+            chart_titles={vec![
                         ("agentic.active_agents".to_string(), "Active agents (the admission window) and Clipper's batch limit (running requests)".to_string()),
                         ("agentic.kv_usage".to_string(), "KV-cache usage".to_string()),
                         ("agentic.hit_rate".to_string(), "Cache hit rate: engine-wide H (CONCUR's signal) and on agents' histories".to_string()),
@@ -416,9 +412,6 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
                         ("agentic.throughput".to_string(), "Useful throughput (generated tokens per second)".to_string()),
                         ("agentic.fit".to_string(), "Fit: the engine alone's batch completion against the agents' mean turns (engine-alone runs only)".to_string()),
                         ("agentic.sensitivity".to_string(), "Sensitivity: each controller's speedup over the engine alone against the agents' mean turns".to_string()),
-                    ]} />
-                </div>
-            </div>
-        </section>
+            ]} />
     }
 }

@@ -14,18 +14,15 @@ use serde_json::Value;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
-use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
-use crate::components::lab_chrome::{Controls, LinkErrorBanner, PresetSelect};
+use crate::components::lab_page::LabPage;
 use crate::components::params_form::Upload;
 use crate::components::params_form::{
     edit, get, list_text, number_callback, opening_params, params_value, preset_callback,
     use_form_page, Form, FormPage,
 };
-use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::FileUpload;
-use crate::worker::client::RunStatus;
 use crate::worker::Output;
 
 /// Properties of [`BubblesLab`].
@@ -240,18 +237,19 @@ pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
         .unwrap_or("resnet18")
         .to_string();
     html! {
-        <section class="page" id="lab-bubbles">
-            <h1>{ "Bubbles: tuning trials where the pipeline idles" }</h1>
-            <p class="lede">
+        <LabPage lab="bubbles" title="Bubbles: tuning trials where the pipeline idles"
+            link_error={form.link_error.clone()} shown={state.form.shown_json()} on_pick={preset_callback(&state)}
+            worker={worker.clone()} worker_error={form.worker_error.clone()}
+            report={state.report.clone()}
+            inputs={state.form.shown_inputs()}
+            stacked_charts=true
+            lede={html! {
                 { "A pipeline-parallel job leaves short, repeated windows on every stage where only NCCL runs. \
                    Hydro's Bubble Squeezer fuses small tuning trials into one bundle and runs it only inside \
                    safe windows that have the memory, pausing at a hook before each window ends, so the main \
                    job never waits. Blind colocation runs the bundle all the time and slows the main job." }
-            </p>
-            <LinkErrorBanner message={form.link_error.clone()} />
-            <div class="lab-grid">
-                <Controls>
-                    <PresetSelect lab="bubbles" selected={None} shown={state.form.shown_json()} on_pick={preset_callback(&state)} />
+            }}
+            controls={html! { <>
                     <div class="field">
                         <label for="field-schedule">{ "Main job's schedule" }</label>
                         <select id="field-schedule" onchange={on_schedule}>
@@ -294,16 +292,10 @@ pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
                     if let Some(message) = form.upload_error.as_ref().or(upload_error.as_ref()) {
                         <div class="banner error" id="upload-error" role="alert">{ message.clone() }</div>
                     }
-                </Controls>
-                <div class="results stacked-charts">
-                    <RunStatus worker={worker.clone()} error={form.worker_error.clone()} />
-                    <ExportBar report={state.report.clone()} stem="bubbles"  scenario_json={state.form.shown_json()} inputs={state.form.shown_inputs()} />
-                    <ReportView report={state.report.clone()} chart_titles={vec![
+            </> }}
+            chart_titles={vec![
                         ("bubbles.sm_activity".to_string(), "SM activity, mean over stages".to_string()),
                         ("bubbles.log_safe_ms".to_string(), "Safe bubble time per iteration (real log)".to_string()),
-                    ]} />
-                </div>
-            </div>
-        </section>
+            ]} />
     }
 }

@@ -13,13 +13,11 @@ use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
 use crate::browser;
-use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
-use crate::components::lab_chrome::{Controls, LinkErrorBanner, PresetSelect};
-use crate::components::report_view::ReportView;
+use crate::components::lab_page::LabPage;
 use crate::components::timeline::Shared;
 use crate::components::upload::{texts, FileUpload};
-use crate::worker::client::{use_worker, Outcome, RunRequest, RunStatus};
+use crate::worker::client::{use_worker, Outcome, RunRequest};
 use crate::worker::{Failure, Output};
 
 /// Properties of [`CostExplorer`].
@@ -279,19 +277,21 @@ pub fn cost_explorer(props: &CostExplorerProps) -> Html {
         .as_ref()
         .filter(|e| !FIELDS.iter().any(|f| e.path() == Some(f.1)))
         .map(ToString::to_string);
+    let shown = Some(AttrValue::from(
+        Scenario::Cost(state.params.clone()).to_json_pretty(),
+    ));
     html! {
-        <section class="page" id="lab-cost">
-            <h1>{ "Cost models: what does a kernel or a collective cost?" }</h1>
-            <p class="lede">
+        <LabPage lab="cost" title="Cost models: what does a kernel or a collective cost?"
+            link_error={state.link_error.clone()} shown={shown} on_pick={on_preset}
+            worker={worker.clone()} worker_error={(*worker_error).clone()}
+            report={report}
+            lede={html! {
                 { "The kernel every lab shares: GEMM time from a roofline with a size-dependent efficiency, \
                    collective time from the alpha-beta model (ring AllReduce 2(p−1)α + 2(p−1)/p·n/β, \
                    AllGather/ReduceScatter/AllToAll (p−1)α + (p−1)/p·n/β, P2P α + n/β) over NVLink inside a node and \
                    the NIC between nodes. Open a Vidur NCCL profile to see the measured points next to the model." }
-            </p>
-            <LinkErrorBanner message={state.link_error.clone()} />
-            <div class="lab-grid">
-                <Controls>
-                    <PresetSelect lab="cost" selected={None} shown={Some(AttrValue::from(Scenario::Cost(state.params.clone()).to_json_pretty()))} on_pick={on_preset} />
+            }}
+            controls={html! { <>
                     <div class="field">
                         <label for="field-gpu">{ "GPU" }</label>
                         <select id="field-gpu" onchange={on_gpu}>
@@ -316,17 +316,11 @@ pub fn cost_explorer(props: &CostExplorerProps) -> Html {
                     if let Some(message) = &*upload_error {
                         <div class="banner error" id="upload-error" role="alert">{ message.clone() }</div>
                     }
-                </Controls>
-                <div class="results">
-                    <RunStatus worker={worker.clone()} error={(*worker_error).clone()} />
-                    <ExportBar report={report.clone()} stem="cost" scenario_json={Some(AttrValue::from(Scenario::Cost(state.params.clone()).to_json_pretty()))} />
-                    <ReportView report={report} chart_titles={vec![
+            </> }}
+            chart_titles={vec![
                         ("collective_time".to_string(), "Collective time by message size".to_string()),
                         ("bus_bandwidth".to_string(), "Bus bandwidth by message size".to_string()),
                         ("gemm_efficiency".to_string(), "GEMM efficiency by size".to_string()),
-                    ]} />
-                </div>
-            </div>
-        </section>
+            ]} />
     }
 }

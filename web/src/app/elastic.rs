@@ -15,18 +15,16 @@ use serde_json::Value;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
-use crate::components::export::ExportBar;
 use crate::components::fields::CheckboxGroup;
-use crate::components::lab_chrome::{Controls, LinkErrorBanner, PresetSelect};
+use crate::components::lab_page::LabPage;
 use crate::components::params_form::{
     edit, get, opening_params, preset_callback, use_form_page, Form, FormPage,
 };
 use crate::components::params_form::{kind_options, kind_toggle};
 use crate::components::params_form::{number_fields, read_into_form};
-use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::FileUpload;
-use crate::worker::client::{use_worker, RunStatus};
+use crate::worker::client::use_worker;
 use crate::worker::Output;
 
 /// Properties of [`ElasticLab`].
@@ -178,9 +176,11 @@ pub fn elastic_lab(props: &ElasticLabProps) -> Html {
         })
     };
     html! {
-        <section class="page" id="lab-elastic">
-            <h1>{ "Elastic training: the right GPUs and batch size for every job, every minute" }</h1>
-            <p class="lede">
+        <LabPage lab="elastic" title="Elastic training: the right GPUs and batch size for every job, every minute"
+            link_error={form.link_error.clone()} shown={state.scenario_json.clone().map(AttrValue::from)} on_pick={preset_callback(&state)}
+            worker={worker.clone()} unit="jobs finished" worker_error={form.worker_error.clone()}
+            report={state.report.clone()}
+            lede={html! {
                 { "A training job's useful speed is not its throughput: a larger batch processes more samples per second but \
                    each sample teaches less (its statistical efficiency falls). Pollux (Qiao et al., OSDI'21) models both — \
                    goodput = throughput × efficiency — and every minute re-chooses every job's GPUs so that a fair mean of \
@@ -189,11 +189,8 @@ pub fn elastic_lab(props: &ElasticLabProps) -> Html {
                    Optimus (with an oracle of the remaining work) keeps its tuned batch size and adds GPUs where they cut the \
                    remaining time most. Below, the artifact's own workload files (160 jobs from Philly's busiest hours on 16 \
                    nodes × 4 GPUs), each policy's run job by job, and the artifact's own mean JCT beside ours." }
-            </p>
-            <LinkErrorBanner message={form.link_error.clone()} />
-            <div class="lab-grid">
-                <Controls>
-                    <PresetSelect lab="elastic" selected={None} shown={state.scenario_json.clone().map(AttrValue::from)} on_pick={preset_callback(&state)} />
+            }}
+            controls={html! { <>
                     <div class="field">
                         <label for="field-workload">{ "Workload" }</label>
                         <select id="field-workload" onchange={on_workload}>
@@ -235,16 +232,10 @@ pub fn elastic_lab(props: &ElasticLabProps) -> Html {
                         profiles (RMS error 0.10–0.13 in log step time, about ×1.11–1.14), not from its tables; Pollux's agent knows that \
                         model from a job's first step instead of fitting it as it goes. The search is seeded; the artifact's \
                         is not." }</p>
-                </Controls>
-                <div class="results">
-                    <RunStatus worker={worker.clone()} unit="jobs finished" error={form.worker_error.clone()} />
-                    <ExportBar report={state.report.clone()} stem="elastic" scenario_json={state.scenario_json.clone().map(AttrValue::from)} />
-                    <ReportView report={state.report.clone()} chart_titles={vec![
+            </> }}
+            chart_titles={vec![
                         ("elastic.gpus".to_string(), "GPUs allocated over time: Pollux keeps the cluster busy by growing jobs while others wait for nothing".to_string()),
                         ("elastic.waiting".to_string(), "Jobs waiting (submitted, holding no GPUs) over time".to_string()),
-                    ]} />
-                </div>
-            </div>
-        </section>
+            ]} />
     }
 }

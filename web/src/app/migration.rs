@@ -13,15 +13,13 @@ use bubblelab_core::labs::migration::{CheckpointOption, MigrationParams};
 use bubblelab_core::{share, Report, Scenario};
 use yew::prelude::*;
 
-use crate::components::export::ExportBar;
-use crate::components::lab_chrome::{Controls, LinkErrorBanner, PresetSelect};
+use crate::components::lab_page::LabPage;
 use crate::components::params_form::number_fields;
 use crate::components::params_form::{
     opening_params, preset_callback, scenario_of, use_form_page, Form, FormPage,
 };
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
-use crate::worker::client::RunStatus;
 use crate::worker::Output;
 
 /// Properties of [`MigrationLab`].
@@ -160,19 +158,18 @@ pub fn migration_lab(props: &MigrationLabProps) -> Html {
     .filter_map(|o| state.fairness_link(o).map(|l| (o, l)))
     .collect();
     html! {
-        <section class="page" id="lab-migration">
-            <h1>{ "Migration: what a paused GPU job must save" }</h1>
-            <p class="lede">
+        <LabPage lab="migration" title="Migration: what a paused GPU job must save"
+            link_error={form.link_error.clone()} shown={state.scenario_json.clone().map(AttrValue::from)} on_pick={preset_callback(&state)}
+            worker={worker.clone()} worker_error={form.worker_error.clone()}
+            report={state.report.clone()}
+            lede={html! {
                 { "A scheduler can only preempt, defragment or move GPU jobs cheaply if a running job can be paused, its \
                    state saved small and correct, and resumed elsewhere at the same device addresses. Saving the framework's \
                    whole reserved pool (POS-style) copies memory nobody uses; saving only active memory, at the low point of \
                    the iteration, with replicas' identical regions once, copies far less. Framework checkpointing saves \
                    even less but pays a process restart." }
-            </p>
-            <LinkErrorBanner message={form.link_error.clone()} />
-            <div class="lab-grid">
-                <Controls>
-                    <PresetSelect lab="migration" selected={None} shown={state.scenario_json.clone().map(AttrValue::from)} on_pick={preset_callback(&state)} />
+            }}
+            controls={html! { <>
                     { number_fields(&state, &FIELDS) }
                     if let Some(message) = other_error {
                         <p class="field-error">{ message }</p>
@@ -192,14 +189,9 @@ pub fn migration_lab(props: &MigrationLabProps) -> Html {
                            The CUDA path has not run on a GPU yet (docs/GPU-RESULTS.md); the host run's measured Report is shown \
                            below the model's, with its machine and date." }
                     </p>
-                </Controls>
-                <div class="results">
-                    <RunStatus worker={worker.clone()} error={form.worker_error.clone()} />
-                    <ExportBar report={state.report.clone()} stem="migration" scenario_json={state.scenario_json.clone().map(AttrValue::from)} />
-                    <ReportView report={state.report.clone()} chart_titles={vec![
-                        ("active-memory".to_string(), "Active memory over one iteration, per GPU, with the pause points".to_string()),
-                    ]} />
-                    <section id="measured-checkpoint">
+            </> }}
+            after={html! {
+                <section id="measured-checkpoint">
                         <h2>{ "Measured: the real checkpoint cycle" }</h2>
                         <p class="muted">{ "Not the model above: what `bubblelab checkpoint-demo --format json` measured, kept in \
                             static/measured/ (its last finding names the machine and the date; rerun the command to measure yours)." }</p>
@@ -208,8 +200,9 @@ pub fn migration_lab(props: &MigrationLabProps) -> Html {
                             Err(e) => html! { <p class="field-error">{ format!("{name}: {e}") }</p> },
                         }) }
                     </section>
-                </div>
-            </div>
-        </section>
+            }}
+            chart_titles={vec![
+                        ("active-memory".to_string(), "Active memory over one iteration, per GPU, with the pause points".to_string()),
+            ]} />
     }
 }

@@ -18,18 +18,15 @@ use serde_json::Value;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
-use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
-use crate::components::lab_chrome::{Controls, LinkErrorBanner, PresetSelect};
+use crate::components::lab_page::LabPage;
 use crate::components::params_form::number_fields;
 use crate::components::params_form::{
     edit, get, number_value, opening_params, preset_callback, text_at, use_form_page, Form,
     FormPage,
 };
-use crate::components::report_view::ReportView;
 use crate::components::timeline::{Shared, TimelineView};
 use crate::components::upload::{texts, FileUpload};
-use crate::worker::client::RunStatus;
 use crate::worker::Output;
 
 /// The form field a core error path belongs to: the pass list is edited through fixed fields,
@@ -391,18 +388,17 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
     let shown = steps.get(state.step).map(|(_, t)| t.clone());
     let p = &state.passes;
     html! {
-        <section class="page" id="lab-overlap">
-            <h1>{ "Overlap: hide communication under computation, as graph scheduling" }</h1>
-            <p class="lede">
+        <LabPage lab="overlap" title="Overlap: hide communication under computation, as graph scheduling"
+            link_error={form.link_error.clone()} shown={state.form.shown_json()} on_pick={preset_callback(&state)}
+            worker={worker.clone()} unit="simulations" worker_error={state.form.worker_error.clone()}
+            report={state.report.clone()}
+            lede={html! {
                 { "Tensor, sequence and expert parallelism put collectives between the GEMMs of every layer. Waiting for each \
                    one leaves the GPU idle; starting them early helps only as far as the graph allows. Helix splits operators \
                    into tile streams, interleaves the streams segment by segment so one stream's communication runs under \
                    another's computation, and merges tiles back where the simulator says it pays, within a memory budget." }
-            </p>
-            <LinkErrorBanner message={form.link_error.clone()} />
-            <div class="lab-grid">
-                <Controls>
-                    <PresetSelect lab="overlap" selected={None} shown={state.form.shown_json()} on_pick={preset_callback(&state)} />
+            }}
+            controls={html! { <>
                     <div class="field">
                         <label for="field-model">{ "Model" }</label>
                         <select id="field-model" onchange={on_select("model")} disabled={state.imported.is_some()}>
@@ -456,11 +452,8 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
                     if let Some(message) = state.form.upload_error.as_ref().or(upload_error.as_ref()) {
                         <div class="banner error" id="upload-error" role="alert">{ message.clone() }</div>
                     }
-                </Controls>
-                <div class="results">
-                    <RunStatus worker={worker.clone()} unit="simulations" error={state.form.worker_error.clone()} />
-                    <ExportBar report={state.report.clone()} stem="overlap"  scenario_json={state.form.shown_json()} />
-                    <ReportView report={state.report.clone()} picture={html! {
+            </> }}
+            picture={html! {
                     <section class="pass-steps" id="pass-steps">
                         <h2>{ "Helix, pass by pass" }</h2>
                         <div class="step-buttons">
@@ -475,11 +468,9 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
                             <TimelineView timeline={t} />
                         }
                     </section>
-                    }} chart_titles={vec![
+            }}
+            chart_titles={vec![
                         ("memory".to_string(), "Live activations over the step, with the budget".to_string()),
-                    ]} />
-                </div>
-            </div>
-        </section>
+            ]} />
     }
 }

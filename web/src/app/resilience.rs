@@ -17,15 +17,13 @@ use serde_json::Value;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
-use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
-use crate::components::lab_chrome::{Controls, LinkErrorBanner, PresetSelect};
+use crate::components::lab_page::LabPage;
 use crate::components::params_form::number_fields;
 use crate::components::params_form::{
     edit, get, number_value, opening_params, preset_callback, scenario_of, use_form_page, Form,
     FormPage,
 };
-use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::FileUpload;
 use crate::worker::client::{use_worker, Outcome, RunRequest, RunStatus};
@@ -410,18 +408,19 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
         .as_ref()
         .map_or_else(|| state.report.clone(), |(_, r)| r.clone());
     html! {
-        <section class="page" id="lab-resilience">
-            <h1>{ "Resilience: one slow GPU, and the whole job waits" }</h1>
-            <p class="lede">
+        <LabPage lab="resilience" title="Resilience: one slow GPU, and the whole job waits"
+            link_error={form.link_error.clone()} shown={state.form.shown_json()} on_pick={preset_callback(&state)}
+            worker={worker.clone()} unit="strategies" worker_error={state.form.worker_error.clone()}
+            report={shown_report.clone()}
+            export_json={Some(state.pai.is_none().then(|| state.form.shown_json()).flatten())}
+            extra_status={html! { <RunStatus worker={pai_worker.clone()} id="pai-status" /> }}
+            lede={html! {
                 { "In hybrid-parallel training a GPU that slows down drags its TP group, its pipeline stage and every data-parallel \
                    replica with it. Raw iteration time is a poor alarm because packed sequences of varied length make healthy \
                    iterations vary. ResiHP predicts each iteration from the work it actually holds, flags only persistent excess, \
                    finds the slow GPU, and re-plans TP, PP and DP together." }
-            </p>
-            <LinkErrorBanner message={form.link_error.clone()} />
-            <div class="lab-grid">
-                <Controls>
-                    <PresetSelect lab="resilience" selected={None} shown={state.form.shown_json()} on_pick={preset_callback(&state)} />
+            }}
+            controls={html! { <>
                     { number_fields(&state, &FIELDS) }
                     if let Some(message) = other_error {
                         <p class="field-error">{ message }</p>
@@ -436,12 +435,8 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
                     if let Some(message) = &*upload_error {
                         <div class="banner error" id="upload-error" role="alert">{ message.clone() }</div>
                     }
-                </Controls>
-                <div class="results">
-                    <RunStatus worker={worker.clone()} unit="strategies" error={state.form.worker_error.clone()} />
-                    <RunStatus worker={pai_worker.clone()} id="pai-status" />
-                    <ExportBar report={shown_report.clone()} stem="resilience" scenario_json={state.pai.is_none().then(|| state.form.shown_json()).flatten()} />
-                    <ReportView report={shown_report} picture={html! {
+            </> }}
+            picture={html! {
                     <section class="cluster" id="resilience-grid">
                         <h2>{ "The job's GPUs" }</h2>
                         <div class="cluster-controls">
@@ -491,13 +486,11 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
                             }) }
                         </svg>
                     </section>
-                    }} chart_titles={vec![
+            }}
+            chart_titles={vec![
                         ("resilience.iteration_time".to_string(), "Iteration time: observed vs ResiHP's prediction".to_string()),
                         ("resilience.throughput".to_string(), "Training throughput per strategy".to_string()),
                         ("resilience.pai_time".to_string(), "Real mini-batch times: slowest vs median worker".to_string()),
-                    ]} />
-                </div>
-            </div>
-        </section>
+            ]} />
     }
 }

@@ -14,16 +14,13 @@ use serde_json::Value;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
-use crate::components::export::ExportBar;
 use crate::components::fields::NumberField;
-use crate::components::lab_chrome::{Controls, LinkErrorBanner, PresetSelect};
+use crate::components::lab_page::LabPage;
 use crate::components::params_form::number_fields;
 use crate::components::params_form::{
     edit, list_text, opening_params, preset_callback, text_at, use_form_page, Form, FormPage,
 };
-use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
-use crate::worker::client::RunStatus;
 use crate::worker::Output;
 
 /// Properties of [`TuningLab`].
@@ -139,46 +136,37 @@ pub fn tuning_lab(props: &TuningLabProps) -> Html {
     let other_error = form.other_error(FIELDS.iter().copied().chain(["experiment.widths"]));
     let optimizer = text_at(&form.params, "experiment.optimizer");
     html! {
-        <section class="page" id="lab-tuning">
-            <h1>{ "Tuning: cheap trials that still find the right learning rate" }</h1>
-            <p class="lede">
-                { "Hydro tunes a narrow surrogate instead of the wide target, re-parametrized with μP so that the best \
+        <LabPage lab="tuning" title="Tuning: cheap trials that still find the right learning rate"
+            link_error={form.link_error.clone()} shown={form.shown_json()} on_pick={preset_callback(&state)}
+            worker={worker.clone()} unit="training runs" worker_error={form.worker_error.clone()}
+            report={state.report.clone()}
+            lede={html! { { "Hydro tunes a narrow surrogate instead of the wide target, re-parametrized with μP so that the best \
                    hyperparameters carry over, and fuses many small trials into one batched model. Here the shrinker's \
                    rules are a table, the transfer is a real experiment — every curve below comes from MLPs trained in this \
                    page — and fusion is a model of throughput and memory. This quick run (60 steps, one replica) is too \
                    short for the best rate to settle: with 200 steps and 8 replicas (`bubblelab tuning --scenario \
                    tests/claims/tuning-mutransfer-long.json`, about three minutes) μP keeps it on one grid point from width \
-                   32 to 512 while SP's falls fourfold (docs/CLAIMS.md)." }
-            </p>
-            <LinkErrorBanner message={form.link_error.clone()} />
-            <div class="lab-grid">
-                <Controls>
-                    <PresetSelect lab="tuning" selected={None} shown={state.form.shown_json()} on_pick={preset_callback(&state)} />
-                    <NumberField path="tuning.experiment.widths" label="Widths (comma-separated)" input_type="text"
-                        value={form.text("experiment.widths")} error={form.field_error("experiment.widths")} on_change={on_widths} />
-                    <div class="field">
-                        <label for="field-optimizer">{ "Optimizer" }</label>
-                        <select id="field-optimizer" onchange={on_optimizer}>
-                            <option value="adam" selected={optimizer == "adam"}>{ "Adam" }</option>
-                            <option value="sgd" selected={optimizer == "sgd"}>{ "SGD" }</option>
-                        </select>
-                    </div>
-                    { number_fields(&state, &FIELDS) }
-                    if let Some(message) = other_error {
-                        <p class="field-error">{ message }</p>
-                    }
-                </Controls>
-                <div class="results">
-                    <RunStatus worker={worker.clone()} unit="training runs" error={form.worker_error.clone()} />
-                    <ExportBar report={state.report.clone()} stem="tuning"  scenario_json={state.form.shown_json()} />
-                    <ReportView report={state.report.clone()} chart_titles={vec![
-                        ("tuning.sp".to_string(), "Standard parametrization: held-out loss vs learning rate, per width".to_string()),
-                        ("tuning.mup".to_string(), "μP: held-out loss vs learning rate, per width".to_string()),
-                        ("tuning.fusion.throughput".to_string(), "Fused trials: throughput vs F".to_string()),
-                        ("tuning.fusion.memory".to_string(), "Fused trials: memory vs F".to_string()),
-                    ]} />
+                   32 to 512 while SP's falls fourfold (docs/CLAIMS.md)." } }}
+            controls={html! { <>
+                <NumberField path="tuning.experiment.widths" label="Widths (comma-separated)" input_type="text"
+                    value={form.text("experiment.widths")} error={form.field_error("experiment.widths")} on_change={on_widths} />
+                <div class="field">
+                    <label for="field-optimizer">{ "Optimizer" }</label>
+                    <select id="field-optimizer" onchange={on_optimizer}>
+                        <option value="adam" selected={optimizer == "adam"}>{ "Adam" }</option>
+                        <option value="sgd" selected={optimizer == "sgd"}>{ "SGD" }</option>
+                    </select>
                 </div>
-            </div>
-        </section>
+                { number_fields(&state, &FIELDS) }
+                if let Some(message) = other_error {
+                    <p class="field-error">{ message }</p>
+                }
+            </> }}
+            chart_titles={vec![
+                ("tuning.sp".to_string(), "Standard parametrization: held-out loss vs learning rate, per width".to_string()),
+                ("tuning.mup".to_string(), "μP: held-out loss vs learning rate, per width".to_string()),
+                ("tuning.fusion.throughput".to_string(), "Fused trials: throughput vs F".to_string()),
+                ("tuning.fusion.memory".to_string(), "Fused trials: memory vs F".to_string()),
+            ]} />
     }
 }

@@ -7,6 +7,7 @@ pub mod compare;
 pub mod export;
 pub mod fields;
 pub mod lab_chrome;
+pub mod lab_page;
 pub mod params_form;
 pub mod report_view;
 pub mod timeline;

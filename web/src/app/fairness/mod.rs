@@ -22,20 +22,17 @@ use yew::prelude::*;
 
 use self::cluster::ClusterSection;
 use self::survey::SurveyMap;
-use crate::components::export::ExportBar;
 use crate::components::fields::CheckboxGroup;
-use crate::components::lab_chrome::{Controls, LinkErrorBanner, PresetSelect};
+use crate::components::lab_page::LabPage;
 use crate::components::params_form::Upload;
 use crate::components::params_form::{
     edit, get, opening_params, preset_callback, use_form_page, Form, FormPage,
 };
 use crate::components::params_form::{kind_options, kind_toggle};
 use crate::components::params_form::{number_fields, read_into_form};
-use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::FileUpload;
 use crate::worker::client::use_worker;
-use crate::worker::client::RunStatus;
 use crate::worker::{ClusterRun, Output};
 
 /// Properties of [`FairnessLab`].
@@ -275,9 +272,12 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
         .and_then(Value::as_array)
         .map(Vec::len);
     html! {
-        <section class="page" id="lab-fairness">
-            <h1>{ "Fairness: whose GPUs are they, over the long term?" }</h1>
-            <p class="lede">
+        <LabPage lab="fairness" title="Fairness: whose GPUs are they, over the long term?"
+            link_error={form.link_error.clone()} shown={state.form.shown_json()} on_pick={preset_callback(&state)}
+            worker={worker.clone()} unit="policies" worker_error={form.worker_error.clone()}
+            report={state.report.clone()}
+            inputs={state.form.shown_inputs()}
+            lede={html! {
                 { "Tenants share a GPU cluster; jobs need all their GPUs at once. FIFO, SJF and SRTF chase efficiency; \
                    Tiresias, largest finish-time-fairness ρ first, fair share, Gandiva-fair and a heterogeneity-weighted \
                    fair share each define fairness differently, and Gavel (on GPUs of several types, \
@@ -290,11 +290,8 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
                    below, or open its preset from the map). An inference service may own servers beside the \
                    training: capacity loaning (after Lyra) trains on its idle servers and takes them back at its \
                    daily peak, against separate clusters (give it servers below, or open its preset from the map)." }
-            </p>
-            <LinkErrorBanner message={form.link_error.clone()} />
-            <div class="lab-grid">
-                <Controls>
-                    <PresetSelect lab="fairness" selected={None} shown={state.form.shown_json()} on_pick={preset_callback(&state)} />
+            }}
+            controls={html! { <>
                     <CheckboxGroup path="fairness.policies" label="Policies" {options}
                         error={form.field_error("policies")} {on_toggle} />
                     <div class="field">
@@ -331,23 +328,20 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
                     if let Some(message) = form.upload_error.as_ref().or(upload_error.as_ref()) {
                         <div class="banner error" id="upload-error" role="alert">{ message.clone() }</div>
                     }
-                </Controls>
-                <div class="results">
-                    <RunStatus worker={worker.clone()} unit="policies" error={form.worker_error.clone()} />
-                    <ExportBar report={state.report.clone()} stem="fairness"  scenario_json={state.form.shown_json()} inputs={state.form.shown_inputs()} />
-                    <ReportView report={state.report.clone()} picture={html! {
+            </> }}
+            picture={html! {
                         <ClusterSection runs={state.runs.clone()} tenants={state.tenants.clone()}
                             nodes={state.cluster.0} gpus_per_node={state.cluster.1}
                             selected={state.selected} on_select={on_cluster_select} />
-                    }} chart_titles={vec![
+            }}
+            after={html! {
+                <SurveyMap {running} on_pick={on_survey_pick} />
+            }}
+            chart_titles={vec![
                         ("jct_cdf".to_string(), "Job completion time, CDF".to_string()),
                         ("job_fairness_cdf".to_string(), "Job fairness F_j at the finish, CDF (the artifact's fair band is 0.95–1.05)".to_string()),
                         ("tenant_fairness_over_time".to_string(), "Tenant fairness over time".to_string()),
                         ("queue_length".to_string(), "Jobs waiting".to_string()),
-                    ]} />
-                    <SurveyMap {running} on_pick={on_survey_pick} />
-                </div>
-            </div>
-        </section>
+            ]} />
     }
 }

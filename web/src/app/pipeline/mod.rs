@@ -14,7 +14,7 @@ use yew::prelude::*;
 use crate::browser;
 use crate::components::export::ExportBar;
 use crate::components::fields::{CheckboxGroup, NumberField};
-use crate::components::lab_chrome::{Controls, LinkErrorBanner, PresetSelect};
+use crate::components::lab_page::LabPage;
 use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::{texts, FileUpload};
@@ -218,19 +218,19 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
         })
         .map(ToString::to_string);
 
+    let shown = Some(AttrValue::from(state.scenario_json.clone()));
     html! {
-        <section class="page" id="lab-pipeline">
-            <h1>{ "Pipeline bubbles" }</h1>
-            <p class="lede">
+        <LabPage lab="pipeline" title="Pipeline bubbles"
+            link_error={state.link_error.clone()} shown={shown} preset={state.preset} on_pick={on_preset}
+            worker={worker.clone()} worker_error={(*worker_error).clone()}
+            report={(*report).clone()}
+            lede={html! {
                 { "p stages each hold a slice of the model; m micro-batches flow forward and their gradients flow back. \
                    A stage is idle — a bubble — while it waits for a neighbour. Compare how GPipe, 1F1B, interleaved 1F1B, \
                    the zero-bubble schedules (ZB-H1, ZB-H2, ZB-V) and DeepSeek's DualPipe and DualPipeV order the work, \
                    what it costs in memory, and where the bubbles go." }
-            </p>
-            <LinkErrorBanner message={state.link_error.clone()} />
-            <div class="lab-grid">
-                <Controls>
-                    <PresetSelect lab="pipeline" selected={state.preset} shown={Some(AttrValue::from(state.scenario_json.clone()))} on_pick={on_preset} />
+            }}
+            controls={html! { <>
                     <CheckboxGroup path="pipeline.schedules" label="Schedules" options={schedule_options}
                         error={schedules_error} {on_toggle} />
                     { for FIELDS.iter().map(|f| html! {
@@ -246,13 +246,9 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
                     </div>
                     <FileUpload id="upload-scenario" label="Open a scenario file (.json)" accept=".json,application/json"
                         max_bytes={256 * 1024} max_files={1} on_load={on_scenario_file} on_error={on_upload_error.clone()} />
-                </Controls>
-                <div class="results">
-                    <RunStatus worker={worker.clone()} error={(*worker_error).clone()} />
-                    <ExportBar report={(*report).clone()} stem="pipeline" scenario_json={Some(AttrValue::from(state.scenario_json.clone()))} />
-                    <ReportView report={(*report).clone()} chart_titles={CHART_TITLES.iter().map(|(k, t)| (k.to_string(), t.to_string())).collect::<Vec<_>>()} />
-                </div>
-            </div>
+            </> }}
+            chart_titles={CHART_TITLES.iter().map(|(k, t)| (k.to_string(), t.to_string())).collect::<Vec<_>>()}
+            below={html! {
             <section class="real-run">
                 <h2>{ "A real run: PipeMorph stage logs" }</h2>
                 <p>
@@ -271,6 +267,6 @@ pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
                     <ReportView report={report.clone()} chart_titles={CHART_TITLES.iter().map(|(k, t)| (k.to_string(), t.to_string())).collect::<Vec<_>>()} />
                 }
             </section>
-        </section>
+            }} />
     }
 }

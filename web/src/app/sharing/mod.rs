@@ -18,18 +18,16 @@ use serde_json::Value;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
-use crate::components::export::ExportBar;
 use crate::components::fields::CheckboxGroup;
-use crate::components::lab_chrome::{Controls, LinkErrorBanner, PresetSelect};
+use crate::components::lab_page::LabPage;
 use crate::components::params_form::{
     edit, get, opening_params, preset_callback, use_form_page, Form, FormPage,
 };
 use crate::components::params_form::{kind_options, kind_toggle};
 use crate::components::params_form::{number_fields, read_into_form};
-use crate::components::report_view::ReportView;
 use crate::components::timeline::Shared;
 use crate::components::upload::FileUpload;
-use crate::worker::client::{use_worker, RunStatus};
+use crate::worker::client::use_worker;
 use crate::worker::Output;
 
 /// Properties of [`SharingLab`].
@@ -186,9 +184,11 @@ pub fn sharing_lab(props: &SharingLabProps) -> Html {
         Callback::from(move |i: usize| edit(&state, move |next: &mut State| next.selected = i))
     };
     html! {
-        <section class="page" id="lab-sharing">
-            <h1>{ "GPU sharing: the slivers nobody can use" }</h1>
-            <p class="lede">
+        <LabPage lab="sharing" title="GPU sharing: the slivers nobody can use"
+            link_error={form.link_error.clone()} shown={state.scenario_json.clone().map(AttrValue::from)} on_pick={preset_callback(&state)}
+            worker={worker.clone()} worker_error={form.worker_error.clone()}
+            report={state.report.clone()}
+            lede={html! {
                 { "Many inference and small training pods ask for a share of one GPU (810, 470, 320 milli-GPU: a guaranteed share \
                    of its memory). Packed carelessly they leave slivers — a GPU with 190 milli free, a node with no wholly free \
                    GPU — that no arriving pod can use, so pods fail while GPUs sit idle. FGD (Weng et al., ATC'23) places each pod \
@@ -196,11 +196,8 @@ pub fn sharing_lab(props: &SharingLabProps) -> Html {
                    shows, as pods arrive until their requests reach 130 % of the cluster, how much of it each policy manages to \
                    allocate; this is its artifact's experiment, with its five baselines. Over time, the other side shows: pods \
                    packed on one GPU slow each other, and a Gandiva-style packer moves the slowest away." }
-            </p>
-            <LinkErrorBanner message={form.link_error.clone()} />
-            <div class="lab-grid">
-                <Controls>
-                    <PresetSelect lab="sharing" selected={None} shown={state.scenario_json.clone().map(AttrValue::from)} on_pick={preset_callback(&state)} />
+            }}
+            controls={html! { <>
                     <div class="field">
                         <label for="field-experiment">{ "Experiment" }</label>
                         <select id="field-experiment" onchange={on_experiment}>
@@ -227,19 +224,14 @@ pub fn sharing_lab(props: &SharingLabProps) -> Html {
                     <p class="muted" id="not-modelled">{ "FGD's experiment has no time and no interference. The timed experiment adds \
                         both under a stated model: drawn arrivals and durations, a pod's contention share taken to be its GPU share \
                         (openb guarantees memory, not compute), co-runners slowing a pod to 1/(1 + Σ their shares)." }</p>
-                </Controls>
-                <div class="results">
-                    <RunStatus worker={worker.clone()} error={form.worker_error.clone()} />
-                    <ExportBar report={state.report.clone()} stem="sharing" scenario_json={state.scenario_json.clone().map(AttrValue::from)} />
-                    <ReportView report={state.report.clone()} picture={html! {
+            </> }}
+            picture={html! {
                         <cluster::SharingCluster pictures={state.pictures.clone()} selected={state.selected} on_select={on_picture} />
-                    }} chart_titles={vec![
+            }}
+            chart_titles={vec![
                         ("sharing.allocation".to_string(), "GPUs allocated as pod requests arrive (mean over seeds): the higher, the fewer GPUs lost to fragmentation".to_string()),
                         ("sharing.unallocated".to_string(), "GPUs left unallocated as the cluster fills (from 80 % arrived; mean over seeds): where the policies part".to_string()),
                         ("sharing.timed_allocated".to_string(), "GPU shares in use over time: packing fits more pods on the same GPUs".to_string()),
-                    ]} />
-                </div>
-            </div>
-        </section>
+            ]} />
     }
 }
