@@ -224,6 +224,10 @@ macro_rules! labs {
         /// Lab names, in the order the playground lists them.
         pub const LABS: [&str; [$($name),+].len()] = [$($name),+];
 
+        /// Each lab's presets (its `presets.rs`), in the order of [`LABS`].
+        pub const LAB_PRESETS: [&[crate::presets::Preset]; [$($name),+].len()] =
+            [$($module::PRESETS),+];
+
         /// One lab's input. The variant is the lab; the payload holds every parameter.
         #[derive(Clone, Debug, PartialEq)]
         pub enum Scenario {

@@ -128,8 +128,7 @@ fn fuzz(name: &str, seeds: &[&str], decode: impl Fn(&str)) {
 
 #[test]
 fn scenario_json() {
-    let texts: Vec<String> = presets::PRESETS
-        .iter()
+    let texts: Vec<String> = presets::all()
         .map(|p| p.scenario().unwrap().to_json())
         .collect();
     let seeds: Vec<&str> = texts.iter().map(String::as_str).collect();
@@ -168,8 +167,7 @@ fn set_assignments() {
 
 #[test]
 fn share_links() {
-    let links: Vec<String> = presets::PRESETS
-        .iter()
+    let links: Vec<String> = presets::all()
         .map(|p| {
             let link = share::link("http://h/", &p.scenario().unwrap());
             link.split_once('#').unwrap().1.to_string()

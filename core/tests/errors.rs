@@ -123,7 +123,13 @@ fn link_errors_say_which_layer_failed() {
     );
     let wrong_lab = share::decode_for_lab(
         "overlap",
-        &share::encode(&bubblelab_core::presets::PRESETS[0].scenario().unwrap()),
+        &share::encode(
+            &bubblelab_core::presets::all()
+                .next()
+                .unwrap()
+                .scenario()
+                .unwrap(),
+        ),
     );
     assert_eq!(
         wrong_lab.unwrap_err().to_string(),

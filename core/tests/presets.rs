@@ -1,5 +1,5 @@
 //! The preset registry and its documentation: every file in `static/presets/` is registered in
-//! `presets::PRESETS` and parses as a scenario of its lab; the pages that open on a lab's default
+//! `presets::all()` (each lab's `presets.rs`) and parses as a scenario of its lab; the pages that open on a lab's default
 //! parameters open on that lab's first preset; docs/CLAIMS.md links every preset from a table
 //! row and names no preset that does not exist; every lab of the registry has a preset, a
 //! section in docs/MODEL.md and a row in ARCHITECTURE.md.
@@ -12,7 +12,13 @@ use std::path::PathBuf;
 
 use bubblelab_core::labs::cost::CostParams;
 use bubblelab_core::labs::pipeline::PipelineParams;
-use bubblelab_core::presets::{self, PRESETS};
+use bubblelab_core::labs::LAB_PRESETS;
+use bubblelab_core::presets::{self, Preset};
+
+/// Every preset, lab by lab.
+fn all() -> Vec<&'static Preset> {
+    presets::all().collect()
+}
 use bubblelab_core::scenario::LABS;
 use bubblelab_core::Scenario;
 
@@ -32,17 +38,17 @@ fn every_preset_file_is_registered_and_parses_as_its_lab() {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
         .collect();
-    let registered: BTreeSet<String> = PRESETS.iter().map(|p| p.id.to_string()).collect();
+    let registered: BTreeSet<String> = all().iter().map(|p| p.id.to_string()).collect();
     assert_eq!(
         registered.len(),
-        PRESETS.len(),
+        all().len(),
         "a preset id is registered twice"
     );
     assert_eq!(
         files, registered,
-        "static/presets/*.json and presets::PRESETS must name the same presets"
+        "static/presets/*.json and the labs' presets.rs must name the same presets"
     );
-    for p in PRESETS {
+    for p in all() {
         let scenario = p
             .scenario()
             .unwrap_or_else(|e| panic!("preset {}: {e}", p.id));
@@ -128,7 +134,7 @@ fn looks_like_a_preset(text: &str, labs: &BTreeSet<&str>) -> bool {
 fn claims_md_links_every_preset_from_a_row_and_names_only_presets() {
     let path = repo().join("docs/CLAIMS.md");
     let text = fs::read_to_string(&path).expect("docs/CLAIMS.md exists");
-    let labs: BTreeSet<&str> = PRESETS.iter().map(|p| p.lab).collect();
+    let labs: BTreeSet<&str> = all().iter().map(|p| p.lab).collect();
     let mut linked_from_rows = BTreeSet::new();
     let mut errors = Vec::new();
     for (n, line) in text.lines().enumerate() {
@@ -168,7 +174,7 @@ fn claims_md_links_every_preset_from_a_row_and_names_only_presets() {
             }
         }
     }
-    for p in PRESETS {
+    for p in all() {
         if !linked_from_rows.contains(p.id) {
             errors.push(format!("preset {} is linked from no table row", p.id));
         }
@@ -194,4 +200,17 @@ fn code_spans_and_preset_shapes() {
     assert!(!looks_like_a_preset("pipeline-", &labs));
     assert!(!looks_like_a_preset("agentic-qwen3", &labs));
     assert!(!looks_like_a_preset("tests/claims/pipeline-a.json", &labs));
+}
+
+#[test]
+fn each_labs_presets_file_lists_only_its_own_presets() {
+    for (lab, presets) in LABS.iter().zip(LAB_PRESETS) {
+        for p in presets {
+            assert_eq!(
+                p.lab, *lab,
+                "preset {} is listed in the {lab} lab's presets.rs",
+                p.id
+            );
+        }
+    }
 }

@@ -67,7 +67,7 @@ fn wasm_reports_equal_native_golden_bytes() {
 
 #[wasm_bindgen_test]
 fn share_links_round_trip_in_wasm() {
-    for preset in bubblelab_core::presets::PRESETS {
+    for preset in bubblelab_core::presets::all() {
         let scenario = preset.scenario().unwrap();
         let payload = bubblelab_core::share::encode(&scenario);
         assert_eq!(bubblelab_core::share::decode(&payload).unwrap(), scenario);

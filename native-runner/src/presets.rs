@@ -1,6 +1,6 @@
 //! `bubblelab presets`: list the preset scenarios or print one.
 
-use bubblelab_core::presets::{self, Preset, PRESETS};
+use bubblelab_core::presets::{self, Preset};
 use clap::Args;
 
 use crate::error::Failure;
@@ -23,7 +23,7 @@ pub struct PresetsArgs {
 /// [`Failure::Input`] listing the known ids.
 pub fn find(id: &str) -> Result<&'static Preset, Failure> {
     presets::find(id).ok_or_else(|| {
-        let known: Vec<&str> = PRESETS.iter().map(|p| p.id).collect();
+        let known: Vec<&str> = presets::all().map(|p| p.id).collect();
         Failure::Input(format!(
             "unknown preset `{id}`; known presets: {}",
             known.join(", ")
@@ -54,15 +54,14 @@ pub fn presets(args: &PresetsArgs) -> Result<(), Failure> {
 
 /// Every preset as aligned `id  lab  title` rows.
 fn list() -> String {
-    let id_width = PRESETS.iter().map(|p| p.id.len()).max().unwrap_or(0).max(2);
-    let lab_width = PRESETS
-        .iter()
+    let id_width = presets::all().map(|p| p.id.len()).max().unwrap_or(0).max(2);
+    let lab_width = presets::all()
         .map(|p| p.lab.len())
         .max()
         .unwrap_or(0)
         .max(3);
     let mut out = format!("{:id_width$}  {:lab_width$}  title\n", "id", "lab");
-    for p in PRESETS {
+    for p in presets::all() {
         out.push_str(&format!(
             "{:id_width$}  {:lab_width$}  {}\n",
             p.id, p.lab, p.title

@@ -5,7 +5,6 @@ mod common;
 use common::*;
 use std::process::{Command, Stdio};
 
-use bubblelab_core::presets::PRESETS;
 use bubblelab_core::Scenario;
 
 fn write_scratch(name: &str, text: &str) -> String {
@@ -78,7 +77,7 @@ fn trace_names_every_thread() {
 
 #[test]
 fn link_and_decode_round_trip() {
-    for preset in PRESETS {
+    for preset in bubblelab_core::presets::all() {
         let url = ok(&["link", "--preset", preset.id]);
         let url = url.trim();
         assert!(
@@ -220,7 +219,7 @@ fn usage_errors_exit_2_and_help_exits_0() {
 #[test]
 fn presets_list_and_print() {
     let list = ok(&["presets"]);
-    for preset in PRESETS {
+    for preset in bubblelab_core::presets::all() {
         assert!(list.contains(preset.id), "{list}");
         assert!(list.contains(preset.title), "{list}");
         let json = ok(&["presets", preset.id]);

@@ -18,6 +18,8 @@ use crate::scenario::ScenarioError;
 use crate::units::format_bytes;
 
 pub mod fields;
+mod presets;
+pub use presets::PRESETS;
 
 /// Largest message: 2^40 bytes (1 TiB).
 pub const MAX_BYTES: u64 = 1 << 40;

@@ -16,6 +16,8 @@ pub mod report;
 pub mod sim;
 pub mod traces;
 pub mod workload;
+mod presets;
+pub use presets::PRESETS;
 
 use alloc::format;
 use alloc::vec::Vec;

@@ -12,6 +12,8 @@ pub mod params;
 pub mod policies;
 pub mod report;
 pub mod windows;
+mod presets;
+pub use presets::PRESETS;
 
 use alloc::format;
 use alloc::vec::Vec;

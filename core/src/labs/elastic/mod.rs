@@ -22,6 +22,8 @@ pub mod policies;
 mod profiles;
 pub mod sim;
 pub mod workload;
+mod presets;
+pub use presets::PRESETS;
 
 use alloc::format;
 use alloc::string::String;

@@ -13,6 +13,8 @@ pub mod policies;
 pub mod report;
 pub mod sim;
 pub mod traces;
+mod presets;
+pub use presets::PRESETS;
 
 use alloc::format;
 use alloc::vec::Vec;

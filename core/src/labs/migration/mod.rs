@@ -11,6 +11,8 @@ pub mod fields;
 pub mod model;
 pub mod params;
 pub mod report;
+mod presets;
+pub use presets::PRESETS;
 
 pub use model::{
     evaluate, preemption_cost_s, preemption_save_s, CheckpointOption, OptionCost, Phases,

@@ -14,6 +14,8 @@ pub mod passes;
 pub mod report;
 pub mod schedule;
 pub mod sweep;
+mod presets;
+pub use presets::PRESETS;
 
 use alloc::format;
 use alloc::string::{String, ToString};

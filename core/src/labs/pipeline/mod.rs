@@ -11,6 +11,8 @@ pub mod params;
 pub mod pipemorph;
 pub mod schedules;
 pub mod sim;
+mod presets;
+pub use presets::PRESETS;
 
 use alloc::format;
 use alloc::string::String;

@@ -17,6 +17,8 @@ pub mod params;
 pub mod plan;
 pub mod report;
 pub mod sim;
+mod presets;
+pub use presets::PRESETS;
 
 use alloc::vec::Vec;
 

@@ -22,6 +22,8 @@ pub mod params;
 pub mod policies;
 pub mod report;
 pub mod timed;
+mod presets;
+pub use presets::PRESETS;
 
 use alloc::vec;
 use alloc::vec::Vec;

@@ -14,6 +14,8 @@ pub mod mlp;
 pub mod mup;
 pub mod params;
 pub mod report;
+mod presets;
+pub use presets::PRESETS;
 
 pub use fusion::{FusionModel, FusionParams, SurrogateShape};
 pub use mlp::{Optimizer, Parametrization};
