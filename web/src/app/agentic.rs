@@ -170,8 +170,6 @@ impl State {
 }
 
 impl FormPage for State {
-    const LAB: &'static str = "agentic";
-
     fn open(scenario: Scenario, link_error: Option<String>) -> Option<State> {
         match scenario {
             Scenario::Agentic(p) => Some(State::new(&p, link_error)),
@@ -179,8 +177,8 @@ impl FormPage for State {
         }
     }
 
-    fn opening(link_error: Option<String>) -> State {
-        State::new(&opening_params(Self::LAB), link_error)
+    fn opening(lab: &'static str, link_error: Option<String>) -> State {
+        State::new(&opening_params(lab), link_error)
     }
 
     fn form(&mut self) -> &mut Form {
@@ -202,7 +200,7 @@ impl FormPage for State {
 /// The agentic lab.
 #[function_component(AgenticLab)]
 pub fn agentic_lab(props: &AgenticLabProps) -> Html {
-    let (state, worker) = use_form_page::<State>(props.payload.clone());
+    let (state, worker) = use_form_page::<State>("agentic", props.payload.clone());
     let upload_error = use_state(|| None::<String>);
     let on_controllers = {
         let state = state.clone();

@@ -83,8 +83,6 @@ impl State {
 }
 
 impl FormPage for State {
-    const LAB: &'static str = "bubbles";
-
     fn open(scenario: Scenario, link_error: Option<String>) -> Option<State> {
         match scenario {
             Scenario::Bubbles(p) => Some(State::new(&p, link_error)),
@@ -92,8 +90,8 @@ impl FormPage for State {
         }
     }
 
-    fn opening(link_error: Option<String>) -> State {
-        State::new(&opening_params(Self::LAB), link_error)
+    fn opening(lab: &'static str, link_error: Option<String>) -> State {
+        State::new(&opening_params(lab), link_error)
     }
 
     fn form(&mut self) -> &mut Form {
@@ -114,7 +112,7 @@ impl FormPage for State {
 /// The bubbles lab.
 #[function_component(BubblesLab)]
 pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
-    let (state, worker) = use_form_page::<State>(props.payload.clone());
+    let (state, worker) = use_form_page::<State>("bubbles", props.payload.clone());
     let upload_error = use_state(|| None::<String>);
     // One static-memory value for every stage; the other fields set their own path.
     let on_number = |path: &str| {

@@ -59,8 +59,6 @@ struct State {
 }
 
 impl FormPage for State {
-    const LAB: &'static str = "elastic";
-
     fn open(scenario: Scenario, link_error: Option<String>) -> Option<State> {
         match scenario {
             Scenario::Elastic(p) => Some(State::new(&p, link_error)),
@@ -68,8 +66,8 @@ impl FormPage for State {
         }
     }
 
-    fn opening(link_error: Option<String>) -> State {
-        State::new(&opening_params(Self::LAB), link_error)
+    fn opening(lab: &'static str, link_error: Option<String>) -> State {
+        State::new(&opening_params(lab), link_error)
     }
 
     fn form(&mut self) -> &mut Form {
@@ -104,7 +102,7 @@ impl State {
 /// The elastic lab.
 #[function_component(ElasticLab)]
 pub fn elastic_lab(props: &ElasticLabProps) -> Html {
-    let (state, worker) = use_form_page::<State>(props.payload.clone());
+    let (state, worker) = use_form_page::<State>("elastic", props.payload.clone());
     // Opened workload files are read in a worker of their own, by the lab's reader.
     let reader = use_worker();
     let form = &state.form;

@@ -86,8 +86,6 @@ struct State {
 }
 
 impl FormPage for State {
-    const LAB: &'static str = "migration";
-
     fn open(scenario: Scenario, link_error: Option<String>) -> Option<State> {
         match scenario {
             Scenario::Migration(p) => Some(State::new(&p, link_error)),
@@ -95,8 +93,8 @@ impl FormPage for State {
         }
     }
 
-    fn opening(link_error: Option<String>) -> State {
-        State::new(&opening_params(Self::LAB), link_error)
+    fn opening(lab: &'static str, link_error: Option<String>) -> State {
+        State::new(&opening_params(lab), link_error)
     }
 
     fn form(&mut self) -> &mut Form {
@@ -145,7 +143,7 @@ impl State {
 /// The migration lab.
 #[function_component(MigrationLab)]
 pub fn migration_lab(props: &MigrationLabProps) -> Html {
-    let (state, worker) = use_form_page::<State>(props.payload.clone());
+    let (state, worker) = use_form_page::<State>("migration", props.payload.clone());
     let measured = use_memo((), |()| measured_reports());
     let form = &state.form;
     let other_error = form.other_error(FIELDS.iter().copied());

@@ -168,8 +168,6 @@ impl State {
 }
 
 impl FormPage for State {
-    const LAB: &'static str = "overlap";
-
     fn open(scenario: Scenario, link_error: Option<String>) -> Option<State> {
         match scenario {
             Scenario::Overlap(p) => Some(State::new(&p, link_error)),
@@ -177,8 +175,8 @@ impl FormPage for State {
         }
     }
 
-    fn opening(link_error: Option<String>) -> State {
-        State::new(&opening_params(Self::LAB), link_error)
+    fn opening(lab: &'static str, link_error: Option<String>) -> State {
+        State::new(&opening_params(lab), link_error)
     }
 
     fn form(&mut self) -> &mut Form {
@@ -235,7 +233,7 @@ impl State {
 /// The overlap lab.
 #[function_component(OverlapLab)]
 pub fn overlap_lab(props: &OverlapLabProps) -> Html {
-    let (state, worker) = use_form_page::<State>(props.payload.clone());
+    let (state, worker) = use_form_page::<State>("overlap", props.payload.clone());
     let upload_error = use_state(|| None::<String>);
     let on_select = |path: &'static str| {
         let state = state.clone();

@@ -89,8 +89,6 @@ impl State {
 }
 
 impl FormPage for State {
-    const LAB: &'static str = "resilience";
-
     fn open(scenario: Scenario, link_error: Option<String>) -> Option<State> {
         match scenario {
             Scenario::Resilience(p) => Some(State::new(&p, link_error)),
@@ -98,8 +96,8 @@ impl FormPage for State {
         }
     }
 
-    fn opening(link_error: Option<String>) -> State {
-        State::new(&opening_params(Self::LAB), link_error)
+    fn opening(lab: &'static str, link_error: Option<String>) -> State {
+        State::new(&opening_params(lab), link_error)
     }
 
     fn form(&mut self) -> &mut Form {
@@ -160,7 +158,7 @@ fn plan_stages(r: &bubblelab_core::labs::resilience::job::ReplicaPlan) -> Vec<(u
 /// The resilience lab.
 #[function_component(ResilienceLab)]
 pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
-    let (state, worker) = use_form_page::<State>(props.payload.clone());
+    let (state, worker) = use_form_page::<State>("resilience", props.payload.clone());
     let colour_by = use_state(|| "stage".to_string());
     let fault = use_state(|| 1usize);
     let at_iteration = use_state(|| "200".to_string());

@@ -64,8 +64,6 @@ impl State {
 }
 
 impl FormPage for State {
-    const LAB: &'static str = "tuning";
-
     fn open(scenario: Scenario, link_error: Option<String>) -> Option<State> {
         match scenario {
             Scenario::Tuning(p) => Some(State::new(&p, link_error)),
@@ -73,8 +71,8 @@ impl FormPage for State {
         }
     }
 
-    fn opening(link_error: Option<String>) -> State {
-        State::new(&opening_params(Self::LAB), link_error)
+    fn opening(lab: &'static str, link_error: Option<String>) -> State {
+        State::new(&opening_params(lab), link_error)
     }
 
     fn form(&mut self) -> &mut Form {
@@ -95,7 +93,7 @@ impl FormPage for State {
 /// The tuning lab.
 #[function_component(TuningLab)]
 pub fn tuning_lab(props: &TuningLabProps) -> Html {
-    let (state, worker) = use_form_page::<State>(props.payload.clone());
+    let (state, worker) = use_form_page::<State>("tuning", props.payload.clone());
     let on_widths = {
         let state = state.clone();
         Callback::from(move |text: String| {

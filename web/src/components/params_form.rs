@@ -178,6 +178,12 @@ pub struct Upload {
 }
 
 impl Form {
+    /// The lab whose scenario the form edits.
+    #[must_use]
+    pub fn lab(&self) -> &'static str {
+        self.lab
+    }
+
     /// The form of lab `lab` showing `scenario`.
     #[must_use]
     pub fn new(lab: &'static str, scenario: &Scenario, link_error: Option<String>) -> Form {
@@ -419,8 +425,6 @@ pub fn decode_payload(lab: &str, payload: Option<&str>) -> (Option<Scenario>, Op
 
 /// A lab page's state that holds a [`Form`]; its model runs in the page's worker.
 pub trait FormPage: Clone + PartialEq + 'static {
-    /// The lab's id (`tuning`), as in share links.
-    const LAB: &'static str;
     /// The page's form.
     fn form(&mut self) -> &mut Form;
     /// The page's form, to read.
@@ -438,8 +442,9 @@ pub trait FormPage: Clone + PartialEq + 'static {
     fn show(&mut self, output: Output, scenario: &Scenario);
     /// The page showing `scenario` (its run asked for); `None` when it is another lab's.
     fn open(scenario: Scenario, link_error: Option<String>) -> Option<Self>;
-    /// The page without a usable link: the lab's default scenario (its run asked for).
-    fn opening(link_error: Option<String>) -> Self;
+    /// The page of lab `lab` without a usable link: the lab's default scenario (its run asked
+    /// for).
+    fn opening(lab: &'static str, link_error: Option<String>) -> Self;
     /// Whether a successful run may put its share link in the address bar.
     fn linkable(&self) -> bool {
         true
@@ -457,12 +462,13 @@ pub trait FormPage: Clone + PartialEq + 'static {
     }
 }
 
-/// The page a share-link payload opens: its scenario, or the default with the link's error.
+/// The page of lab `lab` a share-link payload opens: its scenario, or the default with the
+/// link's error.
 #[must_use]
-pub fn from_payload<S: FormPage>(payload: Option<&str>) -> S {
-    match decode_payload(S::LAB, payload) {
-        (Some(scenario), _) => S::open(scenario, None).unwrap_or_else(|| S::opening(None)),
-        (None, link_error) => S::opening(link_error),
+pub fn from_payload<S: FormPage>(lab: &'static str, payload: Option<&str>) -> S {
+    match decode_payload(lab, payload) {
+        (Some(scenario), _) => S::open(scenario, None).unwrap_or_else(|| S::opening(lab, None)),
+        (None, link_error) => S::opening(lab, link_error),
     }
 }
 
@@ -501,9 +507,12 @@ pub fn edit<S: FormPage>(state: &PageHandle<S>, change: impl FnOnce(&mut S) + 's
 /// A form page's state (from the share-link payload) and its worker: every ask of the form is
 /// posted to the worker, and its outcome comes back into the state.
 #[hook]
-pub fn use_form_page<S: FormPage>(payload: Option<String>) -> (PageHandle<S>, WorkerHandle) {
+pub fn use_form_page<S: FormPage>(
+    lab: &'static str,
+    payload: Option<String>,
+) -> (PageHandle<S>, WorkerHandle) {
     let worker = use_worker();
-    let state = use_reducer(move || Page(from_payload::<S>(payload.as_deref())));
+    let state = use_reducer(move || Page(from_payload::<S>(lab, payload.as_deref())));
     {
         let state = state.clone();
         let worker = worker.clone();
@@ -573,12 +582,13 @@ pub fn number_callback<S: FormPage>(state: &PageHandle<S>, path: &str) -> Callba
 /// CLI's `--fields` and docs/PARAMETERS.md print too), typed text kept and errors inline.
 pub fn number_fields<S: FormPage>(state: &PageHandle<S>, paths: &[&str]) -> Html {
     let form = state.form_ref();
-    let table = Scenario::fields_of(S::LAB);
+    let lab = state.form_ref().lab();
+    let table = Scenario::fields_of(lab);
     html! {
         { for paths.iter().map(|path| {
             let row = table.iter().find(|f| f.path == *path);
             if row.is_none() {
-                web_sys::console::error_1(&format!("{}.{path}: no row in the lab's field table", S::LAB).into());
+                web_sys::console::error_1(&format!("{lab}.{path}: no row in the lab's field table").into());
             }
             let label = row.map_or_else(|| (*path).to_string(), field_label);
             let help = row.map(|f| AttrValue::from(f.help)).unwrap_or_default();
@@ -589,7 +599,7 @@ pub fn number_fields<S: FormPage>(state: &PageHandle<S>, paths: &[&str]) -> Html
             };
             let slider = row.is_some_and(|f| f.widget == Widget::Slider);
             html! {
-                <NumberField path={format!("{}.{path}", S::LAB)} {label} {help} {min} {max} {slider}
+                <NumberField path={format!("{lab}.{path}")} {label} {help} {min} {max} {slider}
                     value={form.text(path)} error={form.field_error(path)}
                     on_change={number_callback(state, path)} />
             }
@@ -620,9 +630,10 @@ pub fn read_into_form<S: FormPage>(
     files: Vec<(&'static str, SharedFile)>,
     on_error: Callback<Option<String>>,
 ) {
-    let Some(sent) = scenario_of(S::LAB, &state.form_ref().params)
+    let lab = state.form_ref().lab();
+    let Some(sent) = scenario_of(lab, &state.form_ref().params)
         .ok()
-        .or_else(|| Scenario::defaults(S::LAB))
+        .or_else(|| Scenario::defaults(lab))
     else {
         return;
     };

@@ -100,8 +100,6 @@ impl State {
 }
 
 impl FormPage for State {
-    const LAB: &'static str = "fairness";
-
     fn open(scenario: Scenario, link_error: Option<String>) -> Option<State> {
         match scenario {
             Scenario::Fairness(p) => Some(State::new(&p, link_error)),
@@ -109,8 +107,8 @@ impl FormPage for State {
         }
     }
 
-    fn opening(link_error: Option<String>) -> State {
-        State::new(&opening_params(Self::LAB), link_error)
+    fn opening(lab: &'static str, link_error: Option<String>) -> State {
+        State::new(&opening_params(lab), link_error)
     }
 
     fn form(&mut self) -> &mut Form {
@@ -171,7 +169,7 @@ impl FormPage for State {
 /// The fairness lab.
 #[function_component(FairnessLab)]
 pub fn fairness_lab(props: &FairnessLabProps) -> Html {
-    let (state, worker) = use_form_page::<State>(props.payload.clone());
+    let (state, worker) = use_form_page::<State>("fairness", props.payload.clone());
     let upload_error = use_state(|| None::<String>);
     // Shares files are read by a second worker, so a long run goes on meanwhile.
     let parser = use_worker();

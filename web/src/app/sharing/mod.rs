@@ -68,8 +68,6 @@ struct State {
 }
 
 impl FormPage for State {
-    const LAB: &'static str = "sharing";
-
     fn open(scenario: Scenario, link_error: Option<String>) -> Option<State> {
         match scenario {
             Scenario::Sharing(p) => Some(State::new(&p, link_error)),
@@ -77,8 +75,8 @@ impl FormPage for State {
         }
     }
 
-    fn opening(link_error: Option<String>) -> State {
-        State::new(&opening_params(Self::LAB), link_error)
+    fn opening(lab: &'static str, link_error: Option<String>) -> State {
+        State::new(&opening_params(lab), link_error)
     }
 
     fn form(&mut self) -> &mut Form {
@@ -137,7 +135,7 @@ fn list_slot(bytes: &[u8]) -> &'static str {
 /// The sharing lab.
 #[function_component(SharingLab)]
 pub fn sharing_lab(props: &SharingLabProps) -> Html {
-    let (state, worker) = use_form_page::<State>(props.payload.clone());
+    let (state, worker) = use_form_page::<State>("sharing", props.payload.clone());
     // Opened lists are read in a worker of their own, by the lab's readers.
     let reader = use_worker();
     let form = &state.form;
