@@ -26,12 +26,13 @@ impl Preset {
     }
 }
 
-/// A preset whose scenario is `static/presets/<id>.json`, for a lab's `presets.rs`.
+/// A preset whose scenario is `static/presets/<id>.json`, for a lab's `presets.rs` (whose
+/// `LAB` names the lab).
 macro_rules! preset {
-    ($id:literal, $lab:literal, $title:literal) => {
+    ($id:literal, $title:literal) => {
         $crate::presets::Preset {
             id: $id,
-            lab: $lab,
+            lab: LAB,
             title: $title,
             json: include_str!(concat!(
                 env!("CARGO_MANIFEST_DIR"),

@@ -2,16 +2,16 @@
 
 use crate::presets::{preset, Preset};
 
+const LAB: &str = "cost";
+
 /// The presets of the cost lab (`static/presets/<id>.json`).
 pub const PRESETS: &[Preset] = &[
     preset!(
         "cost-allreduce-h100",
-        "cost",
         "AllReduce of 64 MiB on 8 H100s in one node (NVLink)"
     ),
     preset!(
         "cost-allreduce-two-nodes",
-        "cost",
         "The same AllReduce on 16 H100s across two nodes (InfiniBand)"
     ),
 ];
