@@ -1,10 +1,10 @@
 //! The Pollux artifact's cluster simulation (`simulator/simulator.py`, `Job` and `Cluster`),
 //! on the engine's queue in integer ns, quantised to whole seconds as the artifact keeps time
 //! (every time point and pause a whole number of seconds): at every tick, one per `interval`,
-//! each job advances, then the
-//! policy sees the jobs submitted and not complete and returns every job's GPUs (a node per
-//! replica). A job whose GPUs changed pauses for the restart (first start included) and re-picks its
-//! batch size. Jobs submitted between ticks wait for the next one; a job that completes
+//! each job advances, then the policy sees the jobs submitted and not complete and returns
+//! every job's GPUs (a node per replica). A job whose GPUs changed pauses for the restart
+//! (first start included) and re-picks its batch size. Jobs submitted between ticks wait for
+//! the next one; a job that completes
 //! mid-interval keeps its GPUs idle until the interval ends.
 //!
 //! A job's progress (`Job.step`, l. 100–157): at N nodes, R replicas, per-GPU batch b and s
