@@ -4,8 +4,7 @@
 //! each job advances, then the policy sees the jobs submitted and not complete and returns
 //! every job's GPUs (a node per replica). A job whose GPUs changed pauses for the restart
 //! (first start included) and re-picks its batch size. Jobs submitted between ticks wait for
-//! the next one; a job that completes
-//! mid-interval keeps its GPUs idle until the interval ends.
+//! the next one; a job that completes mid-interval keeps its GPUs idle until the interval ends.
 //!
 //! A job's progress (`Job.step`, l. 100–157): at N nodes, R replicas, per-GPU batch b and s
 //! accumulation steps, an optimiser step takes s·T_acc(b) + T_opt(N, R, b) and buys
