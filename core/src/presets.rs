@@ -70,3 +70,37 @@ pub fn default_for(lab: &str) -> Option<&'static Preset> {
 pub fn for_lab(lab: &str) -> impl Iterator<Item = &'static Preset> + '_ {
     all().filter(move |p| p.lab == lab)
 }
+
+/// How the playground introduces a lab: its link in the navigation and its card on the home
+/// page. A lab declares it in its `presets.rs` beside its presets; the registry collects it
+/// ([`crate::labs::LAB_CARDS`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Card {
+    /// The navigation link's text, e.g. `Pipeline`.
+    pub nav: &'static str,
+    /// The card's title, e.g. `Pipeline bubbles`.
+    pub title: &'static str,
+    /// What the card says.
+    pub body: CardBody,
+}
+
+/// The text of a lab's [`Card`].
+#[derive(Clone, Copy, Debug)]
+pub enum CardBody {
+    /// A card under "Labs": the problem, the systems, their key idea and the headline claim.
+    Lab {
+        /// What goes wrong, in one or two sentences.
+        problem: &'static str,
+        /// The systems the lab runs.
+        system: &'static str,
+        /// Their key idea.
+        idea: &'static str,
+        /// The source's headline claim, and where ours is.
+        claim: &'static str,
+    },
+    /// A card under "Tools every lab shares": what the tool shows.
+    Tool {
+        /// One paragraph.
+        text: &'static str,
+    },
+}

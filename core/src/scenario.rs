@@ -38,7 +38,7 @@ pub trait LabParams: Sized + Clone + Serialize + DeserializeOwned {
     fn run_lab(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<Report, ScenarioError>;
 
     /// Every parameter with its label, unit, range and help, in form order ([`crate::fields`]),
-    /// from which the lab's validation starts, the CLI's `--fields` and docs/PARAMETERS.md come.
+    /// from which the lab's validation starts, the CLI's `--fields` and docs/parameters/ come.
     const FIELDS: &'static [crate::fields::Field];
 
     /// The files this lab reads beside its parameters (traces, node lists, stage logs), by
@@ -227,6 +227,14 @@ macro_rules! labs {
         /// Each lab's presets (its `presets.rs`), in the order of [`LABS`].
         pub const LAB_PRESETS: [&[crate::presets::Preset]; [$($name),+].len()] =
             [$($module::PRESETS),+];
+
+        /// Each lab's navigation link and home-page card (its `presets.rs`), in the order of
+        /// [`LABS`].
+        pub const LAB_CARDS: [&crate::presets::Card; [$($name),+].len()] = [$(&$module::CARD),+];
+
+        /// Each lab's tours (its `presets.rs`), in the order of [`LABS`].
+        pub const LAB_TOURS: [&[crate::tour::BuiltinTour]; [$($name),+].len()] =
+            [$($module::TOURS),+];
 
         /// One lab's input. The variant is the lab; the payload holds every parameter.
         #[derive(Clone, Debug, PartialEq)]

@@ -550,34 +550,32 @@ impl BuiltinTour {
     }
 }
 
+/// A shipped tour whose file is `static/tours/<id>.json`, for a lab's `presets.rs`.
 macro_rules! tour {
     ($id:literal) => {
-        BuiltinTour {
+        $crate::tour::BuiltinTour {
             id: $id,
-            json: include_str!(concat!("../../static/tours/", $id, ".json")),
+            json: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../static/tours/",
+                $id,
+                ".json"
+            )),
         }
     };
 }
+pub(crate) use tour;
 
-/// Every shipped tour, one or more per lab, in the labs' order.
-pub const TOURS: &[BuiltinTour] = &[
-    tour!("pipeline-bubbles"),
-    tour!("overlap-helix"),
-    tour!("bubbles-hydro"),
-    tour!("tuning-mutransfer"),
-    tour!("fairness-astraea"),
-    tour!("agentic-concur"),
-    tour!("resilience-resihp"),
-    tour!("migration-flowgpu"),
-    tour!("sharing-fgd"),
-    tour!("elastic-pollux"),
-    tour!("cost-collectives"),
-];
+/// Every shipped tour, one or more per lab (each lab lists its own in its `presets.rs`), in
+/// the registry's order of labs.
+pub fn all() -> impl Iterator<Item = &'static BuiltinTour> {
+    crate::labs::LAB_TOURS.iter().flat_map(|tours| tours.iter())
+}
 
 /// The shipped tour `id`.
 #[must_use]
 pub fn find(id: &str) -> Option<&'static BuiltinTour> {
-    TOURS.iter().find(|t| t.id == id)
+    all().find(|t| t.id == id)
 }
 
 impl core::fmt::Display for Guess {

@@ -71,7 +71,7 @@ fn every_lab_has_a_preset_a_model_section_and_an_architecture_row() {
     for lab in LABS {
         assert!(
             presets::default_for(lab).is_some(),
-            "lab {lab} has no preset in core/src/presets.rs"
+            "lab {lab} has no preset in core/src/labs/{lab}/presets.rs"
         );
         let mut name = lab.to_string();
         name[..1].make_ascii_uppercase();
@@ -85,6 +85,50 @@ fn every_lab_has_a_preset_a_model_section_and_an_architecture_row() {
             architecture.contains(&format!("| `labs::{lab}` |")),
             "ARCHITECTURE.md has no row for `labs::{lab}`"
         );
+    }
+}
+
+/// README's "Adding a lab" lists the existing files a new lab edits: at most four, and every
+/// lab of the registry is in each of them (its registry row, its CLAIMS.md section with its
+/// presets, its MODEL.md section, its ARCHITECTURE.md row).
+#[test]
+fn readme_lists_the_four_files_a_new_lab_edits_and_every_lab_is_in_each() {
+    let readme = fs::read_to_string(repo().join("README.md")).expect("README.md exists");
+    let section = readme
+        .split("## Adding a lab")
+        .nth(1)
+        .expect("README.md has `## Adding a lab`");
+    let files: Vec<&str> = section
+        .lines()
+        .filter_map(|l| {
+            let (number, rest) = l.split_once(". `")?;
+            number.parse::<u32>().ok()?;
+            rest.split('`').next()
+        })
+        .collect();
+    assert_eq!(
+        files,
+        [
+            "core/src/labs/mod.rs",
+            "docs/CLAIMS.md",
+            "docs/MODEL.md",
+            "ARCHITECTURE.md"
+        ],
+        "README's list of the existing files a lab edits"
+    );
+    for file in &files {
+        let text = fs::read_to_string(repo().join(file)).expect("listed file exists");
+        for lab in LABS {
+            let mentioned = match *file {
+                "core/src/labs/mod.rs" => text.contains(&format!("= \"{lab}\";")),
+                "docs/CLAIMS.md" => {
+                    presets::for_lab(lab).all(|p| text.contains(&format!("{}.json", p.id)))
+                }
+                "docs/MODEL.md" => text.to_lowercase().contains(&format!("## {lab} lab")),
+                _ => text.contains(&format!("| `labs::{lab}` |")),
+            };
+            assert!(mentioned, "{file} does not name the {lab} lab");
+        }
     }
 }
 

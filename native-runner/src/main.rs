@@ -21,6 +21,7 @@ mod fairness;
 mod files;
 mod graph;
 mod kineto;
+mod labs;
 mod launcher;
 mod link;
 mod migration;
@@ -73,6 +74,8 @@ enum Command {
     Link(link::LinkArgs),
     /// List the preset scenarios, or print one preset's JSON.
     Presets(presets::PresetsArgs),
+    /// List the labs: what goes wrong in each, the systems it runs and the files it reads.
+    Labs,
     /// Read a PipeMorph run folder (per-stage `*.log` files and `log.txt`) and print its Report.
     PipelineLog(run::PipelineLogArgs),
     /// Read PyTorch profiler (Kineto) traces, one per rank, and print the HTA
@@ -241,6 +244,7 @@ fn main() -> ExitCode {
         Command::Tour(args) => tour::tour(&args),
         Command::Link(args) => link::link(&args),
         Command::Presets(args) => presets::presets(&args),
+        Command::Labs => labs::labs(),
         Command::PipelineLog(args) => run::pipeline_log(&args),
         Command::Kineto(args) => kineto::kineto(&args),
         Command::Cost(args) => cost::cost(&args),

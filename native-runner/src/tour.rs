@@ -60,7 +60,7 @@ fn load(given: &str) -> Result<(String, Tour), Failure> {
 pub fn tour(args: &TourArgs) -> Result<(), Failure> {
     let Some(given) = &args.tour else {
         let mut out = String::new();
-        for t in tour::TOURS {
+        for t in tour::all() {
             let tour = t
                 .tour()
                 .map_err(|e| Failure::Other(format!("{}: {e}", t.id)))?;

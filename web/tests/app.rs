@@ -61,6 +61,79 @@ async fn every_lab_of_the_core_has_a_route_a_link_and_a_card() {
     }
 }
 
+/// Checks a generic lab page's HTML: the card's title, a control per row of the lab's field
+/// table, and the first metric of its first preset's Report.
+fn assert_generic_page(lab: &str, html: &str) {
+    let card = bubblelab_core::labs::LAB_CARDS[bubblelab_core::scenario::LABS
+        .iter()
+        .position(|l| *l == lab)
+        .unwrap()];
+    assert!(html.contains(&format!("id=\"lab-{lab}\"")), "{html}");
+    assert!(html.contains(card.title), "the card's title: {html}");
+    for field in Scenario::fields_of(lab) {
+        let id = bubblelab_web::components::fields::field_id(field.path);
+        let prefix = field.path.rsplit('.').next().unwrap_or(field.path);
+        assert!(
+            html.contains(&format!("id=\"{id}\"")) || html.contains(&format!("id=\"{prefix}-")),
+            "{lab}: no control for {}: {html}",
+            field.path
+        );
+    }
+}
+
+/// The first metric of lab `lab`'s first preset, as the Report view marks it.
+fn first_metric(lab: &str) -> String {
+    let report = bubblelab_core::run(&Scenario::for_lab(lab).unwrap()).unwrap();
+    let m = &report.metrics[0];
+    format!("data-metric=\"{}\" data-value=\"{}\"", m.key, m.value)
+}
+
+/// Every lab without a page of its own opens the generic page from its card, its field table
+/// and its first preset.
+#[wasm_bindgen_test]
+async fn labs_without_a_page_of_their_own_get_the_generic_page() {
+    for lab in bubblelab_core::scenario::LABS {
+        if bubblelab_web::app::has_own_page(lab) {
+            continue;
+        }
+        let metric = first_metric(lab);
+        let html = render_at(&format!("#/{lab}"), |h| h.contains(&metric)).await;
+        assert_generic_page(lab, &html);
+        assert!(
+            html.contains(&metric),
+            "{lab}: the page's Report is the preset's: {html}"
+        );
+    }
+}
+
+/// The generic page serves a lab that has its own page just as well (the migration lab).
+#[wasm_bindgen_test]
+async fn the_generic_page_serves_any_lab() {
+    let document = gloo::utils::document();
+    let root = document.create_element("div").unwrap();
+    document.body().unwrap().append_child(&root).unwrap();
+    let props = bubblelab_web::app::GenericLabProps {
+        lab: "migration",
+        payload: None,
+    };
+    let handle =
+        yew::Renderer::<bubblelab_web::app::GenericLab>::with_root_and_props(root.clone(), props)
+            .render();
+    let metric = first_metric("migration");
+    let mut html = String::new();
+    for _ in 0..500 {
+        yew::platform::time::sleep(Duration::from_millis(10)).await;
+        html = root.inner_html();
+        if html.contains(&metric) {
+            break;
+        }
+    }
+    handle.destroy();
+    root.remove();
+    assert_generic_page("migration", &html);
+    assert!(html.contains(&metric), "{html}");
+}
+
 #[wasm_bindgen_test]
 async fn home_shows_the_pipeline_card() {
     let html = render_at("#/", |h| h.contains("lab-card")).await;

@@ -19,7 +19,7 @@ use crate::units::format_bytes;
 
 pub mod fields;
 mod presets;
-pub use presets::PRESETS;
+pub use presets::{CARD, PRESETS, TOURS};
 
 /// Largest message: 2^40 bytes (1 TiB).
 pub const MAX_BYTES: u64 = 1 << 40;

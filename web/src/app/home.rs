@@ -1,25 +1,10 @@
-//! The home page: a map of the field, one card per lab that exists (from `LAB_PAGES`).
+//! The home page: a map of the field, one card per lab of the core (its `CARD`, collected by
+//! the registry as `LAB_CARDS`).
 
 use yew::prelude::*;
 
-use super::LAB_PAGES;
-
-/// A lab's card on the home page (a row of `LAB_PAGES`).
-pub(super) enum Card {
-    /// A card under "Labs": the problem, the systems, their key idea and the headline claim.
-    Lab {
-        title: &'static str,
-        problem: &'static str,
-        system: &'static str,
-        idea: &'static str,
-        claim: &'static str,
-    },
-    /// A card under "Tools every lab shares": a title and what the tool shows.
-    Tool {
-        title: &'static str,
-        text: &'static str,
-    },
-}
+use bubblelab_core::labs::{LABS, LAB_CARDS};
+use bubblelab_core::presets::CardBody;
 
 /// The map of the field.
 #[function_component(Home)]
@@ -40,32 +25,32 @@ pub fn home() -> Html {
             </p>
             <h2>{ "Labs" }</h2>
             <div class="cards">
-                { for LAB_PAGES.iter().filter_map(|p| match p.card {
-                    Card::Lab { title, problem, system, idea, claim } => Some(html! {
-                        <article class="lab-card" data-lab={p.lab}>
-                            <h2><a href={format!("#/{}", p.lab)}>{ title }</a></h2>
+                { for LABS.iter().zip(LAB_CARDS).filter_map(|(lab, card)| match card.body {
+                    CardBody::Lab { problem, system, idea, claim } => Some(html! {
+                        <article class="lab-card" data-lab={*lab}>
+                            <h2><a href={format!("#/{lab}")}>{ card.title }</a></h2>
                             <dl>
                                 <dt>{ "Problem" }</dt><dd>{ problem }</dd>
                                 <dt>{ "Systems" }</dt><dd>{ system }</dd>
                                 <dt>{ "Key idea" }</dt><dd>{ idea }</dd>
                                 <dt>{ "Headline" }</dt><dd>{ claim }</dd>
                             </dl>
-                            <a class="open" href={format!("#/{}", p.lab)}>{ "Open the lab →" }</a>
+                            <a class="open" href={format!("#/{lab}")}>{ "Open the lab →" }</a>
                         </article>
                     }),
-                    Card::Tool { .. } => None,
+                    CardBody::Tool { .. } => None,
                 }) }
             </div>
             <h2>{ "Tools every lab shares" }</h2>
             <div class="cards tools">
-                { for LAB_PAGES.iter().filter_map(|p| match p.card {
-                    Card::Tool { title, text } => Some(html! {
-                        <article class="lab-card" data-lab={p.lab}>
-                            <h2><a href={format!("#/{}", p.lab)}>{ title }</a></h2>
+                { for LABS.iter().zip(LAB_CARDS).filter_map(|(lab, card)| match card.body {
+                    CardBody::Tool { text } => Some(html! {
+                        <article class="lab-card" data-lab={*lab}>
+                            <h2><a href={format!("#/{lab}")}>{ card.title }</a></h2>
                             <p>{ text }</p>
                         </article>
                     }),
-                    Card::Lab { .. } => None,
+                    CardBody::Lab { .. } => None,
                 }) }
                 <article class="lab-card" data-lab="trace">
                     <h2><a href="#/trace">{ "Kineto traces" }</a></h2>

@@ -95,8 +95,7 @@ fn tour_list(props: &TourListProps) -> Html {
             *reader.borrow_mut() = Some(task);
         })
     };
-    let tours: Vec<(&str, Tour)> = tour::TOURS
-        .iter()
+    let tours: Vec<(&str, Tour)> = tour::all()
         .filter_map(|t| t.tour().ok().map(|tour| (t.id, tour)))
         .collect();
     html! {

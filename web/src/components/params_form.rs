@@ -220,6 +220,15 @@ impl Form {
             .map_or_else(|| text_at(&self.params, path), |(_, t)| t.clone())
     }
 
+    /// The text of field `path` as typed, if it was typed in.
+    #[must_use]
+    pub fn typed(&self, path: &str) -> Option<String> {
+        self.texts
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, t)| t.clone())
+    }
+
     /// Keeps the text of field `path` as typed.
     pub fn set_text(&mut self, path: &str, text: String) {
         match self.texts.iter_mut().find(|(p, _)| p == path) {
@@ -579,7 +588,7 @@ pub fn number_callback<S: FormPage>(state: &PageHandle<S>, path: &str) -> Callba
 
 /// The number boxes of `paths` of the page's lab, each labelled, ranged and explained by the
 /// lab's field table ([`bubblelab_core::fields`]: the one description of a parameter, which the
-/// CLI's `--fields` and docs/PARAMETERS.md print too), typed text kept and errors inline.
+/// CLI's `--fields` and docs/parameters/ print too), typed text kept and errors inline.
 pub fn number_fields<S: FormPage>(state: &PageHandle<S>, paths: &[&str]) -> Html {
     let form = state.form_ref();
     let lab = state.form_ref().lab();

@@ -17,7 +17,7 @@ pub mod sim;
 pub mod traces;
 pub mod workload;
 mod presets;
-pub use presets::PRESETS;
+pub use presets::{CARD, PRESETS, TOURS};
 
 use alloc::format;
 use alloc::vec::Vec;

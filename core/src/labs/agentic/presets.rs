@@ -1,6 +1,8 @@
-//! The agentic lab's presets, in menu order: the first is what its page opens with.
+//! The agentic lab's home-page card and navigation link, its presets in menu order (the first is
+//! what its page opens with) and its tours.
 
-use crate::presets::{preset, Preset};
+use crate::presets::{preset, Card, CardBody, Preset};
+use crate::tour::{tour, BuiltinTour};
 
 const LAB: &str = "agentic";
 
@@ -35,3 +37,18 @@ pub const PRESETS: &[Preset] = &[
         "Serving under a 30 ms per-token SLO: Clipper's AIMD batch limit vs a fixed batch, 14 requests/s"
     ),
 ];
+
+/// The agentic lab's link in the navigation and card on the home page.
+pub const CARD: Card = Card {
+    nav: "Agents",
+    title: "KV-cache thrashing of agents",
+    body: CardBody::Lab {
+        problem: "Tool-calling agents keep long histories in the KV cache. Admitted all at once, they congest it mid-batch: the engine evicts histories that live agents need again, recomputes them, and throughput collapses before memory is formally full.",
+        system: "CONCUR, against unbounded admission and static caps",
+        idea: "Control how many agents are active above the engine: grow the window additively while the cache is healthy, halve it when the hit rate on histories falls or requests are preempted.",
+        claim: "CONCUR's throughput up to 4.09× unbounded admission on Qwen3-32B and 1.9× on DeepSeek-V3 (seed's numbers; ours, smaller, are on the lab page and in docs/CLAIMS.md).",
+    },
+};
+
+/// The tours of the agentic lab (`static/tours/<id>.json`).
+pub const TOURS: &[BuiltinTour] = &[tour!("agentic-concur")];

@@ -13,7 +13,7 @@ pub const FIELDS: &[Field] = &[
         label: "Main job",
         unit: "scenario",
         range: Range::Structured,
-        help: "the pipeline job whose bubbles are squeezed: a pipeline-lab scenario's params with exactly one schedule (docs/PARAMETERS.md, pipeline lab)",
+        help: "the pipeline job whose bubbles are squeezed: a pipeline-lab scenario's params with exactly one schedule (docs/parameters/pipeline.md)",
         widget: Widget::Json,
     },
     Field {

@@ -13,7 +13,7 @@ pub mod policies;
 pub mod report;
 pub mod windows;
 mod presets;
-pub use presets::PRESETS;
+pub use presets::{CARD, PRESETS, TOURS};
 
 use alloc::format;
 use alloc::vec::Vec;

@@ -23,7 +23,7 @@ mod profiles;
 pub mod sim;
 pub mod workload;
 mod presets;
-pub use presets::PRESETS;
+pub use presets::{CARD, PRESETS, TOURS};
 
 use alloc::format;
 use alloc::string::String;

@@ -14,7 +14,7 @@ pub mod report;
 pub mod sim;
 pub mod traces;
 mod presets;
-pub use presets::PRESETS;
+pub use presets::{CARD, PRESETS, TOURS};
 
 use alloc::format;
 use alloc::vec::Vec;

@@ -1,6 +1,8 @@
-//! The fairness lab's presets, in menu order: the first is what its page opens with.
+//! The fairness lab's home-page card and navigation link, its presets in menu order (the first is
+//! what its page opens with) and its tours.
 
-use crate::presets::{preset, Preset};
+use crate::presets::{preset, Card, CardBody, Preset};
+use crate::tour::{tour, BuiltinTour};
 
 const LAB: &str = "fairness";
 
@@ -27,3 +29,18 @@ pub const PRESETS: &[Preset] = &[
         "Training beside inference: a service's 8 servers loaned to the contended trace's training and reclaimed at its daily peak (after Lyra), vs separate clusters and FIFO"
     ),
 ];
+
+/// The fairness lab's link in the navigation and card on the home page.
+pub const CARD: Card = Card {
+    nav: "Fairness",
+    title: "Fair shares of a GPU cluster",
+    body: CardBody::Lab {
+        problem: "Tenants share a cluster and jobs need all their GPUs at once. Instantaneous fair shares, least-attained-service and finish-time fairness each leave some tenant or job under-served over days of work.",
+        system: "ASTRAEA, against FIFO, SJF, SRTF, Tiresias, 2DAS, largest ρ first, fair share and Gandiva-fair",
+        idea: "Count GPU-time over a long window: serve the most under-served tenant first, then its most under-served job, and use leases instead of constant preemption.",
+        claim: "ASTRAEA improves tenant-level fairness by up to 9.42× and job-level fairness by up to 10.3× over the baselines without hurting average JCT (seed's numbers; ours are on the lab page).",
+    },
+};
+
+/// The tours of the fairness lab (`static/tours/<id>.json`).
+pub const TOURS: &[BuiltinTour] = &[tour!("fairness-astraea")];

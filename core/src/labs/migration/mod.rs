@@ -12,7 +12,7 @@ pub mod model;
 pub mod params;
 pub mod report;
 mod presets;
-pub use presets::PRESETS;
+pub use presets::{CARD, PRESETS, TOURS};
 
 pub use model::{
     evaluate, preemption_cost_s, preemption_save_s, CheckpointOption, OptionCost, Phases,

@@ -15,7 +15,7 @@ pub mod report;
 pub mod schedule;
 pub mod sweep;
 mod presets;
-pub use presets::PRESETS;
+pub use presets::{CARD, PRESETS, TOURS};
 
 use alloc::format;
 use alloc::string::{String, ToString};

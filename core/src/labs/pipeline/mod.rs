@@ -12,7 +12,7 @@ pub mod pipemorph;
 pub mod schedules;
 pub mod sim;
 mod presets;
-pub use presets::PRESETS;
+pub use presets::{CARD, PRESETS, TOURS};
 
 use alloc::format;
 use alloc::string::String;

@@ -18,7 +18,7 @@ pub mod plan;
 pub mod report;
 pub mod sim;
 mod presets;
-pub use presets::PRESETS;
+pub use presets::{CARD, PRESETS, TOURS};
 
 use alloc::vec::Vec;
 

@@ -1,6 +1,8 @@
-//! The resilience lab's presets, in menu order: the first is what its page opens with.
+//! The resilience lab's home-page card and navigation link, its presets in menu order (the first is
+//! what its page opens with) and its tours.
 
-use crate::presets::{preset, Preset};
+use crate::presets::{preset, Card, CardBody, Preset};
+use crate::tour::{tour, BuiltinTour};
 
 const LAB: &str = "resilience";
 
@@ -59,3 +61,18 @@ pub const PRESETS: &[Preset] = &[
         "No failure, heavy length variation: false alarms of each detector"
     ),
 ];
+
+/// The resilience lab's link in the navigation and card on the home page.
+pub const CARD: Card = Card {
+    nav: "Resilience",
+    title: "Fail-slow GPUs",
+    body: CardBody::Lab {
+        problem: "In hybrid-parallel training one slow GPU drags its TP group, its pipeline stage and every data-parallel replica; raw iteration time is a poor alarm because packed sequences of varied length make healthy iterations vary.",
+        system: "ResiHP, against a naive z-score and a CUSUM change-point detector, and against doing nothing, dropping replicas and checkpoint-restart",
+        idea: "Predict each iteration from the work it actually holds (α·tokens + β·Σ length²), flag only persistent excess, find the slow GPU, then re-plan TP groups, pipeline layers and DP shares together.",
+        claim: "About 99.4 % detection accuracy with almost no false alarms; training throughput 1.13–2.22× over the resilient baselines (seed's numbers; ours, smaller, are on the lab page and in docs/CLAIMS.md).",
+    },
+};
+
+/// The tours of the resilience lab (`static/tours/<id>.json`).
+pub const TOURS: &[BuiltinTour] = &[tour!("resilience-resihp")];

@@ -23,7 +23,7 @@ pub mod policies;
 pub mod report;
 pub mod timed;
 mod presets;
-pub use presets::PRESETS;
+pub use presets::{CARD, PRESETS, TOURS};
 
 use alloc::vec;
 use alloc::vec::Vec;

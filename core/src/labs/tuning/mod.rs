@@ -15,7 +15,7 @@ pub mod mup;
 pub mod params;
 pub mod report;
 mod presets;
-pub use presets::PRESETS;
+pub use presets::{CARD, PRESETS, TOURS};
 
 pub use fusion::{FusionModel, FusionParams, SurrogateShape};
 pub use mlp::{Optimizer, Parametrization};

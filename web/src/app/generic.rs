@@ -1,0 +1,339 @@
+//! The page of a lab that draws no picture of its own: everything comes from the core's
+//! registry. The heading and lede are the lab's card, the form is its field table (each field
+//! as its widget says: number box, slider, menu, checkboxes, toggle or JSON box), the uploads
+//! are its input slots, and the results are the Report (tables, charts, findings).
+
+use std::rc::Rc;
+
+use bubblelab_core::fields::{Field, Range, Widget};
+use bubblelab_core::labs::pipeline::PipelineParams;
+use bubblelab_core::labs::{LABS, LAB_CARDS};
+use bubblelab_core::presets::CardBody;
+use bubblelab_core::scenario::InputSlot;
+use bubblelab_core::{Report, Scenario, ScenarioError};
+use serde_json::Value;
+use web_sys::{HtmlInputElement, HtmlSelectElement, HtmlTextAreaElement};
+use yew::prelude::*;
+
+use crate::components::fields::{field_id, CheckboxGroup};
+use crate::components::lab_page::LabPage;
+use crate::components::params_form::{
+    edit, get, number_fields, preset_callback, use_form_page, Form, FormPage, PageHandle, Upload,
+};
+use crate::components::timeline::Shared;
+use crate::components::upload::FileUpload;
+use crate::worker::Output;
+
+/// Largest file an input slot takes on this page.
+const MAX_INPUT_BYTES: u64 = 64 << 20;
+
+/// Properties of [`GenericLab`].
+#[derive(Properties, PartialEq)]
+pub struct GenericLabProps {
+    /// The lab (an entry of the core's `LABS`).
+    pub lab: &'static str,
+    /// The `s=` payload of a share link, if any.
+    #[prop_or_default]
+    pub payload: Option<String>,
+}
+
+#[derive(Clone, PartialEq)]
+struct State {
+    form: Form,
+    report: Shared<Report>,
+    scenario_json: Option<String>,
+}
+
+impl FormPage for State {
+    fn open(scenario: Scenario, link_error: Option<String>) -> Option<State> {
+        Some(State::new(&scenario, link_error))
+    }
+
+    fn opening(lab: &'static str, link_error: Option<String>) -> State {
+        // The lab's first preset, or its defaults (routes lead only to labs of the registry).
+        let scenario = Scenario::for_lab(lab)
+            .ok()
+            .or_else(|| Scenario::defaults(lab))
+            .unwrap_or_else(|| Scenario::Pipeline(PipelineParams::default()));
+        State::new(&scenario, link_error)
+    }
+
+    fn form(&mut self) -> &mut Form {
+        &mut self.form
+    }
+
+    fn form_ref(&self) -> &Form {
+        &self.form
+    }
+
+    fn show(&mut self, output: Output, scenario: &Scenario) {
+        if let Output::Report(report) = output {
+            self.report = Shared(Rc::new(report));
+            self.scenario_json = Some(scenario.to_json_pretty());
+        }
+    }
+}
+
+impl State {
+    fn new(scenario: &Scenario, link_error: Option<String>) -> State {
+        let mut s = State {
+            form: Form::new(scenario.lab(), scenario, link_error),
+            report: Shared(Rc::new(Report::default())),
+            scenario_json: None,
+        };
+        s.rerun(false);
+        s
+    }
+}
+
+/// A lab's page built from the registry alone.
+#[function_component(GenericLab)]
+pub fn generic_lab(props: &GenericLabProps) -> Html {
+    let lab = props.lab;
+    let (state, worker) = use_form_page::<State>(lab, props.payload.clone());
+    let upload_error = use_state(|| None::<String>);
+    let form = &state.form;
+    let table = Scenario::fields_of(lab);
+    let other_error = form.other_error(table.iter().map(|f| f.path));
+    let card = LABS.iter().position(|l| *l == lab).map(|i| LAB_CARDS[i]);
+    let title = card.map_or(lab, |c| c.title);
+    let lede = match card.map(|c| c.body) {
+        Some(CardBody::Lab {
+            problem,
+            system,
+            idea,
+            ..
+        }) => format!("{problem} {idea} Here: {system}."),
+        Some(CardBody::Tool { text }) => text.to_string(),
+        None => String::new(),
+    };
+    let slots = Scenario::defaults(lab).map_or(&[][..], |s| s.input_slots());
+    html! {
+        <LabPage {lab} title={title} link_error={form.link_error.clone()}
+            shown={state.scenario_json.clone().map(AttrValue::from)} on_pick={preset_callback(&state)}
+            worker={worker.clone()} worker_error={form.worker_error.clone()}
+            inputs={form.shown_inputs()} report={state.report.clone()}
+            lede={html! { { lede } }}
+            controls={html! { <>
+                { for table.iter().map(|field| field_control(&state, field)) }
+                if let Some(message) = other_error {
+                    <p class="field-error">{ message }</p>
+                }
+                { for slots.iter().map(|slot| slot_upload(&state, slot, &upload_error)) }
+                if let Some(message) = form.upload_error.clone().or_else(|| (*upload_error).clone()) {
+                    <div class="banner error" id="upload-error" role="alert">{ message }</div>
+                }
+            </> }} />
+    }
+}
+
+/// The control of one field, as its widget says.
+fn field_control(state: &PageHandle<State>, field: &Field) -> Html {
+    match (field.widget, field.range) {
+        (Widget::Number | Widget::Slider, _) => number_fields(state, &[field.path]),
+        (Widget::Select, Range::OneOf(ids)) => select_field(state, field, ids),
+        (Widget::Checkboxes, Range::SomeOf(ids)) => checkbox_field(state, field, ids),
+        (Widget::Toggle, _) => toggle_field(state, field),
+        _ => json_field(state, field),
+    }
+}
+
+/// The callback that sets `path` to the value made of an event and runs again.
+fn setter<E: 'static>(
+    state: &PageHandle<State>,
+    path: &'static str,
+    value: impl Fn(E) -> Value + 'static,
+) -> Callback<E> {
+    let state = state.clone();
+    Callback::from(move |e: E| {
+        let v = value(e);
+        edit(&state, move |next: &mut State| {
+            next.form.set(path, v);
+            next.rerun(true);
+        });
+    })
+}
+
+/// A menu of the ids a field takes.
+fn select_field(state: &PageHandle<State>, field: &Field, ids: &'static [&'static str]) -> Html {
+    let form = &state.form;
+    let chosen = get(&form.params, field.path)
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let onchange = setter(state, field.path, |e: Event| {
+        Value::from(e.target_unchecked_into::<HtmlSelectElement>().value())
+    });
+    let id = field_id(field.path);
+    html! {
+        <div class={classes!("field", form.field_error(field.path).map(|_| "invalid"))} title={field.help}>
+            <label for={id.clone()}>{ field.label }</label>
+            <select {id} {onchange}>
+                { for ids.iter().map(|v| html! { <option value={*v} selected={*v == chosen}>{ *v }</option> }) }
+            </select>
+            if let Some(message) = form.field_error(field.path) {
+                <p class="field-error" data-field={field.path}>{ message }</p>
+            }
+        </div>
+    }
+}
+
+/// One checkbox per id a list field may hold; the list keeps the table's order.
+fn checkbox_field(state: &PageHandle<State>, field: &Field, ids: &'static [&'static str]) -> Html {
+    let form = &state.form;
+    let chosen: Vec<String> = get(&form.params, field.path)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    let options: Vec<(String, String, bool)> = ids
+        .iter()
+        .map(|id| {
+            (
+                id.to_string(),
+                id.to_string(),
+                chosen.iter().any(|c| c == id),
+            )
+        })
+        .collect();
+    let path = field.path;
+    let on_toggle = {
+        let state = state.clone();
+        Callback::from(move |(id, on): (String, bool)| {
+            edit(&state, move |next: &mut State| {
+                let had: Vec<String> = get(&next.form.params, path)
+                    .and_then(Value::as_array)
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|v| v.as_str().map(String::from))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let list: Vec<&str> = ids
+                    .iter()
+                    .copied()
+                    .filter(|k| {
+                        if *k == id {
+                            on
+                        } else {
+                            had.iter().any(|h| h == k)
+                        }
+                    })
+                    .collect();
+                next.form.set(path, Value::from(list));
+                next.rerun(true);
+            });
+        })
+    };
+    html! {
+        <CheckboxGroup path={format!("{}.{path}", form.lab())} label={field.label} {options}
+            error={form.field_error(path)} {on_toggle} />
+    }
+}
+
+/// A checkbox for a yes/no field.
+fn toggle_field(state: &PageHandle<State>, field: &Field) -> Html {
+    let form = &state.form;
+    let on = get(&form.params, field.path)
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let onchange = setter(state, field.path, |e: Event| {
+        Value::from(e.target_unchecked_into::<HtmlInputElement>().checked())
+    });
+    let id = field_id(field.path);
+    html! {
+        <div class="field" title={field.help}>
+            <label for={id.clone()}>
+                <input {id} type="checkbox" checked={on} {onchange} />
+                { field.label }
+            </label>
+        </div>
+    }
+}
+
+/// A JSON box for a list or object field: text that is not JSON stays with its message.
+fn json_field(state: &PageHandle<State>, field: &Field) -> Html {
+    let form = &state.form;
+    let path = field.path;
+    let text = form.typed(path).unwrap_or_else(|| {
+        get(&form.params, path)
+            .and_then(|v| serde_json::to_string_pretty(v).ok())
+            .unwrap_or_default()
+    });
+    let oninput = {
+        let state = state.clone();
+        Callback::from(move |e: InputEvent| {
+            let typed = e.target_unchecked_into::<HtmlTextAreaElement>().value();
+            edit(&state, move |next: &mut State| {
+                let parsed = serde_json::from_str::<Value>(&typed);
+                next.form.set_text(path, typed);
+                match parsed {
+                    Ok(v) => {
+                        next.form.set(path, v);
+                        next.rerun(true);
+                    }
+                    Err(e) => {
+                        let lab = next.form.lab();
+                        next.form.error = Some(ScenarioError::field(
+                            format!("{lab}.{path}"),
+                            format!("not JSON: {e}"),
+                        ));
+                    }
+                }
+            });
+        })
+    };
+    let id = field_id(path);
+    html! {
+        <div class={classes!("field", form.field_error(path).map(|_| "invalid"))} title={field.help}>
+            <label for={id.clone()}>{ field.label }</label>
+            <textarea {id} rows="4" spellcheck="false" value={text} {oninput} />
+            if let Some(message) = form.field_error(path) {
+                <p class="field-error" data-field={path}>{ message }</p>
+            }
+        </div>
+    }
+}
+
+/// The upload of one input slot: the runs read its files with the lab's reader, in the worker.
+fn slot_upload(
+    state: &PageHandle<State>,
+    slot: &'static InputSlot,
+    error: &UseStateHandle<Option<String>>,
+) -> Html {
+    let on_load = {
+        let state = state.clone();
+        let error = error.clone();
+        Callback::from(move |files: Vec<(String, Vec<u8>)>| {
+            error.set(None);
+            let source = files
+                .iter()
+                .map(|(n, _)| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", ");
+            let upload = Upload {
+                slot: slot.name,
+                files: files.into_iter().map(Rc::new).collect(),
+                source,
+            };
+            edit(&state, move |next: &mut State| {
+                next.form.set_upload(Some(upload));
+                next.rerun(false);
+            });
+        })
+    };
+    let on_error = {
+        let error = error.clone();
+        Callback::from(move |m: String| error.set(Some(m)))
+    };
+    html! {
+        <>
+            <p class="muted breakable">{ format!("{}: {}", slot.name, slot.help) }</p>
+            <FileUpload id={format!("upload-{}", slot.name)} label={format!("Open {}", slot.name)}
+                multiple={slot.many} max_bytes={MAX_INPUT_BYTES} max_files={if slot.many { 64 } else { 1 }}
+                {on_load} {on_error} />
+        </>
+    }
+}
