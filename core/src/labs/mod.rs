@@ -31,6 +31,9 @@ crate::scenario::labs! {
     /// Elastic training: Pollux's goodput-driven choice of every job's GPUs and batch size,
     /// against its artifact's Optimus+Oracle and Tiresias.
     elastic::ElasticParams => Elastic = "elastic";
+    /// Inference serving: INFaaS's choice of a model variant per query (accuracy floor,
+    /// latency SLO) against a fixed variant per application.
+    variants::VariantsParams => Variants = "variants";
     /// The cost-model explorer: one collective and one GEMM on one GPU.
     cost::CostParams => Cost = "cost";
 }
