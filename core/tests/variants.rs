@@ -108,7 +108,7 @@ fn the_latency_rule_uses_the_batch_on_cpu_and_thirty_two_on_gpu_and_skips_fast_v
 #[test]
 fn with_nothing_running_the_first_fitting_variant_of_the_smallest_max_batch_is_started() {
     let p = VariantsParams::default();
-    let mut infaas = Infaas::new(1);
+    let mut infaas = Infaas::default();
     // Floor 76 %, SLO 50 ms: resnet101_v2-cpu (72.7 ms) misses the SLO but lowers the best
     // max batch to 128; resnet101_v2-gpu (32) fits and is the only smaller batch.
     let choice = infaas.choose(&app(76.0, 50.0), 32, &p.variants, &[]);
@@ -124,7 +124,7 @@ fn with_nothing_running_the_first_fitting_variant_of_the_smallest_max_batch_is_s
 #[test]
 fn a_loose_slo_with_nothing_running_starts_the_cheapest_cpu_variant() {
     let p = VariantsParams::default();
-    let mut infaas = Infaas::new(1);
+    let mut infaas = Infaas::default();
     let choice = infaas.choose(&app(76.0, 300.0), 32, &p.variants, &[]);
     assert_eq!(
         choice,
@@ -139,7 +139,7 @@ fn a_loose_slo_with_nothing_running_starts_the_cheapest_cpu_variant() {
 fn among_running_variants_the_least_slack_wins_and_any_running_one_beats_a_load() {
     let p = VariantsParams::default();
     let (fast, slow) = (index(&p, "resnet101_v2-gpu"), index(&p, "inception_v3-gpu"));
-    let mut infaas = Infaas::new(1);
+    let mut infaas = Infaas::default();
     let views = [running(fast, 10.0, false), running(slow, 10.0, false)];
     // Slack: 50 − 5.4 vs 50 − 6.9; the slower variant leaves less.
     let choice = infaas.choose(&app(76.0, 50.0), 32, &p.variants, &views);
@@ -153,7 +153,7 @@ fn among_running_variants_the_least_slack_wins_and_any_running_one_beats_a_load(
     // Only the CPU variant running (42.2 ms fits 50 ms): it wins over starting any GPU
     // variant, whose score carries the 1000 ms penalty.
     let cpu = index(&p, "inception_v3-cpu");
-    let mut fresh = Infaas::new(1);
+    let mut fresh = Infaas::default();
     let choice = fresh.choose(
         &app(76.0, 50.0),
         32,
@@ -173,7 +173,7 @@ fn among_running_variants_the_least_slack_wins_and_any_running_one_beats_a_load(
 fn a_blacklisted_gpu_variant_is_started_anew_and_a_blacklisted_cpu_variant_is_skipped() {
     let p = VariantsParams::default();
     let gpu = index(&p, "resnet101_v2-gpu");
-    let mut infaas = Infaas::new(1);
+    let mut infaas = Infaas::default();
     let choice = infaas.choose(
         &app(76.0, 50.0),
         32,
@@ -199,7 +199,7 @@ fn a_blacklisted_gpu_variant_is_started_anew_and_a_blacklisted_cpu_variant_is_sk
     ];
     let instances = [running(gpu, 300.0, true)];
     let mut rng = Pcg64Mcg::seed_from_u64(1);
-    let route = Infaas::new(1).route(
+    let route = Infaas::default().route(
         0,
         &app(76.0, 50.0),
         32,
@@ -216,7 +216,7 @@ fn a_blacklisted_gpu_variant_is_started_anew_and_a_blacklisted_cpu_variant_is_sk
     );
     // The only CPU variant that fits a loose SLO is blacklisted: nothing else qualifies.
     let cpu = index(&p, "resnet152_v2-cpu");
-    let mut loose = Infaas::new(1);
+    let mut loose = Infaas::default();
     assert_eq!(
         loose.choose(
             &app(76.0, 300.0),
@@ -233,7 +233,7 @@ fn recently_chosen_variants_are_tried_first_so_applications_share_a_running_vari
     let p = VariantsParams::default();
     let xception = index(&p, "xception-gpu");
     let resnet101 = index(&p, "resnet101_v2-gpu");
-    let mut infaas = Infaas::new(1);
+    let mut infaas = Infaas::default();
     // Moderation (floor 79 %, 100 ms) starts Xception on a GPU.
     let views = [
         running(xception, 0.0, false),
@@ -253,7 +253,7 @@ fn recently_chosen_variants_are_tried_first_so_applications_share_a_running_vari
         Some(xception)
     );
     assert_eq!(
-        Infaas::new(1)
+        Infaas::default()
             .choose(&app(76.0, 50.0), 32, &p.variants, &views)
             .map(|c| c.variant),
         Some(resnet101)

@@ -108,11 +108,12 @@ pub fn generic_lab(props: &GenericLabProps) -> Html {
         None => String::new(),
     };
     let slots = Scenario::defaults(lab).map_or(&[][..], |s| s.input_slots());
+    let chart_titles = chart_titles(&state.report.0);
     html! {
         <LabPage {lab} title={title} link_error={form.link_error.clone()}
             shown={state.scenario_json.clone().map(AttrValue::from)} on_pick={preset_callback(&state)}
             worker={worker.clone()} worker_error={form.worker_error.clone()}
-            inputs={form.shown_inputs()} report={state.report.clone()}
+            inputs={form.shown_inputs()} report={state.report.clone()} {chart_titles}
             lede={html! { { lede } }}
             controls={html! { <>
                 { for table.iter().map(|field| field_control(&state, field)) }
@@ -125,6 +126,21 @@ pub fn generic_lab(props: &GenericLabProps) -> Html {
                 }
             </> }} />
     }
+}
+
+/// A title for each chart of the Report, from its axes: `Instances loaded against time (s)`.
+fn chart_titles(report: &Report) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for series in &report.series {
+        if out.iter().all(|(chart, _)| *chart != series.chart) {
+            let mut title = format!("{} against {}", series.y_label, series.x_label);
+            if let Some(first) = title.get(..1) {
+                title.replace_range(..1, &first.to_uppercase());
+            }
+            out.push((series.chart.clone(), title));
+        }
+    }
+    out
 }
 
 /// The control of one field, as its widget says.

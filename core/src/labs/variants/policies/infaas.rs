@@ -54,7 +54,8 @@ const LOOSE_SLO_MS: f64 = 100.0;
 /// The max batch of the CPU variants the loose-SLO rule starts.
 const CPU_MAX_BATCH: u32 = 128;
 
-/// INFaaS's selection state: the recently chosen variants.
+/// INFaaS's selection state: the recently chosen variants (none for a fresh master).
+#[derive(Default)]
 pub struct Infaas {
     recent: VecDeque<usize>,
     /// The CPU machine picked for the last load.
@@ -71,15 +72,6 @@ pub struct Choice {
 }
 
 impl Infaas {
-    /// A fresh master with an empty recent list (the seed only orders dispatch shuffles).
-    #[must_use]
-    pub fn new(_seed: u64) -> Infaas {
-        Infaas {
-            recent: VecDeque::new(),
-            last_cpu_machine: None,
-        }
-    }
-
     /// The variant for a query of `app` with `batch` items, or `None` when none qualifies.
     pub fn choose(
         &mut self,

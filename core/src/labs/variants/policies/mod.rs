@@ -33,7 +33,7 @@ impl SelectionPolicy {
     #[must_use]
     pub fn build(self, params: &VariantsParams) -> Box<dyn Selector> {
         match self {
-            SelectionPolicy::Infaas => Box::new(infaas::Infaas::new(params.seed)),
+            SelectionPolicy::Infaas => Box::new(infaas::Infaas::default()),
             SelectionPolicy::FixedCheapest => Box::new(fixed::Fixed::cheapest(params)),
             SelectionPolicy::FixedFastest => Box::new(fixed::Fixed::fastest(params)),
         }
