@@ -283,7 +283,7 @@ impl VariantsParams {
                 return Err(field(&at("name"), format!("must be a name no other application has, got `{}`", a.name)));
             }
             in_range(&at("min_accuracy_pct"), a.min_accuracy_pct, 0.0, 100.0)?;
-            in_range(&at("slo_ms"), a.slo_ms, 0.001, 3_600_000.0)?;
+            in_range(&at("slo_ms"), a.slo_ms, 0.001, 100_000.0)?;
             in_range(&at("qps"), a.qps, 0.0, 100_000.0)?;
             in_range(&at("burst_qps"), a.burst_qps, 0.0, 100_000.0)?;
             let burst_s = self.burst_end_s.min(self.duration_s) - self.burst_start_s.min(self.duration_s);
