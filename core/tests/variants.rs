@@ -42,6 +42,7 @@ fn running(variant: usize, qps: f64, blacklisted: bool) -> InstanceView {
         machine: 0,
         qps,
         blacklisted,
+        ready: true,
     }
 }
 
@@ -205,6 +206,7 @@ fn a_blacklisted_gpu_variant_is_started_anew_and_a_blacklisted_cpu_variant_is_sk
         32,
         &p.variants,
         Views {
+            now_ns: 0,
             instances: &instances,
             machines: &machines,
         },
@@ -352,4 +354,80 @@ fn the_same_scenario_gives_the_same_report_and_bad_fields_are_named() {
     };
     let e = Scenario::Variants(p).validate().unwrap_err().to_string();
     assert!(e.starts_with("variants.burst_end_s:"), "{e}");
+}
+
+#[test]
+fn an_instance_still_loading_is_not_running_yet() {
+    let p = VariantsParams::default();
+    let gpu = index(&p, "resnet101_v2-gpu");
+    let loading = InstanceView {
+        ready: false,
+        ..running(gpu, 0.0, false)
+    };
+    // Registered only once loaded: the search scores it as not running.
+    let choice = Infaas::default().choose(&app(76.0, 50.0), 32, &p.variants, &[loading]);
+    assert_eq!(
+        choice,
+        Some(Choice {
+            variant: gpu,
+            running: false
+        })
+    );
+}
+
+#[test]
+fn the_two_hundredth_query_within_a_second_blacklists_its_machine_for_two_seconds() {
+    let p = VariantsParams::default();
+    let gpu = index(&p, "resnet101_v2-gpu");
+    let machines = [
+        MachineView {
+            hardware: Hardware::Gpu,
+            utilisation: 0.5,
+        },
+        MachineView {
+            hardware: Hardware::Gpu,
+            utilisation: 0.0,
+        },
+    ];
+    let instances = [running(gpu, 10.0, false)];
+    let mut infaas = Infaas::default();
+    let mut rng = Pcg64Mcg::seed_from_u64(1);
+    let mut route_at = |infaas: &mut Infaas, now_ns: u64| {
+        let views = Views {
+            now_ns,
+            instances: &instances,
+            machines: &machines,
+        };
+        infaas.route(0, &app(76.0, 50.0), 32, &p.variants, views, &mut rng)
+    };
+    for q in 0..200u64 {
+        assert_eq!(
+            route_at(&mut infaas, q * 1_000_000),
+            Route::To(0),
+            "query {q}"
+        );
+    }
+    // Machine 0 is blacklisted: the running instance is skipped and the variant is started
+    // on a machine (the not-running path ignores the blacklist).
+    assert!(
+        matches!(route_at(&mut infaas, 200_000_000), Route::Load { variant, .. } if variant == gpu)
+    );
+    // Two seconds after the 200th query the machine takes queries again.
+    assert_eq!(route_at(&mut infaas, 2_300_000_000), Route::To(0));
+}
+
+#[test]
+fn a_variants_hardware_must_agree_with_its_max_batch_and_its_accuracy_be_positive() {
+    let mut p = VariantsParams::default();
+    let gpu = index(&p, "resnet50-gpu");
+    p.variants[gpu].max_batch = 64;
+    let e = Scenario::Variants(p).validate().unwrap_err().to_string();
+    assert!(
+        e.starts_with(&format!("variants.variants[{gpu}].max_batch:")),
+        "{e}"
+    );
+    let mut p = VariantsParams::default();
+    p.variants[0].accuracy_pct = 0.0;
+    let e = Scenario::Variants(p).validate().unwrap_err().to_string();
+    assert!(e.starts_with("variants.variants[0].accuracy_pct:"), "{e}");
 }

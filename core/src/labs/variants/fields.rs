@@ -19,7 +19,7 @@ pub const FIELDS: &[Field] = &[
         label: "Applications",
         unit: "list",
         range: Range::Structured,
-        help: "1 to 16 applications: name, min_accuracy_pct (top-1 %), slo_ms (arrival to answer), qps outside and burst_qps inside the burst",
+        help: "1 to 16 applications: name, min_accuracy_pct (top-1 %), slo_ms (arrival to answer, 1 to 100000, counted in whole ms as INFaaS's queries carry it), qps outside and burst_qps inside the burst",
         widget: Widget::Json,
     },
     Field {
@@ -99,7 +99,7 @@ pub const FIELDS: &[Field] = &[
         label: "Variants",
         unit: "list",
         range: Range::Structured,
-        help: "1 to 64 variants of the use-case: name, hardware (cpu or gpu), accuracy_pct, max_batch, intercept_ms and slope_ms of the latency profile, load_ms",
+        help: "1 to 64 variants of the use-case: name, hardware (cpu or gpu), accuracy_pct, max_batch (over 64 on CPU, under 64 on GPU), intercept_ms and slope_ms of the latency profile, load_ms",
         widget: Widget::Json,
     },
     Field {

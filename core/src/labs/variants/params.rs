@@ -258,9 +258,19 @@ impl VariantsParams {
             if v.name.is_empty() || self.variants[..i].iter().any(|o| o.name == v.name) {
                 return Err(field(&at("name"), format!("must be a name no other variant has, got `{}`", v.name)));
             }
-            in_range(&at("accuracy_pct"), v.accuracy_pct, 0.0, 100.0)?;
-            if v.max_batch == 0 || v.max_batch > 1024 {
-                return Err(field(&at("max_batch"), format!("must be between 1 and 1024, got {}", v.max_batch)));
+            if !(v.accuracy_pct > 0.0 && v.accuracy_pct <= 100.0) {
+                return Err(field(&at("accuracy_pct"), format!("must be more than 0 and at most 100, got {}", v.accuracy_pct)));
+            }
+            // INFaaS reads the hardware from the max batch in places (over 64: a CPU variant).
+            let (lo, hi) = match v.hardware {
+                Hardware::Cpu => (65, 1024),
+                Hardware::Gpu => (1, 63),
+            };
+            if !(lo..=hi).contains(&v.max_batch) {
+                return Err(field(
+                    &at("max_batch"),
+                    format!("must be between {lo} and {hi} for a {} variant (INFaaS tells CPU variants by a max batch over 64), got {}", v.hardware.id(), v.max_batch),
+                ));
             }
             in_range(&at("intercept_ms"), v.intercept_ms, 0.0, 600_000.0)?;
             in_range(&at("slope_ms"), v.slope_ms, 0.0, 600_000.0)?;
@@ -283,7 +293,7 @@ impl VariantsParams {
                 return Err(field(&at("name"), format!("must be a name no other application has, got `{}`", a.name)));
             }
             in_range(&at("min_accuracy_pct"), a.min_accuracy_pct, 0.0, 100.0)?;
-            in_range(&at("slo_ms"), a.slo_ms, 0.001, 100_000.0)?;
+            in_range(&at("slo_ms"), a.slo_ms, 1.0, 100_000.0)?;
             in_range(&at("qps"), a.qps, 0.0, 100_000.0)?;
             in_range(&at("burst_qps"), a.burst_qps, 0.0, 100_000.0)?;
             let burst_s = self.burst_end_s.min(self.duration_s) - self.burst_start_s.min(self.duration_s);

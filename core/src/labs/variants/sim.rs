@@ -1,9 +1,10 @@
 //! The serving simulation: queries of every application arrive (Poisson, piecewise constant
 //! rate), the policy routes each to an instance of a variant on a machine, each machine runs
 //! the loads and queries of its instances one at a time in arrival order, and every
-//! `monitor_ms` each instance's monitor reports its QPS and sets or clears its blacklist flag
-//! by INFaaS's rule (`src/worker/query_executor.cc` l. 668–735) while each machine reports its
-//! utilisation. Time is integer nanoseconds on the engine's event queue.
+//! `monitor_ms` each instance's monitor reports its QPS and mean latency and sets or clears its
+//! blacklist flag by INFaaS's rule (`src/worker/query_executor.cc` l. 599–735) while each
+//! machine reports its utilisation. An instance registers as running once its load ends
+//! (`common_model_util.cc` l. 800–805). Time is integer nanoseconds on the engine's event queue.
 
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
@@ -52,6 +53,10 @@ pub struct Machine {
 pub struct Instance {
     /// Its variant.
     pub variant: usize,
+    /// When its load ends and it registers as running, ns.
+    ready_ns: u64,
+    /// The mean latency the monitor reported last, ms.
+    avg_ms: f64,
     /// Queries routed and not finished at the last report: (finish, latency), ns.
     pending: VecDeque<(u64, u64)>,
     /// Queries routed since the last report.
@@ -161,9 +166,17 @@ pub fn simulate(params: &VariantsParams, policy: SelectionPolicy, arrivals: &[(u
             Event::Arrival(n) => {
                 arrived += 1;
                 let app = arrivals[n].1;
-                let instances: Vec<InstanceView> = run.instances.iter().map(|i| i.view).collect();
+                let instances: Vec<InstanceView> = run
+                    .instances
+                    .iter()
+                    .map(|i| InstanceView {
+                        ready: now >= i.ready_ns,
+                        ..i.view
+                    })
+                    .collect();
                 let machines: Vec<MachineView> = run.machines.iter().map(|m| m.view).collect();
                 let views = Views {
+                    now_ns: now,
                     instances: &instances,
                     machines: &machines,
                 };
@@ -208,6 +221,8 @@ fn load(run: &mut Run, params: &VariantsParams, v: usize, m: usize, now: u64) ->
     machine.busy_ns += load_ns;
     run.instances.push(Instance {
         variant: v,
+        ready_ns: machine.free_ns,
+        avg_ms: 0.0,
         pending: VecDeque::new(),
         routed: 0,
         view: InstanceView {
@@ -215,6 +230,7 @@ fn load(run: &mut Run, params: &VariantsParams, v: usize, m: usize, now: u64) ->
             machine: m,
             qps: 0.0,
             blacklisted: false,
+            ready: false,
         },
     });
     run.instances.len() - 1
@@ -252,12 +268,18 @@ fn serve(run: &mut Run, params: &VariantsParams, route: Route, app: usize, now: 
 }
 
 /// Every instance's monitor reports at `now`: QPS received, mean latency of the queries it
-/// finished, queries outstanding, and the blacklist flag set or cleared by
+/// finished (the last mean decayed when none finished), queries outstanding, and the blacklist
+/// flag set or cleared by
 /// `query_executor.cc` l. 700–735 (an instance is one replica, `num_replicas` = 1), and
 /// every machine its utilisation: the work given to it in the period over the period.
 fn monitor(run: &mut Run, params: &VariantsParams, now: u64) {
     let period_s = f64::from(params.monitor_ms) / 1000.0;
     for instance in &mut run.instances {
+        if now < instance.ready_ns {
+            // Not registered yet: its worker monitors only loaded variants.
+            instance.routed = 0;
+            continue;
+        }
         let mut done = 0u32;
         let mut latency_sum_ms = 0.0;
         while instance.pending.front().is_some_and(|&(f, _)| f <= now) {
@@ -266,8 +288,17 @@ fn monitor(run: &mut Run, params: &VariantsParams, now: u64) {
             latency_sum_ms += latency as f64 / NS_PER_MS;
         }
         let qps = f64::from(instance.routed) / period_s;
-        let avg_ms = if done > 0 { latency_sum_ms / f64::from(done) } else { 0.0 };
         let variant = &params.variants[instance.variant];
+        // With nothing finished in the period, the last mean decays (l. 619–629).
+        let avg_ms = if done > 0 {
+            latency_sum_ms / f64::from(done)
+        } else {
+            match variant.hardware {
+                Hardware::Cpu => instance.avg_ms / 15.0,
+                Hardware::Gpu => instance.avg_ms / 1.5,
+            }
+        };
+        instance.avg_ms = avg_ms;
         let inf_ms = profiled_ms(variant, params.batch);
         let rule = BlacklistRule::of(variant.hardware, inf_ms);
         let queue = instance.pending.len() as f64;
@@ -284,8 +315,13 @@ fn monitor(run: &mut Run, params: &VariantsParams, now: u64) {
         instance.view.qps = qps;
         instance.routed = 0;
     }
+    // A machine's utilisation is written only when above 0 (`query_executor.cc` l. 799–822),
+    // so an idle machine keeps its last busy figure.
     for machine in &mut run.machines {
-        machine.view.utilisation = (machine.busy_ns as f64 / (period_s * NS_PER_S)).min(1.0);
+        let utilisation = (machine.busy_ns as f64 / (period_s * NS_PER_S)).min(1.0);
+        if utilisation > 0.0 {
+            machine.view.utilisation = utilisation;
+        }
         machine.busy_ns = 0;
     }
     run.instance_counts.push((now, run.instances.len()));

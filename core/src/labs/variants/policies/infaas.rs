@@ -1,36 +1,40 @@
 //! INFaaS's model-less selection as its artifact runs it (stanford-mast/INFaaS at 4c5ff7b,
 //! `src/master/queryfe_server.cc`, the use-case query `gpar_lat_acc_search` l. 171–588 and the
-//! dispatch of `QueryOnline` l. 1235–1300 under the default decision mode
-//! `GPUSHARETRIGGER_SKIPBLIST`, `start_infaas.sh` l. 21):
+//! dispatch of `QueryOnline` l. 1236–1471 under the default decision mode
+//! `GPUSHARETRIGGER_SKIPBLIST`, `start_infaas.sh` l. 21). An instance counts as running once
+//! its load has ended. The SLO counts in whole milliseconds.
 //!
 //! 1. **Recent variants first.** The last five variants chosen (an LRU list, `gmod_max_lru`)
 //!    are tried in order: the first that takes the batch, meets the accuracy and the latency
 //!    rule below and is running wins — as not running (a new instance) when its least-loaded
-//!    instance is blacklisted and it is a GPU variant, skipped when a CPU variant's is.
+//!    instance is blacklisted and its max batch is under 64, skipped when it is blacklisted
+//!    otherwise.
 //! 2. **Accuracy bins.** Otherwise the candidates are the variants of the first non-empty
 //!    accuracy bin ({0, 50, 70, 75, 78, 100}, `redis_metadata.h` l. 83) at or above the
-//!    query's floor with accuracy ≥ the floor, in ascending accuracy, at most max(3,
+//!    query's floor with accuracy ≥ the floor, in ascending accuracy then name, at most max(3,
 //!    0.15·SLO / 0.6 ms) of them (`redis_metadata.cc` l. 787–827).
 //! 3. **Latency rule.** A variant's latency is slope·b + intercept with b the query's batch
-//!    for a CPU variant (max batch > 64) and min(32, max batch) otherwise; it must be within
-//!    the SLO, and an SLO over 100 ms skips variants faster than 100 ms ("don't pick GPU for
-//!    CPU constraint").
+//!    for a max batch over 64 and min(32, max batch) otherwise; it must be within the SLO, and
+//!    an SLO over 100 ms skips variants faster than 100 ms ("don't pick GPU for CPU
+//!    constraint").
 //! 4. **Score.** A running variant whose least-loaded instance is not blacklisted scores its
 //!    slack, SLO − latency; a blacklisted GPU variant scores its slack too but is started anew;
 //!    a variant not running scores 1000 ms + load + latency, and only when its max batch is
 //!    the smallest seen so far. The least score wins; with a loose SLO (> 100 ms), nothing
 //!    running and no CPU variant blacklisted, the CPU variant (max batch 128) with the least
 //!    load + latency is started instead.
-//! 5. **Dispatch** (l. 1235–1400). A running variant's query goes to one of its three
-//!    least-loaded instances (by last reported QPS), shuffled (the artifact seeds its shuffles
-//!    from the clock; here from the scenario's seed). Otherwise it goes to a machine that
-//!    loads the variant unless it holds it already: for a GPU variant (max batch < 64) a GPU
-//!    machine at random (the artifact shuffles its ten least-utilised), for a CPU variant the
-//!    least-utilised CPU machine other than the one picked last.
+//! 5. **Dispatch.** A running variant's query goes to the first of its three least-loaded
+//!    instances (by last reported QPS, then machine), shuffled (the artifact seeds its shuffles
+//!    from the clock; here from the scenario's seed), whose machine the master has not
+//!    blacklisted for receiving 200 queries within a second (l. 1606–1657). Otherwise it goes
+//!    to a machine that loads the variant unless it holds it already: for a GPU variant one of
+//!    the ten least-utilised GPU machines at random, for a CPU variant the least-utilised CPU
+//!    machine other than the one picked last.
 //!
 //! Left out: the worker autoscaler (replicating or upgrading an overloaded variant, scaling
-//! down idle ones), worker-level blacklists and the VM autoscaler (the machines are a fixed
-//! pool); CPU variants run on CPU machines only.
+//! down idle ones), the VM autoscaler (the machines are a fixed pool), GPU-exclusive slack
+//! workers (off by default); CPU variants run on CPU machines only (the artifact may place them
+//! on GPU hosts).
 
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
@@ -60,7 +64,21 @@ pub struct Infaas {
     recent: VecDeque<usize>,
     /// The CPU machine picked for the last load.
     last_cpu_machine: Option<usize>,
+    /// Per machine: the start of its query-count window and the queries sent in it (`None`
+    /// before its first query).
+    sent: Vec<Option<(u64, u32)>>,
+    /// Per machine: until when it is blacklisted for receiving too many queries, ns.
+    blacklisted_until_ns: Vec<u64>,
 }
+
+/// Queries within [`WORKER_WINDOW_NS`] that blacklist a machine (`qps_vm_scale_query_limit`).
+const WORKER_QUERY_LIMIT: u32 = 200;
+/// The window of the per-machine query count (`qps_vm_scale_time_interval`), ns.
+const WORKER_WINDOW_NS: u64 = 1_000_000_000;
+/// How long a machine stays blacklisted (`blacklist_executor(…, 2)`), ns.
+const WORKER_BLACKLIST_NS: u64 = 2_000_000_000;
+/// GPU machines a new GPU instance may go to: the least utilised (`min_gpu_util_name(10)`).
+const GPU_PLACEMENT_POOL: usize = 10;
 
 /// A chosen variant and whether it is to run on an instance it already has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,7 +90,8 @@ pub struct Choice {
 }
 
 impl Infaas {
-    /// The variant for a query of `app` with `batch` items, or `None` when none qualifies.
+    /// The variant for a query of `app` with `batch` items, or `None` when none qualifies. The
+    /// SLO counts in whole milliseconds, as the artifact's query carries it.
     pub fn choose(
         &mut self,
         app: &App,
@@ -80,6 +99,10 @@ impl Infaas {
         variants: &[Variant],
         instances: &[InstanceView],
     ) -> Option<Choice> {
+        let app = &App {
+            slo_ms: libm::trunc(app.slo_ms),
+            ..app.clone()
+        };
         let choice = self
             .recent_choice(app, batch, variants, instances)
             .or_else(|| search(app, batch, variants, instances))?;
@@ -170,12 +193,22 @@ pub fn candidates(variants: &[Variant], min_accuracy_pct: f64, slo_ms: f64) -> V
     Vec::new()
 }
 
-/// The least-loaded instance of variant `v` (by reported QPS, then index), if it runs.
+/// The running instances of variant `v`, least-loaded first (by reported QPS, then machine:
+/// Redis orders equal scores by worker name).
+fn by_load(v: usize, instances: &[InstanceView]) -> Vec<usize> {
+    let mut out: Vec<usize> = (0..instances.len())
+        .filter(|&i| instances[i].variant == v && instances[i].ready)
+        .collect();
+    out.sort_by(|&a, &b| {
+        let (x, y) = (&instances[a], &instances[b]);
+        x.qps.total_cmp(&y.qps).then(x.machine.cmp(&y.machine))
+    });
+    out
+}
+
+/// The least-loaded running instance of variant `v` (`min_qps_name(v, 1)`), if it runs.
 fn least_loaded(v: usize, instances: &[InstanceView]) -> Option<&InstanceView> {
-    instances
-        .iter()
-        .filter(|i| i.variant == v)
-        .min_by(|a, b| a.qps.total_cmp(&b.qps))
+    by_load(v, instances).first().map(|&i| &instances[i])
 }
 
 /// Steps 2–4: the full search.
@@ -217,7 +250,7 @@ fn search(app: &App, batch: u32, variants: &[Variant], instances: &[InstanceView
                 }
                 if slo > LOOSE_SLO_MS
                     && variant.max_batch == CPU_MAX_BATCH
-                    && best_cpu.is_none_or(|(_, t)| total < t)
+                    && total < best_cpu.map_or(100_000.0, |(_, t)| t)
                 {
                     best_cpu = Some((v, total));
                 }
@@ -234,23 +267,52 @@ impl Infaas {
     /// The machine that loads (or already holds) a variant of `hardware` that is not running.
     fn place(&mut self, hardware: Hardware, machines: &[MachineView], rng: &mut Pcg64Mcg) -> Option<usize> {
         let mut pool: Vec<usize> = (0..machines.len()).filter(|&m| machines[m].hardware == hardware).collect();
+        pool.sort_by(|&a, &b| machines[a].utilisation.total_cmp(&machines[b].utilisation).then(a.cmp(&b)));
         match hardware {
             Hardware::Gpu => {
+                pool.truncate(GPU_PLACEMENT_POOL);
                 pool.shuffle(rng);
                 pool.first().copied()
             }
+            Hardware::Cpu if pool.len() == 1 => pool.first().copied(),
             Hardware::Cpu => {
-                pool.sort_by(|&a, &b| machines[a].utilisation.total_cmp(&machines[b].utilisation).then(a.cmp(&b)));
-                let pick = if pool.len() > 1 {
-                    pool.iter().copied().find(|&m| Some(m) != self.last_cpu_machine)
-                } else {
-                    pool.first().copied()
-                };
-                if pick.is_some() {
-                    self.last_cpu_machine = pick;
-                }
+                let pick = pool.iter().copied().find(|&m| Some(m) != self.last_cpu_machine);
+                self.last_cpu_machine = pick.or(self.last_cpu_machine);
                 pick
             }
+        }
+    }
+
+    /// Whether machine `m` is blacklisted at `now_ns` for the queries it received.
+    fn machine_blacklisted(&self, m: usize, now_ns: u64) -> bool {
+        self.blacklisted_until_ns.get(m).is_some_and(|&until| now_ns < until)
+    }
+
+    /// Counts a query sent to machine `m` (`queryfe_server.cc` l. 1606–1657): the 200th within
+    /// a second of the window's start blacklists the machine for 2 s (when there is more than
+    /// one machine) and starts a new window; a query a second or more after the window's
+    /// start starts a new, empty one.
+    fn count_sent(&mut self, m: usize, machines: usize, now_ns: u64) {
+        if self.sent.len() < machines {
+            self.sent.resize(machines, None);
+            self.blacklisted_until_ns.resize(machines, 0);
+        }
+        let Some((start, count)) = &mut self.sent[m] else {
+            self.sent[m] = Some((now_ns, 1));
+            return;
+        };
+        if now_ns - *start < WORKER_WINDOW_NS {
+            *count += 1;
+            if *count == WORKER_QUERY_LIMIT {
+                *start = now_ns;
+                *count = 0;
+                if machines > 1 {
+                    self.blacklisted_until_ns[m] = now_ns + WORKER_BLACKLIST_NS;
+                }
+            }
+        } else {
+            *start = now_ns;
+            *count = 0;
         }
     }
 }
@@ -273,16 +335,16 @@ impl Selector for Infaas {
         let Some(choice) = self.choose(app, batch, variants, instances) else {
             return Route::Fail;
         };
-        // The three least-loaded instances, shuffled; the first takes the query (the worker
-        // blacklist that could skip one is not modelled).
-        let mut least: Vec<usize> = (0..instances.len())
-            .filter(|&i| instances[i].variant == choice.variant)
-            .collect();
-        least.sort_by(|&a, &b| instances[a].qps.total_cmp(&instances[b].qps).then(a.cmp(&b)));
+        // The three least-loaded instances, shuffled; the first on a machine that is not
+        // blacklisted takes the query (the variant's own blacklist is not consulted here).
+        let mut least = by_load(choice.variant, instances);
         least.truncate(3);
         least.shuffle(rng);
-        match least.first() {
-            Some(&i) if choice.running => Route::To(i),
+        let running = least
+            .into_iter()
+            .find(|&i| !self.machine_blacklisted(instances[i].machine, views.now_ns));
+        let route = match running {
+            Some(i) if choice.running => Route::To(i),
             _ => match self.place(variants[choice.variant].hardware, views.machines, rng) {
                 Some(machine) => Route::Load {
                     variant: choice.variant,
@@ -290,6 +352,15 @@ impl Selector for Infaas {
                 },
                 None => Route::Fail,
             },
+        };
+        let machine = match route {
+            Route::To(i) => Some(instances[i].machine),
+            Route::Load { machine, .. } => Some(machine),
+            Route::Fail => None,
+        };
+        if let Some(m) = machine {
+            self.count_sent(m, views.machines.len(), views.now_ns);
         }
+        route
     }
 }

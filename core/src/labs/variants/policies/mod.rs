@@ -41,8 +41,8 @@ impl SelectionPolicy {
 }
 
 /// What the load monitor of one instance last reported (INFaaS's `query_executor.cc`
-/// l. 668–735: every second, the queries per second it received and whether its variant is
-/// blacklisted there).
+/// l. 599–735: every second, the queries per second it received and whether its variant is
+/// blacklisted there), and whether it is registered as running.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct InstanceView {
     /// The variant it holds (index into the catalogue).
@@ -53,6 +53,8 @@ pub struct InstanceView {
     pub qps: f64,
     /// Whether the monitor marked it overloaded or interfered.
     pub blacklisted: bool,
+    /// Whether its load has ended, so that it is registered as running.
+    pub ready: bool,
 }
 
 /// What the monitors last reported of one machine.
@@ -67,6 +69,8 @@ pub struct MachineView {
 /// The monitors' last reports: every instance and every machine.
 #[derive(Clone, Copy, Debug)]
 pub struct Views<'a> {
+    /// The time of the query, ns.
+    pub now_ns: u64,
     /// Every instance, in the order they were loaded.
     pub instances: &'a [InstanceView],
     /// Every machine.
