@@ -134,6 +134,25 @@ async fn the_generic_page_serves_any_lab() {
     assert!(html.contains(&metric), "{html}");
 }
 
+/// A lab page with a form of its own offers every other number of its field table under
+/// "More parameters" (the migration page features 24 of them).
+#[wasm_bindgen_test]
+async fn a_lab_page_offers_every_number_of_its_field_table() {
+    let html = render_at("#/migration", |h| h.contains("id=\"more-fields\"")).await;
+    for id in [
+        "field-optimizer_fraction",
+        "field-drain_s",
+        "field-dedup_identical_fraction",
+    ] {
+        assert!(html.contains(&format!("id=\"{id}\"")), "no {id}: {html}");
+    }
+    assert_eq!(
+        html.matches("id=\"field-gpus\"").count(),
+        1,
+        "a field the page features is not repeated"
+    );
+}
+
 #[wasm_bindgen_test]
 async fn home_shows_the_pipeline_card() {
     let html = render_at("#/", |h| h.contains("lab-card")).await;

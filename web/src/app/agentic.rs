@@ -20,12 +20,12 @@ use yew::prelude::*;
 
 use crate::components::fields::NumberField;
 use crate::components::lab_page::LabPage;
-use crate::components::params_form::number_fields;
 use crate::components::params_form::Upload;
 use crate::components::params_form::{
     edit, get, number_callback, opening_params, params_value, preset_callback, use_form_page, Form,
     FormPage,
 };
+use crate::components::params_form::{more_number_fields, number_fields};
 use crate::components::timeline::Shared;
 use crate::components::upload::FileUpload;
 use crate::worker::Output;
@@ -384,6 +384,7 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
                             { " Sweep static caps (best cap in hindsight)" }</label>
                     </div>
                     { number_fields(&state, &FIELDS) }
+                    { more_number_fields(&state, &[&FIELDS[..], &CONCUR_FIELDS.map(|(p, _)| p)[..], &["controllers", "sweep_caps"]].concat()) }
                     { for concur_fields.iter().map(|(path, label)| html! {
                         <NumberField path={format!("agentic.{path}")} label={*label} value={form.text(path)}
                             error={form.field_error(path)} on_change={number_callback(&state, path)} />

@@ -18,8 +18,8 @@ use crate::components::fields::NumberField;
 use crate::components::lab_page::LabPage;
 use crate::components::params_form::Upload;
 use crate::components::params_form::{
-    edit, get, list_text, number_callback, opening_params, params_value, preset_callback,
-    use_form_page, Form, FormPage,
+    edit, get, list_text, more_number_fields, number_callback, opening_params, params_value,
+    preset_callback, use_form_page, Form, FormPage,
 };
 use crate::components::timeline::Shared;
 use crate::components::upload::FileUpload;
@@ -277,6 +277,7 @@ pub fn bubbles_lab(props: &BubblesLabProps) -> Html {
                         <NumberField path={format!("bubbles.{path}")} label={*label} value={form.text(path)}
                             error={form.field_error(path)} on_change={on_number(path)} />
                     }) }
+                    { more_number_fields(&state, &[&FIELDS.map(|(p, _)| p)[..], &["policies", "static_bytes"]].concat()) }
                     if let Some(message) = other_error {
                         <p class="field-error">{ message }</p>
                     }

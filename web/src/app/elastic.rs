@@ -21,7 +21,7 @@ use crate::components::params_form::{
     edit, get, opening_params, preset_callback, use_form_page, Form, FormPage,
 };
 use crate::components::params_form::{kind_options, kind_toggle};
-use crate::components::params_form::{number_fields, read_into_form};
+use crate::components::params_form::{more_number_fields, number_fields, read_into_form};
 use crate::components::timeline::Shared;
 use crate::components::upload::FileUpload;
 use crate::worker::client::use_worker;
@@ -214,6 +214,7 @@ pub fn elastic_lab(props: &ElasticLabProps) -> Html {
                         </select>
                     </div>
                     { number_fields(&state, &FIELDS) }
+                    { more_number_fields(&state, &[&FIELDS[..], &["workload"]].concat()) }
                     if let Some(message) = other_error {
                         <p class="field-error">{ message }</p>
                     }

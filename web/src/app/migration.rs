@@ -14,7 +14,7 @@ use bubblelab_core::{share, Report, Scenario};
 use yew::prelude::*;
 
 use crate::components::lab_page::LabPage;
-use crate::components::params_form::number_fields;
+use crate::components::params_form::{more_number_fields, number_fields};
 use crate::components::params_form::{
     opening_params, preset_callback, scenario_of, use_form_page, Form, FormPage,
 };
@@ -169,6 +169,7 @@ pub fn migration_lab(props: &MigrationLabProps) -> Html {
             }}
             controls={html! { <>
                     { number_fields(&state, &FIELDS) }
+                    { more_number_fields(&state, &FIELDS) }
                     if let Some(message) = other_error {
                         <p class="field-error">{ message }</p>
                     }

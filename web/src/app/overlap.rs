@@ -20,11 +20,11 @@ use yew::prelude::*;
 
 use crate::components::fields::NumberField;
 use crate::components::lab_page::LabPage;
-use crate::components::params_form::number_fields;
 use crate::components::params_form::{
     edit, get, number_value, opening_params, preset_callback, text_at, use_form_page, Form,
     FormPage,
 };
+use crate::components::params_form::{more_number_fields, number_fields};
 use crate::components::timeline::{Shared, TimelineView};
 use crate::components::upload::{texts, FileUpload};
 use crate::worker::Output;
@@ -417,6 +417,7 @@ pub fn overlap_lab(props: &OverlapLabProps) -> Html {
                         </select>
                     </div>
                     { number_fields(&state, &FIELDS) }
+                    { more_number_fields(&state, &[&FIELDS[..], &["passes.tile.k", "passes.bucket.memory_budget_gib", "passes.tile.dim", "model", "gpu", "placement", "workload.backward"]].concat()) }
                     <div class="field">
                         <label><input type="checkbox" id="field-backward" checked={backward} onchange={on_backward} />{ " training step (forward + backward)" }</label>
                     </div>

@@ -19,11 +19,11 @@ use yew::prelude::*;
 
 use crate::components::fields::NumberField;
 use crate::components::lab_page::LabPage;
-use crate::components::params_form::number_fields;
 use crate::components::params_form::{
     edit, get, number_value, opening_params, preset_callback, scenario_of, use_form_page, Form,
     FormPage,
 };
+use crate::components::params_form::{more_number_fields, number_fields};
 use crate::components::timeline::Shared;
 use crate::components::upload::FileUpload;
 use crate::worker::client::{use_worker, Outcome, RunRequest, RunStatus};
@@ -420,6 +420,7 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
             }}
             controls={html! { <>
                     { number_fields(&state, &FIELDS) }
+                    { more_number_fields(&state, &[&FIELDS[..], &["events.at_iteration"]].concat()) }
                     if let Some(message) = other_error {
                         <p class="field-error">{ message }</p>
                     }

@@ -16,10 +16,10 @@ use yew::prelude::*;
 
 use crate::components::fields::NumberField;
 use crate::components::lab_page::LabPage;
-use crate::components::params_form::number_fields;
 use crate::components::params_form::{
     edit, list_text, opening_params, preset_callback, text_at, use_form_page, Form, FormPage,
 };
+use crate::components::params_form::{more_number_fields, number_fields};
 use crate::components::timeline::Shared;
 use crate::worker::Output;
 
@@ -156,6 +156,7 @@ pub fn tuning_lab(props: &TuningLabProps) -> Html {
                     </select>
                 </div>
                 { number_fields(&state, &FIELDS) }
+                { more_number_fields(&state, &[&FIELDS[..], &["experiment.widths", "experiment.optimizer"]].concat()) }
                 if let Some(message) = other_error {
                     <p class="field-error">{ message }</p>
                 }

@@ -11,7 +11,7 @@ use bubblelab_core::{share, Scenario, ScenarioError};
 use serde_json::Value;
 use yew::prelude::*;
 
-use crate::components::fields::NumberField;
+use crate::components::fields::{field_id, NumberField};
 use crate::worker::client::{use_worker, Outcome, RunRequest, SharedFile, WorkerHandle};
 use crate::worker::{Failure, Job, Output};
 
@@ -613,6 +613,33 @@ pub fn number_fields<S: FormPage>(state: &PageHandle<S>, paths: &[&str]) -> Html
                     on_change={number_callback(state, path)} />
             }
         }) }
+    }
+}
+
+/// Every number parameter of the page's lab that the page does not show itself (`shown`),
+/// folded under "More parameters", so that every number the CLI's `--set` takes can be edited
+/// on the page too. A row whose element id another shown field already has is left out (ids
+/// are `field-<last path part>`).
+pub fn more_number_fields<S: FormPage>(state: &PageHandle<S>, shown: &[&str]) -> Html {
+    let lab = state.form_ref().lab();
+    let mut ids: Vec<String> = shown.iter().map(|p| field_id(p)).collect();
+    let mut rest: Vec<&str> = Vec::new();
+    for field in Scenario::fields_of(lab) {
+        let number = matches!(field.widget, Widget::Number | Widget::Slider);
+        let id = field_id(field.path);
+        if number && !shown.contains(&field.path) && !ids.contains(&id) {
+            ids.push(id);
+            rest.push(field.path);
+        }
+    }
+    if rest.is_empty() {
+        return Html::default();
+    }
+    html! {
+        <details class="more-fields" id="more-fields">
+            <summary>{ format!("More parameters ({})", rest.len()) }</summary>
+            { number_fields(state, &rest) }
+        </details>
     }
 }
 

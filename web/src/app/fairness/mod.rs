@@ -29,7 +29,7 @@ use crate::components::params_form::{
     edit, get, opening_params, preset_callback, use_form_page, Form, FormPage,
 };
 use crate::components::params_form::{kind_options, kind_toggle};
-use crate::components::params_form::{number_fields, read_into_form};
+use crate::components::params_form::{more_number_fields, number_fields, read_into_form};
 use crate::components::timeline::Shared;
 use crate::components::upload::FileUpload;
 use crate::worker::client::use_worker;
@@ -310,6 +310,7 @@ pub fn fairness_lab(props: &FairnessLabProps) -> Html {
                     <FileUpload id="upload-fairness-shares" label="Open tenant shares (the ASTRAEA artifact's name,share CSV)" accept=".csv,.txt"
                         max_bytes={MAX_TRACE_BYTES} max_files={1} on_load={on_shares} on_error={on_upload_error.clone()} />
                     { number_fields(&state, &FIELDS) }
+                    { more_number_fields(&state, &[&FIELDS[..], &["cluster.placement", "tenant_weights"]].concat()) }
                     if let Some(message) = other_error {
                         <p class="field-error">{ message }</p>
                     }

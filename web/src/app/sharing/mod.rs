@@ -24,7 +24,7 @@ use crate::components::params_form::{
     edit, get, opening_params, preset_callback, use_form_page, Form, FormPage,
 };
 use crate::components::params_form::{kind_options, kind_toggle};
-use crate::components::params_form::{number_fields, read_into_form};
+use crate::components::params_form::{more_number_fields, number_fields, read_into_form};
 use crate::components::timeline::Shared;
 use crate::components::upload::FileUpload;
 use crate::worker::client::use_worker;
@@ -207,6 +207,7 @@ pub fn sharing_lab(props: &SharingLabProps) -> Html {
                     <CheckboxGroup path="sharing.policies" label="Placement policies" {options}
                         error={form.field_error("policies")} {on_toggle} />
                     { number_fields(&state, fields) }
+                    { more_number_fields(&state, &[fields, &["experiment"]].concat()) }
                     if let Some(message) = other_error {
                         <p class="field-error">{ message }</p>
                     }
