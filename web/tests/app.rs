@@ -71,7 +71,7 @@ fn assert_generic_page(lab: &str, html: &str) {
     assert!(html.contains(&format!("id=\"lab-{lab}\"")), "{html}");
     assert!(html.contains(card.title), "the card's title: {html}");
     for field in Scenario::fields_of(lab) {
-        let id = bubblelab_web::components::fields::field_id(field.path);
+        let id = bubblelab_web::components::fields::field_id(lab, field.path);
         let prefix = field.path.rsplit('.').next().unwrap_or(field.path);
         assert!(
             html.contains(&format!("id=\"{id}\"")) || html.contains(&format!("id=\"{prefix}-")),
@@ -151,6 +151,20 @@ async fn a_lab_page_offers_every_number_of_its_field_table() {
         1,
         "a field the page features is not repeated"
     );
+    // Two rows ending in `replay_s` get their whole paths as ids; no id repeats.
+    let ids: Vec<&str> = html
+        .split("id=\"field-")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .collect();
+    assert!(
+        ids.contains(&"systems-pos-replay_s") && ids.contains(&"systems-flowgpu-replay_s"),
+        "{ids:?}"
+    );
+    let mut unique = ids.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), ids.len(), "repeated ids among {ids:?}");
 }
 
 #[wasm_bindgen_test]

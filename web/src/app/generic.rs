@@ -179,7 +179,7 @@ fn select_field(state: &PageHandle<State>, field: &Field, ids: &'static [&'stati
     let onchange = setter(state, field.path, |e: Event| {
         Value::from(e.target_unchecked_into::<HtmlSelectElement>().value())
     });
-    let id = field_id(field.path);
+    let id = field_id(form.lab(), field.path);
     html! {
         <div class={classes!("field", form.field_error(field.path).map(|_| "invalid"))} title={field.help}>
             <label for={id.clone()}>{ field.label }</label>
@@ -258,7 +258,7 @@ fn toggle_field(state: &PageHandle<State>, field: &Field) -> Html {
     let onchange = setter(state, field.path, |e: Event| {
         Value::from(e.target_unchecked_into::<HtmlInputElement>().checked())
     });
-    let id = field_id(field.path);
+    let id = field_id(form.lab(), field.path);
     html! {
         <div class="field" title={field.help}>
             <label for={id.clone()}>
@@ -301,7 +301,7 @@ fn json_field(state: &PageHandle<State>, field: &Field) -> Html {
             });
         })
     };
-    let id = field_id(path);
+    let id = field_id(form.lab(), path);
     html! {
         <div class={classes!("field", form.field_error(path).map(|_| "invalid"))} title={field.help}>
             <label for={id.clone()}>{ field.label }</label>

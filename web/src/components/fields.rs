@@ -4,13 +4,14 @@
 //! it, and passes back the message for this field's path, if any. Text that is not a number
 //! stays in the box with its message, so nothing the user typed is lost.
 
+use bubblelab_core::Scenario;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
 /// Properties of [`NumberField`].
 #[derive(Properties, PartialEq)]
 pub struct NumberFieldProps {
-    /// Scenario field path, e.g. `pipeline.micro_batches`; the element id is `field-<last part>`.
+    /// Scenario field path, e.g. `pipeline.micro_batches`; the element id is [`field_id`]'s.
     pub path: AttrValue,
     /// Label with unit.
     pub label: AttrValue,
@@ -41,16 +42,31 @@ pub struct NumberFieldProps {
     pub on_change: Callback<String>,
 }
 
-/// The element id of a field path: `pipeline.micro_batches` → `field-micro_batches`.
+/// The element id of field `path` of lab `lab`: `field-<last part>` (`micro_batches` →
+/// `field-micro_batches`), or, where two rows of the lab's field table end in the same part,
+/// `field-<path, dots as dashes>` (`systems.pos.replay_s` → `field-systems-pos-replay_s`), so
+/// that no two fields of a page share an id.
 #[must_use]
-pub fn field_id(path: &str) -> String {
-    format!("field-{}", path.rsplit('.').next().unwrap_or(path))
+pub fn field_id(lab: &str, path: &str) -> String {
+    let last = |p: &str| p.rsplit('.').next().unwrap_or(p).to_string();
+    let part = last(path);
+    let shared = Scenario::fields_of(lab)
+        .iter()
+        .filter(|f| last(f.path) == part)
+        .count()
+        > 1;
+    if shared {
+        format!("field-{}", path.replace('.', "-"))
+    } else {
+        format!("field-{part}")
+    }
 }
 
 /// A number box (and optional slider) with its inline error.
 #[function_component(NumberField)]
 pub fn number_field(props: &NumberFieldProps) -> Html {
-    let id = field_id(&props.path);
+    let (lab, path) = props.path.split_once('.').unwrap_or(("", &props.path));
+    let id = field_id(lab, path);
     let oninput = {
         let cb = props.on_change.clone();
         Callback::from(move |e: InputEvent| {

@@ -618,15 +618,15 @@ pub fn number_fields<S: FormPage>(state: &PageHandle<S>, paths: &[&str]) -> Html
 
 /// Every number parameter of the page's lab that the page does not show itself (`shown`),
 /// folded under "More parameters", so that every number the CLI's `--set` takes can be edited
-/// on the page too. A row whose element id another shown field already has is left out (ids
-/// are `field-<last path part>`).
+/// on the page too. A row whose element id a shown field already has is left out
+/// ([`field_id`]).
 pub fn more_number_fields<S: FormPage>(state: &PageHandle<S>, shown: &[&str]) -> Html {
     let lab = state.form_ref().lab();
-    let mut ids: Vec<String> = shown.iter().map(|p| field_id(p)).collect();
+    let mut ids: Vec<String> = shown.iter().map(|p| field_id(lab, p)).collect();
     let mut rest: Vec<&str> = Vec::new();
     for field in Scenario::fields_of(lab) {
         let number = matches!(field.widget, Widget::Number | Widget::Slider);
-        let id = field_id(field.path);
+        let id = field_id(lab, field.path);
         if number && !shown.contains(&field.path) && !ids.contains(&id) {
             ids.push(id);
             rest.push(field.path);

@@ -41,9 +41,11 @@
 //!   --mip_objective=adaptive`); here the greedy as-late-as-possible packing of admission is
 //!   kept and adjusted at boundaries, and slots no longer needed are released from the latest
 //!   (the artifact releases the earliest, T lines 428–434).
-//! - *Soft deadlines* (several deadlines with falling values) use their first, strict one; the
-//!   artifact binary-searches the earliest slot by which the plan packs and admits the job
-//!   when that is no later than the last deadline of its list (T lines 1219–1253).
+//! - *Soft deadlines* (several deadlines with falling values) use their first, strict one, as
+//!   the artifact's admission check does (S lines 262–293). Its later binary search for a
+//!   looser deadline (T lines 1219–1253) admits only within the job's own deadline
+//!   (`TOLERATE_RATIO` = 1.0), so as configured it admits none; its plan may later move a soft
+//!   job to a lower-value deadline, which ours does not.
 //! - Admission happens at the job's arrival (event-driven), not at the artifact's 5-minute
 //!   ticks; GPU counts are not rounded up to 4 or 8 (T lines 83–87); the checkpoint cost is our
 //!   simulator's (per restart) rather than the artifact's lump sum at completion; placement is
