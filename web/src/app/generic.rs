@@ -18,7 +18,8 @@ use yew::prelude::*;
 use crate::components::fields::{field_id, CheckboxGroup};
 use crate::components::lab_page::LabPage;
 use crate::components::params_form::{
-    edit, get, number_fields, preset_callback, use_form_page, Form, FormPage, PageHandle, Upload,
+    edit, get, id_options, id_toggle, number_fields, preset_callback, use_form_page, Form,
+    FormPage, PageHandle, Upload,
 };
 use crate::components::timeline::Shared;
 use crate::components::upload::FileUpload;
@@ -196,53 +197,10 @@ fn select_field(state: &PageHandle<State>, field: &Field, ids: &'static [&'stati
 /// One checkbox per id a list field may hold; the list keeps the table's order.
 fn checkbox_field(state: &PageHandle<State>, field: &Field, ids: &'static [&'static str]) -> Html {
     let form = &state.form;
-    let chosen: Vec<String> = get(&form.params, field.path)
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default();
-    let options: Vec<(String, String, bool)> = ids
-        .iter()
-        .map(|id| {
-            (
-                id.to_string(),
-                id.to_string(),
-                chosen.iter().any(|c| c == id),
-            )
-        })
-        .collect();
     let path = field.path;
-    let on_toggle = {
-        let state = state.clone();
-        Callback::from(move |(id, on): (String, bool)| {
-            edit(&state, move |next: &mut State| {
-                let had: Vec<String> = get(&next.form.params, path)
-                    .and_then(Value::as_array)
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|v| v.as_str().map(String::from))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                let list: Vec<&str> = ids
-                    .iter()
-                    .copied()
-                    .filter(|k| {
-                        if *k == id {
-                            on
-                        } else {
-                            had.iter().any(|h| h == k)
-                        }
-                    })
-                    .collect();
-                next.form.set(path, Value::from(list));
-                next.rerun(true);
-            });
-        })
-    };
+    let labelled: Vec<(&str, &str)> = ids.iter().map(|id| (*id, *id)).collect();
+    let options = id_options(&form.params, path, &labelled);
+    let on_toggle = id_toggle(state, path, ids.to_vec());
     html! {
         <CheckboxGroup path={format!("{}.{path}", form.lab())} label={field.label} {options}
             error={form.field_error(path)} {on_toggle} />

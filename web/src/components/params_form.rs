@@ -727,38 +727,34 @@ fn chosen_ids(params: &Value, path: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// A [`crate::components::fields::CheckboxGroup`]'s options for the kinds `K` listed at
-/// `path`: (id, label, chosen), in the kinds' display order.
+/// A [`crate::components::fields::CheckboxGroup`]'s options for the ids `ids` (each with
+/// its label) of which `path` lists some: (id, label, chosen), in the order of `ids`.
 #[must_use]
-pub fn kind_options<K: Kind>(params: &Value, path: &str) -> Vec<(String, String, bool)> {
+pub fn id_options(params: &Value, path: &str, ids: &[(&str, &str)]) -> Vec<(String, String, bool)> {
     let chosen = chosen_ids(params, path);
-    K::all()
-        .iter()
-        .map(|k| {
-            let id = k.id();
-            (
-                id.to_string(),
-                k.label().to_string(),
-                chosen.iter().any(|c| c == id),
-            )
+    ids.iter()
+        .map(|(id, label)| {
+            let on = chosen.iter().any(|c| c == id);
+            ((*id).to_string(), (*label).to_string(), on)
         })
         .collect()
 }
 
-/// The callback of a checkbox group over kinds `K` at `path`: the list keeps the kinds'
-/// display order, with the toggled id in or out, and the page runs again.
+/// The callback of a checkbox group over `ids` at `path`: the list keeps the order of `ids`,
+/// with the toggled id in or out, and the page runs again.
 #[must_use]
-pub fn kind_toggle<S: FormPage, K: Kind>(
+pub fn id_toggle<S: FormPage>(
     state: &PageHandle<S>,
     path: &'static str,
+    ids: Vec<&'static str>,
 ) -> Callback<(String, bool)> {
     let state = state.clone();
     Callback::from(move |(id, on): (String, bool)| {
+        let ids = ids.clone();
         edit(&state, move |next: &mut S| {
             let had = chosen_ids(&next.form_ref().params, path);
-            let list: Vec<&str> = K::all()
-                .iter()
-                .map(|k| k.id())
+            let list: Vec<&str> = ids
+                .into_iter()
                 .filter(|k| {
                     if *k == id {
                         on
@@ -771,4 +767,20 @@ pub fn kind_toggle<S: FormPage, K: Kind>(
             next.rerun(true);
         });
     })
+}
+
+/// [`id_options`] for the kinds `K`, with their labels, in the kinds' display order.
+#[must_use]
+pub fn kind_options<K: Kind>(params: &Value, path: &str) -> Vec<(String, String, bool)> {
+    let ids: Vec<(&str, &str)> = K::all().iter().map(|k| (k.id(), k.label())).collect();
+    id_options(params, path, &ids)
+}
+
+/// [`id_toggle`] for the kinds `K`, in the kinds' display order.
+#[must_use]
+pub fn kind_toggle<S: FormPage, K: Kind>(
+    state: &PageHandle<S>,
+    path: &'static str,
+) -> Callback<(String, bool)> {
+    id_toggle(state, path, K::all().iter().map(|k| k.id()).collect())
 }
