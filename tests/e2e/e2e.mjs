@@ -1170,7 +1170,7 @@ try {
     const banner = bare.locator('.worker-error');
     await banner.waitFor({ state: 'visible', timeout: TIMEOUT_MS });
     const text = await banner.textContent();
-    assert(/could not start/.test(text) && /bubblelab-worker_loader\.js/.test(text), `expected the worker's refusal, got ${text}`);
+    assert(/could not start/.test(text) && /bubblelab-worker\.js/.test(text), `expected the worker's refusal, got ${text}`);
     assert(await bare.locator('#lab-migration input').count() > 0, 'the form stays');
   });
 

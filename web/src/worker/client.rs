@@ -22,9 +22,9 @@ use yew::prelude::*;
 
 use super::{Failure, Job, Output, Reply, Request};
 
-/// Where the worker's loader is, relative to the page (Trunk writes it for the
-/// `data-type="worker"` link in `static/index.html`; relative, so `dist/` works under any path).
-pub const WORKER_URL: &str = "./bubblelab-worker_loader.js";
+/// The worker's script, relative to the page (`static/bubblelab-worker.js`, which loads the
+/// page's own module as an ES module worker; relative, so `dist/` works under any path).
+pub const WORKER_URL: &str = "./bubblelab-worker.js";
 
 /// A file's name and bytes, shared (an upload is re-sent with every run on it).
 pub type SharedFile = Rc<(String, Vec<u8>)>;
@@ -166,7 +166,7 @@ struct Inner {
     next_key: u32,
     /// The worker's script could not be loaded (the wasm tests serve no worker): requests
     /// run on the page instead, with a console error saying so. Only with the `inline-runs`
-    /// feature, so that the page's module carries no lab code.
+    /// feature: the playground never runs a lab on its main thread.
     #[cfg(feature = "inline-runs")]
     inline: bool,
 }
@@ -370,8 +370,10 @@ impl WorkerHandle {
     }
 
     fn spawn(&self, inner: &mut Inner) -> Result<(), String> {
-        let worker =
-            Worker::new(WORKER_URL).map_err(|e| format!("it could not start ({})", js_text(&e)))?;
+        let options = web_sys::WorkerOptions::new();
+        options.set_type(web_sys::WorkerType::Module);
+        let worker = Worker::new_with_options(WORKER_URL, &options)
+            .map_err(|e| format!("it could not start ({})", js_text(&e)))?;
         inner.next_key = inner.next_key.wrapping_add(1);
         let key = inner.next_key;
         let on_message = {

@@ -1,8 +1,8 @@
 //! The simulations run in a dedicated Web Worker, not on the page's main thread.
 //!
-//! Trunk builds two binaries of this crate: the page (`bubblelab-web`) and the worker
-//! (`bubblelab-worker`, `static/index.html`'s `data-type="worker"` link, loaded from
-//! `./bubblelab-worker_loader.js` relative to the page, so `dist/` works from any path).
+//! Trunk builds one module of this crate (`bubblelab-web`) for both sides: the page loads it,
+//! and `./bubblelab-worker.js` (relative to the page, so `dist/` works from any path) loads it
+//! again in an ES module worker, where `main` starts [`serve`] instead of the app.
 //!
 //! The protocol, one message each way per step:
 //! * page → worker: `{ request: <JSON of a [`Request`]>, files: [Uint8Array, …] }`: what to
