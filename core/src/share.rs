@@ -32,6 +32,12 @@ pub enum LinkError {
     Scenario(ScenarioError),
     /// The JSON inside is not a valid tour ([`crate::tour`]).
     Tour(ScenarioError),
+    /// The link is empty.
+    Empty,
+    /// A URL without a `#/<lab>?s=…` fragment (the text, shortened).
+    NoFragment(String),
+    /// A route without an `s=` payload (the route, shortened).
+    NoScenario(String),
     /// The link's route names one lab and its scenario another.
     LabMismatch {
         /// Lab in the route.
@@ -53,6 +59,11 @@ impl core::fmt::Display for LinkError {
             LinkError::Utf8(at) => write!(f, "the link's scenario is not UTF-8 text (byte {at})"),
             LinkError::Scenario(e) => write!(f, "the link's scenario is invalid: {e}"),
             LinkError::Tour(e) => write!(f, "the link's tour is invalid: {e}"),
+            LinkError::Empty => write!(f, "the link is empty"),
+            LinkError::NoFragment(text) => write!(f, "`{text}` has no `#/<lab>?s=…` part"),
+            LinkError::NoScenario(route) => {
+                write!(f, "`{route}` carries no scenario (no `s=` after `?`)")
+            }
             LinkError::LabMismatch { route, scenario } => write!(
                 f,
                 "the link opens the {route} lab but carries a {scenario} scenario"
@@ -195,10 +206,86 @@ pub fn decode_for_lab(lab: &str, payload: &str) -> Result<Scenario, LinkError> {
     Ok(scenario)
 }
 
+/// The scenario of a link as a reader pastes it: a whole URL (`…/#/<lab>?s=…`), its fragment
+/// (`#/<lab>?s=…`, `/<lab>?s=…`), `s=…`, or the bare payload. With a route, the scenario must
+/// be that lab's.
+///
+/// # Errors
+/// [`LinkError::Empty`], [`LinkError::NoFragment`] for a URL without a route,
+/// [`LinkError::NoScenario`] for a route without `s=`, or what [`decode_for_lab`] refuses.
+pub fn decode_link(link: &str) -> Result<Scenario, LinkError> {
+    let link = link.trim();
+    if link.is_empty() {
+        return Err(LinkError::Empty);
+    }
+    let route = if let Some((_, fragment)) = link.split_once('#') {
+        Some(format!("#{fragment}"))
+    } else if link.contains('?') {
+        Some(link.to_string())
+    } else if link.contains("://") {
+        return Err(LinkError::NoFragment(shorten(link)));
+    } else {
+        None
+    };
+    match route {
+        Some(fragment) => {
+            let route = parse_fragment(&fragment);
+            let payload = route
+                .payload
+                .ok_or_else(|| LinkError::NoScenario(shorten(&fragment)))?;
+            decode_for_lab(&route.lab, &payload)
+        }
+        None => decode(link.strip_prefix("s=").unwrap_or(link)),
+    }
+}
+
+/// The first 60 characters of `text`, for messages.
+fn shorten(text: &str) -> String {
+    const MAX_CHARS: usize = 60;
+    if text.chars().count() <= MAX_CHARS {
+        text.to_string()
+    } else {
+        let head: String = text.chars().take(MAX_CHARS).collect();
+        format!("{head}…")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::labs::pipeline::PipelineParams;
+
+    #[test]
+    fn a_link_decodes_from_any_of_the_forms_a_reader_pastes() {
+        let s = Scenario::Pipeline(PipelineParams {
+            micro_batches: 12,
+            ..PipelineParams::default()
+        });
+        let url = link("https://example.org/bubblelab", &s);
+        let payload = encode(&s);
+        for form in [
+            url.clone(),
+            fragment(&s),
+            format!("/pipeline?s={payload}"),
+            format!("s={payload}"),
+            format!("  {payload}\n"),
+        ] {
+            assert_eq!(decode_link(&form), Ok(s.clone()), "{form}");
+        }
+        assert_eq!(decode_link(" "), Err(LinkError::Empty));
+        assert!(matches!(
+            decode_link("https://example.org/"),
+            Err(LinkError::NoFragment(_))
+        ));
+        assert!(matches!(
+            decode_link("#/pipeline"),
+            Err(LinkError::NoScenario(_))
+        ));
+        assert!(matches!(
+            decode_link(&format!("#/fairness?s={payload}")),
+            Err(LinkError::LabMismatch { .. })
+        ));
+    }
 
     #[test]
     fn round_trip() {

@@ -61,31 +61,12 @@ pub fn link(args: &LinkArgs) -> Result<(), Failure> {
     files::write_stdout(&url)
 }
 
-/// Decodes a full URL, a `#/<lab>?s=…` fragment, `s=<payload>` or a bare payload.
+/// The scenario of a link (a URL, its fragment, `s=…` or the bare payload).
+///
+/// # Errors
+/// [`Failure::Input`] saying what is wrong with the link, as `--decode`'s error.
 pub(crate) fn decode(link: &str) -> Result<Scenario, Failure> {
-    let link = link.trim();
-    if link.is_empty() {
-        return Err(Failure::Input("--decode: the link is empty".into()));
-    }
-    let (lab, payload) = if let Some((_, fragment)) = link.split_once('#') {
-        route(&format!("#{fragment}"))?
-    } else if link.contains('?') {
-        route(link)?
-    } else if link.contains("://") {
-        return Err(Failure::Input(format!(
-            "--decode: `{}` has no `#/<lab>?s=…` part",
-            shorten(link)
-        )));
-    } else {
-        let payload = link.strip_prefix("s=").unwrap_or(link);
-        (String::new(), payload.to_string())
-    };
-    let decoded = if lab.is_empty() {
-        share::decode(&payload)
-    } else {
-        share::decode_for_lab(&lab, &payload)
-    };
-    decoded.map_err(|e| {
+    share::decode_link(link).map_err(|e| {
         let hint = match e {
             LinkError::Base64(_) | LinkError::Deflate(_) => {
                 " (was the link cut short or changed when it was copied?)"
@@ -94,27 +75,4 @@ pub(crate) fn decode(link: &str) -> Result<Scenario, Failure> {
         };
         Failure::Input(format!("--decode: {e}{hint}"))
     })
-}
-
-/// The lab and payload of a fragment.
-fn route(fragment: &str) -> Result<(String, String), Failure> {
-    let route = share::parse_fragment(fragment);
-    match route.payload {
-        Some(payload) => Ok((route.lab, payload)),
-        None => Err(Failure::Input(format!(
-            "--decode: `{}` carries no scenario (no `s=` after `?`)",
-            shorten(fragment)
-        ))),
-    }
-}
-
-/// The first 60 characters of `text`, for messages.
-fn shorten(text: &str) -> String {
-    const MAX_CHARS: usize = 60;
-    if text.chars().count() <= MAX_CHARS {
-        text.to_string()
-    } else {
-        let head: String = text.chars().take(MAX_CHARS).collect();
-        format!("{head}…")
-    }
 }
