@@ -8,6 +8,7 @@
 //!
 //! Only std and anyhow: everything else is a child process whose output streams to the terminal.
 
+mod python;
 mod serve;
 mod tools;
 
@@ -91,6 +92,9 @@ fn test(root: &Path) -> Result<()> {
         steps.run("cargo fmt --check", || cargo("fmt --all -- --check", &[]))?;
         steps.run("native tests (unit, property, golden, CLI)", || {
             cargo("test --workspace --locked", &[])
+        })?;
+        steps.run("Python package (pip install ./python, pytest)", || {
+            python::test(root)
         })?;
         steps.run("clippy, native and wasm32 (warnings are errors)", || {
             cargo("clippy --workspace --all-targets --locked -- -D warnings", &[])?;
