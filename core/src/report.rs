@@ -450,7 +450,8 @@ fn vec_of<const N: usize>(items: [String; N]) -> Vec<String> {
     items.into_iter().collect()
 }
 
-fn csv_field(s: &str) -> String {
+/// A CSV cell: quoted when it holds a comma, a quote or a newline.
+pub(crate) fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         alloc::format!("\"{}\"", s.replace('"', "\"\""))
     } else {

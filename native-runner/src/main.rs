@@ -31,6 +31,7 @@ mod progress;
 mod resilience;
 mod run;
 mod sharing;
+mod sweep;
 mod tour;
 mod tuning;
 mod validate;
@@ -63,6 +64,10 @@ struct Cli {
 enum Command {
     /// Run a scenario and print its Report.
     Run(run::RunArgs),
+    /// Run every point of a sweep file (a base scenario and axes over field paths and input
+    /// files) on every core, or on a Ray cluster, and write one tidy table: a row per point and
+    /// metric.
+    Sweep(sweep::SweepArgs),
     /// Run two scenarios of one lab and print them side by side: every metric with B − A and
     /// B / A, the parameters that differ, both runs' curves and timelines.
     Compare(compare::CompareArgs),
@@ -241,6 +246,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run::run(&args),
         Command::Compare(args) => compare::compare(&args),
+        Command::Sweep(args) => sweep::sweep(&args),
         Command::Tour(args) => tour::tour(&args),
         Command::Link(args) => link::link(&args),
         Command::Presets(args) => presets::presets(&args),

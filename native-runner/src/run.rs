@@ -219,7 +219,7 @@ pub(crate) fn read_inputs(
 }
 
 /// Largest input file read, bytes (a year of a real cluster's jobs fits).
-const MAX_INPUT_FILE_BYTES: usize = 256 << 20;
+pub(crate) const MAX_INPUT_FILE_BYTES: usize = 256 << 20;
 
 /// The lab's input slots as `--inputs` lists them.
 fn slots_text(scenario: &Scenario) -> String {

@@ -637,3 +637,57 @@ fn compare_reads_input_files_for_either_side_and_lists_them_in_the_diff() {
         "B: --input/--input-b: the pipeline lab has no input `trace`",
     );
 }
+
+/// `bubblelab sweep`: one tidy table in point order whatever the threads, each row the point's
+/// own run, a failed point a row with its error, and `--resume` finishing a table cut short.
+#[test]
+fn sweep_writes_one_tidy_table_in_point_order_and_resumes() {
+    let spec = write_scratch(
+        "sweep-pipeline.json",
+        r#"{"base": "pipeline", "set": {"schedules": ["gpipe"]},
+            "axes": [{"path": "stages", "values": [2, 4, 8]},
+                     {"path": "micro_batches", "range": [8, 17, 8]}]}"#,
+    );
+    let one = ok(&["sweep", &spec, "--jobs", "1"]);
+    assert_eq!(ok(&["sweep", &spec, "--jobs", "3"]), one);
+    let lines: Vec<&str> = one.lines().collect();
+    assert_eq!(lines[0], "point,stages,micro_batches,metric,value,unit,error");
+    // Point 3 is stages 4, m 16: GPipe's bubble ratio (p − 1)/(m + p − 1) = 3/19.
+    let row = lines
+        .iter()
+        .find(|l| l.starts_with("3,4,16,gpipe.bubble_ratio,"))
+        .expect("point 3's bubble ratio");
+    let value: f64 = row.split(',').nth(4).unwrap().parse().unwrap();
+    assert!((value - 3.0 / 19.0).abs() < 1e-12, "{row}");
+    let points: Vec<usize> = lines[1..]
+        .iter()
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert!(points.windows(2).all(|w| w[0] <= w[1]) && points.last() == Some(&5));
+
+    let out = scratch("sweep-pipeline.csv");
+    let cut = &one[..one.len() * 2 / 3 - 7];
+    std::fs::write(&out, cut).unwrap();
+    let out_s = out.display().to_string();
+    ok(&["sweep", &spec, "--output", &out_s, "--resume"]);
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), one);
+
+    // A point whose input file is missing fails alone, as a row naming the slot.
+    let inputs = write_scratch(
+        "sweep-agentic.json",
+        r#"{"base": "agentic", "axes": [{"input": "trace", "values": ["no-such-trace.csv"]}]}"#,
+    );
+    let failed = ok(&["sweep", &inputs]);
+    assert!(
+        failed.lines().nth(1).unwrap().starts_with("0,no-such-trace.csv,,,,input trace: "),
+        "{failed}"
+    );
+    let bad = write_scratch(
+        "sweep-bad.json",
+        r#"{"base": "pipeline", "axes": [{"path": "stages", "values": [2, 0]}]}"#,
+    );
+    assert_bad_input(
+        &bubblelab(&["sweep", &bad]),
+        "pipeline.stages: must be between 1 and 64, got 0 (sweep point stages=0)",
+    );
+}

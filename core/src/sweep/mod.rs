@@ -8,6 +8,8 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
+pub mod spec;
+
 use crate::report::{Cell, Metric, Report, Table};
 use crate::scenario::{InputFile, Scenario, ScenarioError};
 
