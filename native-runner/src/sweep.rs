@@ -105,9 +105,12 @@ pub fn sweep(args: &SweepArgs) -> Result<(), Failure> {
     }
 }
 
-/// The text of input `file`, relative to the sweep file's folder.
+/// The text of input `file`, relative to the sweep file's folder; an error names the file as
+/// the sweep file writes it.
 fn read(folder: &Path, file: &str) -> Result<String, String> {
-    files::read_text(&folder.join(file), MAX_INPUT_FILE_BYTES).map_err(|e| e.to_string())
+    let path = folder.join(file);
+    files::read_text(&path, MAX_INPUT_FILE_BYTES)
+        .map_err(|e| e.to_string().replacen(&files::label(&path), file, 1))
 }
 
 /// The rows the table at `path` already holds, by point ([`Spec::rows_in`]).

@@ -651,7 +651,10 @@ fn sweep_writes_one_tidy_table_in_point_order_and_resumes() {
     let one = ok(&["sweep", &spec, "--jobs", "1"]);
     assert_eq!(ok(&["sweep", &spec, "--jobs", "3"]), one);
     let lines: Vec<&str> = one.lines().collect();
-    assert_eq!(lines[0], "point,stages,micro_batches,metric,value,unit,error");
+    assert_eq!(
+        lines[0],
+        "point,stages,micro_batches,metric,value,unit,error"
+    );
     // Point 3 is stages 4, m 16: GPipe's bubble ratio (p − 1)/(m + p − 1) = 3/19.
     let row = lines
         .iter()
@@ -679,7 +682,11 @@ fn sweep_writes_one_tidy_table_in_point_order_and_resumes() {
     );
     let failed = ok(&["sweep", &inputs]);
     assert!(
-        failed.lines().nth(1).unwrap().starts_with("0,no-such-trace.csv,,,,input trace: "),
+        failed
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("0,no-such-trace.csv,,,,input trace: "),
         "{failed}"
     );
     let bad = write_scratch(

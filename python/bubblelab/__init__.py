@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 from . import _native
 from .errors import RunError, ScenarioError
 from .report import Metric, Report, Series, Table
+from .sweep import SweepResult, sweep
 
 __all__ = [
     "Field",
@@ -39,6 +40,8 @@ __all__ = [
     "run",
     "scenario",
     "scenario_from_link",
+    "sweep",
+    "SweepResult",
 ]
 
 ScenarioLike = Union[Mapping[str, Any], str, "os.PathLike[str]"]

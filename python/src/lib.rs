@@ -7,7 +7,10 @@
 
 use bubblelab_core::fields::{Range, Widget};
 use bubblelab_core::labs::LABS;
+use std::path::{Path, PathBuf};
+
 use bubblelab_core::scenario::InputFile;
+use bubblelab_core::sweep::spec::Spec;
 use bubblelab_core::{share, trace, Scenario, ScenarioError};
 use pyo3::prelude::*;
 
@@ -208,6 +211,100 @@ fn decode_link(py: Python<'_>, link: &str) -> PyResult<String> {
     })
 }
 
+/// Largest input file a sweep point reads, bytes (as the CLI's `--input`).
+const MAX_INPUT_FILE_BYTES: u64 = 256 << 20;
+
+/// A sweep file, read once, whose points run one call each (`bubblelab.sweep` runs them on
+/// threads or as Ray tasks; both write [`Spec::rows`], so their tables agree byte for byte).
+#[pyclass(frozen, module = "bubblelab._native")]
+struct Sweep {
+    spec: Spec,
+    /// The folder input files are relative to.
+    folder: PathBuf,
+}
+
+#[pymethods]
+impl Sweep {
+    /// Reads a sweep file's JSON; input files are relative to `folder`.
+    #[new]
+    fn new(py: Python<'_>, spec_json: &str, folder: &str) -> PyResult<Sweep> {
+        let spec = Spec::from_json(spec_json).map_err(|e| to_py_err(py, &e))?;
+        Ok(Sweep {
+            spec,
+            folder: PathBuf::from(folder),
+        })
+    }
+
+    fn __len__(&self) -> usize {
+        self.spec.len()
+    }
+
+    /// The table's header line.
+    #[getter]
+    fn header(&self) -> String {
+        self.spec.header()
+    }
+
+    /// Point `index`'s rows of the table (its metrics, or its error); the interpreter is free
+    /// meanwhile.
+    fn run_point(&self, py: Python<'_>, index: usize) -> PyResult<String> {
+        if index >= self.spec.len() {
+            return Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                "point {index} of a sweep of {}",
+                self.spec.len()
+            )));
+        }
+        Ok(py.detach(|| {
+            let outcome = self
+                .spec
+                .run_point(index, &mut |file| read_input(&self.folder, file));
+            self.spec.rows(index, &outcome)
+        }))
+    }
+
+    /// The rows a table already holds, as (point, rows), a point cut short left out.
+    fn rows_in(&self, py: Python<'_>, table: &str) -> PyResult<Vec<(usize, String)>> {
+        self.spec
+            .rows_in(table)
+            .map(|rows| rows.into_iter().collect())
+            .map_err(|e| to_py_err(py, &e))
+    }
+}
+
+/// The UTF-8 text of input `file` (as the sweep names it) under `folder`, or why not, worded
+/// as the CLI's `bubblelab sweep` words it.
+fn read_input(folder: &Path, file: &str) -> Result<String, String> {
+    use std::io::{ErrorKind, Read as _};
+    let describe = |e: &std::io::Error| match e.kind() {
+        ErrorKind::NotFound => "no such file or folder".to_string(),
+        ErrorKind::PermissionDenied => "permission denied".to_string(),
+        ErrorKind::IsADirectory => "is a folder, not a file".to_string(),
+        _ => e.to_string(),
+    };
+    let opened = std::fs::File::open(folder.join(file));
+    let file_handle = opened.map_err(|e| format!("{file}: cannot open: {}", describe(&e)))?;
+    if file_handle.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(format!("{file}: is a folder, not a file"));
+    }
+    let mut bytes = Vec::new();
+    file_handle
+        .take(MAX_INPUT_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{file}: cannot read: {}", describe(&e)))?;
+    if bytes.len() as u64 > MAX_INPUT_FILE_BYTES {
+        return Err(format!(
+            "{file}: larger than the {} MiB limit",
+            MAX_INPUT_FILE_BYTES >> 20
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "{file}: not UTF-8 text (bad byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
 /// A lab run's Report: the same value the CLI prints and the page draws.
 #[pyclass(frozen, module = "bubblelab._native")]
 struct Report {
@@ -279,6 +376,7 @@ impl Report {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Report>()?;
+    m.add_class::<Sweep>()?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(lab_scenario, m)?)?;
