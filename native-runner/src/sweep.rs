@@ -19,7 +19,7 @@ use crate::run::{scenario_failure, MAX_INPUT_FILE_BYTES};
 /// Arguments of `bubblelab sweep`.
 #[derive(Debug, Args)]
 pub struct SweepArgs {
-    /// The sweep file: JSON with `base`, `set`, `inputs` and `axes` (docs/SWEEPS.md). Input
+    /// The sweep file: JSON with `base`, `set`, `inputs` and `axes` (docs/SCALE.md). Input
     /// files are found relative to its folder.
     #[arg(value_name = "SWEEP.json")]
     spec: PathBuf,

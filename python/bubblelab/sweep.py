@@ -1,7 +1,7 @@
 """Sweeps: every point of a sweep file on this machine's cores or as tasks on a Ray cluster,
 written as one tidy table (a row per point and metric) that is the same bytes either way.
 
-A sweep file (docs/SWEEPS.md) is JSON: ``base`` (a lab, a preset id or a scenario), ``set``,
+A sweep file (docs/SCALE.md) is JSON: ``base`` (a lab, a preset id or a scenario), ``set``,
 ``inputs`` and ``axes`` over field paths (``values``, ``range``, ``zip``) or input files.
 """
 

@@ -30,3 +30,14 @@ def test_every_lab_has_a_field_table_whose_defaults_are_valid():
 def test_input_slots_are_the_labs_own():
     assert [s.name for s in bubblelab.input_slots("sharing")] == ["nodes", "pods"]
     assert bubblelab.input_slots("cost") == []
+
+
+def test_the_readmes_python_example_runs(repo, data, monkeypatch):
+    text = (repo / "README.md").read_text()
+    section = text.split("## From Python", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(repo)
+    scope = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    assert scope["report"].metrics["zb-h1.bubble_ratio"].unit == "ratio"
+    assert len(scope["table"].to_pandas().point.unique()) == 6

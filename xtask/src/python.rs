@@ -17,7 +17,8 @@ fn venv(root: &Path) -> Result<PathBuf> {
     Ok(venv)
 }
 
-/// Installs the test requirements and the package, then runs pytest over `python/tests`.
+/// Installs the test requirements and the package, runs pytest over `python/tests`, then the
+/// example under `examples/`, whose figure goes beside the e2e step's screenshots.
 pub fn test(root: &Path) -> Result<()> {
     let python = venv(root)?.join("bin/python");
     let pip = |args: &[&str]| {
@@ -36,5 +37,8 @@ pub fn test(root: &Path) -> Result<()> {
     run(Command::new(&python)
         .args(["-m", "pytest", "-q", "python/tests"])
         // The native tests built it; the suite compares its Reports with the CLI's.
-        .env("BUBBLELAB_CLI", root.join("target/debug/bubblelab")))
+        .env("BUBBLELAB_CLI", root.join("target/debug/bubblelab")))?;
+    run(Command::new(&python)
+        .arg("examples/fairness_lease_sweep.py")
+        .arg(root.join("target/e2e/examples/fairness-lease.png")))
 }
