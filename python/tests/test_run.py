@@ -88,8 +88,8 @@ def test_inputs_are_read_by_the_labs_readers_as_the_clis_are(data, cli):
 
 def test_the_interpreter_runs_other_threads_during_a_run():
     # A run holds no GIL: this thread counts while another runs the elastic lab (about two
-    # seconds). Held, the count would stop within a switch interval (5 ms, tens of thousands of
-    # iterations at most) of the run's start and resume only when the run ended.
+    # seconds). Measured here: 42 million counts; 0.19 million with the GIL held through the
+    # run (the count moves only while the run's Python part lets it).
     started, done = threading.Event(), threading.Event()
     result = {}
 
@@ -106,4 +106,4 @@ def test_the_interpreter_runs_other_threads_during_a_run():
         count += 1
     worker.join()
     assert result["report"].lab == "elastic"
-    assert count > 500_000, count
+    assert count > 5_000_000, count
