@@ -41,6 +41,10 @@ class SweepResult:
 
         return pd.read_csv(io.StringIO(self.csv), keep_default_na=False, na_values=[""])
 
+    def to_parquet(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Writes the table as Parquet (needs pandas and pyarrow)."""
+        self.to_pandas().to_parquet(path, index=False)
+
 
 def sweep(
     spec: SweepLike,
@@ -51,6 +55,7 @@ def sweep(
     resume: bool = False,
     address: Optional[str] = None,
     progress: Optional[bool] = None,
+    parquet: Optional[Union[str, "os.PathLike[str]"]] = None,
 ) -> SweepResult:
     """Runs every point of a sweep and returns its table (and writes it to ``output``).
 
@@ -59,7 +64,8 @@ def sweep(
     (``ray.init(address=...)``; one already initialised is used as it is); input files must be
     at the same path on every node. ``resume`` keeps the points ``output`` already holds. A
     point that fails is a row with its error; the others go on. The table is in point order
-    and the same bytes for either backend.
+    and the same bytes for either backend. ``parquet`` also writes it as Parquet at the end
+    (needs pandas and pyarrow).
     """
     spec_json, folder = _read_spec(spec)
     plan = _native.Sweep(spec_json, folder)
@@ -93,7 +99,10 @@ def sweep(
     table = plan.header + "".join(done[i] for i in sorted(done))
     if output is not None:
         _write_atomically(os.fspath(output), table)
-    return SweepResult(table)
+    result = SweepResult(table)
+    if parquet is not None:
+        result.to_parquet(parquet)
+    return result
 
 
 def _run_local(plan: Any, todo: List[int], workers: int, finished: Any) -> None:
@@ -170,7 +179,8 @@ def _write_atomically(path: str, text: str) -> None:
 
 
 def main(argv: Optional[Iterable[str]] = None) -> int:
-    """``python -m bubblelab sweep SWEEP.json [--output F] [--ray ADDRESS] [--workers N] [--resume]``."""
+    """``python -m bubblelab sweep SWEEP.json [--output F] [--ray ADDRESS] [--workers N] [--resume]
+    [--parquet FILE]``."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m bubblelab sweep", description=main.__doc__)
@@ -179,6 +189,7 @@ def main(argv: Optional[Iterable[str]] = None) -> int:
     parser.add_argument("--ray", metavar="ADDRESS", help="run on the Ray cluster at ADDRESS")
     parser.add_argument("--workers", type=int, help="threads for the local backend (every core)")
     parser.add_argument("--resume", action="store_true", help="keep the points the output holds")
+    parser.add_argument("--parquet", metavar="FILE", help="also write the table as Parquet (pandas, pyarrow)")
     args = parser.parse_args(list(argv) if argv is not None else None)
     from .errors import ScenarioError
 
@@ -190,6 +201,7 @@ def main(argv: Optional[Iterable[str]] = None) -> int:
             address=args.ray,
             workers=args.workers,
             resume=args.resume,
+            parquet=args.parquet,
         )
     except ScenarioError as e:
         print(f"error: {e}", file=sys.stderr)

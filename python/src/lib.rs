@@ -47,9 +47,16 @@ fn to_py_err(py: Python<'_>, e: &ScenarioError) -> PyErr {
 fn scenario(py: Python<'_>, json: &str, sets: &[(String, String)]) -> PyResult<Scenario> {
     let base = Scenario::from_json(json).map_err(|e| to_py_err(py, &e))?;
     let sets: Vec<(&str, &str)> = sets.iter().map(|(p, v)| (p.as_str(), v.as_str())).collect();
-    let edited = base.with_fields(&sets).map_err(|e| to_py_err(py, &e))?;
-    edited.validate().map_err(|e| to_py_err(py, &e))?;
-    Ok(edited)
+    base.with_fields(&sets).map_err(|e| to_py_err(py, &e))
+}
+
+/// The error for a lab name the registry does not hold.
+fn unknown_lab(py: Python<'_>, lab: &str) -> PyErr {
+    let e = ScenarioError::field(
+        "lab",
+        format!("unknown lab `{lab}`; expected one of {}", LABS.join(", ")),
+    );
+    to_py_err(py, &e)
 }
 
 /// Runs a scenario (JSON text) with `sets` applied and `inputs` (slot, file name, text) read by
@@ -112,13 +119,7 @@ type FieldRow = Vec<(&'static str, Py<PyAny>)>;
 /// structured), min, max, ids, default (JSON), help, widget.
 #[pyfunction]
 fn field_table(py: Python<'_>, lab: &str) -> PyResult<Vec<FieldRow>> {
-    let Some(defaults) = Scenario::defaults(lab) else {
-        let e = ScenarioError::field(
-            "lab",
-            format!("unknown lab `{lab}`; expected one of {}", LABS.join(", ")),
-        );
-        return Err(to_py_err(py, &e));
-    };
+    let defaults = Scenario::defaults(lab).ok_or_else(|| unknown_lab(py, lab))?;
     let values = serde_json::from_str::<serde_json::Value>(&defaults.to_json())
         .ok()
         .and_then(|mut v| v.get_mut("params").map(serde_json::Value::take))
@@ -175,13 +176,7 @@ fn field_table(py: Python<'_>, lab: &str) -> PyResult<Vec<FieldRow>> {
 /// Lab `lab`'s input slots as (name, help, takes several files).
 #[pyfunction]
 fn input_slots(py: Python<'_>, lab: &str) -> PyResult<Vec<(&'static str, &'static str, bool)>> {
-    let scenario = Scenario::defaults(lab).ok_or_else(|| {
-        let e = ScenarioError::field(
-            "lab",
-            format!("unknown lab `{lab}`; expected one of {}", LABS.join(", ")),
-        );
-        to_py_err(py, &e)
-    })?;
+    let scenario = Scenario::defaults(lab).ok_or_else(|| unknown_lab(py, lab))?;
     Ok(scenario
         .input_slots()
         .iter()

@@ -37,6 +37,14 @@ def test_a_sweep_is_the_clis_table_whatever_the_threads(tmp_path, cli):
     assert (row.stages.item(), row.micro_batches.item(), row.forward_ns.item()) == (4, 16, 2000)
 
 
+def test_the_table_as_parquet_reads_back_as_the_csv(tmp_path):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    result = bubblelab.sweep(SPEC, parquet=tmp_path / "table.parquet")
+    back = pd.read_parquet(tmp_path / "table.parquet")
+    pd.testing.assert_frame_equal(back, result.to_pandas())
+
+
 def test_a_failed_point_is_a_row_and_the_others_go_on(tmp_path, data):
     trace = data / "azure_llm_inference_2023/AzureLLMInferenceTrace_code.csv"
     spec = {"base": "agentic", "axes": [{"input": "trace", "values": [str(trace), "missing.csv"]}]}
