@@ -1,4 +1,4 @@
-//! Every decoder of user input, fuzzed: scenario JSON, `--set` assignments, share links, graph JSON, calibrated
+//! Every decoder of user input, fuzzed: scenario JSON, `--set` assignments, share links, sweep files and their tables, graph JSON, calibrated
 //! profiles, the five cluster-trace readers, openb's node and pod lists (sharing lab), the Pollux artifact's workload CSV (elastic lab), Mooncake and Azure request traces, PAI mini-batch
 //! CSV, Vidur collective CSV and PipeMorph rank logs (Kineto and its gzip: `kineto_fuzz`).
 //! Each target takes random bytes and mutations of a valid input (byte flips, deletions,
@@ -16,7 +16,8 @@ use bubblelab_core::labs::agentic::traces as agentic_traces;
 use bubblelab_core::labs::fairness::traces::{self as fairness_traces, ReadOptions, TraceFormat};
 use bubblelab_core::labs::pipeline::pipemorph;
 use bubblelab_core::labs::resilience::pai;
-use bubblelab_core::{cost::vidur, graph, presets, share, Scenario};
+use bubblelab_core::sweep::spec::Spec;
+use bubblelab_core::{cost::vidur, graph, presets, share, Scenario, ScenarioError};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
@@ -180,6 +181,34 @@ fn share_links() {
             let _ = share::decode_for_lab(&route.lab, &p);
         }
         let _ = share::decode(t);
+        let _ = share::decode_link(t);
+    });
+}
+
+/// Sweep files (`bubblelab sweep`), and the tables `--resume` reads back.
+#[test]
+fn sweep_files() {
+    let seeds = [
+        r#"{"base": "pipeline", "set": {"schedules": ["gpipe"]}, "axes": [{"path": "stages", "values": [2, 4]}, {"zip": [{"path": "micro_batches", "range": [8, 17, 8]}, {"path": "forward_ns", "values": [1000, 2000]}]}]}"#,
+        r#"{"base": "agentic", "inputs": {"trace": "a.csv"}, "axes": [{"input": "trace", "values": ["b.csv", "c.csv"]}]}"#,
+        r#"{"base": {"version": 1, "lab": "cost", "params": {}}, "axes": [{"path": "bytes", "range": [1, 5, 0.5]}]}"#,
+    ];
+    let table = "point,stages,metric,value,unit,error\n0,2,gpipe.bubble_ratio,0.2,ratio,\n1,4,,,,\"run failed\"\n";
+    fuzz("sweep files", &seeds, |t| {
+        if let Ok(spec) = Spec::from_json(t) {
+            let _ = spec.rows_in(&spec.header());
+            let _ = spec.rows_in(table);
+            let _ = spec.point_inputs(&spec.point(spec.len() - 1));
+        }
+    });
+    let spec = Spec::from_json(seeds[0]).expect("a valid sweep");
+    let whole = format!(
+        "{}{}",
+        spec.header(),
+        spec.rows(0, &Err(ScenarioError::Run("x".into())))
+    );
+    fuzz("sweep tables", &[&whole, table], |t| {
+        let _ = spec.rows_in(t);
     });
 }
 

@@ -191,10 +191,10 @@ def _scenario_json(scenario: ScenarioLike) -> str:
         return _native.lab_scenario(text)
     if any(i == text for (i, _, _, _) in _native.all_presets()):
         return json.dumps(preset(text))
+    if os.path.isfile(text):
+        return _read_text(text, "scenario")
     if "s=" in text or "#/" in text:
         return _native.decode_link(text)
-    if os.path.exists(text):
-        return _read_text(text, "scenario")
     raise ScenarioError(
         f"scenario: `{text[:60]}` is not JSON, a file, a share link, a lab "
         f"({', '.join(labs())}) or a preset id",
