@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 from . import _native
 
@@ -106,11 +106,6 @@ class Report:
         for key, table in self.tables.items():
             frames[f"table:{key}"] = pd.DataFrame(table.rows, columns=table.columns)
         return frames
-
-    def metric(self, key: str) -> Optional[float]:
-        """The value of metric ``key``, or ``None``."""
-        m = self.metrics.get(key)
-        return None if m is None else m.value
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Report) and self._native == other._native

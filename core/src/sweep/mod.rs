@@ -75,13 +75,37 @@ fn split_top_level(text: &str) -> Vec<&str> {
     out
 }
 
-/// Every point of the axes' product, first axis outermost: its `(path, value)` edits and the
-/// edited scenario, each validated.
+/// The axes as a sweep file's ([`spec::Spec`]): the same product, points and errors.
+fn as_spec(base: &Scenario, axes: &[Axis]) -> spec::Spec {
+    let axes = axes
+        .iter()
+        .map(|a| spec::Axis {
+            positions: a
+                .values
+                .iter()
+                .map(|value| {
+                    Vec::from([spec::Edit::Field {
+                        path: a.path.clone(),
+                        value: value.clone(),
+                    }])
+                })
+                .collect(),
+        })
+        .collect();
+    spec::Spec {
+        base: base.clone(),
+        inputs: Vec::new(),
+        axes,
+    }
+}
+
+/// Every point of the axes' product, first axis outermost: the edited scenario, each
+/// validated.
 ///
 /// # Errors
 /// [`ScenarioError::Field`] at `--sweep` for no axis or more than [`MAX_POINTS`] points; the
-/// first invalid point's error, prefixed with its values.
-pub fn points(base: &Scenario, axes: &[Axis]) -> Result<Vec<(String, Scenario)>, ScenarioError> {
+/// first invalid point's error, with its values.
+pub fn points(base: &Scenario, axes: &[Axis]) -> Result<Vec<Scenario>, ScenarioError> {
     let count = axes
         .iter()
         .try_fold(1usize, |n, a| n.checked_mul(a.values.len()))
@@ -92,35 +116,8 @@ pub fn points(base: &Scenario, axes: &[Axis]) -> Result<Vec<(String, Scenario)>,
             format!("give 1 to {MAX_POINTS} points (the product of the axes' value counts)"),
         ));
     };
-    let mut out = Vec::with_capacity(count);
-    for i in 0..count {
-        let sets = point_sets(axes, i);
-        let label = sets
-            .iter()
-            .map(|(p, v)| format!("{p}={v}"))
-            .collect::<Vec<_>>()
-            .join(" ");
-        let scenario = base.with_fields(&sets).map_err(|e| match e {
-            ScenarioError::Field { path, message } => {
-                ScenarioError::field(path, format!("{message} (sweep point {label})"))
-            }
-            other => other,
-        })?;
-        out.push((label, scenario));
-    }
-    Ok(out)
-}
-
-/// The `(path, value)` edits of point `i` (first axis outermost).
-fn point_sets(axes: &[Axis], mut i: usize) -> Vec<(&str, &str)> {
-    let mut sets: Vec<(&str, &str)> = Vec::with_capacity(axes.len());
-    for axis in axes.iter().rev() {
-        let n = axis.values.len();
-        sets.push((axis.path.as_str(), axis.values[i % n].as_str()));
-        i /= n;
-    }
-    sets.reverse();
-    sets
+    let spec = as_spec(base, axes);
+    (0..count).map(|i| spec.scenario(&spec.point(i))).collect()
 }
 
 /// Runs `base` at every point of the axes on the same input files, calling
@@ -138,7 +135,7 @@ pub fn run(
     let total = points.len();
     progress(0, total);
     let mut reports = Vec::with_capacity(total);
-    for (i, (_, scenario)) in points.iter().enumerate() {
+    for (i, scenario) in points.iter().enumerate() {
         reports.push(crate::run_with_inputs(scenario, inputs, &mut |_, _| {})?);
         progress(i + 1, total);
     }
@@ -160,13 +157,15 @@ fn report(base: &Scenario, axes: &[Axis], reports: &[Report]) -> Report {
     });
     let mut columns: Vec<String> = axes.iter().map(|a| a.path.clone()).collect();
     columns.extend(shared.iter().map(|m| format!("{} ({})", m.label, m.unit)));
+    let spec = as_spec(base, axes);
     let rows = reports
         .iter()
         .enumerate()
         .map(|(i, r)| {
-            let mut row: Vec<Cell> = point_sets(axes, i)
-                .into_iter()
-                .map(|(_, v)| Cell::Text(v.to_string()))
+            let mut row: Vec<Cell> = spec
+                .point(i)
+                .values()
+                .map(|v| Cell::Text(v.to_string()))
                 .collect();
             row.extend(shared.iter().map(|m| {
                 r.metrics

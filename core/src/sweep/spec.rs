@@ -100,6 +100,37 @@ pub struct Point {
     pub edits: Vec<Edit>,
 }
 
+impl Point {
+    /// Its field edits as (path, value text).
+    #[must_use]
+    pub fn fields(&self) -> Vec<(&str, &str)> {
+        self.edits
+            .iter()
+            .filter_map(|e| match e {
+                Edit::Field { path, value } => Some((path.as_str(), value.as_str())),
+                Edit::Input { .. } => None,
+            })
+            .collect()
+    }
+
+    /// Its input edits as (slot, file).
+    #[must_use]
+    pub fn inputs(&self) -> Vec<(&str, &str)> {
+        self.edits
+            .iter()
+            .filter_map(|e| match e {
+                Edit::Input { slot, file } => Some((slot.as_str(), file.as_str())),
+                Edit::Field { .. } => None,
+            })
+            .collect()
+    }
+
+    /// Its values in column order, as the table holds them.
+    pub fn values(&self) -> impl Iterator<Item = &str> {
+        self.edits.iter().map(Edit::value)
+    }
+}
+
 fn bad(path: impl Into<String>, message: impl Into<String>) -> ScenarioError {
     ScenarioError::field(path, message)
 }
@@ -205,14 +236,7 @@ impl Spec {
     /// # Errors
     /// [`ScenarioError::Field`] naming the field, with the point's values.
     pub fn scenario(&self, point: &Point) -> Result<Scenario, ScenarioError> {
-        let sets: Vec<(&str, &str)> = point
-            .edits
-            .iter()
-            .filter_map(|e| match e {
-                Edit::Field { path, value } => Some((path.as_str(), value.as_str())),
-                Edit::Input { .. } => None,
-            })
-            .collect();
+        let sets = point.fields();
         self.base.with_fields(&sets).map_err(|e| match e {
             ScenarioError::Field { path, message } => {
                 bad(path, format!("{message} (sweep point {})", label(point)))
@@ -224,14 +248,7 @@ impl Spec {
     /// The input files of a point: the base's, with each input edit replacing its slot's.
     #[must_use]
     pub fn point_inputs(&self, point: &Point) -> Vec<(String, String)> {
-        let swept: Vec<(&str, &str)> = point
-            .edits
-            .iter()
-            .filter_map(|e| match e {
-                Edit::Input { slot, file } => Some((slot.as_str(), file.as_str())),
-                Edit::Field { .. } => None,
-            })
-            .collect();
+        let swept = point.inputs();
         let mut out: Vec<(String, String)> = self
             .inputs
             .iter()
@@ -306,9 +323,9 @@ impl Spec {
     #[must_use]
     pub fn lead(&self, index: usize) -> String {
         let mut lead = index.to_string();
-        for e in &self.point(index).edits {
+        for value in self.point(index).values() {
             lead.push(',');
-            lead.push_str(&csv_field(e.value()));
+            lead.push_str(&csv_field(value));
         }
         lead
     }
@@ -623,7 +640,7 @@ mod tests {
             "point,stages,micro_batches,forward_ns,metric,value,unit,error\n"
         );
         let p = s.point(4);
-        let values: Vec<&str> = p.edits.iter().map(Edit::value).collect();
+        let values: Vec<&str> = p.values().collect();
         assert_eq!(values, ["4", "16", "2000"]);
         let report = s.run_point(4, &mut |_| Err("no files".into())).unwrap();
         let direct = crate::run(
