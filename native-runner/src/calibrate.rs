@@ -45,7 +45,7 @@ use crate::error::Failure;
 use crate::exec::cpu::{gemm_dims, matmul, CpuExecutor};
 use crate::exec::cuda::bench::{Bench, LAUNCHES};
 use crate::exec::cuda::kernels::GemmShape;
-use crate::exec::{median, ExecError, Executor, Plan};
+use crate::exec::{median, ExecError, Executor, OpTiming, Plan};
 use crate::Device;
 use bubblelab_core::cost::{ComputeKind, ComputeWork};
 use bubblelab_core::graph::{Graph, NodeKind};
@@ -355,6 +355,10 @@ enum Competitors {
 /// is noisier than one point of a curve).
 const CONTENTION_REPETITIONS: u32 = 21;
 
+/// Repetitions of a memory-bound op or a collective in its situation, at least (each takes
+/// microseconds, so more repetitions steady the mean over the situations at little cost).
+const SMALL_OP_REPETITIONS: u32 = 9;
+
 /// Side of the GEMM and bytes of the contention measurements: a GEMM of the size of
 /// the suite's and a copy larger than the last-level cache, as the suite's collectives are.
 const CONTENTION_SIDE: usize = 512;
@@ -563,19 +567,33 @@ struct PlanSizes {
     collectives: Vec<(f64, Vec<Option<Lead>>)>,
 }
 
-/// The distinct op sizes `plan` runs, stream by stream in issue order.
-fn plan_sizes(plan: &Plan) -> PlanSizes {
-    let g = &plan.graph;
-    let mut gemms: Vec<f64> = Vec::new();
-    let mut copies: Vec<(f64, Vec<Option<Lead>>)> = Vec::new();
-    let mut collectives: Vec<(f64, Vec<Option<Lead>>)> = Vec::new();
-    let works = |n: petgraph::stable_graph::NodeIndex| match &g.dag[n].kind {
+/// Whether a node does work (a zero-byte slice or concat does none).
+fn works(g: &Graph, n: petgraph::stable_graph::NodeIndex) -> bool {
+    match &g.dag[n].kind {
         NodeKind::Compute(w) => w.flops > 0.0 || w.bytes > 0.0,
         NodeKind::CollectiveStart { bytes, .. } => *bytes > 0,
         NodeKind::Wait { .. } => false,
+    }
+}
+
+/// The distinct op sizes `plan` runs, stream by stream in issue order, each occurrence in the
+/// situation `predicted` (the plan's timeline under the profile, indexed by node) puts it in:
+/// after a wait that the stream reaches before its collective ends, an op runs on the worker
+/// that ended the collective's copy ([`Lead::Wait`]); after a wait whose collective has long
+/// ended, it runs right after the stream's previous op, on the same worker ([`Lead::Op`]).
+fn plan_sizes(plan: &Plan, predicted: &[OpTiming]) -> PlanSizes {
+    let g = &plan.graph;
+    let at = |n: petgraph::stable_graph::NodeIndex| {
+        predicted.get(n.index()).copied().unwrap_or_default()
+    };
+    let mut sizes = PlanSizes {
+        gemms: Vec::new(),
+        copies: Vec::new(),
+        collectives: Vec::new(),
     };
     for program in plan.programs() {
         let mut last: Option<&NodeKind> = None;
+        let mut last_end_ns = 0u64;
         let mut waited: Option<(CollectiveKind, u32, u64)> = None;
         for n in program {
             let kind = &g.dag[n].kind;
@@ -583,11 +601,13 @@ fn plan_sizes(plan: &Plan) -> PlanSizes {
                 if let Some(NodeKind::CollectiveStart { kind, group, bytes }) =
                     g.dag.node_weight(*start).map(|s| &s.kind)
                 {
-                    waited = Some((*kind, g.groups[*group].ranks.max(1), *bytes));
+                    if at(*start).end_ns > last_end_ns {
+                        waited = Some((*kind, g.groups[*group].ranks.max(1), *bytes));
+                    }
                 }
                 continue;
             }
-            if !works(n) {
+            if !works(g, n) {
                 continue;
             }
             let lead = match waited.take() {
@@ -602,12 +622,12 @@ fn plan_sizes(plan: &Plan) -> PlanSizes {
             match kind {
                 NodeKind::Compute(w) if w.kind == ComputeKind::MemoryBound => {
                     if w.bytes > 0.0 {
-                        follows(&mut copies, w.bytes, lead);
+                        follows(&mut sizes.copies, w.bytes, lead);
                     }
                 }
                 NodeKind::Compute(w) => {
-                    if w.flops > 0.0 && !gemms.contains(&w.flops) {
-                        gemms.push(w.flops);
+                    if w.flops > 0.0 && !sizes.gemms.contains(&w.flops) {
+                        sizes.gemms.push(w.flops);
                     }
                 }
                 NodeKind::CollectiveStart { kind, group, bytes } => {
@@ -616,22 +636,19 @@ fn plan_sizes(plan: &Plan) -> PlanSizes {
                     let producer = g
                         .dag
                         .neighbors_directed(n, petgraph::Direction::Incoming)
-                        .find(|&p| works(p))
+                        .find(|&p| works(g, p))
                         .map(|p| Lead::Op(g.dag[p].kind.clone()));
                     if copy > 0.0 {
-                        follows(&mut collectives, copy, producer);
+                        follows(&mut sizes.collectives, copy, producer);
                     }
                 }
                 NodeKind::Wait { .. } => {}
             }
             last = Some(kind);
+            last_end_ns = at(n).end_ns;
         }
     }
-    PlanSizes {
-        gemms,
-        copies,
-        collectives,
-    }
+    sizes
 }
 
 /// `base` with the ops `plan` runs measured in place of the grid between them: every distinct
@@ -641,12 +658,17 @@ fn plan_sizes(plan: &Plan) -> PlanSizes {
 /// of the plan: the prediction stays a prediction, without the grid's interpolation error or
 /// the machine's drift since the grid was measured.
 #[must_use]
-pub fn with_plan_points(base: &Calibration, plan: &Plan, repetitions: u32) -> Calibration {
+pub fn with_plan_points(
+    base: &Calibration,
+    plan: &Plan,
+    predicted: &[OpTiming],
+    repetitions: u32,
+) -> Calibration {
     let PlanSizes {
         gemms,
         copies,
         collectives,
-    } = plan_sizes(plan);
+    } = plan_sizes(plan, predicted);
     let mut cal = base.clone();
     if compute_streams(plan) > 1 && cal.parallel_compute_slowdown.is_some() {
         // Streams that compute side by side: their GEMMs' mutual slowdown, now, at the side
@@ -679,7 +701,9 @@ pub fn with_plan_points(base: &Calibration, plan: &Plan, repetitions: u32) -> Ca
                 flops: 0.0,
                 bytes: *bytes,
             });
-            let ns = mean_over(befores, |lead| op_in_executor_ns(&work, lead, repetitions));
+            let ns = mean_over(befores, |lead| {
+                op_in_executor_ns(&work, lead.as_ref(), SMALL_OP_REPETITIONS.max(repetitions))
+            });
             (*bytes, ns)
         })
         .collect();
@@ -692,7 +716,7 @@ pub fn with_plan_points(base: &Calibration, plan: &Plan, repetitions: u32) -> Ca
                     Some(Lead::Op(p)) => Some(p),
                     _ => None,
                 };
-                collective_emulation_ns(copy, producer, repetitions)
+                collective_emulation_ns(copy, producer, SMALL_OP_REPETITIONS.max(repetitions))
             });
             (*bytes, ns)
         })
@@ -802,7 +826,7 @@ fn copy_curve(cal: &Calibration) -> Vec<(f64, f64)> {
 }
 
 /// Records that an op of `size` follows `lead`.
-fn follows(sizes: &mut Vec<(f64, Vec<Option<Lead>>)>, size: f64, lead: Option<Lead>) {
+fn follows<T>(sizes: &mut Vec<(f64, Vec<T>)>, size: f64, lead: T) {
     let i = sizes
         .iter()
         .position(|(s, _)| *s == size)
@@ -816,8 +840,8 @@ fn follows(sizes: &mut Vec<(f64, Vec<Option<Lead>>)>, size: f64, lead: Option<Le
 /// The mean of `measure` over `leads` (each distinct one measured once, weighted by how often it
 /// occurs): an op's expected time in the plan's mix of situations (right after a GEMM its
 /// buffers are out of the caches, after a small op they are in).
-fn mean_over(leads: &[Option<Lead>], mut measure: impl FnMut(Option<&Lead>) -> u64) -> u64 {
-    let mut distinct: Vec<(&Option<Lead>, u64)> = Vec::new();
+fn mean_over<T: PartialEq>(leads: &[T], mut measure: impl FnMut(&T) -> u64) -> u64 {
+    let mut distinct: Vec<(&T, u64)> = Vec::new();
     for b in leads {
         match distinct.iter_mut().find(|(k, _)| *k == b) {
             Some((_, count)) => *count += 1,
@@ -827,7 +851,7 @@ fn mean_over(leads: &[Option<Lead>], mut measure: impl FnMut(Option<&Lead>) -> u
     let total: u64 = distinct.iter().map(|(_, c)| c).sum();
     let sum: u128 = distinct
         .iter()
-        .map(|(b, c)| u128::from(measure(b.as_ref())) * u128::from(*c))
+        .map(|(b, c)| u128::from(measure(b)) * u128::from(*c))
         .sum();
     u64::try_from(sum / u128::from(total.max(1))).unwrap_or(u64::MAX)
 }
@@ -1154,6 +1178,92 @@ mod tests {
             }
         });
         assert_eq!(ns, 22);
+    }
+
+    /// A Helix-like stream: GEMM p0 sends its output through a collective while GEMM p1
+    /// computes; the wait comes after p1, then a norm reads the collective's result. Returns
+    /// the plan and its nodes (p0, p1, start, wait, norm).
+    fn overlapped_plan() -> (Plan, [petgraph::stable_graph::NodeIndex; 5]) {
+        let gemm = || {
+            NodeKind::Compute(ComputeWork {
+                kind: ComputeKind::Gemm,
+                flops: 1e9,
+                bytes: 0.0,
+            })
+        };
+        let mut g = Graph::new();
+        let pair = g.add_group("tp", 2, 2);
+        let x = g.add_input("x", 64, false);
+        let (p0, a) = g.add_node("p0", gemm(), &[x], &[("a", 1024)]);
+        let (start, wait, r) =
+            g.collective("rs", CollectiveKind::ReduceScatter, pair, 1024, a[0], 512);
+        let (p1, _) = g.add_node("p1", gemm(), &[x], &[("b", 1024)]);
+        let norm_work = NodeKind::Compute(ComputeWork {
+            kind: ComputeKind::MemoryBound,
+            flops: 0.0,
+            bytes: 4096.0,
+        });
+        let (norm, _) = g.add_node("norm", norm_work, &[r], &[("n", 512)]);
+        g.order = vec![p0, start, p1, wait, norm];
+        (
+            Plan::simulator_streams("overlap", g),
+            [p0, p1, start, wait, norm],
+        )
+    }
+
+    fn timed(bound: usize, at: &[(petgraph::stable_graph::NodeIndex, u64, u64)]) -> Vec<OpTiming> {
+        let mut t = vec![OpTiming::default(); bound];
+        for &(n, start_ns, end_ns) in at {
+            t[n.index()] = OpTiming { start_ns, end_ns };
+        }
+        t
+    }
+
+    #[test]
+    fn an_op_after_a_wait_follows_what_its_worker_ran_last_in_the_predicted_timeline() {
+        let (plan, [p0, p1, start, wait, norm]) = overlapped_plan();
+        let bound = crate::exec::node_bound(&plan.graph);
+        let gemm = plan.graph.dag[p1].kind.clone();
+        // The collective ends while p1 computes: the wait passes at once and the norm runs
+        // right after p1 on its worker, with p1's operands in the caches.
+        let hidden = timed(
+            bound,
+            &[
+                (p0, 0, 100),
+                (start, 100, 130),
+                (p1, 100, 200),
+                (wait, 200, 200),
+                (norm, 200, 210),
+            ],
+        );
+        let sizes = plan_sizes(&plan, &hidden);
+        assert_eq!(
+            sizes.copies,
+            vec![(4096.0, vec![Some(Lead::Op(gemm.clone()))])]
+        );
+        assert_eq!(
+            sizes.collectives[0].1,
+            vec![Some(Lead::Op(gemm.clone()))],
+            "p0 made the message"
+        );
+        // The collective outlasts p1: the stream blocks at the wait, and the norm runs on the
+        // worker that ends the copy, after it.
+        let exposed = timed(
+            bound,
+            &[
+                (p0, 0, 100),
+                (start, 100, 300),
+                (p1, 100, 200),
+                (wait, 300, 300),
+                (norm, 300, 310),
+            ],
+        );
+        let sizes = plan_sizes(&plan, &exposed);
+        assert!(
+            matches!(sizes.copies[0].1[0], Some(Lead::Wait { op: Some(_), .. })),
+            "{:?}",
+            sizes.copies
+        );
     }
 
     #[test]

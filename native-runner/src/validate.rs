@@ -592,12 +592,21 @@ pub fn validate(args: &ValidateArgs) -> Result<(), Failure> {
                 Some(predict(&cuda_cost(&measured, dtype))?)
             }
         };
+        // The plan's timeline under the profile: where each op's situation comes from (what
+        // runs before it on its worker, what runs beside a collective's copy).
+        let situations = match args.device {
+            Device::Cpu => predict(&cpu_cost(&cal))?.timings,
+            Device::Cuda => Vec::new(),
+        };
         let (mut runs, mut predictions) = (Vec::new(), Vec::new());
         // Warm-up runs are paired too (their predictions dropped), so that every measured run
         // comes after the same sequence: microbenchmarks, then the plan.
         for i in 0..args.warmup + args.repetitions {
             let paired = match args.device {
-                Device::Cpu => Some(predict(&cpu_cost(&with_plan_points(&cal, &plan, 3)))?),
+                Device::Cpu => {
+                    let measured = with_plan_points(&cal, &plan, &situations, 3);
+                    Some(predict(&cpu_cost(&measured))?)
+                }
                 Device::Cuda => None,
             };
             let run = executor
