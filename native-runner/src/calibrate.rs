@@ -191,17 +191,16 @@ fn op_in_executor_ns(work: &NodeKind, lead: Option<&Lead>, repetitions: u32) -> 
     median(&mut v)
 }
 
-/// One collective as the CPU executor runs it, end to end: `producer` (default a GEMM of about
-/// 0.1 ms) on the compute stream produces the message, the collective's copy of `copy_bytes`
-/// runs on the group's stream (whose thread waits for it), and the compute stream's wait passes
-/// when the copy has ended. Returns the time from the producer's end to the wait's end, ns
-/// (median of `repetitions` runs): the copy plus both hand-offs between the stream threads,
-/// which every collective of a plan pays.
-fn collective_emulation_ns(
-    copy_bytes: usize,
-    producer: Option<&NodeKind>,
-    repetitions: u32,
-) -> u64 {
+/// One collective as the CPU executor runs it, in the situation `beside` describes: its
+/// producer (default a GEMM of about 0.1 ms) on the compute stream produces the message, and the
+/// collective's copy of `copy_bytes` runs on the group's stream. Median of `repetitions` runs,
+/// ns:
+/// - when the compute stream has nothing else to run, from the producer's end to the wait's
+///   end: the copy and both hand-offs between the stream threads, run by the producer's worker;
+/// - when it runs `beside.meanwhile` next, the copy's own interval: the copy runs on the other
+///   worker while the producer's worker computes. (Its start is not timed from the producer's
+///   end: each run starts its worker threads anew, and one that comes up late would count.)
+fn collective_emulation_ns(copy_bytes: usize, beside: &Beside, repetitions: u32) -> u64 {
     let mut g = Graph::new();
     let pair = g.add_group("pair", 2, 2);
     let bytes = u64::try_from(copy_bytes).unwrap_or(u64::MAX);
@@ -211,10 +210,14 @@ fn collective_emulation_ns(
         flops: 2.0 * 160f64.powi(3),
         bytes: 0.0,
     });
-    let pre_work = producer.cloned().unwrap_or(gemm);
+    let pre_work = beside.producer.clone().unwrap_or(gemm);
     let (pre, message) = g.add_node("pre", pre_work, &[x], &[("message", bytes)]);
+    // Issued after the producer and before the wait: ready when the producer ends.
+    if let Some(work) = &beside.meanwhile {
+        g.add_node("meanwhile", work.clone(), &[x], &[("meanwhile", 64)]);
+    }
     // AllReduce on 2 ranks moves its message once (bus factor 1): the copy is the message.
-    let (_, wait, _) = g.collective(
+    let (start, wait, _) = g.collective(
         "ar",
         CollectiveKind::AllReduce,
         pair,
@@ -228,10 +231,17 @@ fn collective_emulation_ns(
     let mut v: Vec<u64> = (0..repetitions.max(1))
         .filter_map(|_| executor.run(&plan).ok())
         .map(|e| {
-            e.timings[wait.index()]
-                .end_ns
-                .saturating_sub(e.timings[pre.index()].end_ns)
-                .max(1)
+            let from = if beside.meanwhile.is_some() {
+                e.timings[start.index()].start_ns
+            } else {
+                e.timings[pre.index()].end_ns
+            };
+            let to = if beside.meanwhile.is_some() {
+                start
+            } else {
+                wait
+            };
+            e.timings[to.index()].end_ns.saturating_sub(from).max(1)
         })
         .collect();
     median(&mut v)
@@ -491,7 +501,11 @@ pub fn calibrate_cpu(repetitions: u32, progress: &ProgressBar) -> (Calibration, 
         } else {
             repetitions
         };
-        let ns = collective_emulation_ns(bytes, None, reps);
+        let alone = Beside {
+            producer: None,
+            meanwhile: None,
+        };
+        let ns = collective_emulation_ns(bytes, &alone, reps);
         let what = "collective emulation (copy + 2 hand-offs)".to_string();
         let (ns, _) = monotone_point(&mut rows, &mut last_ns, what, bytes as f64, ns);
         copy_points.push((bytes as f64, bytes as f64 / (ns as f64 * 1e-9)));
@@ -559,12 +573,20 @@ pub fn calibrate_cpu(repetitions: u32, progress: &ProgressBar) -> (Calibration, 
 }
 
 /// The op sizes of a plan: GEMMs by FLOPs; memory-bound ops by bytes and collectives by bytes
-/// copied, each with what precedes each of its occurrences (for a collective: the op that
-/// produced its message).
+/// copied, each in the situation of each of its occurrences.
 struct PlanSizes {
     gemms: Vec<f64>,
     copies: Vec<(f64, Vec<Option<Lead>>)>,
-    collectives: Vec<(f64, Vec<Option<Lead>>)>,
+    collectives: Vec<(f64, Vec<Beside>)>,
+}
+
+/// What runs around a collective's copy: the op that produced its message, and the op its
+/// producer's stream runs meanwhile on the other worker (the stream's next op, when the plan
+/// has it start before the copy ends).
+#[derive(Clone, Debug, PartialEq)]
+struct Beside {
+    producer: Option<NodeKind>,
+    meanwhile: Option<NodeKind>,
 }
 
 /// Whether a node does work (a zero-byte slice or concat does none).
@@ -580,7 +602,10 @@ fn works(g: &Graph, n: petgraph::stable_graph::NodeIndex) -> bool {
 /// situation `predicted` (the plan's timeline under the profile, indexed by node) puts it in:
 /// after a wait that the stream reaches before its collective ends, an op runs on the worker
 /// that ended the collective's copy ([`Lead::Wait`]); after a wait whose collective has long
-/// ended, it runs right after the stream's previous op, on the same worker ([`Lead::Op`]).
+/// ended, it runs right after the stream's previous op, on the same worker ([`Lead::Op`]); the
+/// first op follows the stream's last (steps run one after another, as `validate` runs them). A
+/// collective's copy runs after its producer, beside the next op of the producer's stream when
+/// that op starts before the copy ends ([`Beside`]).
 fn plan_sizes(plan: &Plan, predicted: &[OpTiming]) -> PlanSizes {
     let g = &plan.graph;
     let at = |n: petgraph::stable_graph::NodeIndex| {
@@ -591,11 +616,17 @@ fn plan_sizes(plan: &Plan, predicted: &[OpTiming]) -> PlanSizes {
         copies: Vec::new(),
         collectives: Vec::new(),
     };
-    for program in plan.programs() {
-        let mut last: Option<&NodeKind> = None;
+    let programs = plan.programs();
+    for program in &programs {
+        // A step follows the step before it: a stream's first op follows its last.
+        let mut last: Option<&NodeKind> = program
+            .iter()
+            .rev()
+            .find(|&&n| works(g, n))
+            .map(|&n| &g.dag[n].kind);
         let mut last_end_ns = 0u64;
         let mut waited: Option<(CollectiveKind, u32, u64)> = None;
-        for n in program {
+        for &n in program {
             let kind = &g.dag[n].kind;
             if let NodeKind::Wait { start } = kind {
                 if let Some(NodeKind::CollectiveStart { kind, group, bytes }) =
@@ -633,13 +664,9 @@ fn plan_sizes(plan: &Plan, predicted: &[OpTiming]) -> PlanSizes {
                 NodeKind::CollectiveStart { kind, group, bytes } => {
                     let ranks = g.groups[*group].ranks.max(1);
                     let copy = (*bytes as f64 * kind.bus_factor(ranks)).floor();
-                    let producer = g
-                        .dag
-                        .neighbors_directed(n, petgraph::Direction::Incoming)
-                        .find(|&p| works(g, p))
-                        .map(|p| Lead::Op(g.dag[p].kind.clone()));
                     if copy > 0.0 {
-                        follows(&mut sizes.collectives, copy, producer);
+                        let beside = beside(plan, &programs, predicted, n);
+                        follows(&mut sizes.collectives, copy, beside);
                     }
                 }
                 NodeKind::Wait { .. } => {}
@@ -649,6 +676,34 @@ fn plan_sizes(plan: &Plan, predicted: &[OpTiming]) -> PlanSizes {
         }
     }
     sizes
+}
+
+/// The situation of collective start `c`: its producer, and the next op with work on the
+/// producer's stream when `predicted` starts it before the copy ends.
+fn beside(
+    plan: &Plan,
+    programs: &[Vec<petgraph::stable_graph::NodeIndex>],
+    predicted: &[OpTiming],
+    c: petgraph::stable_graph::NodeIndex,
+) -> Beside {
+    let g = &plan.graph;
+    let at = |n: petgraph::stable_graph::NodeIndex| {
+        predicted.get(n.index()).copied().unwrap_or_default()
+    };
+    let producer = g
+        .dag
+        .neighbors_directed(c, petgraph::Direction::Incoming)
+        .find(|&p| works(g, p));
+    let meanwhile = producer.and_then(|p| {
+        let program = &programs[plan.stream_of[p.index()]];
+        let i = program.iter().position(|&n| n == p)?;
+        let next = program[i + 1..].iter().copied().find(|&n| works(g, n))?;
+        (at(next).start_ns < at(c).end_ns).then(|| g.dag[next].kind.clone())
+    });
+    Beside {
+        producer: producer.map(|p| g.dag[p].kind.clone()),
+        meanwhile,
+    }
 }
 
 /// `base` with the ops `plan` runs measured in place of the grid between them: every distinct
@@ -709,14 +764,10 @@ pub fn with_plan_points(
         .collect();
     let collective_ns: Vec<(f64, u64)> = collectives
         .iter()
-        .map(|(bytes, producers)| {
+        .map(|(bytes, situations)| {
             let copy = *bytes as usize;
-            let ns = mean_over(producers, |lead| {
-                let producer = match lead {
-                    Some(Lead::Op(p)) => Some(p),
-                    _ => None,
-                };
-                collective_emulation_ns(copy, producer, SMALL_OP_REPETITIONS.max(repetitions))
+            let ns = mean_over(situations, |beside| {
+                collective_emulation_ns(copy, beside, SMALL_OP_REPETITIONS.max(repetitions))
             });
             (*bytes, ns)
         })
@@ -1220,7 +1271,7 @@ mod tests {
     }
 
     #[test]
-    fn an_op_after_a_wait_follows_what_its_worker_ran_last_in_the_predicted_timeline() {
+    fn each_op_is_measured_in_the_situation_the_predicted_timeline_puts_it_in() {
         let (plan, [p0, p1, start, wait, norm]) = overlapped_plan();
         let bound = crate::exec::node_bound(&plan.graph);
         let gemm = plan.graph.dag[p1].kind.clone();
@@ -1241,11 +1292,10 @@ mod tests {
             sizes.copies,
             vec![(4096.0, vec![Some(Lead::Op(gemm.clone()))])]
         );
-        assert_eq!(
-            sizes.collectives[0].1,
-            vec![Some(Lead::Op(gemm.clone()))],
-            "p0 made the message"
-        );
+        // The copy runs on the other worker beside p1.
+        let beside = &sizes.collectives[0].1[0];
+        assert_eq!(beside.producer.as_ref(), Some(&gemm));
+        assert_eq!(beside.meanwhile.as_ref(), Some(&gemm));
         // The collective outlasts p1: the stream blocks at the wait, and the norm runs on the
         // worker that ends the copy, after it.
         let exposed = timed(
@@ -1264,6 +1314,18 @@ mod tests {
             "{:?}",
             sizes.copies
         );
+        // p1 starts after the copy has ended: nothing runs beside it.
+        let late = timed(
+            bound,
+            &[
+                (p0, 0, 100),
+                (start, 100, 130),
+                (p1, 150, 250),
+                (wait, 250, 250),
+                (norm, 250, 260),
+            ],
+        );
+        assert_eq!(plan_sizes(&plan, &late).collectives[0].1[0].meanwhile, None);
     }
 
     #[test]
