@@ -70,7 +70,7 @@ capped 90 validate-cuda "$B" validate --suite --device cuda ${cuda_profile[@]+"$
 capped 30 calibrate-cpu "$B" calibrate --device cpu --output "$W/calibrated-cpu.json"
 cpu_profile=()
 [ -s "$W/calibrated-cpu.json" ] && cpu_profile=(--profile "$W/calibrated-cpu.json")
-capped 60 validate-cpu "$B" validate --suite --device cpu ${cpu_profile[@]+"${cpu_profile[@]}"} --max-error 0.10
+capped 60 validate-cpu "$B" validate --suite --device cpu ${cpu_profile[@]+"${cpu_profile[@]}"} --max-error 0.10 --repetitions 3
 capped 40 checkpoint-cpu "$B" checkpoint-demo --device cpu --size-mib 256 --trace "$W/checkpoint-cpu.trace.json"
 tar -czf "$OUT/gpu-check.tar.gz" -C "$W" . && rm -rf "$W"
 say "done in $SECONDS s; every step's files in $OUT/gpu-check.tar.gz"
