@@ -81,27 +81,51 @@ fn assert_generic_page(lab: &str, html: &str) {
     }
 }
 
-/// The first metric of lab `lab`'s first preset, as the Report view marks it.
-fn first_metric(lab: &str) -> String {
-    let report = bubblelab_core::run(&Scenario::for_lab(lab).unwrap()).unwrap();
+/// Fields set so that a lab's first preset runs in seconds in a debug build's page (the page
+/// runs labs inline in these tests, on the main thread): the tuning lab trains MLPs.
+const QUICK: &[(&str, &[(&str, &str)])] = &[(
+    "tuning",
+    &[("experiment.steps", "3"), ("experiment.seeds", "1")],
+)];
+
+/// Lab `lab`'s first preset, quickened where [`QUICK`] says.
+fn quick_scenario(lab: &str) -> Scenario {
+    let preset = Scenario::for_lab(lab).unwrap();
+    let sets = QUICK
+        .iter()
+        .find(|(l, _)| *l == lab)
+        .map_or(&[][..], |(_, s)| s);
+    preset.with_fields(sets).unwrap()
+}
+
+/// The first metric of `scenario`'s Report, as the Report view marks it.
+fn first_metric_of(scenario: &Scenario) -> String {
+    let report = bubblelab_core::run(scenario).unwrap();
     let m = &report.metrics[0];
     format!("data-metric=\"{}\" data-value=\"{}\"", m.key, m.value)
 }
 
+/// The first metric of lab `lab`'s first preset, as the Report view marks it.
+fn first_metric(lab: &str) -> String {
+    first_metric_of(&Scenario::for_lab(lab).unwrap())
+}
+
 /// Every lab without a page of its own opens the generic page from its card, its field table
-/// and its first preset.
+/// and the scenario of its link.
 #[wasm_bindgen_test]
 async fn labs_without_a_page_of_their_own_get_the_generic_page() {
     for lab in bubblelab_core::scenario::LABS {
         if bubblelab_web::app::has_own_page(lab) {
             continue;
         }
-        let metric = first_metric(lab);
-        let html = render_at(&format!("#/{lab}"), |h| h.contains(&metric)).await;
+        let scenario = quick_scenario(lab);
+        let metric = first_metric_of(&scenario);
+        let hash = format!("#/{lab}?s={}", bubblelab_core::share::encode(&scenario));
+        let html = render_at(&hash, |h| h.contains(&metric)).await;
         assert_generic_page(lab, &html);
         assert!(
             html.contains(&metric),
-            "{lab}: the page's Report is the preset's: {html}"
+            "{lab}: the page's Report is its link's: {html}"
         );
     }
 }
@@ -115,6 +139,7 @@ async fn the_generic_page_serves_any_lab() {
     let props = bubblelab_web::app::GenericLabProps {
         lab: "migration",
         payload: None,
+        text: None,
     };
     let handle =
         yew::Renderer::<bubblelab_web::app::GenericLab>::with_root_and_props(root.clone(), props)

@@ -1,7 +1,8 @@
 //! The page of a lab that draws no picture of its own: everything comes from the core's
-//! registry. The heading and lede are the lab's card, the form is its field table (each field
-//! as its widget says: number box, slider, menu, checkboxes, toggle or JSON box), the uploads
-//! are its input slots, and the results are the Report (tables, charts, findings).
+//! registry. The heading and lede are the lab's card (or its [`PageText`]), the form is its
+//! field table (each field as its widget says: number box, slider, menu, checkboxes, toggle,
+//! list or JSON box; a page text's main fields first, the rest folded), the uploads are its
+//! input slots, and the results are the Report (tables, charts, findings).
 
 use std::rc::Rc;
 
@@ -15,11 +16,11 @@ use serde_json::Value;
 use web_sys::{HtmlInputElement, HtmlSelectElement, HtmlTextAreaElement};
 use yew::prelude::*;
 
-use crate::components::fields::{field_id, CheckboxGroup};
+use crate::components::fields::{field_id, CheckboxGroup, NumberField};
 use crate::components::lab_page::LabPage;
 use crate::components::params_form::{
-    edit, get, id_options, id_toggle, number_fields, preset_callback, use_form_page, Form,
-    FormPage, PageHandle, Upload,
+    edit, get, id_options, id_toggle, list_text, number_fields, number_value, preset_callback,
+    use_form_page, Form, FormPage, PageHandle, Upload,
 };
 use crate::components::timeline::Shared;
 use crate::components::upload::FileUpload;
@@ -27,6 +28,21 @@ use crate::worker::Output;
 
 /// Largest file an input slot takes on this page.
 const MAX_INPUT_BYTES: u64 = 64 << 20;
+
+/// What a lab's page says beyond its card: the lede, the unit of its progress, the fields shown
+/// first (the rest fold under "More parameters") and its charts' titles. The heading is the
+/// card's title.
+#[derive(Debug, PartialEq)]
+pub struct PageText {
+    /// What the lab shows and why, under the heading (in place of the card's text).
+    pub lede: &'static str,
+    /// What one step of a run is, for the progress text.
+    pub unit: &'static str,
+    /// Paths of the fields shown first, in this order.
+    pub main: &'static [&'static str],
+    /// Titles of the Report's charts by series chart id.
+    pub charts: &'static [(&'static str, &'static str)],
+}
 
 /// Properties of [`GenericLab`].
 #[derive(Properties, PartialEq)]
@@ -36,6 +52,9 @@ pub struct GenericLabProps {
     /// The `s=` payload of a share link, if any.
     #[prop_or_default]
     pub payload: Option<String>,
+    /// What the page says beyond the lab's card.
+    #[prop_or_default]
+    pub text: Option<&'static PageText>,
 }
 
 #[derive(Clone, PartialEq)]
@@ -96,8 +115,58 @@ pub fn generic_lab(props: &GenericLabProps) -> Html {
     let form = &state.form;
     let table = Scenario::fields_of(lab);
     let other_error = form.other_error(table.iter().map(|f| f.path));
+    let (title, lede) = heading(lab, props.text);
+    let unit = props.text.map_or("steps", |t| t.unit);
+    let slots = Scenario::defaults(lab).map_or(&[][..], |s| s.input_slots());
+    let chart_titles = match props.text {
+        Some(t) if !t.charts.is_empty() => t
+            .charts
+            .iter()
+            .map(|(id, title)| ((*id).to_string(), (*title).to_string()))
+            .collect(),
+        _ => chart_titles(&state.report.0),
+    };
+    let main: Vec<&Field> = props.text.map_or_else(Vec::new, |t| {
+        t.main
+            .iter()
+            .filter_map(|p| table.iter().find(|f| f.path == *p))
+            .collect()
+    });
+    let rest: Vec<&Field> = table.iter().filter(|f| !main.contains(f)).collect();
+    html! {
+        <LabPage {lab} {title} {unit} link_error={form.link_error.clone()}
+            shown={state.scenario_json.clone().map(AttrValue::from)} on_pick={preset_callback(&state)}
+            worker={worker.clone()} worker_error={form.worker_error.clone()}
+            inputs={form.shown_inputs()} report={state.report.clone()} {chart_titles}
+            lede={html! { { lede } }}
+            controls={html! { <>
+                { for main.iter().map(|field| field_control(&state, field)) }
+                if main.is_empty() {
+                    { for rest.iter().map(|field| field_control(&state, field)) }
+                } else if !rest.is_empty() {
+                    <details class="more-fields" id="more-fields">
+                        <summary>{ format!("More parameters ({})", rest.len()) }</summary>
+                        { for rest.iter().map(|field| field_control(&state, field)) }
+                    </details>
+                }
+                if let Some(message) = other_error {
+                    <p class="field-error">{ message }</p>
+                }
+                { for slots.iter().map(|slot| slot_upload(&state, slot, &upload_error)) }
+                if let Some(message) = form.upload_error.clone().or_else(|| (*upload_error).clone()) {
+                    <div class="banner error" id="upload-error" role="alert">{ message }</div>
+                }
+            </> }} />
+    }
+}
+
+/// The page's heading (its card's title) and lede (its page text's, else its card's).
+fn heading(lab: &'static str, text: Option<&PageText>) -> (&'static str, String) {
     let card = LABS.iter().position(|l| *l == lab).map(|i| LAB_CARDS[i]);
     let title = card.map_or(lab, |c| c.title);
+    if let Some(t) = text {
+        return (title, t.lede.to_string());
+    }
     let lede = match card.map(|c| c.body) {
         Some(CardBody::Lab {
             problem,
@@ -108,25 +177,7 @@ pub fn generic_lab(props: &GenericLabProps) -> Html {
         Some(CardBody::Tool { text }) => text.to_string(),
         None => String::new(),
     };
-    let slots = Scenario::defaults(lab).map_or(&[][..], |s| s.input_slots());
-    let chart_titles = chart_titles(&state.report.0);
-    html! {
-        <LabPage {lab} title={title} link_error={form.link_error.clone()}
-            shown={state.scenario_json.clone().map(AttrValue::from)} on_pick={preset_callback(&state)}
-            worker={worker.clone()} worker_error={form.worker_error.clone()}
-            inputs={form.shown_inputs()} report={state.report.clone()} {chart_titles}
-            lede={html! { { lede } }}
-            controls={html! { <>
-                { for table.iter().map(|field| field_control(&state, field)) }
-                if let Some(message) = other_error {
-                    <p class="field-error">{ message }</p>
-                }
-                { for slots.iter().map(|slot| slot_upload(&state, slot, &upload_error)) }
-                if let Some(message) = form.upload_error.clone().or_else(|| (*upload_error).clone()) {
-                    <div class="banner error" id="upload-error" role="alert">{ message }</div>
-                }
-            </> }} />
-    }
+    (title, lede)
 }
 
 /// A title for each chart of the Report, from its axes: `Instances loaded against time (s)`.
@@ -151,6 +202,7 @@ fn field_control(state: &PageHandle<State>, field: &Field) -> Html {
         (Widget::Select, Range::OneOf(ids)) => select_field(state, field, ids),
         (Widget::Checkboxes, Range::SomeOf(ids)) => checkbox_field(state, field, ids),
         (Widget::Toggle, _) => toggle_field(state, field),
+        _ if is_number_list(get(&state.form.params, field.path)) => list_field(state, field),
         _ => json_field(state, field),
     }
 }
@@ -188,7 +240,7 @@ fn select_field(state: &PageHandle<State>, field: &Field, ids: &'static [&'stati
                 { for ids.iter().map(|v| html! { <option value={*v} selected={*v == chosen}>{ *v }</option> }) }
             </select>
             if let Some(message) = form.field_error(field.path) {
-                <p class="field-error" data-field={field.path}>{ message }</p>
+                <p class="field-error" data-field={format!("{}.{}", form.lab(), field.path)}>{ message }</p>
             }
         </div>
     }
@@ -224,6 +276,52 @@ fn toggle_field(state: &PageHandle<State>, field: &Field) -> Html {
                 { field.label }
             </label>
         </div>
+    }
+}
+
+/// Whether a value is a list of numbers (edited as `32, 64, 128`).
+fn is_number_list(value: Option<&Value>) -> bool {
+    value
+        .and_then(Value::as_array)
+        .is_some_and(|a| !a.is_empty() && a.iter().all(Value::is_number))
+}
+
+/// A text box for a list of numbers, separated by commas; text that is not such a list stays
+/// with its message.
+fn list_field(state: &PageHandle<State>, field: &Field) -> Html {
+    let form = &state.form;
+    let path = field.path;
+    let on_change = {
+        let state = state.clone();
+        Callback::from(move |text: String| {
+            edit(&state, move |next: &mut State| {
+                let lab = next.form.lab();
+                let parsed: Result<Vec<Value>, ScenarioError> = text
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(|s| number_value(lab, path, s))
+                    .collect();
+                next.form.set_text(path, text.clone());
+                match parsed {
+                    Ok(list) => {
+                        next.form.set(path, Value::from(list));
+                        next.rerun(true);
+                    }
+                    Err(_) => {
+                        next.form.error = Some(ScenarioError::field(
+                            format!("{lab}.{path}"),
+                            format!("expected numbers separated by commas, got `{text}`"),
+                        ));
+                    }
+                }
+            });
+        })
+    };
+    html! {
+        <NumberField path={format!("{}.{path}", form.lab())} label={format!("{} (comma-separated)", field.label)}
+            help={field.help} input_type="text" value={form.typed(path).unwrap_or_else(|| list_text(&form.params, path))}
+            error={form.field_error(path)} {on_change} />
     }
 }
 
@@ -265,7 +363,7 @@ fn json_field(state: &PageHandle<State>, field: &Field) -> Html {
             <label for={id.clone()}>{ field.label }</label>
             <textarea {id} rows="4" spellcheck="false" value={text} {oninput} />
             if let Some(message) = form.field_error(path) {
-                <p class="field-error" data-field={path}>{ message }</p>
+                <p class="field-error" data-field={format!("{}.{path}", form.lab())}>{ message }</p>
             }
         </div>
     }

@@ -53,10 +53,6 @@ const OWN_PAGES: &[OwnPage] = &[
         page: |payload| html! { <bubbles::BubblesLab {payload} /> },
     },
     OwnPage {
-        lab: "tuning",
-        page: |payload| html! { <tuning::TuningLab {payload} /> },
-    },
-    OwnPage {
         lab: "fairness",
         page: |payload| html! { <fairness::FairnessLab {payload} /> },
     },
@@ -85,6 +81,10 @@ const OWN_PAGES: &[OwnPage] = &[
         page: |payload| html! { <cost::CostExplorer {payload} /> },
     },
 ];
+
+/// What the generic page of a lab says beyond the lab's card (its heading, lede, main fields
+/// and charts' titles).
+const PAGE_TEXTS: &[(&str, &generic::PageText)] = &[("tuning", &tuning::TEXT)];
 
 /// Whether lab `lab` draws a page of its own (else it gets [`GenericLab`]).
 #[must_use]
@@ -166,10 +166,14 @@ pub fn app() -> Html {
         Route::Home => html! { <home::Home /> },
         Route::Trace => html! { <trace::TraceView /> },
         Route::Tours(opened) => html! { <tours::Tours opened={opened.clone()} /> },
-        Route::Lab { lab, payload, .. } => match OWN_PAGES.iter().find(|p| p.lab == *lab) {
-            Some(own) => (own.page)(payload.clone()),
-            None => html! { <generic::GenericLab lab={*lab} payload={payload.clone()} /> },
-        },
+        Route::Lab { lab, payload, .. } => {
+            if let Some(own) = OWN_PAGES.iter().find(|p| p.lab == *lab) {
+                (own.page)(payload.clone())
+            } else {
+                let text = PAGE_TEXTS.iter().find(|(l, _)| l == lab).map(|(_, t)| *t);
+                html! { <generic::GenericLab lab={*lab} payload={payload.clone()} {text} /> }
+            }
+        }
         Route::NotFound(lab) => html! {
             <section class="page" id="not-found">
                 <h1>{ "No such lab" }</h1>
