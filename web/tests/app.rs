@@ -139,7 +139,7 @@ async fn the_generic_page_serves_any_lab() {
     let props = bubblelab_web::app::GenericLabProps {
         lab: "migration",
         payload: None,
-        text: None,
+        parts: None,
     };
     let handle =
         yew::Renderer::<bubblelab_web::app::GenericLab>::with_root_and_props(root.clone(), props)

@@ -1,5 +1,5 @@
 //! The page of a lab that draws no picture of its own: everything comes from the core's
-//! registry. The heading and lede are the lab's card (or its [`PageText`]), the form is its
+//! registry. The heading and lede are the lab's card (or its [`PageParts`]), the form is its
 //! field table (each field as its widget says: number box, slider, menu, checkboxes, toggle,
 //! list or JSON box; a page text's main fields first, the rest folded), the uploads are its
 //! input slots, and the results are the Report (tables, charts, findings).
@@ -29,11 +29,11 @@ use crate::worker::Output;
 /// Largest file an input slot takes on this page.
 const MAX_INPUT_BYTES: u64 = 64 << 20;
 
-/// What a lab's page says beyond its card: the lede, the unit of its progress, the fields shown
-/// first (the rest fold under "More parameters") and its charts' titles. The heading is the
-/// card's title.
-#[derive(Debug, PartialEq)]
-pub struct PageText {
+/// What a lab's page has beyond its card and field table: the lede, the unit of its progress,
+/// the fields shown first (the rest fold under "More parameters"), its charts' titles, and
+/// what the lab adds below the form and after the Report. The heading is the card's title.
+#[derive(Debug)]
+pub struct PageParts {
     /// What the lab shows and why, under the heading (in place of the card's text).
     pub lede: &'static str,
     /// What one step of a run is, for the progress text.
@@ -42,6 +42,17 @@ pub struct PageText {
     pub main: &'static [&'static str],
     /// Titles of the Report's charts by series chart id.
     pub charts: &'static [(&'static str, &'static str)],
+    /// More of the form, below the fields, made from the form's state (links it derives).
+    pub controls: Option<fn(&Form) -> Html>,
+    /// What the page shows after the Report.
+    pub after: Option<fn() -> Html>,
+}
+
+impl PartialEq for PageParts {
+    /// Parts are one per lab: equal text means the same lab's parts (functions do not compare).
+    fn eq(&self, other: &Self) -> bool {
+        self.lede == other.lede && self.main == other.main && self.charts == other.charts
+    }
 }
 
 /// Properties of [`GenericLab`].
@@ -52,9 +63,9 @@ pub struct GenericLabProps {
     /// The `s=` payload of a share link, if any.
     #[prop_or_default]
     pub payload: Option<String>,
-    /// What the page says beyond the lab's card.
+    /// What the page has beyond the lab's card and field table.
     #[prop_or_default]
-    pub text: Option<&'static PageText>,
+    pub parts: Option<&'static PageParts>,
 }
 
 #[derive(Clone, PartialEq)]
@@ -115,10 +126,10 @@ pub fn generic_lab(props: &GenericLabProps) -> Html {
     let form = &state.form;
     let table = Scenario::fields_of(lab);
     let other_error = form.other_error(table.iter().map(|f| f.path));
-    let (title, lede) = heading(lab, props.text);
-    let unit = props.text.map_or("steps", |t| t.unit);
+    let (title, lede) = heading(lab, props.parts);
+    let unit = props.parts.map_or("steps", |t| t.unit);
     let slots = Scenario::defaults(lab).map_or(&[][..], |s| s.input_slots());
-    let chart_titles = match props.text {
+    let chart_titles = match props.parts {
         Some(t) if !t.charts.is_empty() => t
             .charts
             .iter()
@@ -126,7 +137,7 @@ pub fn generic_lab(props: &GenericLabProps) -> Html {
             .collect(),
         _ => chart_titles(&state.report.0),
     };
-    let main: Vec<&Field> = props.text.map_or_else(Vec::new, |t| {
+    let main: Vec<&Field> = props.parts.map_or_else(Vec::new, |t| {
         t.main
             .iter()
             .filter_map(|p| table.iter().find(|f| f.path == *p))
@@ -139,6 +150,7 @@ pub fn generic_lab(props: &GenericLabProps) -> Html {
             worker={worker.clone()} worker_error={form.worker_error.clone()}
             inputs={form.shown_inputs()} report={state.report.clone()} {chart_titles}
             lede={html! { { lede } }}
+            after={props.parts.and_then(|p| p.after).map(|after| after()).unwrap_or_default()}
             controls={html! { <>
                 { for main.iter().map(|field| field_control(&state, field)) }
                 if main.is_empty() {
@@ -153,6 +165,7 @@ pub fn generic_lab(props: &GenericLabProps) -> Html {
                     <p class="field-error">{ message }</p>
                 }
                 { for slots.iter().map(|slot| slot_upload(&state, slot, &upload_error)) }
+                { props.parts.and_then(|p| p.controls).map(|controls| controls(form)).unwrap_or_default() }
                 if let Some(message) = form.upload_error.clone().or_else(|| (*upload_error).clone()) {
                     <div class="banner error" id="upload-error" role="alert">{ message }</div>
                 }
@@ -161,11 +174,11 @@ pub fn generic_lab(props: &GenericLabProps) -> Html {
 }
 
 /// The page's heading (its card's title) and lede (its page text's, else its card's).
-fn heading(lab: &'static str, text: Option<&PageText>) -> (&'static str, String) {
+fn heading(lab: &'static str, parts: Option<&PageParts>) -> (&'static str, String) {
     let card = LABS.iter().position(|l| *l == lab).map(|i| LAB_CARDS[i]);
     let title = card.map_or(lab, |c| c.title);
-    if let Some(t) = text {
-        return (title, t.lede.to_string());
+    if let Some(p) = parts {
+        return (title, p.lede.to_string());
     }
     let lede = match card.map(|c| c.body) {
         Some(CardBody::Lab {

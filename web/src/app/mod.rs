@@ -65,10 +65,6 @@ const OWN_PAGES: &[OwnPage] = &[
         page: |payload| html! { <resilience::ResilienceLab {payload} /> },
     },
     OwnPage {
-        lab: "migration",
-        page: |payload| html! { <migration::MigrationLab {payload} /> },
-    },
-    OwnPage {
         lab: "sharing",
         page: |payload| html! { <sharing::SharingLab {payload} /> },
     },
@@ -82,9 +78,10 @@ const OWN_PAGES: &[OwnPage] = &[
     },
 ];
 
-/// What the generic page of a lab says beyond the lab's card (its heading, lede, main fields
-/// and charts' titles).
-const PAGE_TEXTS: &[(&str, &generic::PageText)] = &[("tuning", &tuning::TEXT)];
+/// What the generic page of a lab has beyond the lab's card and field table (its lede, main
+/// fields, charts' titles, and what it adds to the form and after the Report).
+const PAGE_PARTS: &[(&str, &generic::PageParts)] =
+    &[("tuning", &tuning::PARTS), ("migration", &migration::PARTS)];
 
 /// Whether lab `lab` draws a page of its own (else it gets [`GenericLab`]).
 #[must_use]
@@ -170,8 +167,8 @@ pub fn app() -> Html {
             if let Some(own) = OWN_PAGES.iter().find(|p| p.lab == *lab) {
                 (own.page)(payload.clone())
             } else {
-                let text = PAGE_TEXTS.iter().find(|(l, _)| l == lab).map(|(_, t)| *t);
-                html! { <generic::GenericLab lab={*lab} payload={payload.clone()} {text} /> }
+                let parts = PAGE_PARTS.iter().find(|(l, _)| l == lab).map(|(_, p)| *p);
+                html! { <generic::GenericLab lab={*lab} payload={payload.clone()} {parts} /> }
             }
         }
         Route::NotFound(lab) => html! {

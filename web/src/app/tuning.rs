@@ -1,13 +1,13 @@
-//! The tuning lab's page text (Hydro's tuning side): the μP shrinker's per-layer table, a live
+//! The tuning lab's page parts (Hydro's tuning side): the μP shrinker's per-layer table, a live
 //! μTransfer experiment — small MLPs really trained in the page's worker at several widths,
 //! loss against learning rate under standard parametrization and under μP — and the
 //! trial-fusion model's throughput and memory against the fusion count. The page is the
 //! generic one; the Report's tables and charts are its picture.
 
-use super::generic::PageText;
+use super::generic::PageParts;
 
-/// What the tuning page says beyond its card, and the fields it shows first.
-pub const TEXT: PageText = PageText {
+/// What the tuning page has beyond its card and field table.
+pub const PARTS: PageParts = PageParts {
     lede: "Hydro tunes a narrow surrogate instead of the wide target, re-parametrized with μP so \
            that the best hyperparameters carry over, and fuses many small trials into one batched \
            model. Here the shrinker's rules are a table, the transfer is a real experiment — every \
@@ -41,4 +41,6 @@ pub const TEXT: PageText = PageText {
         ("tuning.fusion.throughput", "Fused trials: throughput vs F"),
         ("tuning.fusion.memory", "Fused trials: memory vs F"),
     ],
+    controls: None,
+    after: None,
 };
