@@ -1,7 +1,7 @@
 //! The page of a lab that draws no picture of its own: everything comes from the core's
 //! registry. The heading and lede are the lab's card (or its [`PageParts`]), the form is its
 //! field table (each field as its widget says: number box, slider, menu, checkboxes, toggle,
-//! list or JSON box; a page text's main fields first, the rest folded), the uploads are its
+//! list or JSON box; the main fields of its parts first, the rest folded), the uploads are its
 //! input slots, and the results are the Report (tables, charts, findings).
 
 use std::rc::Rc;
@@ -215,7 +215,7 @@ fn field_control(state: &PageHandle<State>, field: &Field) -> Html {
         (Widget::Select, Range::OneOf(ids)) => select_field(state, field, ids),
         (Widget::Checkboxes, Range::SomeOf(ids)) => checkbox_field(state, field, ids),
         (Widget::Toggle, _) => toggle_field(state, field),
-        _ if is_number_list(get(&state.form.params, field.path)) => list_field(state, field),
+        _ if is_list_field(&state.form, field.path) => list_field(state, field),
         _ => json_field(state, field),
     }
 }
@@ -292,11 +292,14 @@ fn toggle_field(state: &PageHandle<State>, field: &Field) -> Html {
     }
 }
 
-/// Whether a value is a list of numbers (edited as `32, 64, 128`).
-fn is_number_list(value: Option<&Value>) -> bool {
-    value
+/// Whether field `path` is a list of numbers (edited as `32, 64, 128`): its value is one, or
+/// it was typed into as one (a list being emptied keeps its text box).
+fn is_list_field(form: &Form, path: &str) -> bool {
+    get(&form.params, path)
         .and_then(Value::as_array)
-        .is_some_and(|a| !a.is_empty() && a.iter().all(Value::is_number))
+        .is_some_and(|a| {
+            a.iter().all(Value::is_number) && (!a.is_empty() || form.typed(path).is_some())
+        })
 }
 
 /// A text box for a list of numbers, separated by commas; text that is not such a list stays
