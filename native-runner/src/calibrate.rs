@@ -231,17 +231,12 @@ fn collective_emulation_ns(copy_bytes: usize, beside: &Beside, repetitions: u32)
     let mut v: Vec<u64> = (0..repetitions.max(1))
         .filter_map(|_| executor.run(&plan).ok())
         .map(|e| {
-            let from = if beside.meanwhile.is_some() {
-                e.timings[start.index()].start_ns
+            let (from_ns, to) = if beside.meanwhile.is_some() {
+                (e.timings[start.index()].start_ns, start)
             } else {
-                e.timings[pre.index()].end_ns
+                (e.timings[pre.index()].end_ns, wait)
             };
-            let to = if beside.meanwhile.is_some() {
-                start
-            } else {
-                wait
-            };
-            e.timings[to.index()].end_ns.saturating_sub(from).max(1)
+            e.timings[to.index()].end_ns.saturating_sub(from_ns).max(1)
         })
         .collect();
     median(&mut v)
@@ -365,8 +360,9 @@ enum Competitors {
 /// is noisier than one point of a curve).
 const CONTENTION_REPETITIONS: u32 = 21;
 
-/// Repetitions of a memory-bound op or a collective in its situation, at least (each takes
-/// microseconds, so more repetitions steady the mean over the situations at little cost).
+/// Repetitions of a memory-bound op or a collective in its situation, at least: the op takes
+/// microseconds and 3 left the mean over the situations noisy (a situation after a GEMM
+/// repeats the GEMM too, which is what most of `validate`'s time goes to).
 const SMALL_OP_REPETITIONS: u32 = 9;
 
 /// Side of the GEMM and bytes of the contention measurements: a GEMM of the size of
@@ -1276,7 +1272,7 @@ mod tests {
         let bound = crate::exec::node_bound(&plan.graph);
         let gemm = plan.graph.dag[p1].kind.clone();
         // The collective ends while p1 computes: the wait passes at once and the norm runs
-        // right after p1 on its worker, with p1's operands in the caches.
+        // right after p1 on its worker, its buffers evicted by p1's operands.
         let hidden = timed(
             bound,
             &[

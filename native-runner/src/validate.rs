@@ -8,10 +8,11 @@
 //! model (on CUDA in the graph's GEMM dtype), or the engine's for plans with several compute
 //! streams (the pipeline), with the plan's own op sizes measured in place of the grid between
 //! them ([`with_plan_points`]; on the CPU before every run, each run beside its own
-//! prediction). The measurement is the median of `--repetitions` runs after `--warmup` runs,
-//! its spread printed beside it; memory is the executor's allocator's high-water mark against
-//! the predicted timeline placed by the same policy. Errors are (measured − predicted) /
-//! measured.
+//! prediction; each measured CPU run follows an unmeasured run of the plan, as a step follows
+//! the step before it). The measurement is the median of `--repetitions` runs after `--warmup`
+//! runs, its spread printed beside it; memory is the executor's allocator's high-water mark
+//! against the predicted timeline placed by the same policy. Errors are (measured − predicted)
+//! / measured.
 
 use std::path::PathBuf;
 
