@@ -93,12 +93,49 @@ fn wrong_slots_second_files_and_bad_files_are_refused_by_name() {
     assert!(e.to_string().contains("`pods` takes one file"), "{e}");
     let e = run_with_inputs(&sharing, &[file("pods", "a,b\n1,2\n")], &mut |_, _| {}).unwrap_err();
     assert!(e.to_string().starts_with("given.csv: "), "{e}");
-    let cost = Scenario::for_lab("cost").unwrap();
-    let e = run_with_inputs(&cost, &[file("trace", "x")], &mut |_, _| {}).unwrap_err();
+    let migration = Scenario::for_lab("migration").unwrap();
+    let e = run_with_inputs(&migration, &[file("trace", "x")], &mut |_, _| {}).unwrap_err();
     assert!(
         e.to_string().contains("this lab reads no input files"),
         "{e}"
     );
+}
+
+/// A Vidur all-reduce profile: 8 ranks on one node at two sizes (sizes per rank, times in ms).
+const VIDUR: &str = ",time_stats.all_reduce.min,time_stats.all_reduce.max,time_stats.all_reduce.mean,\
+time_stats.all_reduce.median,time_stats.all_reduce.std,rank,num_workers,size,collective,devices_per_node,max_devices_per_node\n\
+0,0.04,0.075,0.057,0.056,0.0143,0,8,1048576,all_reduce,8,8\n\
+1,0.30,0.40,0.35,0.34,0.01,0,8,67108864,all_reduce,8,8\n";
+
+#[test]
+fn a_vidur_profile_lays_its_points_over_the_cost_curves() {
+    let cost = Scenario::for_lab("cost").unwrap();
+    let curves = run(&cost).unwrap();
+    let with = run_with_inputs(&cost, &[file("measured", VIDUR)], &mut |_, _| {}).unwrap();
+    let measured: Vec<_> = with
+        .series
+        .iter()
+        .filter(|s| s.name.contains("measured (Vidur)"))
+        .collect();
+    assert_eq!(measured.len(), 2, "a time and a bus-bandwidth curve");
+    assert_eq!(measured[0].points.len(), 2, "one point per size");
+    assert_eq!(with.series.len(), curves.series.len() + 2);
+    // Another group: the curves alone, and a finding that names the groups the file has.
+    let two_nodes = cost.with_fields(&[("ranks", "16")]).unwrap();
+    let other = run_with_inputs(&two_nodes, &[file("measured", VIDUR)], &mut |_, _| {}).unwrap();
+    assert_eq!(other.series.len(), run(&two_nodes).unwrap().series.len());
+    assert!(
+        other
+            .findings
+            .iter()
+            .any(|f| f.starts_with("given.csv: not laid over the curves")
+                && f.contains("all-reduce on 8 ranks")),
+        "{:?}",
+        other.findings
+    );
+    // A file that is not a profile: refused, naming the file.
+    let e = run_with_inputs(&cost, &[file("measured", "a,b\n1,2\n")], &mut |_, _| {}).unwrap_err();
+    assert!(e.to_string().starts_with("given.csv: "), "{e}");
 }
 
 /// The stage logs of PipeMorph's 1F1B run at 0.06 s delay, as (file name, text) in name order.

@@ -378,9 +378,10 @@ fn run_reads_input_slots_as_the_lab_commands_do() {
     assert!(ok(&["run", "sharing", "--inputs"]).starts_with("nodes"));
     assert!(ok(&["run", "fairness", "--inputs"]).contains("shares"));
     assert!(ok(&["run", "pipeline", "--inputs"]).starts_with("stage_logs"));
+    assert!(ok(&["run", "cost", "--inputs"]).starts_with("measured"));
     assert_eq!(
-        ok(&["run", "cost", "--inputs"]),
-        "the cost lab reads no input files\n"
+        ok(&["run", "migration", "--inputs"]),
+        "the migration lab reads no input files\n"
     );
     assert_bad_input(
         &bubblelab(&["run", "sharing", "--input", "trace=missing.csv"]),

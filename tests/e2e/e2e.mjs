@@ -645,7 +645,7 @@ try {
     const message = await visibleText(agentPage, '.field-error[data-field="agentic.controllers"]');
     assert(message.includes('cap-x'), `the error should name the bad controller: ${message}`);
     // The SGLang engine mode and one of Eq. 1's constants: both rerun the page.
-    await agentPage.selectOption('#field-engine-mode', 'sglang');
+    await agentPage.selectOption('#field-mode', 'sglang');
     await agentPage.waitForFunction(() => document.body.innerText.includes('× H100 SXM, SGLang'), null, { timeout: TIMEOUT_MS });
     await agentPage.fill('#field-usage_high', '0.6');
     await agentPage.waitForSelector('[data-metric="concur.batch_completion_s"]', { state: 'attached', timeout: TIMEOUT_MS });
@@ -660,7 +660,7 @@ try {
       + '{"timestamp":7000,"input_length":600,"output_length":50,"hash_ids":[9,10]}\n';
     await agentPage.fill('#field-controllers', 'unbounded, concur');
     await agentPage.waitForSelector('[data-metric="concur.batch_completion_s"]', { state: 'attached', timeout: TIMEOUT_MS });
-    await agentPage.setInputFiles('#upload-agentic-trace', { name: 'tiny.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(jsonl) });
+    await agentPage.setInputFiles('#upload-trace', { name: 'tiny.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(jsonl) });
     await agentPage.waitForFunction(() => Number(document.querySelector('[data-metric="workload.agents"]')?.dataset.value) === 2, null, { timeout: TIMEOUT_MS });
     await printLongTasks(agentPage, 'agentic lab (load, edits, upload)');
     // The survey map's Clipper link: the AIMD batch limit holds p99 TPOT within the preset's
@@ -732,7 +732,7 @@ try {
       assert(have || process.env.CI !== 'true', `${pai} is missing`);
       if (have) {
         await resPage.setInputFiles('#upload-pai', pai);
-        await resPage.waitForFunction(() => document.querySelector('#lab-resilience .controls .muted')?.textContent.includes('job_1_norm.csv'), null, { timeout: TIMEOUT_MS });
+        await resPage.waitForFunction(() => document.querySelector('#reading-upload')?.textContent.includes('job_1_norm.csv'), null, { timeout: TIMEOUT_MS });
         const text = await visibleText(resPage, '.report');
         assert(/ResiHP flagged worker\(s\) \[6\]/.test(text), 'the PAI report should flag worker 6 of job 1');
       }
@@ -767,8 +767,8 @@ try {
       if (files.length > 0) {
         // The simulated run pinned as A, the run on the uploaded logs is B: the diff names the files.
         await bubPage.locator('#compare-pin').click();
-        await bubPage.setInputFiles('#upload-bubbles-log', files);
-        await bubPage.waitForSelector('#use-simulated', { timeout: 60_000 });
+        await bubPage.setInputFiles('#upload-stage_logs', files);
+        await bubPage.waitForSelector('#use-scenario', { timeout: 60_000 });
         const windows = Number(await dataValue(bubPage, '[data-metric="windows.total"]'));
         assert(windows > 100, `a real 1F1B run should have many bubble windows, found ${windows}`);
         const diff = bubPage.locator('#compare table[data-table="scenario_diff"] tbody tr', { hasText: 'input.stage_logs' });
@@ -871,8 +871,8 @@ try {
     assert(await elPage.locator('#lab-elastic figure.timeline').count() >= 1, 'the job-by-job timeline');
     assert(await elPage.locator('figure.chart').count() >= 2, 'the GPUs and waiting charts');
     await elPage.setInputFiles('#upload-workload', { name: 'jobs.csv', mimeType: 'text/csv', buffer: Buffer.from('name,time,application,num_replicas,batch_size\na,1,resnet,1,128\n') });
-    await elPage.waitForSelector('#workload-error', { timeout: TIMEOUT_MS });
-    const error = await elPage.textContent('#workload-error');
+    await elPage.waitForSelector('#upload-error', { timeout: TIMEOUT_MS });
+    const error = await elPage.textContent('#upload-error');
     assert(/jobs\.csv/.test(error) && /application/.test(error) && /row 2/.test(error), `expected the file, row and column in the error, got ${error}`);
     await printLongTasks(elPage, 'elastic lab (map link, preset, bad workload)');
     await elPage.screenshot({ path: path.join(OUT_DIR, 'elastic-lab.png'), fullPage: true });

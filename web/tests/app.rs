@@ -82,11 +82,18 @@ fn assert_generic_page(lab: &str, html: &str) {
 }
 
 /// Fields set so that a lab's first preset runs in seconds in a debug build's page (the page
-/// runs labs inline in these tests, on the main thread): the tuning lab trains MLPs.
-const QUICK: &[(&str, &[(&str, &str)])] = &[(
-    "tuning",
-    &[("experiment.steps", "3"), ("experiment.seeds", "1")],
-)];
+/// runs labs inline in these tests, on the main thread): the tuning lab trains MLPs, the
+/// elastic lab searches every minute of a week.
+const QUICK: &[(&str, &[(&str, &str)])] = &[
+    (
+        "tuning",
+        &[("experiment.steps", "3"), ("experiment.seeds", "1")],
+    ),
+    (
+        "elastic",
+        &[("pollux.population", "4"), ("pollux.generations", "2")],
+    ),
+];
 
 /// Lab `lab`'s first preset, quickened where [`QUICK`] says.
 fn quick_scenario(lab: &str) -> Scenario {

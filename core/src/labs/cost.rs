@@ -1,20 +1,20 @@
 //! The cost-model explorer: one GPU, one collective and one GEMM under the kernel's cost
 //! models (`crate::cost`), with the curves of collective time and bus bandwidth over message
-//! sizes. Measured points (e.g. Vidur's NCCL profiles) can be laid over the curves by the page
-//! and the CLI from a user's file.
+//! sizes. Measured points from a Vidur NCCL profile (the `measured` input slot: `bubblelab run
+//! cost --input measured=all_reduce.csv`, or the page's upload) are laid over the curves.
 
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::format;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::Vec;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cost::vidur::parse_vidur_csv;
+use crate::cost::vidur::{parse_vidur_csv, VidurRow};
 use crate::cost::{gemm_flops, CollectiveKind, ComputeKind, ComputeWork, CostModel, Dtype, Group};
 use crate::hw::GpuKind;
 use crate::report::{Cell, Report, Series, Table};
-use crate::scenario::ScenarioError;
+use crate::scenario::{check_slots, files_in, input_error, InputFile, InputSlot, ScenarioError};
 use crate::units::format_bytes;
 
 pub mod fields;
@@ -260,22 +260,21 @@ pub fn run(params: &CostParams) -> Result<Report, ScenarioError> {
     Ok(report)
 }
 
-/// Measured points of `kind` on `ranks` ranks (`ranks_per_node` per node) from a Vidur NCCL
-/// profile CSV, as curves for the time and bus-bandwidth charts: the median over the rows (all
-/// ranks) of each size's median time.
+/// Measured points of `kind` on `ranks` ranks (`ranks_per_node` per node) from the rows of a
+/// Vidur NCCL profile, as curves for the time and bus-bandwidth charts: the median over the
+/// rows (all ranks) of each size's median time.
 ///
 /// # Errors
-/// The CSV's parse error (naming the row), or which groups the file holds when none matches.
+/// Which groups the rows hold, when none is this one.
 pub fn measured_series(
-    csv: &str,
+    rows: &[VidurRow],
     kind: CollectiveKind,
     ranks: u32,
     ranks_per_node: u32,
 ) -> Result<Vec<Series>, String> {
-    let rows = parse_vidur_csv(csv).map_err(|e| e.to_string())?;
     let mut by_size: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
     let mut groups: BTreeSet<String> = BTreeSet::new();
-    for row in &rows {
+    for row in rows {
         groups.insert(format!(
             "{} on {} ranks ({} per node)",
             row.collective.kind().id(),
@@ -343,6 +342,33 @@ impl crate::scenario::LabParams for CostParams {
 
     fn run_lab(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<Report, ScenarioError> {
         crate::scenario::one_step(progress, || run(self))
+    }
+
+    const INPUTS: &'static [InputSlot] = &[InputSlot {
+        name: "measured",
+        help: "a Vidur NCCL profile (all_reduce.csv, send_recv.csv): its points for the chosen collective and group go over the curves",
+        many: false,
+    }];
+
+    /// The curves, with the measured points of the profile laid over them; a profile without
+    /// rows for this collective and group adds a finding that names the groups it has.
+    fn run_with_inputs(
+        &self,
+        inputs: &[InputFile<'_>],
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Report, ScenarioError> {
+        check_slots::<Self>(inputs)?;
+        let mut report = self.run_lab(progress)?;
+        for file in files_in(inputs, "measured") {
+            let rows = parse_vidur_csv(file.text).map_err(|e| input_error(file, e))?;
+            match measured_series(&rows, self.collective, self.ranks, self.ranks_per_node) {
+                Ok(series) => report.series.extend(series),
+                Err(why) => report
+                    .findings
+                    .push(format!("{}: not laid over the curves: {why}", file.source)),
+            }
+        }
+        Ok(report)
     }
 }
 

@@ -1,60 +1,70 @@
-//! The agentic lab page: many tool-calling agents on one serving engine (vLLM V1 or SGLang),
-//! admitted all at once, under a request or agent cap, or by CONCUR's Eq. 1 window; the window,
-//! KV usage, prefix hit rate,
-//! recompute and useful throughput of each controller stacked on one time axis, the per-agent
-//! timelines and the comparison table. The workload is the scenario's seeded synthetic agents
-//! (shareable as a link) or a Mooncake / Azure trace file the user opens (not carried in links).
-//!
-//! The form edits the scenario's JSON by path and lets the core validate it, so every message
-//! names the field exactly as the CLI would.
-
-use std::rc::Rc;
+//! The agentic lab's page parts: many tool-calling agents on one serving engine (vLLM V1 or
+//! SGLang), admitted all at once, under a request or agent cap, or by CONCUR's Eq. 1 window, on
+//! the generic page: the window, KV usage, prefix hit rate, recompute and useful throughput of
+//! each controller stacked on one time axis, the per-agent timelines and the comparison table.
+//! The workload is the scenario's seeded synthetic agents (shareable as a link) or a Mooncake /
+//! Azure trace file the user opens (the lab's input slot). The lab's own controls pick the
+//! model and GPUs and the engine's scheduler by name, list the controllers as the CLI writes
+//! them, sweep static caps, and edit CONCUR's constants on its controller.
 
 use bubblelab_core::labs::agentic::{
     default_sweep_caps, AgenticParams, ControllerSpec, EngineSpec, ModelSpec,
 };
-use bubblelab_core::{Report, Scenario, ScenarioError};
+use bubblelab_core::{Scenario, ScenarioError};
 use serde_json::Value;
-use web_sys::HtmlSelectElement;
+use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
-use crate::components::fields::NumberField;
-use crate::components::lab_page::LabPage;
-use crate::components::params_form::Upload;
+use super::generic::{PageParts, State};
+use crate::components::fields::{field_id, NumberField};
 use crate::components::params_form::{
-    edit, get, number_callback, opening_params, params_value, preset_callback, use_form_page, Form,
-    FormPage,
+    edit, get, number_callback, params_value, FormPage, PageHandle,
 };
-use crate::components::params_form::{more_number_fields, number_fields};
-use crate::components::timeline::Shared;
-use crate::components::upload::FileUpload;
 use crate::worker::Output;
 
-/// Properties of [`AgenticLab`].
-#[derive(Properties, PartialEq)]
-pub struct AgenticLabProps {
-    /// The `s=` payload of a share link, if any.
-    #[prop_or_default]
-    pub payload: Option<String>,
-}
-
-/// Number fields, paths inside `params` (labels, ranges and help from the field table).
-const FIELDS: [&str; 14] = [
-    "synthetic.agents",
-    "synthetic.min_turns",
-    "synthetic.max_turns",
-    "synthetic.initial_prompt_tokens",
-    "synthetic.seed",
-    "synthetic.mean_interarrival_s",
-    "engine.gpus",
-    "engine.kv_capacity_tokens",
-    "engine.block_tokens",
-    "engine.max_new_tokens",
-    "control_interval_s",
-    "slo.ttft_s",
-    "slo.tpot_ms",
-    "fit.engine_alone_batch_s",
-];
+/// What the agentic page has beyond its card and field table.
+pub const PARTS: PageParts = PageParts {
+    lede: "Each agent plans, generates, calls a tool and comes back with a longer history. Admit them all at once and, \
+                   mid-batch, the engine evicts histories that live agents need again, recomputes them, and throughput \
+                   collapses before memory is formally full. A static cap helps if you guess it right; CONCUR (Eq. 1) steers \
+                   the number of active agents W from two engine signals: it adds α agents while KV usage U is below U_low, \
+                   cuts W to ⌈β·W⌉ when U is above U_high and the cache hit rate H is below H_thresh, and holds otherwise. \
+                   For serving under a latency SLO, Clipper's AIMD (clipper-aimd) bounds the batch instead: one more running \
+                   request after each engine step within the per-token objective, 10 % fewer after a step over it.",
+    unit: "controller runs",
+    controls: Some(controls),
+    drawn: &["engine.mode", "controllers", "sweep_caps"],
+    main: &[
+        "synthetic.agents",
+        "synthetic.min_turns",
+        "synthetic.max_turns",
+        "synthetic.initial_prompt_tokens",
+        "synthetic.seed",
+        "synthetic.mean_interarrival_s",
+        "engine.gpus",
+        "engine.kv_capacity_tokens",
+        "engine.block_tokens",
+        "engine.max_new_tokens",
+        "control_interval_s",
+        "slo.ttft_s",
+        "slo.tpot_ms",
+        "fit.engine_alone_batch_s",
+    ],
+    charts: &[
+        ("agentic.active_agents", "Active agents (the admission window) and Clipper's batch limit (running requests)"),
+        ("agentic.kv_usage", "KV-cache usage"),
+        ("agentic.hit_rate", "Cache hit rate: engine-wide H (CONCUR's signal) and on agents' histories"),
+        ("agentic.recompute", "Recomputed tokens per second"),
+        ("agentic.throughput", "Useful throughput (generated tokens per second)"),
+        ("agentic.fit", "Fit: the engine alone's batch completion against the agents' mean turns (engine-alone runs only)"),
+        ("agentic.sensitivity", "Sensitivity: each controller's speedup over the engine alone against the agents' mean turns"),
+    ],
+    stacked_charts: true,
+    charts_first: true,
+    notes: None,
+    picture: None,
+    after: None,
+};
 
 /// CONCUR's Eq. 1 constants, edited on the scenario's CONCUR controller: (field, label).
 const CONCUR_FIELDS: [(&str, &str); 6] = [
@@ -103,17 +113,6 @@ fn engines() -> [(&'static str, &'static str, EngineSpec); 5] {
     ]
 }
 
-/// Largest trace file the page reads, bytes.
-const MAX_TRACE_BYTES: u64 = 64 << 20;
-
-#[derive(Clone, PartialEq)]
-struct State {
-    form: Form,
-    report: Shared<Report>,
-    /// Agents in the workload of the last run (the sweep's caps depend on it).
-    agents: u64,
-}
-
 /// Index of the CONCUR controller in the params' list, if any.
 fn concur_index(params: &Value) -> Option<usize> {
     get(params, "controllers")
@@ -148,175 +147,12 @@ fn parse_controllers(text: &str, params: &Value) -> Result<Value, ScenarioError>
         .map_err(|e| ScenarioError::field("agentic.controllers", e.to_string()))
 }
 
-impl State {
-    fn new(p: &AgenticParams, link_error: Option<String>) -> State {
-        let mut s = State {
-            form: Form::new("agentic", &Scenario::Agentic(p.clone()), link_error),
-            report: Shared(Rc::new(Report::default())),
-            agents: u64::from(p.synthetic.agents),
-        };
-        s.refresh_texts();
-        s.rerun(false);
-        s
-    }
-
-    /// Every field's text from the params (after a preset, an engine or the controllers
-    /// changed).
-    fn refresh_texts(&mut self) {
-        self.form.forget_texts();
-        let controllers = controllers_text(&self.form.params);
-        self.form.set_text("controllers", controllers);
-    }
-}
-
-impl FormPage for State {
-    fn open(scenario: Scenario, link_error: Option<String>) -> Option<State> {
-        match scenario {
-            Scenario::Agentic(p) => Some(State::new(&p, link_error)),
-            _ => None,
-        }
-    }
-
-    fn opening(lab: &'static str, link_error: Option<String>) -> State {
-        State::new(&opening_params(lab), link_error)
-    }
-
-    fn form(&mut self) -> &mut Form {
-        &mut self.form
-    }
-
-    fn form_ref(&self) -> &Form {
-        &self.form
-    }
-
-    fn show(&mut self, output: Output, _: &Scenario) {
-        if let Output::Agentic { report, agents } = output {
-            self.report = Shared(Rc::new(report));
-            self.agents = agents;
-        }
-    }
-}
-
-/// The agentic lab.
-#[function_component(AgenticLab)]
-pub fn agentic_lab(props: &AgenticLabProps) -> Html {
-    let (state, worker) = use_form_page::<State>("agentic", props.payload.clone());
-    let upload_error = use_state(|| None::<String>);
-    let on_controllers = {
-        let state = state.clone();
-        Callback::from(move |text: String| {
-            edit(&state, move |next: &mut State| {
-                next.form.set_text("controllers", text.clone());
-                match parse_controllers(&text, &next.form.params) {
-                    Ok(list) => {
-                        next.form.set("controllers", list);
-                        next.refresh_texts();
-                        next.form.set_text("controllers", text);
-                        next.rerun(true);
-                    }
-                    Err(e) => next.form.error = Some(e),
-                }
-            });
-        })
-    };
-    let on_engine = {
-        let state = state.clone();
-        Callback::from(move |e: Event| {
-            let id = e.target_unchecked_into::<HtmlSelectElement>().value();
-            let Some((_, _, spec)) = engines().into_iter().find(|(i, _, _)| *i == id) else {
-                return;
-            };
-            edit(&state, move |next: &mut State| {
-                let engine = params_value(&Scenario::Agentic(AgenticParams {
-                    engine: spec,
-                    ..AgenticParams::default()
-                }));
-                if let Some(v) = engine.get("engine") {
-                    next.form.set("engine", v.clone());
-                }
-                next.refresh_texts();
-                next.rerun(true);
-            });
-        })
-    };
-    let on_mode = {
-        let state = state.clone();
-        Callback::from(move |e: Event| {
-            let mode = e.target_unchecked_into::<HtmlSelectElement>().value();
-            // Each engine's own default page size: vLLM's 16-token blocks, SGLang's 1.
-            let page = if mode == "sglang" { 1 } else { 16 };
-            edit(&state, move |next: &mut State| {
-                next.form.set("engine.mode", Value::from(mode));
-                next.form.set("engine.block_tokens", Value::from(page));
-                next.refresh_texts();
-                next.rerun(true);
-            });
-        })
-    };
-    let mode = get(&state.form.params, "engine.mode")
-        .and_then(Value::as_str)
-        .unwrap_or("vllm-v1")
-        .to_string();
-    let sweeping = get(&state.form.params, "sweep_caps")
-        .and_then(Value::as_array)
-        .is_some_and(|a| !a.is_empty());
-    let on_sweep = {
-        let state = state.clone();
-        Callback::from(move |e: Event| {
-            let on = e
-                .target_unchecked_into::<web_sys::HtmlInputElement>()
-                .checked();
-            edit(&state, move |next: &mut State| {
-                let agents = match &next.form.upload {
-                    Some(_) => next.agents,
-                    None => get(&next.form.params, "synthetic.agents")
-                        .and_then(Value::as_u64)
-                        .unwrap_or(128),
-                };
-                let caps = if on {
-                    default_sweep_caps(u32::try_from(agents).unwrap_or(u32::MAX))
-                } else {
-                    Vec::new()
-                };
-                next.form.set("sweep_caps", Value::from(caps));
-                next.rerun(true);
-            });
-        })
-    };
-    // The workload is parsed in the worker, with every run on it.
-    let on_trace = {
-        let state = state.clone();
-        let upload_error = upload_error.clone();
-        Callback::from(move |files: Vec<(String, Vec<u8>)>| {
-            upload_error.set(None);
-            edit(&state, move |next: &mut State| {
-                let source = files.first().map(|f| f.0.clone()).unwrap_or_default();
-                next.form.set_upload(Some(Upload {
-                    slot: "trace",
-                    files: files.into_iter().map(Rc::new).collect(),
-                    source,
-                }));
-                next.rerun(false);
-            });
-        })
-    };
-    let on_synthetic = {
-        let state = state.clone();
-        Callback::from(move |_: MouseEvent| {
-            edit(&state, move |next: &mut State| {
-                next.form.set_upload(None);
-                next.rerun(true);
-            });
-        })
-    };
-    let on_upload_error = {
-        let upload_error = upload_error.clone();
-        Callback::from(move |m: String| upload_error.set(Some(m)))
-    };
-    let engine_id = engines()
+/// The engine menu's id for the scenario's engine, `custom` when it is none of them.
+fn engine_id(params: &Value) -> &'static str {
+    engines()
         .into_iter()
         .find(|(_, _, spec)| {
-            get(&state.form.params, "engine").cloned()
+            get(params, "engine").cloned()
                 == params_value(&Scenario::Agentic(AgenticParams {
                     engine: spec.clone(),
                     ..AgenticParams::default()
@@ -324,8 +160,22 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
                 .get("engine")
                 .cloned()
         })
-        .map_or("custom", |(id, _, _)| id);
-    let concur_fields: Vec<(String, &str)> = concur_index(&state.form.params)
+        .map_or("custom", |(id, _, _)| id)
+}
+
+/// The engine and mode menus, the controllers, the sweep, and CONCUR's constants.
+fn controls(state: &PageHandle<State>) -> Html {
+    let form = state.form_ref();
+    let params = &form.params;
+    let engine = engine_id(params);
+    let mode = get(params, "engine.mode")
+        .and_then(Value::as_str)
+        .unwrap_or("vllm-v1")
+        .to_string();
+    let sweeping = get(params, "sweep_caps")
+        .and_then(Value::as_array)
+        .is_some_and(|a| !a.is_empty());
+    let concur_fields: Vec<(String, &str)> = concur_index(params)
         .map(|i| {
             CONCUR_FIELDS
                 .iter()
@@ -333,84 +183,125 @@ pub fn agentic_lab(props: &AgenticLabProps) -> Html {
                 .collect()
         })
         .unwrap_or_default();
-    let form = &state.form;
-    let other_error = form.other_error(
-        FIELDS
-            .iter()
-            .copied()
-            .chain(concur_fields.iter().map(|(p, _)| p.as_str()))
-            .chain(["controllers"]),
-    );
-    html! {
-        <LabPage lab="agentic" title="Agents: when the KV cache starts to thrash"
-            link_error={form.link_error.clone()} shown={state.form.shown_json()} on_pick={preset_callback(&state)}
-            worker={worker.clone()} unit="controller runs" worker_error={state.form.worker_error.clone()}
-            report={state.report.clone()}
-            inputs={state.form.shown_inputs()}
-            stacked_charts=true
-            charts_first=true
-            lede={html! {
-                { "Each agent plans, generates, calls a tool and comes back with a longer history. Admit them all at once and, \
-                   mid-batch, the engine evicts histories that live agents need again, recomputes them, and throughput \
-                   collapses before memory is formally full. A static cap helps if you guess it right; CONCUR (Eq. 1) steers \
-                   the number of active agents W from two engine signals: it adds α agents while KV usage U is below U_low, \
-                   cuts W to ⌈β·W⌉ when U is above U_high and the cache hit rate H is below H_thresh, and holds otherwise. \
-                   For serving under a latency SLO, Clipper's AIMD (clipper-aimd) bounds the batch instead: one more running \
-                   request after each engine step within the per-token objective, 10 % fewer after a step over it." }
-            }}
-            controls={html! { <>
-                    <div class="field">
-                        <label for="field-engine">{ "Model and GPUs" }</label>
-                        <select id="field-engine" onchange={on_engine}>
-                            if engine_id == "custom" {
-                                <option value="custom" selected=true>{ "custom (from the scenario)" }</option>
-                            }
-                            { for engines().iter().map(|(id, label, _)| html! {
-                                <option value={*id} selected={engine_id == *id}>{ *label }</option>
-                            }) }
-                        </select>
-                    </div>
-                    <div class="field">
-                        <label for="field-engine-mode">{ "Engine scheduler and cache" }</label>
-                        <select id="field-engine-mode" onchange={on_mode}>
-                            <option value="vllm-v1" selected={mode == "vllm-v1"}>{ "vLLM V1: hashed 16-token blocks, mixed batches, preempt newest" }</option>
-                            <option value="sglang" selected={mode == "sglang"}>{ "SGLang: radix cache (page 1), future-token reservation, retraction" }</option>
-                        </select>
-                    </div>
-                    <NumberField path="agentic.controllers" label="Controllers (unbounded, req-cap-N, cap-N, concur, aimd-history, clipper-aimd)" input_type="text"
-                        value={form.text("controllers")} error={form.field_error("controllers")} on_change={on_controllers} />
-                    <div class="field">
-                        <label><input type="checkbox" id="field-sweep" checked={sweeping} onchange={on_sweep} />
-                            { " Sweep static caps (best cap in hindsight)" }</label>
-                    </div>
-                    { number_fields(&state, &FIELDS) }
-                    { more_number_fields(&state, &[&FIELDS[..], &CONCUR_FIELDS.map(|(p, _)| p)[..], &["controllers", "sweep_caps"]].concat()) }
-                    { for concur_fields.iter().map(|(path, label)| html! {
-                        <NumberField path={format!("agentic.{path}")} label={*label} value={form.text(path)}
-                            error={form.field_error(path)} on_change={number_callback(&state, path)} />
-                    }) }
-                    if let Some(message) = other_error {
-                        <p class="field-error">{ message }</p>
-                    }
-                    <FileUpload id="upload-agentic-trace" label="Open a workload (Mooncake JSONL or Azure CSV)" accept=".jsonl,.json,.csv,.txt"
-                        max_bytes={MAX_TRACE_BYTES} max_files={1} on_load={on_trace} on_error={on_upload_error} />
-                    if let Some(upload) = state.form.shown_upload() {
-                        <p class="muted">{ format!("Running on {}. ", upload.source) }
-                            <button type="button" id="use-synthetic" onclick={on_synthetic}>{ "Back to the synthetic agents" }</button>
-                        </p>
-                    }
-                    if let Some(message) = state.form.upload_error.as_ref().or(upload_error.as_ref()) {
-                        <div class="banner error" id="upload-error" role="alert">{ message.clone() }</div>
-                    }
-            </> }}
-            chart_titles={vec![
-                        ("agentic.active_agents".to_string(), "Active agents (the admission window) and Clipper's batch limit (running requests)".to_string()),
-                        ("agentic.kv_usage".to_string(), "KV-cache usage".to_string()),
-                        ("agentic.hit_rate".to_string(), "Cache hit rate: engine-wide H (CONCUR's signal) and on agents' histories".to_string()),
-                        ("agentic.recompute".to_string(), "Recomputed tokens per second".to_string()),
-                        ("agentic.throughput".to_string(), "Useful throughput (generated tokens per second)".to_string()),
-                        ("agentic.fit".to_string(), "Fit: the engine alone's batch completion against the agents' mean turns (engine-alone runs only)".to_string()),
-                        ("agentic.sensitivity".to_string(), "Sensitivity: each controller's speedup over the engine alone against the agents' mean turns".to_string()),
-            ]} />
-    }
+    let controllers = form
+        .typed("controllers")
+        .unwrap_or_else(|| controllers_text(params));
+    let mode_id = field_id("agentic", "engine.mode");
+    let sweep_id = field_id("agentic", "sweep_caps");
+    html! { <>
+        <div class="field">
+            <label for="field-engine">{ "Model and GPUs" }</label>
+            <select id="field-engine" onchange={on_engine(state)}>
+                if engine == "custom" {
+                    <option value="custom" selected=true>{ "custom (from the scenario)" }</option>
+                }
+                { for engines().iter().map(|(id, label, _)| html! {
+                    <option value={*id} selected={engine == *id}>{ *label }</option>
+                }) }
+            </select>
+        </div>
+        <div class="field">
+            <label for={mode_id.clone()}>{ "Engine scheduler and cache" }</label>
+            <select id={mode_id} onchange={on_mode(state)}>
+                <option value="vllm-v1" selected={mode == "vllm-v1"}>{ "vLLM V1: hashed 16-token blocks, mixed batches, preempt newest" }</option>
+                <option value="sglang" selected={mode == "sglang"}>{ "SGLang: radix cache (page 1), future-token reservation, retraction" }</option>
+            </select>
+        </div>
+        <NumberField path="agentic.controllers" label="Controllers (unbounded, req-cap-N, cap-N, concur, aimd-history, clipper-aimd)" input_type="text"
+            value={controllers} error={form.field_error("controllers")} on_change={on_controllers(state)} />
+        <div class="field">
+            <label><input type="checkbox" id={sweep_id} checked={sweeping} onchange={on_sweep(state)} />
+                { " Sweep static caps (best cap in hindsight)" }</label>
+        </div>
+        { for concur_fields.iter().map(|(path, label)| html! {
+            <NumberField path={format!("agentic.{path}")} label={*label} value={form.text(path)}
+                error={form.field_error(path)} on_change={number_callback(state, path)} />
+        }) }
+    </> }
+}
+
+/// The controllers as the CLI writes them: the list, CONCUR's constants kept; the constants'
+/// boxes follow the CONCUR controller wherever it now is in the list.
+fn on_controllers(state: &PageHandle<State>) -> Callback<String> {
+    let state = state.clone();
+    Callback::from(move |text: String| {
+        edit(&state, move |next: &mut State| {
+            let form = next.form();
+            form.set_text("controllers", text.clone());
+            match parse_controllers(&text, &form.params) {
+                Ok(list) => {
+                    form.set("controllers", list);
+                    form.forget_texts();
+                    form.set_text("controllers", text);
+                    next.rerun(true);
+                }
+                Err(e) => form.error = Some(e),
+            }
+        });
+    })
+}
+
+/// A model and GPUs from the menu: the whole engine is the menu's.
+fn on_engine(state: &PageHandle<State>) -> Callback<Event> {
+    let state = state.clone();
+    Callback::from(move |e: Event| {
+        let id = e.target_unchecked_into::<HtmlSelectElement>().value();
+        let Some((_, _, spec)) = engines().into_iter().find(|(i, _, _)| *i == id) else {
+            return;
+        };
+        edit(&state, move |next: &mut State| {
+            let engine = params_value(&Scenario::Agentic(AgenticParams {
+                engine: spec,
+                ..AgenticParams::default()
+            }));
+            if let Some(v) = engine.get("engine") {
+                next.form().set("engine", v.clone());
+            }
+            next.form().forget_texts();
+            next.rerun(true);
+        });
+    })
+}
+
+/// The engine's scheduler and cache, with its own default page size: vLLM's 16-token blocks,
+/// SGLang's 1.
+fn on_mode(state: &PageHandle<State>) -> Callback<Event> {
+    let state = state.clone();
+    Callback::from(move |e: Event| {
+        let mode = e.target_unchecked_into::<HtmlSelectElement>().value();
+        let page = if mode == "sglang" { 1 } else { 16 };
+        edit(&state, move |next: &mut State| {
+            next.form().set("engine.mode", Value::from(mode));
+            next.form().set("engine.block_tokens", Value::from(page));
+            next.form().forget_texts();
+            next.rerun(true);
+        });
+    })
+}
+
+/// The sweep of static caps on or off; its caps depend on the workload's agents (an opened
+/// trace's, as its last run counted them).
+fn on_sweep(state: &PageHandle<State>) -> Callback<Event> {
+    let state = state.clone();
+    Callback::from(move |e: Event| {
+        let on = e.target_unchecked_into::<HtmlInputElement>().checked();
+        edit(&state, move |next: &mut State| {
+            let traced = match (&next.form_ref().upload, next.output().map(|o| &*o.0)) {
+                (Some(_), Some(Output::Agentic { agents, .. })) => Some(*agents),
+                _ => None,
+            };
+            let agents = traced.unwrap_or_else(|| {
+                get(&next.form_ref().params, "synthetic.agents")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(128)
+            });
+            let caps = if on {
+                default_sweep_caps(u32::try_from(agents).unwrap_or(u32::MAX))
+            } else {
+                Vec::new()
+            };
+            next.form().set("sweep_caps", Value::from(caps));
+            next.rerun(true);
+        });
+    })
 }

@@ -30,22 +30,44 @@ use crate::worker::Output;
 const MAX_INPUT_BYTES: u64 = 64 << 20;
 
 /// What a lab's page has beyond its card and field table: the lede, the unit of its progress,
-/// the fields shown first (the rest fold under "More parameters"), its charts' titles, and
-/// what the lab adds below the form and after the Report. The heading is the card's title.
-#[derive(Debug)]
+/// its own controls (for fields the table's widgets do not draw well), the fields shown first
+/// (the rest fold under "More parameters"), its charts' titles, its picture of the worker's
+/// output, and what the lab adds below the form and after the Report. The heading is the
+/// card's title.
 pub struct PageParts {
     /// What the lab shows and why, under the heading (in place of the card's text).
     pub lede: &'static str,
     /// What one step of a run is, for the progress text.
     pub unit: &'static str,
+    /// Controls of the lab's own, first in the form: menus that set several fields at once,
+    /// or show ids with their labels. They edit the page through its handle.
+    pub controls: Option<fn(&PageHandle<State>) -> Html>,
+    /// Paths of the fields those controls draw: the generic form leaves them out.
+    pub drawn: &'static [&'static str],
     /// Paths of the fields shown first, in this order.
     pub main: &'static [&'static str],
     /// Titles of the Report's charts by series chart id.
     pub charts: &'static [(&'static str, &'static str)],
-    /// More of the form, below the fields, made from the form's state (links it derives).
-    pub controls: Option<fn(&Form) -> Html>,
+    /// Charts stacked one above the other rather than side by side.
+    pub stacked_charts: bool,
+    /// Charts before the Report's tables.
+    pub charts_first: bool,
+    /// More of the form, below the fields and uploads, made from its state (notes, links).
+    pub notes: Option<fn(&Form) -> Html>,
+    /// The lab's picture, first in the Report's view: drawn from the page's state (the form
+    /// and the worker's latest output), and it may edit the form (a click on a GPU).
+    pub picture: Option<fn(&PageHandle<State>) -> Html>,
     /// What the page shows after the Report.
     pub after: Option<fn() -> Html>,
+}
+
+impl std::fmt::Debug for PageParts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PageParts")
+            .field("lede", &self.lede)
+            .field("main", &self.main)
+            .finish_non_exhaustive()
+    }
 }
 
 impl PartialEq for PageParts {
@@ -68,10 +90,12 @@ pub struct GenericLabProps {
     pub parts: Option<&'static PageParts>,
 }
 
+/// The generic page's state: the form, and what the last run returned.
 #[derive(Clone, PartialEq)]
-struct State {
+pub struct State {
     form: Form,
     report: Shared<Report>,
+    output: Option<Shared<Output>>,
     scenario_json: Option<String>,
 }
 
@@ -98,18 +122,26 @@ impl FormPage for State {
     }
 
     fn show(&mut self, output: Output, scenario: &Scenario) {
-        if let Output::Report(report) = output {
-            self.report = Shared(Rc::new(report));
+        if let Some(report) = output.report() {
+            self.report = Shared(Rc::new(report.clone()));
+            self.output = Some(Shared(Rc::new(output)));
             self.scenario_json = Some(scenario.to_json_pretty());
         }
     }
 }
 
 impl State {
+    /// What the last run returned (the Report and, for labs that keep them, its runs).
+    #[must_use]
+    pub fn output(&self) -> Option<&Shared<Output>> {
+        self.output.as_ref()
+    }
+
     fn new(scenario: &Scenario, link_error: Option<String>) -> State {
         let mut s = State {
             form: Form::new(scenario.lab(), scenario, link_error),
             report: Shared(Rc::new(Report::default())),
+            output: None,
             scenario_json: None,
         };
         s.rerun(false);
@@ -137,21 +169,33 @@ pub fn generic_lab(props: &GenericLabProps) -> Html {
             .collect(),
         _ => chart_titles(&state.report.0),
     };
-    let main: Vec<&Field> = props.parts.map_or_else(Vec::new, |t| {
+    let parts = props.parts;
+    let drawn = parts.map_or(&[][..], |t| t.drawn);
+    let main: Vec<&Field> = parts.map_or_else(Vec::new, |t| {
         t.main
             .iter()
             .filter_map(|p| table.iter().find(|f| f.path == *p))
             .collect()
     });
-    let rest: Vec<&Field> = table.iter().filter(|f| !main.contains(f)).collect();
+    let rest: Vec<&Field> = table
+        .iter()
+        .filter(|f| !main.contains(f) && !drawn.contains(&f.path))
+        .collect();
+    let picture = parts
+        .and_then(|p| p.picture)
+        .map(|picture| picture(&state))
+        .unwrap_or_default();
     html! {
         <LabPage {lab} {title} {unit} link_error={form.link_error.clone()}
             shown={state.scenario_json.clone().map(AttrValue::from)} on_pick={preset_callback(&state)}
             worker={worker.clone()} worker_error={form.worker_error.clone()}
-            inputs={form.shown_inputs()} report={state.report.clone()} {chart_titles}
+            inputs={form.shown_inputs()} report={state.report.clone()} {chart_titles} {picture}
+            stacked_charts={parts.is_some_and(|p| p.stacked_charts)}
+            charts_first={parts.is_some_and(|p| p.charts_first)}
             lede={html! { { lede } }}
-            after={props.parts.and_then(|p| p.after).map(|after| after()).unwrap_or_default()}
+            after={parts.and_then(|p| p.after).map(|after| after()).unwrap_or_default()}
             controls={html! { <>
+                { parts.and_then(|p| p.controls).map(|controls| controls(&state)).unwrap_or_default() }
                 { for main.iter().map(|field| field_control(&state, field)) }
                 if main.is_empty() {
                     { for rest.iter().map(|field| field_control(&state, field)) }
@@ -165,11 +209,35 @@ pub fn generic_lab(props: &GenericLabProps) -> Html {
                     <p class="field-error">{ message }</p>
                 }
                 { for slots.iter().map(|slot| slot_upload(&state, slot, &upload_error)) }
-                { props.parts.and_then(|p| p.controls).map(|controls| controls(form)).unwrap_or_default() }
+                { back_to_scenario(&state) }
+                { parts.and_then(|p| p.notes).map(|notes| notes(form)).unwrap_or_default() }
                 if let Some(message) = form.upload_error.clone().or_else(|| (*upload_error).clone()) {
                     <div class="banner error" id="upload-error" role="alert">{ message }</div>
                 }
             </> }} />
+    }
+}
+
+/// While the runs read opened files: what they read, and a button back to the scenario's own
+/// data (the files are not carried in share links).
+fn back_to_scenario(state: &PageHandle<State>) -> Html {
+    let Some(upload) = state.form.shown_upload() else {
+        return Html::default();
+    };
+    let onclick = {
+        let state = state.clone();
+        Callback::from(move |_: MouseEvent| {
+            edit(&state, |next: &mut State| {
+                next.form.set_upload(None);
+                next.rerun(true);
+            });
+        })
+    };
+    html! {
+        <p class="muted" id="reading-upload">
+            { format!("The runs read {}; the fields it fills do not apply. ", upload.source) }
+            <button type="button" id="use-scenario" {onclick}>{ "Back to the scenario's own data" }</button>
+        </p>
     }
 }
 

@@ -26,6 +26,8 @@ pub const PARTS: PageParts = PageParts {
            identical regions once, copies far less. Framework checkpointing saves even less but \
            pays a process restart.",
     unit: "steps",
+    controls: None,
+    drawn: &[],
     main: &[
         "job.gpus",
         "job.gpus_per_node",
@@ -56,7 +58,10 @@ pub const PARTS: PageParts = PageParts {
         "active-memory",
         "Active memory over one iteration, per GPU, with the pause points",
     )],
-    controls: Some(in_a_scheduler),
+    stacked_charts: false,
+    charts_first: false,
+    notes: Some(in_a_scheduler),
+    picture: None,
     after: Some(measured),
 };
 

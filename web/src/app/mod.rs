@@ -45,43 +45,27 @@ const OWN_PAGES: &[OwnPage] = &[
         page: |payload| html! { <pipeline::PipelineLab {payload} /> },
     },
     OwnPage {
-        lab: "overlap",
-        page: |payload| html! { <overlap::OverlapLab {payload} /> },
-    },
-    OwnPage {
-        lab: "bubbles",
-        page: |payload| html! { <bubbles::BubblesLab {payload} /> },
-    },
-    OwnPage {
         lab: "fairness",
         page: |payload| html! { <fairness::FairnessLab {payload} /> },
-    },
-    OwnPage {
-        lab: "agentic",
-        page: |payload| html! { <agentic::AgenticLab {payload} /> },
-    },
-    OwnPage {
-        lab: "resilience",
-        page: |payload| html! { <resilience::ResilienceLab {payload} /> },
     },
     OwnPage {
         lab: "sharing",
         page: |payload| html! { <sharing::SharingLab {payload} /> },
     },
-    OwnPage {
-        lab: "elastic",
-        page: |payload| html! { <elastic::ElasticLab {payload} /> },
-    },
-    OwnPage {
-        lab: "cost",
-        page: |payload| html! { <cost::CostExplorer {payload} /> },
-    },
 ];
 
 /// What the generic page of a lab has beyond the lab's card and field table (its lede, main
 /// fields, charts' titles, and what it adds to the form and after the Report).
-const PAGE_PARTS: &[(&str, &generic::PageParts)] =
-    &[("tuning", &tuning::PARTS), ("migration", &migration::PARTS)];
+const PAGE_PARTS: &[(&str, &generic::PageParts)] = &[
+    ("tuning", &tuning::PARTS),
+    ("migration", &migration::PARTS),
+    ("elastic", &elastic::PARTS),
+    ("bubbles", &bubbles::PARTS),
+    ("agentic", &agentic::PARTS),
+    ("overlap", &overlap::PARTS),
+    ("cost", &cost::PARTS),
+    ("resilience", &resilience::PARTS),
+];
 
 /// Whether lab `lab` draws a page of its own (else it gets [`GenericLab`]).
 #[must_use]
@@ -168,7 +152,7 @@ pub fn app() -> Html {
                 (own.page)(payload.clone())
             } else {
                 let parts = PAGE_PARTS.iter().find(|(l, _)| l == lab).map(|(_, p)| *p);
-                html! { <generic::GenericLab lab={*lab} payload={payload.clone()} {parts} /> }
+                html! { <generic::GenericLab key={*lab} lab={*lab} payload={payload.clone()} {parts} /> }
             }
         }
         Route::NotFound(lab) => html! {

@@ -1,55 +1,54 @@
-//! The resilience lab page: a training job's GPUs as a grid (nodes × GPUs) coloured by TP
-//! group, pipeline stage or DP replica; click a GPU to make it slow or dead from an iteration
-//! on; the run compares ResiHP's detection and re-plan with the baselines (iteration times
-//! predicted vs observed, alarms, throughput), and the grid shows the layout before and after
-//! ResiHP's re-plan (the change animates). A PAI mini-batch CSV runs the detectors on real data.
-//!
-//! The form edits the scenario's JSON by path and lets the core validate it, so every message
-//! names the field exactly as the CLI would.
-
-use std::rc::Rc;
+//! The resilience lab's page parts: a training job's GPUs as a grid (nodes × GPUs) coloured by
+//! TP group, pipeline stage or DP replica, on the generic page; click a GPU to make it slow or
+//! dead from an iteration on; the run compares ResiHP's detection and re-plan with the
+//! baselines (iteration times predicted vs observed, alarms, throughput), and the grid shows
+//! the layout before and after ResiHP's re-plan, or plays ResiHP's run back iteration by
+//! iteration. A PAI mini-batch CSV (the lab's input slot) runs the detectors on real data.
 
 use bubblelab_core::labs::resilience::job::Plan;
-use bubblelab_core::labs::resilience::params::DetectorSpec;
 use bubblelab_core::labs::resilience::ResilienceParams;
-use bubblelab_core::{Report, Scenario};
+use bubblelab_core::Scenario;
 use serde_json::Value;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
+use super::generic::{PageParts, State};
 use crate::components::fields::NumberField;
-use crate::components::lab_page::LabPage;
-use crate::components::params_form::{
-    edit, get, number_value, opening_params, preset_callback, scenario_of, use_form_page, Form,
-    FormPage,
-};
-use crate::components::params_form::{more_number_fields, number_fields};
-use crate::components::timeline::Shared;
-use crate::components::upload::FileUpload;
-use crate::worker::client::{use_worker, Outcome, RunRequest, RunStatus};
+use crate::components::params_form::{edit, get, number_value, scenario_of, FormPage, PageHandle};
 use crate::worker::{Output, Playback};
 
-/// Properties of [`ResilienceLab`].
-#[derive(Properties, PartialEq)]
-pub struct ResilienceLabProps {
-    /// The `s=` payload of a share link, if any.
-    #[prop_or_default]
-    pub payload: Option<String>,
-}
-
-/// Number fields, paths inside `params` (labels, ranges and help from the field table).
-const FIELDS: [&str; 10] = [
-    "cluster.nodes",
-    "cluster.gpus_per_node",
-    "cluster.tp",
-    "cluster.pp",
-    "cluster.dp",
-    "cluster.micro_batches",
-    "iterations",
-    "lengths.sigma",
-    "detector.threshold",
-    "noise.spike_rate",
-];
+/// What the resilience page has beyond its card and field table.
+pub const PARTS: PageParts = PageParts {
+    lede: "In hybrid-parallel training a GPU that slows down drags its TP group, its pipeline stage and every data-parallel \
+                   replica with it. Raw iteration time is a poor alarm because packed sequences of varied length make healthy \
+                   iterations vary. ResiHP predicts each iteration from the work it actually holds, flags only persistent excess, \
+                   finds the slow GPU, and re-plans TP, PP and DP together.",
+    unit: "strategies",
+    controls: None,
+    drawn: &[],
+    main: &[
+        "cluster.nodes",
+        "cluster.gpus_per_node",
+        "cluster.tp",
+        "cluster.pp",
+        "cluster.dp",
+        "cluster.micro_batches",
+        "iterations",
+        "lengths.sigma",
+        "detector.threshold",
+        "noise.spike_rate",
+    ],
+    charts: &[
+        ("resilience.iteration_time", "Iteration time: observed vs ResiHP's prediction"),
+        ("resilience.throughput", "Training throughput per strategy"),
+        ("resilience.pai_time", "Real mini-batch times: slowest vs median worker"),
+    ],
+    stacked_charts: false,
+    charts_first: false,
+    notes: None,
+    picture: Some(|state| html! { <Grid state={state.clone()} /> }),
+    after: None,
+};
 
 /// What a click on a GPU injects: (id, label, slowdown, dead).
 const FAULTS: [(&str, &str, f64, bool); 4] = [
@@ -58,73 +57,6 @@ const FAULTS: [(&str, &str, f64, bool); 4] = [
     ("slow-4", "slow ×4", 4.0, false),
     ("dead", "dead (fail-stop)", 1.0, true),
 ];
-
-/// Largest PAI file the page reads, bytes.
-const MAX_PAI_BYTES: u64 = 32 << 20;
-
-#[derive(Clone, PartialEq)]
-struct State {
-    form: Form,
-    report: Shared<Report>,
-    /// The layout before and after ResiHP's re-plans.
-    plans: Rc<(Plan, Option<Plan>)>,
-    /// ResiHP's run for the playback: its iterations and when it first re-planned.
-    resihp: Rc<Playback>,
-    /// A PAI file's detection Report, shown instead of the simulation while set.
-    pai: Option<(String, Shared<Report>)>,
-}
-
-impl State {
-    fn new(p: &ResilienceParams, link_error: Option<String>) -> State {
-        let mut s = State {
-            form: Form::new("resilience", &Scenario::Resilience(p.clone()), link_error),
-            report: Shared(Rc::new(Report::default())),
-            plans: Rc::new((Plan::initial(p), None)),
-            resihp: Rc::new(Playback::default()),
-            pai: None,
-        };
-        s.rerun(false);
-        s
-    }
-}
-
-impl FormPage for State {
-    fn open(scenario: Scenario, link_error: Option<String>) -> Option<State> {
-        match scenario {
-            Scenario::Resilience(p) => Some(State::new(&p, link_error)),
-            _ => None,
-        }
-    }
-
-    fn opening(lab: &'static str, link_error: Option<String>) -> State {
-        State::new(&opening_params(lab), link_error)
-    }
-
-    fn form(&mut self) -> &mut Form {
-        &mut self.form
-    }
-
-    fn form_ref(&self) -> &Form {
-        &self.form
-    }
-
-    fn show(&mut self, output: Output, scenario: &Scenario) {
-        let (
-            Output::Resilience {
-                report,
-                playback,
-                replanned,
-            },
-            Scenario::Resilience(p),
-        ) = (output, scenario)
-        else {
-            return;
-        };
-        self.report = Shared(Rc::new(report));
-        self.resihp = Rc::new(playback);
-        self.plans = Rc::new((Plan::initial(p), replanned));
-    }
-}
 
 /// Colour of group `i` (hues spaced by the golden angle).
 fn group_colour(i: u32) -> String {
@@ -155,10 +87,41 @@ fn plan_stages(r: &bubblelab_core::labs::resilience::job::ReplicaPlan) -> Vec<(u
         .collect()
 }
 
-/// The resilience lab.
-#[function_component(ResilienceLab)]
-pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
-    let (state, worker) = use_form_page::<State>("resilience", props.payload.clone());
+/// Properties of [`Grid`].
+#[derive(Properties, PartialEq)]
+struct GridProps {
+    /// The page: its form (the cluster, the events) and the last run (the plans, the playback).
+    state: PageHandle<State>,
+}
+
+/// The layout as launched and after ResiHP's re-plan, and ResiHP's run for the playback, of the
+/// run on screen (the layout as launched alone when that run read a PAI file).
+fn run_on_screen(state: &State) -> (Plan, Option<Plan>, Playback) {
+    let form = state.form_ref();
+    let params = match form
+        .shown
+        .clone()
+        .map_or_else(|| scenario_of("resilience", &form.params), Ok)
+    {
+        Ok(Scenario::Resilience(p)) => p,
+        _ => ResilienceParams::default(),
+    };
+    match state.output().map(|o| &*o.0) {
+        Some(Output::Resilience {
+            playback,
+            replanned,
+            ..
+        }) => (Plan::initial(&params), replanned.clone(), playback.clone()),
+        _ => (Plan::initial(&params), None, Playback::default()),
+    }
+}
+
+/// The job's GPUs: a click injects a fault (or removes one); the layout before or after the
+/// re-plan; the playback of ResiHP's run.
+#[function_component(Grid)]
+fn grid(props: &GridProps) -> Html {
+    let state = &props.state;
+    let (before, after, resihp) = run_on_screen(state);
     let colour_by = use_state(|| "stage".to_string());
     let fault = use_state(|| 1usize);
     let at_iteration = use_state(|| "200".to_string());
@@ -169,7 +132,7 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
     {
         let frame = frame.clone();
         let playing = playing.clone();
-        let last = state.resihp.steps.len().saturating_sub(1);
+        let last = resihp.steps.len().saturating_sub(1);
         use_effect_with((*playing, *frame), move |(on, at)| {
             let timer = (*on).then(|| {
                 let next = at.map_or(0, |i| i + 3).min(last);
@@ -185,8 +148,6 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
             move || drop(timer)
         });
     }
-    let upload_error = use_state(|| None::<String>);
-    let pai_worker = use_worker();
     let on_gpu = {
         let state = state.clone();
         let fault = fault.clone();
@@ -198,11 +159,11 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
                 let at = match at {
                     Ok(v) => v,
                     Err(e) => {
-                        next.form.error = Some(e);
+                        next.form().error = Some(e);
                         return;
                     }
                 };
-                let mut events = get(&next.form.params, "events")
+                let mut events = get(&next.form_ref().params, "events")
                     .and_then(Value::as_array)
                     .cloned()
                     .unwrap_or_default();
@@ -212,62 +173,12 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
                 if events.len() == before {
                     events.push(serde_json::json!({"at_iteration": at, "gpu": gpu, "slowdown": slowdown, "dead": dead}));
                 }
-                next.form.set("events", Value::from(events));
+                next.form().set("events", Value::from(events));
                 next.rerun(true);
             });
         })
     };
-    // The detectors read the PAI file in a second worker, beside the simulation's.
-    let on_pai = {
-        let state = state.clone();
-        let upload_error = upload_error.clone();
-        let pai_worker = pai_worker.clone();
-        Callback::from(move |files: Vec<(String, Vec<u8>)>| {
-            let detector = match scenario_of("resilience", &state.form.params) {
-                Ok(Scenario::Resilience(p)) => p.detector,
-                _ => DetectorSpec::default(),
-            };
-            let name = files.first().map(|f| f.0.clone()).unwrap_or_default();
-            let request = RunRequest::run(
-                &Scenario::Resilience(ResilienceParams {
-                    detector,
-                    ..ResilienceParams::default()
-                }),
-                files.into_iter().map(|f| ("pai", Rc::new(f))).collect(),
-            );
-            let state = state.clone();
-            let upload_error = upload_error.clone();
-            pai_worker.run(
-                request,
-                Callback::from(move |outcome: Outcome| match outcome {
-                    Ok(Output::Report(report)) => {
-                        upload_error.set(None);
-                        let name = name.clone();
-                        edit(&state, move |next: &mut State| {
-                            next.pai = Some((name, Shared(Rc::new(report))));
-                        });
-                    }
-                    Ok(_) => {}
-                    Err(e) => upload_error.set(Some(e.to_string())),
-                }),
-            );
-        })
-    };
-    let on_back = {
-        let state = state.clone();
-        Callback::from(move |_: MouseEvent| {
-            edit(&state, move |next: &mut State| {
-                next.pai = None;
-            });
-        })
-    };
-    let on_upload_error = {
-        let upload_error = upload_error.clone();
-        Callback::from(move |m: String| upload_error.set(Some(m)))
-    };
-    let form = &state.form;
-    let other_error = form.other_error(FIELDS.iter().copied());
-    // The grid.
+    let form = state.form_ref();
     let nodes = get(&form.params, "cluster.nodes")
         .and_then(Value::as_u64)
         .unwrap_or(0) as u32;
@@ -275,11 +186,12 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
         .and_then(Value::as_u64)
         .unwrap_or(0) as u32;
     let total = nodes.saturating_mul(gpn).min(4096);
-    let (before, after) = &*state.plans;
-    let shown_step = frame.and_then(|i| state.resihp.steps.get(i)).copied();
+    let after = &after;
+    let before = &before;
+    let shown_step = frame.and_then(|i| resihp.steps.get(i)).copied();
     let plan = match &shown_step {
         // Playing back: the layout ResiHP ran that iteration on.
-        Some((it, _, _)) => match (state.resihp.replanned_at, after) {
+        Some((it, _, _)) => match (resihp.replanned_at, after) {
             (Some(r), Some(a)) if *it >= r => a,
             _ => before,
         },
@@ -350,7 +262,7 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
     let on_play = {
         let playing = playing.clone();
         let frame = frame.clone();
-        let last = state.resihp.steps.len().saturating_sub(1);
+        let last = resihp.steps.len().saturating_sub(1);
         Callback::from(move |_: MouseEvent| {
             if !*playing && frame.is_some_and(|f| f >= last) {
                 frame.set(Some(0));
@@ -373,8 +285,7 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
     };
     let frame_text = match &shown_step {
         Some((it, dur, predicted)) => {
-            let alarms: Vec<String> = state
-                .resihp
+            let alarms: Vec<String> = resihp
                 .alarms
                 .iter()
                 .filter(|(a, _)| a <= it)
@@ -389,7 +300,7 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
                 } else {
                     format!("alarms: {}", alarms.join("; "))
                 },
-                match state.resihp.replanned_at {
+                match resihp.replanned_at {
                     Some(r) if *it >= r => format!("; running on the re-planned layout since iteration {r}"),
                     _ => String::new(),
                 }
@@ -401,41 +312,7 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
         .as_ref()
         .map(|s| s.0.to_string())
         .unwrap_or_default();
-    let shown_report = state
-        .pai
-        .as_ref()
-        .map_or_else(|| state.report.clone(), |(_, r)| r.clone());
     html! {
-        <LabPage lab="resilience" title="Resilience: one slow GPU, and the whole job waits"
-            link_error={form.link_error.clone()} shown={state.form.shown_json()} on_pick={preset_callback(&state)}
-            worker={worker.clone()} unit="strategies" worker_error={state.form.worker_error.clone()}
-            report={shown_report.clone()}
-            export_json={Some(state.pai.is_none().then(|| state.form.shown_json()).flatten())}
-            extra_status={html! { <RunStatus worker={pai_worker.clone()} id="pai-status" /> }}
-            lede={html! {
-                { "In hybrid-parallel training a GPU that slows down drags its TP group, its pipeline stage and every data-parallel \
-                   replica with it. Raw iteration time is a poor alarm because packed sequences of varied length make healthy \
-                   iterations vary. ResiHP predicts each iteration from the work it actually holds, flags only persistent excess, \
-                   finds the slow GPU, and re-plans TP, PP and DP together." }
-            }}
-            controls={html! { <>
-                    { number_fields(&state, &FIELDS) }
-                    { more_number_fields(&state, &[&FIELDS[..], &["events.at_iteration"]].concat()) }
-                    if let Some(message) = other_error {
-                        <p class="field-error">{ message }</p>
-                    }
-                    <FileUpload id="upload-pai" label="Run the detectors on a PAI mini-batch CSV (job_N_norm.csv)" accept=".csv"
-                        max_bytes={MAX_PAI_BYTES} max_files={1} on_load={on_pai} on_error={on_upload_error} />
-                    if let Some((name, _)) = &state.pai {
-                        <p class="muted">{ format!("Showing the detectors on {name}. ") }
-                            <button type="button" id="back-to-simulation" onclick={on_back}>{ "Back to the simulation" }</button>
-                        </p>
-                    }
-                    if let Some(message) = &*upload_error {
-                        <div class="banner error" id="upload-error" role="alert">{ message.clone() }</div>
-                    }
-            </> }}
-            picture={html! {
                     <section class="cluster" id="resilience-grid">
                         <h2>{ "The job's GPUs" }</h2>
                         <div class="cluster-controls">
@@ -458,7 +335,7 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
                         </div>
                         <div class="cluster-controls">
                             <button type="button" id="resilience-play" onclick={on_play}>{ if *playing { "Pause" } else { "Play the run" } }</button>
-                            <input type="range" id="resilience-scrubber" min="0" max={state.resihp.steps.len().saturating_sub(1).to_string()}
+                            <input type="range" id="resilience-scrubber" min="0" max={resihp.steps.len().saturating_sub(1).to_string()}
                                 value={frame.unwrap_or(0).to_string()} oninput={on_frame} aria-label="iteration" />
                         </div>
                         <p class="muted" id="playback-state" data-iteration={shown_iteration}>{ frame_text }</p>
@@ -485,11 +362,5 @@ pub fn resilience_lab(props: &ResilienceLabProps) -> Html {
                             }) }
                         </svg>
                     </section>
-            }}
-            chart_titles={vec![
-                        ("resilience.iteration_time".to_string(), "Iteration time: observed vs ResiHP's prediction".to_string()),
-                        ("resilience.throughput".to_string(), "Training throughput per strategy".to_string()),
-                        ("resilience.pai_time".to_string(), "Real mini-batch times: slowest vs median worker".to_string()),
-            ]} />
     }
 }

@@ -17,6 +17,8 @@ pub const PARTS: PageParts = PageParts {
            tests/claims/tuning-mutransfer-long.json`, about three minutes) μP keeps it on one grid \
            point from width 32 to 512 while SP's falls fourfold (docs/CLAIMS.md).",
     unit: "training runs",
+    controls: None,
+    drawn: &[],
     main: &[
         "experiment.widths",
         "experiment.optimizer",
@@ -41,6 +43,9 @@ pub const PARTS: PageParts = PageParts {
         ("tuning.fusion.throughput", "Fused trials: throughput vs F"),
         ("tuning.fusion.memory", "Fused trials: memory vs F"),
     ],
-    controls: None,
+    stacked_charts: false,
+    charts_first: false,
+    notes: None,
+    picture: None,
     after: None,
 };

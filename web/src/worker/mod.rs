@@ -224,6 +224,20 @@ pub enum Output {
 impl Output {
     /// The Report the output carries, if it carries one.
     #[must_use]
+    pub fn report(&self) -> Option<&Report> {
+        match self {
+            Output::Report(report)
+            | Output::Fairness { report, .. }
+            | Output::Agentic { report, .. }
+            | Output::Sharing { report, .. }
+            | Output::Overlap { report, .. }
+            | Output::Resilience { report, .. } => Some(report),
+            Output::FairnessPiece { .. } | Output::Scenario(_) => None,
+        }
+    }
+
+    /// The Report the output carries, if it carries one.
+    #[must_use]
     pub fn into_report(self) -> Option<Report> {
         match self {
             Output::Report(report)
