@@ -20,7 +20,15 @@ pub const PARTS: PageParts = PageParts {
     unit: "steps",
     controls: Some(gpu_menu),
     drawn: &["gpu"],
-    main: &[],
+    main: &[
+        "collective",
+        "bytes",
+        "ranks",
+        "ranks_per_node",
+        "gemm_m",
+        "gemm_n",
+        "gemm_k",
+    ],
     charts: &[
         ("collective_time", "Collective time by message size"),
         ("bus_bandwidth", "Bus bandwidth by message size"),

@@ -11,11 +11,12 @@ use bubblelab_core::labs::pipeline::PipelineParams;
 use bubblelab_core::labs::{LABS, LAB_CARDS};
 use bubblelab_core::presets::CardBody;
 use bubblelab_core::scenario::InputSlot;
-use bubblelab_core::{Report, Scenario, ScenarioError};
+use bubblelab_core::{share, Report, Scenario, ScenarioError};
 use serde_json::Value;
 use web_sys::{HtmlInputElement, HtmlSelectElement, HtmlTextAreaElement};
 use yew::prelude::*;
 
+use crate::browser;
 use crate::components::fields::{field_id, CheckboxGroup, NumberField};
 use crate::components::lab_page::LabPage;
 use crate::components::params_form::{
@@ -23,11 +24,13 @@ use crate::components::params_form::{
     use_form_page, Form, FormPage, PageHandle, Upload,
 };
 use crate::components::timeline::Shared;
-use crate::components::upload::FileUpload;
+use crate::components::upload::{texts, FileUpload};
 use crate::worker::Output;
 
 /// Largest file an input slot takes on this page.
 const MAX_INPUT_BYTES: u64 = 64 << 20;
+/// Largest scenario file the page opens.
+const MAX_SCENARIO_BYTES: u64 = 256 << 10;
 
 /// What a lab's page has beyond its card and field table: the lede, the unit of its progress,
 /// its own controls (for fields the table's widgets do not draw well), the fields shown first
@@ -197,7 +200,7 @@ pub fn generic_lab(props: &GenericLabProps) -> Html {
             controls={html! { <>
                 { parts.and_then(|p| p.controls).map(|controls| controls(&state)).unwrap_or_default() }
                 { for main.iter().map(|field| field_control(&state, field)) }
-                if main.is_empty() {
+                if main.is_empty() && drawn.is_empty() {
                     { for rest.iter().map(|field| field_control(&state, field)) }
                 } else if !rest.is_empty() {
                     <details class="more-fields" id="more-fields">
@@ -210,12 +213,39 @@ pub fn generic_lab(props: &GenericLabProps) -> Html {
                 }
                 { for slots.iter().map(|slot| slot_upload(&state, slot, &upload_error)) }
                 { back_to_scenario(&state) }
+                <FileUpload id="upload-scenario" label="Open a scenario file (.json)" accept=".json,application/json"
+                    max_bytes={MAX_SCENARIO_BYTES} max_files={1} on_load={open_scenario(&upload_error)}
+                    on_error={upload_error_callback(&upload_error)} />
                 { parts.and_then(|p| p.notes).map(|notes| notes(form)).unwrap_or_default() }
                 if let Some(message) = form.upload_error.clone().or_else(|| (*upload_error).clone()) {
                     <div class="banner error" id="upload-error" role="alert">{ message }</div>
                 }
             </> }} />
     }
+}
+
+/// Opens a scenario file in its lab (this one or another), as its share link would.
+fn open_scenario(error: &UseStateHandle<Option<String>>) -> Callback<Vec<(String, Vec<u8>)>> {
+    let error = error.clone();
+    Callback::from(move |files: Vec<(String, Vec<u8>)>| {
+        let opened = texts(files).and_then(|files| {
+            let (name, text) = files.into_iter().next().ok_or("no file chosen")?;
+            Scenario::from_json(&text).map_err(|e| format!("{name}: {e}"))
+        });
+        match opened {
+            Ok(scenario) => {
+                error.set(None);
+                browser::set_hash(&share::fragment(&scenario));
+            }
+            Err(e) => error.set(Some(e)),
+        }
+    })
+}
+
+/// Shows why an upload was refused before it was read.
+fn upload_error_callback(error: &UseStateHandle<Option<String>>) -> Callback<String> {
+    let error = error.clone();
+    Callback::from(move |m: String| error.set(Some(m)))
 }
 
 /// While the runs read opened files: what they read, and a button back to the scenario's own

@@ -41,10 +41,6 @@ struct OwnPage {
 /// its card.
 const OWN_PAGES: &[OwnPage] = &[
     OwnPage {
-        lab: "pipeline",
-        page: |payload| html! { <pipeline::PipelineLab {payload} /> },
-    },
-    OwnPage {
         lab: "fairness",
         page: |payload| html! { <fairness::FairnessLab {payload} /> },
     },
@@ -65,6 +61,7 @@ const PAGE_PARTS: &[(&str, &generic::PageParts)] = &[
     ("overlap", &overlap::PARTS),
     ("cost", &cost::PARTS),
     ("resilience", &resilience::PARTS),
+    ("pipeline", &pipeline::PARTS),
 ];
 
 /// Whether lab `lab` draws a page of its own (else it gets [`GenericLab`]).
@@ -152,7 +149,9 @@ pub fn app() -> Html {
                 (own.page)(payload.clone())
             } else {
                 let parts = PAGE_PARTS.iter().find(|(l, _)| l == lab).map(|(_, p)| *p);
-                html! { <generic::GenericLab key={*lab} lab={*lab} payload={payload.clone()} {parts} /> }
+                // A new link (a lab, or another scenario of this one) opens a new page.
+                let key = format!("{lab}?{}", payload.as_deref().unwrap_or(""));
+                html! { <generic::GenericLab {key} lab={*lab} payload={payload.clone()} {parts} /> }
             }
         }
         Route::NotFound(lab) => html! {

@@ -1,272 +1,222 @@
-//! The pipeline lab page: pick schedules and the pipeline's shape, see the schedules' timelines
-//! stacked, the bubble table and the memory chart; share the scenario as a link; export the
-//! report; open a real PipeMorph run.
+//! The pipeline lab's page parts: pick schedules and the pipeline's shape on the generic page,
+//! see the schedules' timelines stacked, the bubble table and the memory chart. The lab's own
+//! controls name the schedules (interleaved 1F1B with its chunks) and give times in ms and
+//! memory in GiB; a real PipeMorph run's stage logs are the lab's input slot.
 
-mod state;
-
-use std::rc::Rc;
-
-use bubblelab_core::labs::pipeline::pipemorph::{self, STAGE_LOGS};
-use bubblelab_core::labs::pipeline::{PipelineParams, ScheduleKind};
-use bubblelab_core::{Report, Scenario, ScenarioError};
+use bubblelab_core::labs::pipeline::ScheduleKind;
+use bubblelab_core::units::GIB;
+use bubblelab_core::ScenarioError;
+use serde_json::Value;
 use yew::prelude::*;
 
-use crate::browser;
-use crate::components::export::ExportBar;
+use super::generic::{PageParts, State};
 use crate::components::fields::{CheckboxGroup, NumberField};
-use crate::components::lab_page::LabPage;
-use crate::components::report_view::ReportView;
-use crate::components::timeline::Shared;
-use crate::components::upload::{texts, FileUpload};
-use crate::worker::client::{use_worker, Outcome, RunRequest, RunStatus};
-use crate::worker::{Failure, Output};
-use state::{Action, LabState, FIELDS};
+use crate::components::params_form::{edit, get, id_options, id_toggle, FormPage, PageHandle};
 
-/// Properties of [`PipelineLab`].
-#[derive(Properties, PartialEq)]
-pub struct PipelineLabProps {
-    /// The `s=` payload of a share link, if the page was opened from one.
-    #[prop_or_default]
-    pub payload: Option<String>,
-}
+/// What the pipeline page has beyond its card and field table.
+pub const PARTS: PageParts = PageParts {
+    lede: "p stages each hold a slice of the model; m micro-batches flow forward and their gradients flow back. \
+                   A stage is idle — a bubble — while it waits for a neighbour. Compare how GPipe, 1F1B, interleaved 1F1B, \
+                   the zero-bubble schedules (ZB-H1, ZB-H2, ZB-V) and DeepSeek's DualPipe and DualPipeV order the work, \
+                   what it costs in memory, and where the bubbles go.",
+    unit: "steps",
+    controls: Some(controls),
+    drawn: &[
+        "schedules",
+        "stages",
+        "micro_batches",
+        "virtual_stages",
+        "forward_ns",
+        "backward_input_ns",
+        "backward_weight_ns",
+        "p2p_ns",
+        "activation_bytes",
+        "w_memory_fraction",
+    ],
+    main: &[],
+    charts: &[
+        ("peak_activations", "Peak activation memory per stage (GiB)"),
+        ("bubble_by_stage", "Bubble ratio per stage"),
+        ("iteration_ms", "Iteration time (ms)"),
+        ("bubble_by_iteration", "Bubble ratio per stage and iteration"),
+    ],
+    stacked_charts: false,
+    charts_first: false,
+    notes: None,
+    picture: None,
+    after: None,
+};
 
-const CHART_TITLES: [(&str, &str); 4] = [
-    ("peak_activations", "Peak activation memory per stage (GiB)"),
-    ("bubble_by_stage", "Bubble ratio per stage"),
-    ("iteration_ms", "Iteration time (ms)"),
+/// The form's number fields: (path, label, help, slider maximum, the scenario's units per form
+/// unit). Times are typed in ms, memory in GiB.
+const FIELDS: [(&str, &str, &str, Option<f64>, f64); 9] = [
     (
-        "bubble_by_iteration",
-        "Bubble ratio per stage and iteration",
+        "stages",
+        "Stages p",
+        "Pipeline stages (devices)",
+        Some(16.0),
+        1.0,
+    ),
+    (
+        "micro_batches",
+        "Micro-batches m",
+        "Micro-batches per iteration",
+        Some(64.0),
+        1.0,
+    ),
+    (
+        "virtual_stages",
+        "Chunks per device v (interleaved)",
+        "Model chunks per device for interleaved 1F1B",
+        None,
+        1.0,
+    ),
+    (
+        "forward_ns",
+        "Forward F (ms)",
+        "Forward of one micro-batch on one stage",
+        None,
+        1e6,
+    ),
+    (
+        "backward_input_ns",
+        "Backward B, input grad (ms)",
+        "Input-gradient backward of one micro-batch",
+        None,
+        1e6,
+    ),
+    (
+        "backward_weight_ns",
+        "Backward W, weight grad (ms)",
+        "Weight-gradient backward; schedules that don't split run B+W together",
+        None,
+        1e6,
+    ),
+    (
+        "p2p_ns",
+        "P2P per transfer (ms)",
+        "Time to send one activation or gradient to the next stage",
+        None,
+        1e6,
+    ),
+    (
+        "activation_bytes",
+        "Activations per micro-batch (GiB)",
+        "Activation memory one micro-batch holds on one stage",
+        None,
+        GIB as f64,
+    ),
+    (
+        "w_memory_fraction",
+        "Share kept for W",
+        "Share of activations the W pass still needs after B (zero-bubble)",
+        None,
+        1.0,
     ),
 ];
 
-/// The pipeline lab.
-#[function_component(PipelineLab)]
-pub fn pipeline_lab(props: &PipelineLabProps) -> Html {
-    let state = {
-        let payload = props.payload.clone();
-        use_reducer(move || LabState::from_payload(payload.as_deref()))
-    };
-    // Navigating to another link (a hashchange) re-initialises the page.
-    {
-        let state = state.clone();
-        let first = use_mut_ref(|| true);
-        use_effect_with(props.payload.clone(), move |payload| {
-            if !std::mem::replace(&mut *first.borrow_mut(), false) {
-                state.dispatch(Action::Open(payload.clone()));
-            }
-            || ()
-        });
-    }
-    // Keep the address bar equal to the scenario once the user has changed something.
-    {
-        let fragment = state.fragment.clone();
-        use_effect_with((fragment, state.dirty), |(fragment, dirty)| {
-            if *dirty {
-                browser::replace_hash(fragment);
-            }
-            || ()
-        });
-    }
-    let real_run = use_state(|| None::<Shared<bubblelab_core::Report>>);
-    let upload_error = use_state(|| None::<String>);
-    // The schedules run in the worker; the last finished Report stays on screen meanwhile.
-    let worker = use_worker();
-    let report = use_state(|| Shared(Rc::new(Report::default())));
-    let run_error = use_state(|| None::<ScenarioError>);
-    let worker_error = use_state(|| None::<String>);
-    {
-        let scenario = state.scenario();
-        let worker = worker.clone();
-        let report = report.clone();
-        let run_error = run_error.clone();
-        let worker_error = worker_error.clone();
-        use_effect_with(state.scenario_json.clone(), move |_| {
-            run_error.set(None);
-            let run_error = run_error.clone();
-            let request = RunRequest::run(&scenario, Vec::new());
-            worker.run(
-                request,
-                Callback::from(move |outcome: Outcome| {
-                    worker_error.set(None);
-                    match outcome {
-                        Ok(Output::Report(r)) => {
-                            run_error.set(None);
-                            report.set(Shared(Rc::new(r)));
-                        }
-                        Ok(_) => {}
-                        Err(Failure::Scenario(e)) => run_error.set(Some(e)),
-                        Err(e) => worker_error.set(Some(e.to_string())),
-                    }
-                }),
-            );
-        });
-    }
-    // PipeMorph logs are read by a second worker, beside the schedules' runs.
-    let log_worker = use_worker();
-    // The input's own error first, else what the run of the last valid input said.
-    let error = state.error.clone().or_else(|| (*run_error).clone());
-
-    let field_error = |path: &str| {
-        error
-            .as_ref()
-            .filter(|e| e.path() == Some(path))
-            .map(ToString::to_string)
-    };
-    let on_field = |name: &'static str| {
-        let state = state.clone();
-        Callback::from(move |text: String| state.dispatch(Action::SetField(name, text)))
-    };
-    let on_preset = {
-        let state = state.clone();
-        Callback::from(move |(id, scenario): (&'static str, Scenario)| {
-            if let Scenario::Pipeline(p) = scenario {
-                state.dispatch(Action::Load(p, Some(id)));
-            }
-        })
-    };
+/// The schedules by name, the pipeline's shape and times, and a button for every schedule.
+fn controls(state: &PageHandle<State>) -> Html {
+    let form = state.form_ref();
+    let v = get(&form.params, "virtual_stages")
+        .and_then(Value::as_u64)
+        .and_then(|v| u32::try_from(v).ok())
+        .unwrap_or(2);
+    let labels: Vec<(&str, String)> = ScheduleKind::ALL
+        .iter()
+        .map(|k| (k.id(), k.label_with(v)))
+        .collect();
+    let labelled: Vec<(&str, &str)> = labels.iter().map(|(id, l)| (*id, l.as_str())).collect();
+    let options = id_options(&form.params, "schedules", &labelled);
+    let on_toggle = id_toggle(
+        state,
+        "schedules",
+        ScheduleKind::ALL.iter().map(|k| k.id()).collect(),
+    );
     let on_compare_all = {
         let state = state.clone();
         Callback::from(move |_: MouseEvent| {
-            for kind in ScheduleKind::ALL {
-                state.dispatch(Action::ToggleSchedule(kind, true));
-            }
-        })
-    };
-    let on_scenario_file = {
-        let state = state.clone();
-        let upload_error = upload_error.clone();
-        Callback::from(move |files: Vec<(String, Vec<u8>)>| {
-            let loaded = texts(files).and_then(|files| {
-                let (name, text) = files.into_iter().next().ok_or("no file chosen")?;
-                Scenario::from_json(&text).map_err(|e| format!("{name}: {e}"))
+            edit(&state, |next: &mut State| {
+                let all: Vec<&str> = ScheduleKind::ALL.iter().map(|k| k.id()).collect();
+                next.form().set("schedules", Value::from(all));
+                next.rerun(true);
             });
-            match loaded {
-                Ok(Scenario::Pipeline(p)) => {
-                    upload_error.set(None);
-                    state.dispatch(Action::Load(p, None));
-                }
-                // Another lab's scenario: open it in its own lab.
-                Ok(other) => browser::set_hash(&bubblelab_core::share::fragment(&other)),
-                Err(e) => upload_error.set(Some(e)),
+        })
+    };
+    html! { <>
+        <CheckboxGroup path="pipeline.schedules" label="Schedules" {options}
+            error={form.field_error("schedules")} {on_toggle} />
+        { for FIELDS.iter().map(|(path, label, help, max, scale)| {
+            let value = form.typed(path).unwrap_or_else(|| shown(&form.params, path, *scale));
+            html! {
+                <NumberField path={format!("pipeline.{path}")} label={*label} help={*help} {value}
+                    min={Some(if *scale == 1.0 && *path != "w_memory_fraction" { 1.0 } else { 0.0 })} max={*max}
+                    slider={max.is_some()} step={if *scale == 1.0 && *path != "w_memory_fraction" { "1" } else { "any" }}
+                    error={form.field_error(path)} on_change={on_number(state, path, *scale)} />
             }
-        })
-    };
-    let on_logs = {
-        let real_run = real_run.clone();
-        let upload_error = upload_error.clone();
-        let log_worker = log_worker.clone();
-        Callback::from(move |files: Vec<(String, Vec<u8>)>| {
-            let real_run = real_run.clone();
-            let upload_error = upload_error.clone();
-            let request = RunRequest::run(
-                &Scenario::Pipeline(PipelineParams::default()),
-                files
-                    .into_iter()
-                    .map(|f| (STAGE_LOGS.name, Rc::new(f)))
-                    .collect(),
-            );
-            log_worker.run(
-                request,
-                Callback::from(move |outcome: Outcome| match outcome {
-                    Ok(Output::Report(r)) => {
-                        upload_error.set(None);
-                        real_run.set(Some(Shared(Rc::new(r))));
-                    }
-                    Ok(_) => {}
-                    Err(e) => upload_error.set(Some(e.to_string())),
-                }),
-            );
-        })
-    };
-    let on_upload_error = {
-        let upload_error = upload_error.clone();
-        Callback::from(move |m: String| upload_error.set(Some(m)))
-    };
+        }) }
+        <div class="buttons">
+            <button type="button" id="compare-all" onclick={on_compare_all}>{ "Compare all schedules" }</button>
+        </div>
+    </> }
+}
 
-    let schedule_options: Vec<(String, String, bool)> = ScheduleKind::ALL
-        .iter()
-        .map(|k| {
-            (
-                k.id().to_string(),
-                k.label_with(state.params.virtual_stages),
-                state.schedules.contains(k),
-            )
-        })
-        .collect();
-    let on_toggle = {
-        let state = state.clone();
-        Callback::from(move |(id, on): (String, bool)| {
-            if let Some(kind) = ScheduleKind::from_id(&id) {
-                state.dispatch(Action::ToggleSchedule(kind, on));
+/// The value at `path` in the form's unit.
+fn shown(params: &Value, path: &str, scale: f64) -> String {
+    get(params, path)
+        .and_then(Value::as_f64)
+        .map(|v| (v / scale).to_string())
+        .unwrap_or_default()
+}
+
+/// A number box's callback: the text is kept; a number goes to the scenario in its unit (whole
+/// nanoseconds or bytes); a new stage count drops the per-stage lists made for the old one.
+fn on_number(state: &PageHandle<State>, path: &'static str, scale: f64) -> Callback<String> {
+    let state = state.clone();
+    Callback::from(move |text: String| {
+        edit(&state, move |next: &mut State| {
+            next.form().set_text(path, text.clone());
+            let value = match text.trim().parse::<f64>() {
+                Ok(v) if v.is_finite() => v,
+                _ => {
+                    next.form().error = Some(ScenarioError::field(
+                        format!("pipeline.{path}"),
+                        format!("expected a number, got `{text}`"),
+                    ));
+                    return;
+                }
+            };
+            let value = if scale == 1.0 && path == "w_memory_fraction" {
+                Value::from(value)
+            } else if value >= 0.0 && (value * scale).round() < 1.8e19 {
+                Value::from((value * scale).round() as u64)
+            } else {
+                next.form().error = Some(ScenarioError::field(
+                    format!("pipeline.{path}"),
+                    format!("must be a number from 0, got {value}"),
+                ));
+                return;
+            };
+            next.form().set(path, value);
+            if path == "stages" {
+                drop_stage_lists(next);
             }
-        })
-    };
-    let schedules_error = error
-        .as_ref()
-        .filter(|e| {
-            e.path()
-                .is_some_and(|p| p.starts_with("pipeline.schedules"))
-        })
-        .map(ToString::to_string);
-    let other_error = error
-        .as_ref()
-        .filter(|e| {
-            !e.path().is_some_and(|p| {
-                FIELDS.iter().any(|f| f.path == p) || p.starts_with("pipeline.schedules")
-            })
-        })
-        .map(ToString::to_string);
+            next.rerun(true);
+        });
+    })
+}
 
-    let shown = Some(AttrValue::from(state.scenario_json.clone()));
-    html! {
-        <LabPage lab="pipeline" title="Pipeline bubbles"
-            link_error={state.link_error.clone()} shown={shown} preset={state.preset} on_pick={on_preset}
-            worker={worker.clone()} worker_error={(*worker_error).clone()}
-            report={(*report).clone()}
-            lede={html! {
-                { "p stages each hold a slice of the model; m micro-batches flow forward and their gradients flow back. \
-                   A stage is idle — a bubble — while it waits for a neighbour. Compare how GPipe, 1F1B, interleaved 1F1B, \
-                   the zero-bubble schedules (ZB-H1, ZB-H2, ZB-V) and DeepSeek's DualPipe and DualPipeV order the work, \
-                   what it costs in memory, and where the bubbles go." }
-            }}
-            controls={html! { <>
-                    <CheckboxGroup path="pipeline.schedules" label="Schedules" options={schedule_options}
-                        error={schedules_error} {on_toggle} />
-                    { for FIELDS.iter().map(|f| html! {
-                        <NumberField path={f.path} label={f.label} help={f.help} value={state.text(f.name)}
-                            min={f.min} max={f.max} step={f.step} slider={f.slider}
-                            error={field_error(f.path)} on_change={on_field(f.name)} />
-                    }) }
-                    if let Some(message) = other_error {
-                        <p class="field-error" data-field={error.as_ref().and_then(|e| e.path()).unwrap_or("").to_string()}>{ message }</p>
-                    }
-                    <div class="buttons">
-                        <button type="button" id="compare-all" onclick={on_compare_all}>{ "Compare all schedules" }</button>
-                    </div>
-                    <FileUpload id="upload-scenario" label="Open a scenario file (.json)" accept=".json,application/json"
-                        max_bytes={256 * 1024} max_files={1} on_load={on_scenario_file} on_error={on_upload_error.clone()} />
-            </> }}
-            chart_titles={CHART_TITLES.iter().map(|(k, t)| (k.to_string(), t.to_string())).collect::<Vec<_>>()}
-            below={html! {
-            <section class="real-run">
-                <h2>{ "A real run: PipeMorph stage logs" }</h2>
-                <p>
-                    { "Open the per-stage logs of a PipeMorph run (the files " }<code>{ "GPU<r>_rank<r>*.log" }</code>
-                    { ", optionally with Megatron's " }<code>{ "log.txt" }</code>
-                    { ") to see the measured timeline: 4 stages of GPT on A10 GPUs, 1F1B or zero-bubble, with a slow link injected mid-run." }
-                </p>
-                <FileUpload id="upload-pipemorph" label="Open stage logs" multiple=true accept=".log,.txt"
-                    max_bytes={pipemorph::MAX_LOG_BYTES as u64} max_files={16} on_load={on_logs} on_error={on_upload_error} />
-                <RunStatus worker={log_worker.clone()} id="pipemorph-status" />
-                if let Some(message) = &*upload_error {
-                    <div class="banner error" id="upload-error" role="alert">{ message.clone() }</div>
-                }
-                if let Some(report) = &*real_run {
-                    <ExportBar report={report.clone()} stem="pipemorph" id_prefix="pipemorph-" />
-                    <ReportView report={report.clone()} chart_titles={CHART_TITLES.iter().map(|(k, t)| (k.to_string(), t.to_string())).collect::<Vec<_>>()} />
-                }
-            </section>
-            }} />
+/// Per-stage lists only fit the stage count they were made for.
+fn drop_stage_lists(next: &mut State) {
+    let stages = get(&next.form_ref().params, "stages")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    for list in ["stage_times", "stage_slowdown"] {
+        let len = get(&next.form_ref().params, list)
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        if len != 0 && len as u64 != stages {
+            next.form().set(list, Value::from(Vec::<Value>::new()));
+        }
     }
 }
