@@ -111,6 +111,11 @@ pub struct InputSlot {
     pub help: &'static str,
     /// Whether the slot takes several files (a folder of stage logs), in name order.
     pub many: bool,
+    /// Whether a page reads the file into the scenario's parameters ([`LabParams::with_inputs`]),
+    /// so that its share link carries them: lists small enough for a link (a node list, a
+    /// workload, tenant shares). Otherwise every run reads the file, and links carry the
+    /// scenario alone.
+    pub carried: bool,
 }
 
 /// One file given to a lab's input slot: its text and the name errors call it by.

@@ -818,9 +818,9 @@ try {
     assert(await shPage.locator('#sharing-cluster .legend li').count() === 5, 'five GPU categories in the legend');
     assert(await shPage.inputValue('#sharing-policy') !== '', 'a policy chosen for the picture');
     // A bad list names its line and column; nothing else changes.
-    await shPage.setInputFiles('#upload-openb', { name: 'nodes.csv', mimeType: 'text/csv', buffer: Buffer.from('sn,cpu_milli,memory_mib,gpu,model\nn0,1000,1000,0,G2\n') });
-    await shPage.waitForSelector('#list-error', { timeout: TIMEOUT_MS });
-    const listError = await shPage.textContent('#list-error');
+    await shPage.setInputFiles('#upload-nodes', { name: 'nodes.csv', mimeType: 'text/csv', buffer: Buffer.from('sn,cpu_milli,memory_mib,gpu,model\nn0,1000,1000,0,G2\n') });
+    await shPage.waitForSelector('#upload-error', { timeout: TIMEOUT_MS });
+    const listError = await shPage.textContent('#upload-error');
     assert(/nodes\.csv/.test(listError) && /gpu/.test(listError), `expected the file and column in the error, got ${listError}`);
     if (DATA_DIR) {
       const dir = path.join(DATA_DIR, 'alibaba_gpu_v2023_openb');
@@ -831,7 +831,11 @@ try {
       if (have) {
         await shPage.fill('#field-seeds', '1');
         await shPage.waitForFunction(() => window.location.hash.startsWith('#/sharing?s='), null, { timeout: TIMEOUT_MS });
-        await shPage.setInputFiles('#upload-openb', files);
+        // Each list is read into the scenario (its node groups, its pod classes), then runs.
+        const nodesBefore = await shPage.textContent('#field-nodes');
+        await shPage.setInputFiles('#upload-nodes', files[0]);
+        await shPage.waitForFunction((before) => document.querySelector('#field-nodes')?.textContent !== before, nodesBefore, { timeout: 120_000 });
+        await shPage.setInputFiles('#upload-pods', files[1]);
         await shPage.waitForFunction(() => document.querySelector('#lab-sharing .report')?.textContent.includes('6212 GPUs'), null, { timeout: 120_000 });
         const realFgd = Number(await dataValue(shPage, '[data-metric="fgd.allocated_percent"]'));
         const realBest = Number(await dataValue(shPage, '[data-metric="best-fit.allocated_percent"]'));

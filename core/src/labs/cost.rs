@@ -348,6 +348,7 @@ impl crate::scenario::LabParams for CostParams {
         name: "measured",
         help: "a Vidur NCCL profile (all_reduce.csv, send_recv.csv): its points for the chosen collective and group go over the curves",
         many: false,
+        carried: false,
     }];
 
     /// The curves, with the measured points of the profile laid over them; a profile without

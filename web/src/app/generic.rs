@@ -21,10 +21,11 @@ use crate::components::fields::{field_id, CheckboxGroup, NumberField};
 use crate::components::lab_page::LabPage;
 use crate::components::params_form::{
     edit, get, id_options, id_toggle, list_text, number_fields, number_value, preset_callback,
-    use_form_page, Form, FormPage, PageHandle, Upload,
+    read_into_form, use_form_page, Form, FormPage, PageHandle, Upload,
 };
 use crate::components::timeline::Shared;
 use crate::components::upload::{texts, FileUpload};
+use crate::worker::client::{use_worker, WorkerHandle};
 use crate::worker::Output;
 
 /// Largest file an input slot takes on this page.
@@ -158,6 +159,8 @@ pub fn generic_lab(props: &GenericLabProps) -> Html {
     let lab = props.lab;
     let (state, worker) = use_form_page::<State>(lab, props.payload.clone());
     let upload_error = use_state(|| None::<String>);
+    // Files the scenario carries are read in a worker of their own, beside the runs.
+    let reader = use_worker();
     let form = &state.form;
     let table = Scenario::fields_of(lab);
     let other_error = form.other_error(table.iter().map(|f| f.path));
@@ -211,7 +214,7 @@ pub fn generic_lab(props: &GenericLabProps) -> Html {
                 if let Some(message) = other_error {
                     <p class="field-error">{ message }</p>
                 }
-                { for slots.iter().map(|slot| slot_upload(&state, slot, &upload_error)) }
+                { for slots.iter().map(|slot| slot_upload(&state, &reader, slot, &upload_error)) }
                 { back_to_scenario(&state) }
                 <FileUpload id="upload-scenario" label="Open a scenario file (.json)" accept=".json,application/json"
                     max_bytes={MAX_SCENARIO_BYTES} max_files={1} on_load={open_scenario(&upload_error)}
@@ -483,17 +486,28 @@ fn json_field(state: &PageHandle<State>, field: &Field) -> Html {
     }
 }
 
-/// The upload of one input slot: the runs read its files with the lab's reader, in the worker.
+/// The upload of one input slot, its files read by the lab's reader in a worker: into the
+/// form's parameters (so the share link carries them) for a slot the lab carries, else by
+/// every run.
 fn slot_upload(
     state: &PageHandle<State>,
+    reader: &WorkerHandle,
     slot: &'static InputSlot,
     error: &UseStateHandle<Option<String>>,
 ) -> Html {
     let on_load = {
         let state = state.clone();
+        let reader = reader.clone();
         let error = error.clone();
         Callback::from(move |files: Vec<(String, Vec<u8>)>| {
             error.set(None);
+            if slot.carried {
+                let error = error.clone();
+                let on_error = Callback::from(move |m: Option<String>| error.set(m));
+                let files = files.into_iter().map(|f| (slot.name, Rc::new(f))).collect();
+                read_into_form(&state, &reader, files, on_error);
+                return;
+            }
             let source = files
                 .iter()
                 .map(|(n, _)| n.as_str())

@@ -39,16 +39,10 @@ struct OwnPage {
 /// its field table. Routes, navigation and the home page's cards come from the core's registry
 /// (`LABS`, `LAB_CARDS`); `web/tests/app.rs` checks that every lab has its route, its link and
 /// its card.
-const OWN_PAGES: &[OwnPage] = &[
-    OwnPage {
-        lab: "fairness",
-        page: |payload| html! { <fairness::FairnessLab {payload} /> },
-    },
-    OwnPage {
-        lab: "sharing",
-        page: |payload| html! { <sharing::SharingLab {payload} /> },
-    },
-];
+const OWN_PAGES: &[OwnPage] = &[OwnPage {
+    lab: "fairness",
+    page: |payload| html! { <fairness::FairnessLab {payload} /> },
+}];
 
 /// What the generic page of a lab has beyond the lab's card and field table (its lede, main
 /// fields, charts' titles, and what it adds to the form and after the Report).
@@ -62,6 +56,7 @@ const PAGE_PARTS: &[(&str, &generic::PageParts)] = &[
     ("cost", &cost::PARTS),
     ("resilience", &resilience::PARTS),
     ("pipeline", &pipeline::PARTS),
+    ("sharing", &sharing::PARTS),
 ];
 
 /// Whether lab `lab` draws a page of its own (else it gets [`GenericLab`]).

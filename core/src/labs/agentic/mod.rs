@@ -224,6 +224,7 @@ impl crate::scenario::LabParams for AgenticParams {
         name: "trace",
         help: "the agents: a Mooncake conversation trace or an Azure LLM inference trace (format told from its first line)",
         many: false,
+        carried: false,
     }];
 
     fn run_with_inputs(

@@ -76,6 +76,7 @@ impl LabParams for ElasticParams {
         name: "workload",
         help: "the jobs: a workload CSV in the Pollux artifact's format (name,time,application,num_replicas,batch_size)",
         many: false,
+        carried: true,
     }];
 
     fn read_input(&mut self, file: &InputFile<'_>) -> Result<(), ScenarioError> {

@@ -403,16 +403,19 @@ impl crate::scenario::LabParams for FairnessParams {
             name: "trace",
             help: "the jobs: a DIR-LAB, Tiresias, Chronus-artifact, Helios, Philly or Alibaba trace (format told from its header)",
             many: false,
+            carried: false,
         },
         InputSlot {
             name: "shares",
             help: "tenant shares (name,share), as the ASTRAEA artifact writes them",
             many: false,
+            carried: true,
         },
         InputSlot {
             name: "names",
             help: "tenant names one per line, in the trace's tenant order (orders the shares)",
             many: false,
+            carried: false,
         },
     ];
 

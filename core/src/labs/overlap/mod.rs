@@ -276,6 +276,7 @@ impl crate::scenario::LabParams for OverlapParams {
         name: "graph",
         help: "an operator graph to schedule instead of the built model (bubblelab graph JSON, docs/MODEL.md)",
         many: false,
+        carried: false,
     }];
 
     /// The graph file becomes the scenario's `graph`, checked as the graph reader reads it.

@@ -249,6 +249,7 @@ pub const STAGE_LOGS: crate::scenario::InputSlot = crate::scenario::InputSlot {
     name: "stage_logs",
     help: "a PipeMorph run: one `[RANK<r>]` log per stage and optionally Megatron's log.txt",
     many: true,
+    carried: false,
 };
 
 /// The run in the [`STAGE_LOGS`] slot's files and the first file's name; `None` when the slot

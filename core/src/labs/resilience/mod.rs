@@ -108,6 +108,7 @@ impl crate::scenario::LabParams for ResilienceParams {
         name: "pai",
         help: "per-worker mini-batch times, Alibaba PAI style (the detectors run on them)",
         many: false,
+        carried: false,
     }];
 
     /// A PAI file runs the lab's detectors on its workers' times ([`detect_pai`]) instead of

@@ -54,11 +54,13 @@ impl LabParams for SharingParams {
             name: "nodes",
             help: "the cluster: an openb node list CSV (sn,cpu_milli,memory_mib,gpu,model)",
             many: false,
+            carried: true,
         },
         InputSlot {
             name: "pods",
             help: "the pods: an openb pod list CSV (cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec])",
             many: false,
+            carried: true,
         },
     ];
 
