@@ -582,10 +582,10 @@ try {
     // A two-tenant DIR-LAB trace: user 1 submits two 4-GPU jobs, user 2 one 8-GPU job.
     const csv = 'u_id,user,gpu_num,cpu_num,node_num,interval,run_time,wall_time,new_status\n'
       + '0,1,4,0,1,0,3600,0,Pass\n1,2,8,0,1,10,7200,0,Pass\n2,1,4,0,1,10,1800,0,Pass\n';
-    await fairPage.setInputFiles('#upload-fairness-trace', { name: 'tiny.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await fairPage.setInputFiles('#upload-trace', { name: 'tiny.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
     await fairPage.waitForFunction(() => document.querySelector('.report h2')?.textContent.includes('3 jobs'), null, { timeout: TIMEOUT_MS });
     // A share file with a non-positive share: the error names its row and column.
-    await fairPage.setInputFiles('#upload-fairness-shares', { name: 'shares.csv', mimeType: 'text/csv', buffer: Buffer.from('name,share\n1,2\n2,-1\n') });
+    await fairPage.setInputFiles('#upload-shares', { name: 'shares.csv', mimeType: 'text/csv', buffer: Buffer.from('name,share\n1,2\n2,-1\n') });
     await fairPage.waitForFunction(() => document.querySelector('#upload-error')?.textContent.includes('row 3, column `share`'), null, { timeout: TIMEOUT_MS });
     await printLongTasks(fairPage, 'fairness lab (load, edits, upload)');
     await fairPage.screenshot({ path: path.join(OUT_DIR, 'fairness-lab.png'), fullPage: true });
@@ -732,7 +732,7 @@ try {
       assert(have || process.env.CI !== 'true', `${pai} is missing`);
       if (have) {
         await resPage.setInputFiles('#upload-pai', pai);
-        await resPage.waitForFunction(() => document.querySelector('#reading-upload')?.textContent.includes('job_1_norm.csv'), null, { timeout: TIMEOUT_MS });
+        await resPage.waitForFunction(() => document.querySelector('#reading-upload[data-state="shown"]')?.textContent.includes('job_1_norm.csv'), null, { timeout: TIMEOUT_MS });
         const text = await visibleText(resPage, '.report');
         assert(/ResiHP flagged worker\(s\) \[6\]/.test(text), 'the PAI report should flag worker 6 of job 1');
       }
@@ -768,7 +768,7 @@ try {
         // The simulated run pinned as A, the run on the uploaded logs is B: the diff names the files.
         await bubPage.locator('#compare-pin').click();
         await bubPage.setInputFiles('#upload-stage_logs', files);
-        await bubPage.waitForSelector('#use-scenario', { timeout: 60_000 });
+        await bubPage.waitForSelector('#reading-upload[data-state="shown"]', { timeout: 60_000 });
         const windows = Number(await dataValue(bubPage, '[data-metric="windows.total"]'));
         assert(windows > 100, `a real 1F1B run should have many bubble windows, found ${windows}`);
         const diff = bubPage.locator('#compare table[data-table="scenario_diff"] tbody tr', { hasText: 'input.stage_logs' });
@@ -928,8 +928,8 @@ try {
       await painted();
       await resetLongTasks(timed);
       const t0 = Date.now();
-      await timed.setInputFiles('#upload-fairness-trace', full);
-      await timed.waitForFunction((name) => document.querySelector('#lab-fairness .controls .muted')?.textContent.includes(`Running on ${name}`), file, { timeout: 120_000 });
+      await timed.setInputFiles('#upload-trace', full);
+      await timed.waitForFunction((name) => document.querySelector('#reading-upload[data-state="shown"]')?.textContent.includes(name), file, { timeout: 120_000 });
       const tRun = Date.now() - t0;
       await painted();
       const title = await visibleText(timed, '.report h2');
@@ -984,7 +984,7 @@ try {
     await idle();
     const before = await visibleText(longPage, '.report h2');
     await resetLongTasks(longPage);
-    await longPage.setInputFiles('#upload-fairness-trace', file);
+    await longPage.setInputFiles('#upload-trace', file);
     await longPage.locator('#run-status[data-state="running"] progress').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
     const tRunStart = Date.now();
     // The page answers while the worker runs: the cluster scrubber moves the simulated clock.
@@ -1001,12 +1001,12 @@ try {
     const progress = await visibleText(longPage, '#run-status .run-text');
     console.log(`     the page answered the scrubber in ${answered} ms while the Philly run went on (${progress.trim()}; printed, not asserted)`);
     // A newer run supersedes it: back to the synthetic trace while Philly runs.
-    await longPage.click('#use-synthetic');
+    await longPage.click('#use-scenario');
     await idle();
     const after = await visibleText(longPage, '.report h2');
     assert(after === before, `the synthetic run should replace the superseded Philly run: "${after}" vs "${before}"`);
     // Philly again, then Cancel: the run stops and the inputs and the last Report stay.
-    await longPage.setInputFiles('#upload-fairness-trace', file);
+    await longPage.setInputFiles('#upload-trace', file);
     await longPage.locator('#run-status[data-state="running"] .cancel-run').waitFor({ state: 'visible', timeout: TIMEOUT_MS });
     await longPage.click('#run-status .cancel-run');
     await longPage.waitForFunction(() => document.querySelector('#run-status')?.dataset.state === 'cancelled', null, { timeout: TIMEOUT_MS });

@@ -64,6 +64,7 @@ pub const PARTS: PageParts = PageParts {
     notes: None,
     picture: None,
     after: None,
+    pieces: None,
 };
 
 /// CONCUR's Eq. 1 constants, edited on the scenario's CONCUR controller: (field, label).

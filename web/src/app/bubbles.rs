@@ -47,6 +47,7 @@ pub const PARTS: PageParts = PageParts {
     notes: None,
     picture: None,
     after: None,
+    pieces: None,
 };
 
 /// The main job's pipeline: (path inside `params`, label); its static memory is one value for

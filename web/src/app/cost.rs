@@ -39,6 +39,7 @@ pub const PARTS: PageParts = PageParts {
     notes: None,
     picture: None,
     after: None,
+    pieces: None,
 };
 
 /// The GPUs by name.

@@ -51,6 +51,7 @@ pub const PARTS: PageParts = PageParts {
     notes: Some(not_modelled),
     picture: None,
     after: None,
+    pieces: None,
 };
 
 /// The workload menu (the artifact's files by name), the policies with their labels, and what

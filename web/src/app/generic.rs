@@ -61,9 +61,15 @@ pub struct PageParts {
     /// The lab's picture, first in the Report's view: drawn from the page's state (the form
     /// and the worker's latest output), and it may edit the form (a click on a GPU).
     pub picture: Option<fn(&PageHandle<State>) -> Html>,
-    /// What the page shows after the Report.
-    pub after: Option<fn() -> Html>,
+    /// What the page shows after the Report (it may edit the form: a map that opens a run).
+    pub after: Option<fn(&PageHandle<State>) -> Html>,
+    /// The pieces a run splits into, each in its own worker at once (one per policy); none: a
+    /// run goes whole to one worker.
+    pub pieces: Option<Pieces>,
 }
+
+/// The pieces a run of a scenario splits into: each a list of indices (of its policies).
+pub type Pieces = fn(&Scenario) -> Vec<Vec<usize>>;
 
 impl std::fmt::Debug for PageParts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -101,6 +107,9 @@ pub struct State {
     report: Shared<Report>,
     output: Option<Shared<Output>>,
     scenario_json: Option<String>,
+    /// The run the lab's picture shows, by the id the lab gives it (a policy), kept across
+    /// runs; `None`: the lab's own choice.
+    picked: Option<String>,
 }
 
 impl FormPage for State {
@@ -125,6 +134,12 @@ impl FormPage for State {
         &self.form
     }
 
+    fn pieces(&self, scenario: &Scenario) -> Vec<Vec<usize>> {
+        super::parts_of(self.form.lab())
+            .and_then(|p| p.pieces)
+            .map_or_else(Vec::new, |pieces| pieces(scenario))
+    }
+
     fn show(&mut self, output: Output, scenario: &Scenario) {
         if let Some(report) = output.report() {
             self.report = Shared(Rc::new(report.clone()));
@@ -141,12 +156,24 @@ impl State {
         self.output.as_ref()
     }
 
+    /// The run the lab's picture shows, if one was picked.
+    #[must_use]
+    pub fn picked(&self) -> Option<&str> {
+        self.picked.as_deref()
+    }
+
+    /// Picks the run the lab's picture shows.
+    pub fn pick(&mut self, id: impl Into<String>) {
+        self.picked = Some(id.into());
+    }
+
     fn new(scenario: &Scenario, link_error: Option<String>) -> State {
         let mut s = State {
             form: Form::new(scenario.lab(), scenario, link_error),
             report: Shared(Rc::new(Report::default())),
             output: None,
             scenario_json: None,
+            picked: None,
         };
         s.rerun(false);
         s
@@ -199,7 +226,7 @@ pub fn generic_lab(props: &GenericLabProps) -> Html {
             stacked_charts={parts.is_some_and(|p| p.stacked_charts)}
             charts_first={parts.is_some_and(|p| p.charts_first)}
             lede={html! { { lede } }}
-            after={parts.and_then(|p| p.after).map(|after| after()).unwrap_or_default()}
+            after={parts.and_then(|p| p.after).map(|after| after(&state)).unwrap_or_default()}
             controls={html! { <>
                 { parts.and_then(|p| p.controls).map(|controls| controls(&state)).unwrap_or_default() }
                 { for main.iter().map(|field| field_control(&state, field)) }
@@ -251,12 +278,14 @@ fn upload_error_callback(error: &UseStateHandle<Option<String>>) -> Callback<Str
     Callback::from(move |m: String| error.set(Some(m)))
 }
 
-/// While the runs read opened files: what they read, and a button back to the scenario's own
-/// data (the files are not carried in share links).
+/// While the runs read opened files (or are about to): what they read, and a button back to
+/// the scenario's own data (the files are not carried in share links).
 fn back_to_scenario(state: &PageHandle<State>) -> Html {
-    let Some(upload) = state.form.shown_upload() else {
+    let form = &state.form;
+    let Some(upload) = form.upload.as_ref() else {
         return Html::default();
     };
+    let shown = form.shown_upload() == Some(upload);
     let onclick = {
         let state = state.clone();
         Callback::from(move |_: MouseEvent| {
@@ -267,8 +296,12 @@ fn back_to_scenario(state: &PageHandle<State>) -> Html {
         })
     };
     html! {
-        <p class="muted" id="reading-upload">
-            { format!("The runs read {}; the fields it fills do not apply. ", upload.source) }
+        <p class="muted" id="reading-upload" data-state={if shown { "shown" } else { "opening" }}>
+            if shown {
+                { format!("The runs read {}; the fields it fills do not apply. ", upload.source) }
+            } else {
+                { format!("Opening {} (read and run in the background). ", upload.source) }
+            }
             <button type="button" id="use-scenario" {onclick}>{ "Back to the scenario's own data" }</button>
         </p>
     }

@@ -62,7 +62,8 @@ pub const PARTS: PageParts = PageParts {
     charts_first: false,
     notes: Some(in_a_scheduler),
     picture: None,
-    after: Some(measured),
+    after: Some(|_| measured()),
+    pieces: None,
 };
 
 /// Real runs of the checkpoint cycle, as `bubblelab checkpoint-demo --format json` wrote them:

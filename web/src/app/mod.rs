@@ -27,23 +27,6 @@ use crate::components::compare::{PinHandle, PinnedRun};
 use bubblelab_core::labs::{LABS, LAB_CARDS};
 pub use generic::{GenericLab, GenericLabProps};
 
-/// A lab's own page: its name (the core's [`bubblelab_core::scenario::LABS`] entry and the route
-/// `#/<lab>`) and the page given a share link's payload.
-struct OwnPage {
-    lab: &'static str,
-    page: fn(Option<String>) -> Html,
-}
-
-/// The labs that draw their own page (a picture of their own: a timeline, a cluster view, a
-/// GPU grid, …). Every other lab of the core gets [`generic::GenericLab`], its form built from
-/// its field table. Routes, navigation and the home page's cards come from the core's registry
-/// (`LABS`, `LAB_CARDS`); `web/tests/app.rs` checks that every lab has its route, its link and
-/// its card.
-const OWN_PAGES: &[OwnPage] = &[OwnPage {
-    lab: "fairness",
-    page: |payload| html! { <fairness::FairnessLab {payload} /> },
-}];
-
 /// What the generic page of a lab has beyond the lab's card and field table (its lede, main
 /// fields, charts' titles, and what it adds to the form and after the Report).
 const PAGE_PARTS: &[(&str, &generic::PageParts)] = &[
@@ -57,12 +40,13 @@ const PAGE_PARTS: &[(&str, &generic::PageParts)] = &[
     ("resilience", &resilience::PARTS),
     ("pipeline", &pipeline::PARTS),
     ("sharing", &sharing::PARTS),
+    ("fairness", &fairness::PARTS),
 ];
 
-/// Whether lab `lab` draws a page of its own (else it gets [`GenericLab`]).
+/// The parts of lab `lab`'s generic page, if it has any.
 #[must_use]
-pub fn has_own_page(lab: &str) -> bool {
-    OWN_PAGES.iter().any(|p| p.lab == lab)
+pub fn parts_of(lab: &str) -> Option<&'static generic::PageParts> {
+    PAGE_PARTS.iter().find(|(l, _)| *l == lab).map(|(_, p)| *p)
 }
 
 /// The pages of the playground.
@@ -140,14 +124,9 @@ pub fn app() -> Html {
         Route::Trace => html! { <trace::TraceView /> },
         Route::Tours(opened) => html! { <tours::Tours opened={opened.clone()} /> },
         Route::Lab { lab, payload, .. } => {
-            if let Some(own) = OWN_PAGES.iter().find(|p| p.lab == *lab) {
-                (own.page)(payload.clone())
-            } else {
-                let parts = PAGE_PARTS.iter().find(|(l, _)| l == lab).map(|(_, p)| *p);
-                // A new link (a lab, or another scenario of this one) opens a new page.
-                let key = format!("{lab}?{}", payload.as_deref().unwrap_or(""));
-                html! { <generic::GenericLab {key} lab={*lab} payload={payload.clone()} {parts} /> }
-            }
+            // A new link (a lab, or another scenario of this one) opens a new page.
+            let key = format!("{lab}?{}", payload.as_deref().unwrap_or(""));
+            html! { <generic::GenericLab {key} lab={*lab} payload={payload.clone()} parts={parts_of(lab)} /> }
         }
         Route::NotFound(lab) => html! {
             <section class="page" id="not-found">

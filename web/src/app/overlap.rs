@@ -49,6 +49,7 @@ pub const PARTS: PageParts = PageParts {
         None => Html::default(),
     }),
     after: None,
+    pieces: None,
 };
 
 /// The form field a core error path belongs to: the pass list is edited through fixed fields,

@@ -48,6 +48,7 @@ pub const PARTS: PageParts = PageParts {
     notes: None,
     picture: Some(|state| html! { <Grid state={state.clone()} /> }),
     after: None,
+    pieces: None,
 };
 
 /// What a click on a GPU injects: (id, label, slowdown, dead).

@@ -48,4 +48,5 @@ pub const PARTS: PageParts = PageParts {
     notes: None,
     picture: None,
     after: None,
+    pieces: None,
 };

@@ -45,6 +45,7 @@ pub const PARTS: PageParts = PageParts {
     notes: None,
     picture: None,
     after: None,
+    pieces: None,
 };
 
 /// The form's number fields: (path, label, help, slider maximum, the scenario's units per form

@@ -63,6 +63,7 @@ pub const PARTS: PageParts = PageParts {
         None => Html::default(),
     }),
     after: None,
+    pieces: None,
 };
 
 /// Number fields of the timed experiment: paths inside `params` (labels from the field table).
@@ -107,6 +108,10 @@ fn controls(state: &PageHandle<State>) -> Html {
         <CheckboxGroup path="sharing.policies" label="Placement policies" {options}
             error={form.field_error("policies")} {on_toggle} />
         { number_fields(state, if timed { &TIMED_FIELDS } else { &FIELDS }) }
+        <details class="more-fields" id="other-experiment">
+            <summary>{ if timed { "The placement experiment's fields (not used by this one)" } else { "The timed experiment's fields (not used by this one)" } }</summary>
+            { number_fields(state, if timed { &FIELDS } else { &TIMED_FIELDS }) }
+        </details>
         <p class="muted" id="field-nodes">{ list_summary(form, "nodes", "node group", "node groups") }</p>
         <p class="muted" id="field-pods">{ list_summary(form, "pods", "pod class", "pod classes") }</p>
     </> }
