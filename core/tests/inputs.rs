@@ -246,3 +246,30 @@ fn a_shares_file_is_read_into_the_parameters_and_a_trace_only_when_the_lab_runs(
     let e = agentic.with_inputs(&[file("trace", "x")]).unwrap_err();
     assert!(e.to_string().contains("read when the lab runs"), "{e}");
 }
+
+/// Tenant shares read into a scenario, then a names file alone orders them (a page reads the
+/// two files one after the other); names without shares are refused by name.
+#[test]
+fn a_names_file_orders_the_shares_the_scenario_holds() {
+    use bubblelab_core::labs::fairness::{FairnessParams, TenantWeights};
+    let fairness = Scenario::Fairness(FairnessParams::default());
+    let shares = "name,share\nb,1\na,3\n";
+    let with_shares = fairness.with_inputs(&[file("shares", shares)]).unwrap();
+    let ordered = with_shares.with_inputs(&[file("names", "a\nb\n")]).unwrap();
+    let at_once = fairness
+        .with_inputs(&[file("shares", shares), file("names", "a\nb\n")])
+        .unwrap();
+    assert_eq!(ordered, at_once);
+    let Scenario::Fairness(p) = ordered else {
+        panic!("a fairness scenario")
+    };
+    let TenantWeights::Shares(list) = p.tenant_weights else {
+        panic!("shares")
+    };
+    let names: Vec<&str> = list.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["a", "b"]);
+    let e = fairness
+        .with_inputs(&[file("names", "a\nb\n")])
+        .unwrap_err();
+    assert!(e.to_string().contains("give `shares` too"), "{e}");
+}

@@ -415,7 +415,7 @@ impl crate::scenario::LabParams for FairnessParams {
             name: "names",
             help: "tenant names one per line, in the trace's tenant order (orders the shares)",
             many: false,
-            carried: false,
+            carried: true,
         },
     ];
 
@@ -428,23 +428,27 @@ impl crate::scenario::LabParams for FairnessParams {
         params.simulate(&trace, progress).map(|s| s.report)
     }
 
-    /// The shares file applied (ordered by the names file, if given); a trace file is read
-    /// when the lab runs ([`FairnessParams::read_inputs`]).
+    /// The shares file applied, ordered by the names file if given (a names file alone orders
+    /// the shares the scenario holds); a trace file is read when the lab runs
+    /// ([`FairnessParams::read_inputs`]).
     fn with_inputs(&self, inputs: &[InputFile<'_>]) -> Result<Self, ScenarioError> {
         check_slots::<Self>(inputs)?;
         let mut params = self.clone();
         if let Some(file) = files_in(inputs, "shares").next() {
-            let mut list = traces::shares::parse_shares(file.text).map_err(|e| input_error(file, e))?;
-            if let Some(names) = files_in(inputs, "names").next() {
-                list = traces::shares::order_by_names(&list, names.text)
-                    .map_err(|e| input_error(names, e))?;
-            }
+            let list = traces::shares::parse_shares(file.text).map_err(|e| input_error(file, e))?;
             params.tenant_weights = TenantWeights::Shares(list);
-        } else if files_in(inputs, "names").next().is_some() {
-            return Err(ScenarioError::field(
-                "input",
-                "`names` orders a shares file: give `shares` too",
-            ));
+        }
+        if let Some(names) = files_in(inputs, "names").next() {
+            // The names order the shares: the file's, or the ones the scenario already holds.
+            let TenantWeights::Shares(list) = &params.tenant_weights else {
+                return Err(ScenarioError::field(
+                    "input",
+                    "`names` orders tenant shares: give `shares` too",
+                ));
+            };
+            let ordered = traces::shares::order_by_names(list, names.text)
+                .map_err(|e| input_error(names, e))?;
+            params.tenant_weights = TenantWeights::Shares(ordered);
         }
         params.validate()?;
         Ok(params)
