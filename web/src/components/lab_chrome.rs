@@ -31,9 +31,6 @@ pub fn link_error_banner(props: &LinkErrorBannerProps) -> Html {
 pub struct PresetSelectProps {
     /// The lab whose presets are listed.
     pub lab: AttrValue,
-    /// The preset shown as chosen, if any; else the preset equal to `shown`, if one is.
-    #[prop_or_default]
-    pub selected: Option<&'static str>,
     /// The scenario on screen (JSON), to name its preset when it is one unchanged.
     #[prop_or_default]
     pub shown: Option<AttrValue>,
@@ -61,7 +58,8 @@ pub fn preset_select(props: &PresetSelectProps) -> Html {
             .find(|p| p.scenario().ok().as_ref() == Some(&shown))
             .map(|p| p.id)
     });
-    let selected = props.selected.or(*matching);
+    // The preset equal to the scenario on screen, if one is.
+    let selected = *matching;
     // The menu's value (a property: a `selected` attribute does not move a menu the user has
     // touched) follows the preset chosen, else the scenario on screen; while nothing is on
     // screen yet, it is left alone.

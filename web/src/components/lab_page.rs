@@ -27,16 +27,9 @@ pub struct LabPageProps {
     /// The scenario on screen (JSON): names its preset, and is exported with the Report.
     #[prop_or_default]
     pub shown: Option<AttrValue>,
-    /// What the export bar saves as the scenario when it differs from `shown` (a view of a
-    /// file that is not a scenario: `Some(None)`).
-    #[prop_or_default]
-    pub export_json: Option<Option<AttrValue>>,
     /// The uploaded files the export names (slot, file name).
     #[prop_or_default]
     pub inputs: Vec<(String, String)>,
-    /// The preset shown as chosen, if the page knows it (else the one equal to `shown`).
-    #[prop_or_default]
-    pub preset: Option<&'static str>,
     /// A preset was chosen.
     pub on_pick: Callback<(&'static str, Scenario)>,
     /// The lab's own fields, uploads and notes, below the preset menu.
@@ -49,9 +42,6 @@ pub struct LabPageProps {
     /// Why the worker failed.
     #[prop_or_default]
     pub worker_error: Option<String>,
-    /// Further run statuses (a second worker), after the main one.
-    #[prop_or_default]
-    pub extra_status: Html,
     /// The Report shown.
     pub report: Shared<Report>,
     /// The lab's picture, first in the Report's view.
@@ -69,18 +59,11 @@ pub struct LabPageProps {
     /// Anything shown after the Report.
     #[prop_or_default]
     pub after: Html,
-    /// A section of its own below the form and the results.
-    #[prop_or_default]
-    pub below: Html,
 }
 
 /// A lab's page around its own controls and picture.
 #[function_component(LabPage)]
 pub fn lab_page(props: &LabPageProps) -> Html {
-    let export_json = props
-        .export_json
-        .clone()
-        .unwrap_or_else(|| props.shown.clone());
     let results = if props.stacked_charts {
         "results stacked-charts"
     } else {
@@ -93,19 +76,17 @@ pub fn lab_page(props: &LabPageProps) -> Html {
             <LinkErrorBanner message={props.link_error.clone()} />
             <div class="lab-grid">
                 <Controls>
-                    <PresetSelect lab={props.lab} selected={props.preset} shown={props.shown.clone()} on_pick={props.on_pick.clone()} />
+                    <PresetSelect lab={props.lab} shown={props.shown.clone()} on_pick={props.on_pick.clone()} />
                     { props.controls.clone() }
                 </Controls>
                 <div class={results}>
                     <RunStatus worker={props.worker.clone()} unit={props.unit.clone()} error={props.worker_error.clone()} />
-                    { props.extra_status.clone() }
-                    <ExportBar report={props.report.clone()} stem={props.lab} scenario_json={export_json} inputs={props.inputs.clone()} />
+                    <ExportBar report={props.report.clone()} stem={props.lab} scenario_json={props.shown.clone()} inputs={props.inputs.clone()} />
                     <ReportView report={props.report.clone()} picture={props.picture.clone()}
                         chart_titles={props.chart_titles.clone()} charts_first={props.charts_first} />
                     { props.after.clone() }
                 </div>
             </div>
-            { props.below.clone() }
         </section>
     }
 }

@@ -11,7 +11,7 @@ use bubblelab_core::{share, Scenario, ScenarioError};
 use serde_json::Value;
 use yew::prelude::*;
 
-use crate::components::fields::{field_id, NumberField};
+use crate::components::fields::NumberField;
 use crate::worker::client::{use_worker, Outcome, RunRequest, SharedFile, WorkerHandle};
 use crate::worker::{Failure, Job, Output};
 
@@ -201,14 +201,6 @@ impl Form {
             shown: None,
             seq: 0,
         }
-    }
-
-    /// The scenario of the run on screen as JSON (for export and compare).
-    #[must_use]
-    pub fn shown_json(&self) -> Option<yew::AttrValue> {
-        self.shown
-            .as_ref()
-            .map(|s| yew::AttrValue::from(s.to_json_pretty()))
     }
 
     /// The text field `path` shows: as typed, else the params' value.
@@ -616,33 +608,6 @@ pub fn number_fields<S: FormPage>(state: &PageHandle<S>, paths: &[&str]) -> Html
     }
 }
 
-/// Every number parameter of the page's lab that the page does not show itself (`shown`),
-/// folded under "More parameters", so that every number the CLI's `--set` takes can be edited
-/// on the page too. A row whose element id a shown field already has is left out
-/// ([`field_id`]).
-pub fn more_number_fields<S: FormPage>(state: &PageHandle<S>, shown: &[&str]) -> Html {
-    let lab = state.form_ref().lab();
-    let mut ids: Vec<String> = shown.iter().map(|p| field_id(lab, p)).collect();
-    let mut rest: Vec<&str> = Vec::new();
-    for field in Scenario::fields_of(lab) {
-        let number = matches!(field.widget, Widget::Number | Widget::Slider);
-        let id = field_id(lab, field.path);
-        if number && !shown.contains(&field.path) && !ids.contains(&id) {
-            ids.push(id);
-            rest.push(field.path);
-        }
-    }
-    if rest.is_empty() {
-        return Html::default();
-    }
-    html! {
-        <details class="more-fields" id="more-fields">
-            <summary>{ format!("More parameters ({})", rest.len()) }</summary>
-            { number_fields(state, &rest) }
-        </details>
-    }
-}
-
 /// A field's label with its unit, as a form shows it: `Micro-batches`, `GPU memory (bytes)`;
 /// a unit that only names a kind of value (a count, a seed, a fraction) is left out.
 fn field_label(field: &Field) -> String {
@@ -703,16 +668,6 @@ pub fn read_into_form<S: FormPage>(
             Err(e) => on_error.emit(Some(e.to_string())),
         }),
     );
-}
-
-/// The parameters lab `lab`'s page opens with: its first preset's ([`Scenario::for_lab`]), or
-/// the lab's defaults should the preset not read (a test forbids that).
-#[must_use]
-pub fn opening_params<P: TryFrom<Scenario> + Default>(lab: &str) -> P {
-    Scenario::for_lab(lab)
-        .ok()
-        .and_then(|s| P::try_from(s).ok())
-        .unwrap_or_default()
 }
 
 /// The ids listed at `path` of `params` (a list of kind ids, such as `policies`).
