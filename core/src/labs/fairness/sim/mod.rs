@@ -173,6 +173,8 @@ struct Sim<'p> {
     partial_free: u64,
     /// The ASTRAEA machinery this run uses, if any.
     machinery: Option<QuotaLease>,
+    /// The ASTRAEA machinery's own state (empty lists for other policies).
+    ql: quota_lease::QlState,
     /// Submitted jobs holding no GPUs, in no particular order.
     waiting_list: Vec<usize>,
     /// Per job: its index in `waiting_list` (`usize::MAX` when not waiting).
@@ -182,33 +184,15 @@ struct Sim<'p> {
     waiting_of: Vec<(u32, u32)>,
     /// Per job: counted as new in `waiting_of`.
     counted_new: Vec<bool>,
-    /// ASTRAEA machinery: the waiting jobs by tenant (empty for other policies).
-    ql_waiting: quota_lease::WaitingByTenant,
     /// The tenants with active jobs (submitted, not finished), ascending: the only ones whose
     /// share integrals grow ([`Sim::accrue`] of any other changes nothing).
     active_tenants: Vec<usize>,
-    /// ASTRAEA machinery: jobs that stopped waiting or arrived at this instant, whose
-    /// starvation checks are armed once the instant's rounds are over (for those still
-    /// waiting then), so a job restarted at once leaves no stale check behind.
-    starvation_due: Vec<usize>,
-    /// Per job: the epoch its last starvation check was armed in (`u32::MAX`: none).
-    starvation_armed: Vec<u32>,
     /// The waiting jobs, ascending index: what a policy that never preempts is offered (kept
     /// only for such a policy, whose jobs start once and never stop, so it changes about twice
     /// per job).
     waiting_sorted: Vec<usize>,
     /// True when `waiting_sorted` is kept.
     keep_waiting_sorted: bool,
-    /// ASTRAEA machinery with a job order that does not change while a job waits (FIFO,
-    /// 2DAS): the per-tenant lists, kept sorted across rounds.
-    ql_static: Option<quota_lease::StaticLists>,
-    /// ASTRAEA machinery: per tenant, (start ns, job, epoch) of the segments started in the
-    /// last `delay_s`, oldest first (the candidates for delay jobs).
-    recent_starts: Vec<VecDeque<(u64, usize, u32)>>,
-    /// ASTRAEA machinery: the round's lists, reused.
-    ql_scratch: Option<alloc::boxed::Box<quota_lease::Scratch>>,
-    /// ASTRAEA machinery: its parameters in ns.
-    ql_ns: quota_lease::MachineryNs,
     /// A policy in rounds ([`Preemption::Rounds`]): when the current round ends, ns.
     round_end_ns: u64,
     /// Number of armed events ([`Events::armed`], the arrivals left out: they never go stale,
@@ -378,23 +362,14 @@ fn run_policy_with(
         time_accounted_to_ns: 0,
         partial_free: 0,
         machinery: kind.quota_lease(params.astraea.quota),
+        ql: quota_lease::QlState::new(kind, params, n_tenants, n_jobs),
         waiting_list: Vec::new(),
         waiting_pos: vec![usize::MAX; n_jobs],
         waiting_of: vec![(0, 0); n_tenants],
         counted_new: vec![false; n_jobs],
-        ql_waiting: quota_lease::WaitingByTenant::new(n_tenants, n_jobs),
         active_tenants: Vec::new(),
-        starvation_due: Vec::new(),
-        starvation_armed: vec![u32::MAX; n_jobs],
         waiting_sorted: Vec::new(),
         keep_waiting_sorted: false,
-        ql_static: kind
-            .quota_lease(params.astraea.quota)
-            .filter(|m| m.selection.is_static())
-            .map(|_| quota_lease::StaticLists::new(n_tenants, n_jobs)),
-        recent_starts: vec![VecDeque::new(); n_tenants],
-        ql_scratch: Some(alloc::boxed::Box::default()),
-        ql_ns: quota_lease::MachineryNs::of(params),
         round_end_ns: 0,
         compact_at: MIN_COMPACT_AT,
         changed: Vec::new(),
@@ -740,7 +715,7 @@ impl Sim<'_> {
     /// Counts job `j` in or out of the waiting jobs.
     fn count_waiting(&mut self, j: usize, add: bool) {
         let g = self.jobs[j].gpus;
-        if let Some(lists) = &mut self.ql_static {
+        if let Some(lists) = &mut self.ql.static_lists {
             lists.touch(j);
         }
         if self.keep_waiting_sorted {
@@ -760,7 +735,7 @@ impl Sim<'_> {
             count_in(&mut self.waiting_gpus, g);
             self.waiting_of[u].0 += 1;
             if machinery {
-                self.ql_waiting.add(u, j, g);
+                self.ql.waiting.add(u, j, g);
             }
             self.recount_new(j);
         } else {
@@ -771,7 +746,7 @@ impl Sim<'_> {
                     self.waiting_of[u].1 -= 1;
                 }
                 if machinery {
-                    self.ql_waiting.remove(u, j, g);
+                    self.ql.waiting.remove(u, j, g);
                 }
                 self.waiting_list.swap_remove(pos);
                 if let Some(&moved) = self.waiting_list.get(pos) {
@@ -872,7 +847,7 @@ impl Sim<'_> {
             Ev::Starving(j, epoch) => {
                 let due = self.jobs[j].epoch == epoch && self.jobs[j].phase == Phase::Waiting;
                 if due {
-                    if let Some(lists) = &mut self.ql_static {
+                    if let Some(lists) = &mut self.ql.static_lists {
                         lists.touch(j);
                     }
                 }

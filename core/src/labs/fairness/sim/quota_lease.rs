@@ -37,12 +37,15 @@
 //! Between events F_j and ρ drift; the artifact re-sorts at every tick, a round here sorts
 //! when it runs (the differences this leaves are in docs/MODEL.md).
 
-use alloc::collections::BTreeSet;
+use alloc::boxed::Box;
+use alloc::collections::{BTreeSet, VecDeque};
 use alloc::vec;
 use alloc::vec::Vec;
 
 use super::{count_in, count_out, Ev, NodeAlloc, Phase, Sim};
+use crate::labs::fairness::params::FairnessParams;
 use crate::labs::fairness::policies::{
+    PolicyKind,
     order_bits, sort_prefix, JobSelection, QuotaLease, QuotaMode,
 };
 use crate::units::Nanos;
@@ -55,6 +58,52 @@ type SelKey = (u64, u64);
 
 /// A sort key: (primary as [`order_bits`], secondary, job index); the job index makes it total.
 type SortKey = (u64, u64, usize);
+
+/// The machinery's own state beside the cluster and jobs it shares with every policy's loop
+/// ([`Sim`]): its waiting lists, starvation checks, recent starts and parameters.
+pub(super) struct QlState {
+    /// The waiting jobs by tenant (empty for other policies).
+    pub(super) waiting: WaitingByTenant,
+    /// Jobs that stopped waiting or arrived at this instant, whose starvation checks are armed
+    /// once the instant's rounds are over (for those still waiting then), so a job restarted
+    /// at once leaves no stale check behind.
+    pub(super) starvation_due: Vec<usize>,
+    /// Per job: the epoch its last starvation check was armed in (`u32::MAX`: none).
+    pub(super) starvation_armed: Vec<u32>,
+    /// With a job order that does not change while a job waits (FIFO, 2DAS): the per-tenant
+    /// lists, kept sorted across rounds.
+    pub(super) static_lists: Option<StaticLists>,
+    /// Per tenant, (start ns, job, epoch) of the segments started in the last `delay_s`,
+    /// oldest first (the candidates for delay jobs).
+    pub(super) recent_starts: Vec<VecDeque<(u64, usize, u32)>>,
+    /// The round's lists, reused.
+    pub(super) scratch: Option<Box<Scratch>>,
+    /// Its parameters in ns.
+    pub(super) ns: MachineryNs,
+}
+
+impl QlState {
+    /// The state of a run of policy `kind` over `n_tenants` tenants and `n_jobs` jobs.
+    pub(super) fn new(
+        kind: PolicyKind,
+        params: &FairnessParams,
+        n_tenants: usize,
+        n_jobs: usize,
+    ) -> QlState {
+        QlState {
+            waiting: WaitingByTenant::new(n_tenants, n_jobs),
+            starvation_due: Vec::new(),
+            starvation_armed: vec![u32::MAX; n_jobs],
+            static_lists: kind
+                .quota_lease(params.astraea.quota)
+                .filter(|m| m.selection.is_static())
+                .map(|_| StaticLists::new(n_tenants, n_jobs)),
+            recent_starts: vec![VecDeque::new(); n_tenants],
+            scratch: Some(Box::default()),
+            ns: MachineryNs::of(params),
+        }
+    }
+}
 
 /// The machinery's parameters in ns, converted once.
 #[derive(Clone, Copy, Debug)]
@@ -414,29 +463,29 @@ impl Sim<'_> {
     /// instant's rounds if it still waits then (ASTRAEA family only).
     pub(super) fn arm_starvation(&mut self, j: usize) {
         if self.machinery.is_some() {
-            self.starvation_due.push(j);
+            self.ql.starvation_due.push(j);
         }
     }
 
     /// Arms the starvation checks of the jobs of [`Sim::arm_starvation`] that still wait, at
     /// `starvation_s` after they last stopped (or arrived), once each.
     pub(super) fn arm_starvation_due(&mut self) {
-        let starve_ns = self.ql_ns.starvation;
-        let mut due = core::mem::take(&mut self.starvation_due);
+        let starve_ns = self.ql.ns.starvation;
+        let mut due = core::mem::take(&mut self.ql.starvation_due);
         for &j in &due {
             let job = &self.jobs[j];
             // A job listed twice (stopped, restarted and stopped again) is armed once: its
             // epoch is marked by the check armed first.
-            if job.phase != Phase::Waiting || self.starvation_armed[j] == job.epoch {
+            if job.phase != Phase::Waiting || self.ql.starvation_armed[j] == job.epoch {
                 continue;
             }
-            self.starvation_armed[j] = job.epoch;
+            self.ql.starvation_armed[j] = job.epoch;
             let at = job.last_stop_ns + starve_ns;
             let e = job.epoch;
             self.queue.schedule(Nanos(at.max(self.now)), Ev::Starving(j, e));
         }
         due.clear();
-        self.starvation_due = due;
+        self.ql.starvation_due = due;
     }
 
     /// The lease of running job `j` expired: checkpointed (progress kept), waiting again.
@@ -468,8 +517,8 @@ impl Sim<'_> {
             let u = self.jobs[j].tenant as usize;
             // Segments older than `delay_s` can never be delay jobs again: dropped here too,
             // so a tenant that rarely has a new waiting job keeps a short list.
-            let delay_ns = self.ql_ns.delay;
-            let starts = &mut self.recent_starts[u];
+            let delay_ns = self.ql.ns.delay;
+            let starts = &mut self.ql.recent_starts[u];
             while starts
                 .front()
                 .is_some_and(|&(t0, _, _)| now - t0 >= delay_ns)
@@ -479,7 +528,7 @@ impl Sim<'_> {
             starts.push_back((now, j, e));
         }
         if m.leases {
-            let lease = self.ql_ns.lease;
+            let lease = self.ql.ns.lease;
             self.queue.schedule(Nanos(now + lease), Ev::Lease(j, e));
         }
         let p = &self.params.astraea;
@@ -488,7 +537,7 @@ impl Sim<'_> {
             && p.first_lease_delay_min_s > 0.0
             && p.first_lease_delay_min_s < p.delay_s
         {
-            let at = now + self.ql_ns.first_lease_delay_min;
+            let at = now + self.ql.ns.first_lease_delay_min;
             self.queue.schedule(Nanos(at), Ev::Wakeup(j, e));
         }
     }
@@ -497,7 +546,7 @@ impl Sim<'_> {
     fn is_delay_job(&self, j: usize) -> bool {
         let job = &self.jobs[j];
         let in_lease = self.now - job.seg_start_ns;
-        let delay = self.ql_ns.delay;
+        let delay = self.ql.ns.delay;
         // A job started at this instant has not run yet: the artifact, which advances run
         // times before it looks, never sees a running job with 0 s in its lease.
         if in_lease == 0 {
@@ -506,7 +555,7 @@ impl Sim<'_> {
         if job.lease_expiries > 0 {
             in_lease < delay
         } else {
-            in_lease >= self.ql_ns.first_lease_delay_min && in_lease < delay
+            in_lease >= self.ql.ns.first_lease_delay_min && in_lease < delay
         }
     }
 
@@ -554,9 +603,9 @@ impl Sim<'_> {
     /// One round of the artifact's `allocate_job_resources_with_user`; true when it started or
     /// preempted a job. Its per-tenant lists live in a scratch kept across rounds.
     fn quota_lease_round(&mut self) -> bool {
-        let mut sc = self.ql_scratch.take().unwrap_or_default();
+        let mut sc = self.ql.scratch.take().unwrap_or_default();
         let changed = self.quota_lease_round_in(&mut sc);
-        self.ql_scratch = Some(sc);
+        self.ql.scratch = Some(sc);
         changed
     }
 
@@ -564,7 +613,7 @@ impl Sim<'_> {
         let Some(m) = self.machinery else {
             return false;
         };
-        if self.ql_static.is_some() {
+        if self.ql.static_lists.is_some() {
             return self.static_round(sc, m);
         }
         let now = self.now;
@@ -580,7 +629,7 @@ impl Sim<'_> {
         {
             let jobs = &self.jobs;
             let waits = |j: usize| jobs[j].phase == Phase::Waiting;
-            sc.reset(nt, now, Some((&self.ql_waiting, &waits)));
+            sc.reset(nt, now, Some((&self.ql.waiting, &waits)));
         }
         // Nothing can change unless a waiting job fits the free GPUs or a tenant's new waiting
         // job may preempt one of its delay jobs. Only tenants with waiting jobs take part in
@@ -591,26 +640,26 @@ impl Sim<'_> {
             .map_or(u64::MAX, |e| u64::from(e.0));
         #[cfg(debug_assertions)]
         self.check_waiting_counts();
-        sc.waiting_tenants.extend_from_slice(&self.ql_waiting.tenants);
+        sc.waiting_tenants.extend_from_slice(&self.ql.waiting.tenants);
         #[cfg(debug_assertions)]
         self.check_kept_fresh_lists(sc, m.selection);
         // Delay jobs: among the segments started in the last `delay_s` (older ones are dropped
         // for good: a segment only ages), of the tenants with a new waiting job.
         let mut could_preempt = false;
         if delays {
-            let delay_ns = self.ql_ns.delay;
+            let delay_ns = self.ql.ns.delay;
             for &u in &sc.waiting_tenants {
                 // Only a new waiting job preempts delay jobs.
                 if self.waiting_of[u].1 == 0 {
                     continue;
                 }
-                while self.recent_starts[u]
+                while self.ql.recent_starts[u]
                     .front()
                     .is_some_and(|&(t0, _, _)| now - t0 >= delay_ns)
                 {
-                    self.recent_starts[u].pop_front();
+                    self.ql.recent_starts[u].pop_front();
                 }
-                for &(_, j, e) in &self.recent_starts[u] {
+                for &(_, j, e) in &self.ql.recent_starts[u] {
                     if self.jobs[j].epoch == e && self.jobs[j].is_running() && self.is_delay_job(j)
                     {
                         sc.delay[u].push(j);
@@ -719,7 +768,7 @@ impl Sim<'_> {
         if m.selection == JobSelection::Themis && builds {
             self.jobs[j].last_rho = self.artifact_rho(j);
         }
-        let starving = usize::from(self.now - self.jobs[j].last_stop_ns >= self.ql_ns.starvation);
+        let starving = usize::from(self.now - self.jobs[j].last_stop_ns >= self.ql.ns.starvation);
         Some(self.phase2_tenant(u, core::iter::once(j), starving, quota, &[]))
     }
 
@@ -728,7 +777,7 @@ impl Sim<'_> {
     /// (held + gⱼ ≤ quota) or fits the free GPUs (its walk would start nothing, whatever the
     /// order; a tenant's phase 2 changes no other tenant's state).
     fn may_start_any(&self, u: usize, quota: u64, delay: &[usize]) -> bool {
-        let g = u64::from(self.ql_waiting.min_gpus(u));
+        let g = u64::from(self.ql.waiting.min_gpus(u));
         !delay.is_empty() || (self.tenants[u].running_gpus + g <= quota && g <= self.free_gpus)
     }
 
@@ -742,7 +791,7 @@ impl Sim<'_> {
             return;
         }
         l.built[u] = true;
-        l.adds[u] = self.ql_waiting.adds[u];
+        l.adds[u] = self.ql.waiting.adds[u];
         match src {
             ListSource::Kept(kept) => {
                 l.starving[u].extend(kept.starving[u].iter().copied());
@@ -751,9 +800,9 @@ impl Sim<'_> {
             }
             ListSource::Fresh(sel) => {
                 let now = self.now;
-                let starve_ns = self.ql_ns.starvation;
-                for i in 0..self.ql_waiting.jobs[u].len() {
-                    let j = self.ql_waiting.jobs[u][i];
+                let starve_ns = self.ql.ns.starvation;
+                for i in 0..self.ql.waiting.jobs[u].len() {
+                    let j = self.ql.waiting.jobs[u][i];
                     if sel == JobSelection::Themis {
                         self.jobs[j].last_rho = self.artifact_rho(j);
                     }
@@ -791,7 +840,7 @@ impl Sim<'_> {
         }
         self.run.rounds += 1;
         sc.reset(nt, self.now, None);
-        let Some(kept) = self.ql_static.as_mut() else {
+        let Some(kept) = self.ql.static_lists.as_mut() else {
             return false;
         };
         let lists = core::mem::take(&mut kept.lists);
@@ -828,7 +877,7 @@ impl Sim<'_> {
                 &[],
             );
         }
-        if let Some(kept) = self.ql_static.as_mut() {
+        if let Some(kept) = self.ql.static_lists.as_mut() {
             kept.lists = lists;
         }
         changed
@@ -841,7 +890,7 @@ impl Sim<'_> {
         if self.waiting_list.len() > 256 {
             return;
         }
-        let starve_ns = self.ql_ns.starvation;
+        let starve_ns = self.ql.ns.starvation;
         let nt = self.tenants.len();
         let mut starving: Vec<Vec<(u64, usize)>> = vec![Vec::new(); nt];
         let mut keyed: Vec<Vec<(SelKey, usize)>> = vec![Vec::new(); nt];
@@ -882,7 +931,7 @@ impl Sim<'_> {
     /// hold the rest of the jobs.
     #[cfg(debug_assertions)]
     fn check_kept_fresh_lists(&self, sc: &Scratch, sel: JobSelection) {
-        let starve_ns = self.ql_ns.starvation;
+        let starve_ns = self.ql.ns.starvation;
         for &u in &sc.waiting_tenants {
             let l = &sc.lists;
             if !l.built[u] {
@@ -890,7 +939,7 @@ impl Sim<'_> {
             }
             let mut starving = Vec::new();
             let mut keyed = Vec::new();
-            for &j in &self.ql_waiting.jobs[u] {
+            for &j in &self.ql.waiting.jobs[u] {
                 let job = &self.jobs[j];
                 if self.now - job.last_stop_ns >= starve_ns {
                     starving.push((job.submit_ns, j));
@@ -938,7 +987,7 @@ impl Sim<'_> {
             by_tenant[u].push(j);
         }
         assert_eq!(fresh, self.waiting_of, "waiting counts at {} ns", self.now);
-        let w = &self.ql_waiting;
+        let w = &self.ql.waiting;
         for (u, jobs) in by_tenant.iter_mut().enumerate() {
             jobs.sort_unstable();
             let mut kept = w.jobs[u].clone();
@@ -1011,10 +1060,10 @@ impl Sim<'_> {
     /// tenant's starving list (waiting ≥ `starvation_s`) or its keyed list (other waiting
     /// jobs) by the selection's key, or nowhere (not waiting).
     fn file_touched_jobs(&mut self, sel: JobSelection) {
-        let Some(mut kept) = self.ql_static.take() else {
+        let Some(mut kept) = self.ql.static_lists.take() else {
             return;
         };
-        let starve_ns = self.ql_ns.starvation;
+        let starve_ns = self.ql.ns.starvation;
         for j in core::mem::take(&mut kept.touched) {
             kept.is_touched[j] = false;
             let u = self.jobs[j].tenant as usize;
@@ -1043,7 +1092,7 @@ impl Sim<'_> {
                 l.tenants.remove(&u);
             }
         }
-        self.ql_static = Some(kept);
+        self.ql.static_lists = Some(kept);
     }
 
     /// The selection's key of waiting job `j`: (primary, secondary).
@@ -1064,7 +1113,7 @@ impl Sim<'_> {
     /// Phase 1 of the fair quota: each waiting tenant's quota for this round (held +
     /// granted, GPUs), into `sc.phase1.quota`.
     fn phase1_grants(&mut self, sc: &mut Scratch, waiting_total: usize, src: ListSource<'_>) {
-        let lease_ns = self.ql_ns.lease as f64;
+        let lease_ns = self.ql.ns.lease as f64;
         let low = self.params.astraea.low_quota_share;
         let ratio_of = |cap: u64, q: u64| {
             if cap == 0 {
@@ -1111,7 +1160,7 @@ impl Sim<'_> {
             let mut by_uw: Option<(u64, usize)> = None;
             for &u in waiting_tenants.iter() {
                 if p.cursor[u] >= self.waiting_of[u].0 as usize
-                    || free < u64::from(self.ql_waiting.min_gpus(u))
+                    || free < u64::from(self.ql.waiting.min_gpus(u))
                 {
                     continue;
                 }
