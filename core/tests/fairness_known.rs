@@ -350,3 +350,24 @@ proptest! {
         prop_assert_eq!(q.is_empty(), take >= keys.len());
     }
 }
+
+/// README's "Adding a policy": a policy is its file and its row. Every file of `policies/`
+/// (but `mod.rs`) is one row's, and every row names its own file.
+#[test]
+fn every_policy_file_is_one_row_of_the_table() {
+    use bubblelab_core::labs::fairness::policies::PolicyKind;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/labs/fairness/policies");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter_map(|n| n.strip_suffix(".rs").map(String::from))
+        .filter(|n| n != "mod")
+        .collect();
+    files.sort();
+    let mut rows: Vec<String> = PolicyKind::ALL
+        .iter()
+        .map(|k| k.file().to_string())
+        .collect();
+    rows.sort();
+    assert_eq!(files, rows, "files of policies/ against the table's rows");
+}

@@ -3,13 +3,11 @@
 //! it preempts whenever the instantaneous shares move. Within a tenant: running jobs first
 //! (no churn), then submission order.
 
+use alloc::boxed::Box;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{
-    interleave, interleave_skipping, takeable, Emit, Key, Policy, Preemption, RunningThenFifo,
-    WaitingWalk, WalkNext,
-};
+use super::{Emit, Key, Needs, Policy, PolicySpec, Preemption, RunningThenFifo, Runs, WaitingWalk, WalkNext, interleave, interleave_skipping, takeable};
 use crate::labs::fairness::sim::RoundCtx;
 
 /// Weighted max-min fair share of GPUs, instantaneous.
@@ -264,3 +262,11 @@ impl Policy for FairShare {
         Preemption::Anytime
     }
 }
+
+/// The policy's row in the lab: its place on the map, its aim, what it needs, how it is built.
+pub(super) const SPEC: PolicySpec = PolicySpec {
+    survey_cell: (1, 0),
+    fair: true,
+    needs: Needs::Nothing,
+    runs: Runs::Policy(|_, _, _| Box::new(FairShare::default())),
+};

@@ -1,7 +1,8 @@
 //! FIFO: jobs in submission order; never preempts. A job that does not fit is skipped and a
 //! later one that fits may start (backfilling), as in the Tiresias and Blox simulators.
 
-use super::{emit_by_key, Emit, Policy, Preemption};
+use alloc::boxed::Box;
+use super::{Emit, Needs, Policy, PolicySpec, Preemption, Runs, emit_by_key};
 use crate::labs::fairness::sim::RoundCtx;
 
 /// First in, first out.
@@ -33,3 +34,11 @@ impl Policy for Fifo {
         Preemption::Never
     }
 }
+
+/// The policy's row in the lab: its place on the map, its aim, what it needs, how it is built.
+pub(super) const SPEC: PolicySpec = PolicySpec {
+    survey_cell: (0, 0),
+    fair: false,
+    needs: Needs::Nothing,
+    runs: Runs::Policy(|_, _, _| Box::new(Fifo::default())),
+};

@@ -7,10 +7,11 @@
 //! the active tenants (stride scheduling's rejoin rule) instead of cashing in its idle time.
 //! Gandiva-fair's trading of heterogeneous GPUs between tenants is not modelled.
 
+use alloc::boxed::Box;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{interleave_skipping, takeable, Emit, KeptOrder, Key, Policy, Preemption};
+use super::{Emit, KeptOrder, Key, Needs, Policy, PolicySpec, Preemption, Runs, interleave_skipping, takeable};
 use crate::labs::fairness::sim::RoundCtx;
 
 /// Ticket-based split stride scheduling.
@@ -171,3 +172,14 @@ impl Policy for GandivaFair {
         Preemption::AtLeaseEnd(self.quantum_ns)
     }
 }
+
+/// The policy's row in the lab: its place on the map, its aim, what it needs, how it is built.
+pub(super) const SPEC: PolicySpec = PolicySpec {
+    survey_cell: (1, 2),
+    fair: true,
+    needs: Needs::Nothing,
+    runs: Runs::Policy(|p, tenants, _| {
+        let quantum_ns = crate::labs::fairness::params::s_to_ns(p.gandiva_fair.quantum_s);
+        Box::new(GandivaFair::new(quantum_ns, tenants))
+    }),
+};

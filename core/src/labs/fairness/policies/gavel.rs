@@ -30,10 +30,11 @@
 //! throughput on a type is its speed there (`Job::speed_by_gpu_type`, relative to the type of its
 //! duration); every job weighs 1 (Gavel's default priority weight); placement is the lab's.
 
+use alloc::boxed::Box;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{Emit, Policy, Preemption};
+use super::{Emit, Needs, Policy, PolicySpec, Preemption, Runs};
 use crate::labs::fairness::params::s_to_ns;
 use crate::labs::fairness::sim::{Phase, RoundCtx};
 use crate::lp;
@@ -421,6 +422,16 @@ impl Policy for Gavel {
         (k != u32::MAX).then(|| vec![k])
     }
 }
+
+/// The policy's row in the lab: its place on the map, its aim, what it needs, how it is built.
+pub(super) const SPEC: PolicySpec = PolicySpec {
+    survey_cell: (1, 1),
+    fair: true,
+    needs: Needs::GpuTypes,
+    runs: Runs::Policy(|p, _, jobs| {
+        Box::new(Gavel::new(p.gavel.round_s, jobs, p.cluster.type_count(), true))
+    }),
+};
 
 #[cfg(test)]
 mod tests {

@@ -11,10 +11,11 @@
 //! furthest behind their allocation (`scheduler/scheduler.py`, `_update_priorities`,
 //! `_schedule_jobs_on_workers_helper`).
 
+use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 use super::fair_share::MaxMin;
-use super::{Emit, Policy, Preemption};
+use super::{Emit, Needs, Policy, PolicySpec, Preemption, Runs};
 use crate::labs::fairness::sim::RoundCtx;
 
 /// Heterogeneity-weighted max-min per tenant, per round.
@@ -90,3 +91,14 @@ impl Policy for HeteroFairShare {
         Some(fastest_first(ctx, job))
     }
 }
+
+/// The policy's row in the lab: its place on the map, its aim, what it needs, how it is built.
+pub(super) const SPEC: PolicySpec = PolicySpec {
+    survey_cell: (1, 1),
+    fair: true,
+    needs: Needs::Nothing,
+    runs: Runs::Policy(|p, _, jobs| {
+        let lease_ns = crate::labs::fairness::params::s_to_ns(p.lease_s);
+        Box::new(HeteroFairShare::new(lease_ns, jobs))
+    }),
+};

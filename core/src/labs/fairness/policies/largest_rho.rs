@@ -11,7 +11,8 @@
 //! improvements, withholding a hidden-payment share that goes to the other apps as leftovers
 //! (§4–5).
 
-use super::{emit_by_key, takeable, Emit, KeptOrder, Key, Policy, Preemption};
+use alloc::boxed::Box;
+use super::{Emit, KeptOrder, Key, Needs, Policy, PolicySpec, Preemption, Runs, emit_by_key, takeable};
 use crate::labs::fairness::sim::RoundCtx;
 
 /// Largest ρ first at lease boundaries.
@@ -69,3 +70,13 @@ impl Policy for LargestRho {
         Preemption::AtLeaseEnd(self.lease_ns)
     }
 }
+
+/// The policy's row in the lab: its place on the map, its aim, what it needs, how it is built.
+pub(super) const SPEC: PolicySpec = PolicySpec {
+    survey_cell: (1, 0),
+    fair: true,
+    needs: Needs::Nothing,
+    runs: Runs::Policy(|p, _, _| {
+        Box::new(LargestRho::new(crate::labs::fairness::params::s_to_ns(p.lease_s)))
+    }),
+};

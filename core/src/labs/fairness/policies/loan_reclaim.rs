@@ -15,10 +15,11 @@
 //! the abstract is public): ours counts jobs stopped, the quantity its abstract says reclaiming
 //! minimises, and jobs keep their size.
 
+use alloc::boxed::Box;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{Emit, Policy, Preemption};
+use super::{Emit, Needs, Policy, PolicySpec, Preemption, Runs};
 use crate::labs::fairness::params::FairnessParams;
 use crate::labs::fairness::sim::RoundCtx;
 
@@ -146,3 +147,11 @@ impl Policy for LoanReclaim {
         ctx.jobs[job].service.then_some(self.service)
     }
 }
+
+/// The policy's row in the lab: its place on the map, its aim, what it needs, how it is built.
+pub(super) const SPEC: PolicySpec = PolicySpec {
+    survey_cell: (0, 0),
+    fair: false,
+    needs: Needs::Service,
+    runs: Runs::Policy(|p, _, _| Box::new(LoanReclaim::new(p))),
+};

@@ -1,25 +1,12 @@
 //! Scheduling policies. The global policies only decide, at each scheduling round, the priority
 //! order of the active jobs (waiting and running) and when running jobs may be preempted; the
 //! simulator ([`super::sim`]) turns the order into gang allocations on the cluster. One file
-//! per policy; [`PolicyKind`] lists them.
+//! per policy, with its [`PolicySpec`]; the `policies!` table of [`PolicyKind`] lists them.
 //!
 //! The ASTRAEA family ([`PolicyKind::quota_lease`]) instead runs the ASTRAEA artifact's own
 //! scheduler — per-tenant quotas, leases, block scheduling, starvation and delay-job
 //! preemption (`super::sim::quota_lease`) — with one of the artifact's job-selection orders
 //! inside it, which is how the artifact compares 2DAS and Themis to ASTRAEA.
-
-mod fair_share;
-mod fifo;
-mod gandiva_fair;
-mod gavel;
-mod hetero_fair_share;
-mod largest_rho;
-mod loan_reclaim;
-mod slot_admission;
-mod separate_clusters;
-mod sjf;
-mod srtf;
-mod tiresias;
 
 use alloc::boxed::Box;
 use alloc::collections::binary_heap::{BinaryHeap, PeekMut};
@@ -31,66 +18,155 @@ use core::iter::Peekable;
 use super::params::FairnessParams;
 use super::sim::{Phase, RoundCtx};
 
-crate::kinds! {
+/// Declares [`PolicyKind`] from one row per policy: the `kinds!` row (doc, id, label) and the
+/// file the policy lives in (`in <module>`), whose `SPEC` says the rest ([`PolicySpec`]).
+/// Adding a policy is its file and its row.
+macro_rules! policies {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident as $what:literal {
+            $(
+                $(#[$vmeta:meta])*
+                $variant:ident = $id:literal, $label:literal in $module:ident;
+            )+
+        }
+    ) => {
+        $( mod $module; )+
+
+        crate::kinds! {
+            $(#[$meta])*
+            pub enum $name as $what {
+                $(
+                    $(#[$vmeta])*
+                    $variant = $id, $label;
+                )+
+            }
+        }
+
+        impl $name {
+            /// The rest of what the lab knows of the policy: its file's `SPEC`.
+            #[must_use]
+            pub fn spec(self) -> &'static PolicySpec {
+                match self {
+                    $( $name::$variant => &$module::SPEC, )+
+                }
+            }
+
+            /// The policy's file in `policies/`, without `.rs`.
+            #[must_use]
+            pub fn file(self) -> &'static str {
+                match self {
+                    $( $name::$variant => stringify!($module), )+
+                }
+            }
+        }
+    };
+}
+
+/// What the lab knows of a policy beyond its id and label (each policy file's `SPEC`).
+pub struct PolicySpec {
+    /// Where it sits on the survey's map ([`PolicyKind::survey_cell`]).
+    pub survey_cell: (usize, usize),
+    /// Whether it aims at fairness between tenants or jobs.
+    pub fair: bool,
+    /// What its mechanism needs to mean something (without it, it stays out of the default
+    /// set).
+    pub needs: Needs,
+    /// How a run runs it.
+    pub runs: Runs,
+}
+
+/// What a policy's mechanism needs beyond jobs on GPUs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Needs {
+    /// Nothing more.
+    Nothing,
+    /// Jobs with deadlines (slot admission): without any, every job runs as best-effort.
+    Deadlines,
+    /// An inference service beside the training jobs (`fairness.colocation`): without one
+    /// the policy is FIFO.
+    Service,
+    /// Several GPU types (Gavel): on one type it is job-level max-min in rounds, and its LP
+    /// grows with the active jobs.
+    GpuTypes,
+}
+
+/// How a run runs a policy.
+pub enum Runs {
+    /// A policy object of its own, built for each run from the parameters, the number of
+    /// tenants and the number of jobs.
+    Policy(fn(&FairnessParams, usize, usize) -> Box<dyn Policy>),
+    /// The ASTRAEA machinery (`super::sim::quota_lease`) with a job selection inside.
+    Machinery {
+        /// How it orders a tenant's waiting jobs.
+        selection: JobSelection,
+        /// Static tenant quotas (the YARN-like baseline) instead of the run's quota mode.
+        static_quota: bool,
+        /// Whether jobs run in leases.
+        leases: bool,
+    },
+}
+
+policies! {
     /// The policies the lab knows.
     pub enum PolicyKind as "fairness policy" {
         /// First in, first out; never preempts (jobs that do not fit are skipped, the next one that
         /// fits starts: backfilling).
-        Fifo = "fifo", "FIFO";
+        Fifo = "fifo", "FIFO" in fifo;
         /// Shortest job first on oracle durations; never preempts.
-        Sjf = "sjf", "SJF (oracle)";
+        Sjf = "sjf", "SJF (oracle)" in sjf;
         /// Shortest remaining time first on oracle remaining times; preempts at any event.
-        Srtf = "srtf", "SRTF (oracle)";
+        Srtf = "srtf", "SRTF (oracle)" in srtf;
         /// Tiresias' discretised 2D least-attained-service (Gu et al., NSDI'19).
-        Tiresias = "tiresias", "Tiresias (2D-LAS)";
+        Tiresias = "tiresias", "Tiresias (2D-LAS)" in tiresias;
         /// Largest finish-time-fairness ρ first at lease boundaries, ρ as Themis defines it
         /// (Mahajan et al., NSDI'20, §3) — not Themis' mechanism (its fairness knob and
         /// partial-allocation auction).
-        LargestRho = "largest-rho", "Largest ρ first";
+        LargestRho = "largest-rho", "Largest ρ first" in largest_rho;
         /// Instantaneous weighted max-min fair share of GPUs per tenant (DRF-style progressive
         /// filling; Ghodsi et al., NSDI'11), re-evaluated at every event.
-        FairShare = "fair-share", "Fair share (max-min)";
+        FairShare = "fair-share", "Fair share (max-min)" in fair_share;
         /// Gandiva-fair's per-tenant tickets with time-sliced stride scheduling (Chaudhary et al.,
         /// EuroSys'20).
-        GandivaFair = "gandiva-fair", "Gandiva-fair";
+        GandivaFair = "gandiva-fair", "Gandiva-fair" in gandiva_fair;
         /// Tenants filled max-min by heterogeneity-weighted GPU units, each job on its fastest free
         /// type, in rounds of one lease — a rule of our own in the spirit of Gavel (Narayanan et
         /// al., OSDI'20), not Gavel's LP over time fractions nor its round mechanism.
-        HeteroFairShare = "hetero-fair-share", "Heterogeneity-weighted fair share";
+        HeteroFairShare = "hetero-fair-share", "Heterogeneity-weighted fair share" in hetero_fair_share;
         /// Gavel's heterogeneity-aware max-min fairness (Narayanan et al., OSDI'20) as its
         /// artifact runs it: an LP over each job's fraction of time on each GPU type, realised in
         /// 360 s rounds that run the jobs furthest behind their allocation.
-        Gavel = "gavel", "Gavel (max-min)";
+        Gavel = "gavel", "Gavel (max-min)" in gavel;
         /// Gavel's heterogeneity-agnostic max-min fairness (`max_min_fairness`): the same LP
         /// and rounds with every throughput taken as 1, the baseline Gavel's paper compares
         /// against.
-        GavelAgnostic = "gavel-agnostic", "Gavel, heterogeneity-agnostic";
+        GavelAgnostic = "gavel-agnostic", "Gavel, heterogeneity-agnostic" in gavel_agnostic;
         /// ASTRAEA (Ye et al., TPDS'21) as its artifact runs it: per-tenant quotas granted by
         /// max-min on U/W, leases, block scheduling, starvation and delay-job preemption, jobs of
         /// a tenant by their long-term fairness F_j (`--job_selection fairness`).
-        Astraea = "astraea", "ASTRAEA";
+        Astraea = "astraea", "ASTRAEA" in astraea;
         /// The artifact's 2DAS baseline: ASTRAEA's quota and lease machinery with a tenant's jobs
         /// by least executed time (`--job_selection 2das`).
-        Astraea2das = "astraea-2das", "2DAS in ASTRAEA's machinery";
+        Astraea2das = "astraea-2das", "2DAS in ASTRAEA's machinery" in astraea_2das;
         /// The artifact's Themis baseline: ASTRAEA's machinery with a tenant's jobs by the
         /// artifact's finish-time fairness, largest first (`--job_selection themis`).
-        AstraeaThemis = "astraea-themis", "Themis in ASTRAEA's machinery";
+        AstraeaThemis = "astraea-themis", "Themis in ASTRAEA's machinery" in astraea_themis;
         /// The artifact's YARN-like baseline: static tenant quotas, FIFO within a tenant, no
         /// leases (`--job_selection fifo --user_quota static`, lease term unbounded).
-        YarnFifo = "yarn-fifo", "YARN-like (static quota, FIFO)";
+        YarnFifo = "yarn-fifo", "YARN-like (static quota, FIFO)" in yarn_fifo;
         /// Deadline admission in lease slots after Chronus (Gao et al., SoCC'21): SLO jobs
         /// admitted only with a plan of lease slots that meets their deadline, best-effort jobs by
         /// least remaining GPU-time on the rest, 20-minute slots — the artifact's admission and
         /// slots without its mid-lease rescue, its re-solved plan or soft deadlines.
-        SlotAdmission = "slot-admission", "Slot admission (after Chronus)";
+        SlotAdmission = "slot-admission", "Slot admission (after Chronus)" in slot_admission;
         /// The inference service on its own servers, training FIFO on the rest: separate
         /// clusters, the baseline of Lyra (Li et al., EuroSys'23). Needs a service
         /// (`fairness.colocation`).
-        SeparateClusters = "separate-clusters", "Separate clusters";
+        SeparateClusters = "separate-clusters", "Separate clusters" in separate_clusters;
         /// Capacity loaning after Lyra (Li et al., EuroSys'23): idle service servers loaned to
         /// FIFO training, reclaimed by stopping the fewest training jobs when the service
         /// needs them. Needs a service (`fairness.colocation`).
-        LoanReclaim = "loan-reclaim", "Capacity loaning (after Lyra)";
+        LoanReclaim = "loan-reclaim", "Capacity loaning (after Lyra)" in loan_reclaim;
     }
 }
 
@@ -166,18 +242,18 @@ impl PolicyKind {
     /// The ASTRAEA machinery this policy runs in, or `None` for a global policy.
     #[must_use]
     pub fn quota_lease(self, quota: QuotaMode) -> Option<QuotaLease> {
-        let (selection, quota, leases) = match self {
-            PolicyKind::Astraea => (JobSelection::Fairness, quota, true),
-            PolicyKind::Astraea2das => (JobSelection::TwoDas, quota, true),
-            PolicyKind::AstraeaThemis => (JobSelection::Themis, quota, true),
-            PolicyKind::YarnFifo => (JobSelection::Fifo, QuotaMode::Static, false),
-            _ => return None,
-        };
-        Some(QuotaLease {
-            selection,
-            quota,
-            leases,
-        })
+        match self.spec().runs {
+            Runs::Machinery {
+                selection,
+                static_quota,
+                leases,
+            } => Some(QuotaLease {
+                selection,
+                quota: if static_quota { QuotaMode::Static } else { quota },
+                leases,
+            }),
+            Runs::Policy(_) => None,
+        }
     }
 
     /// True for the policies whose mechanism needs jobs with deadlines (slot admission): on a trace
@@ -185,7 +261,7 @@ impl PolicyKind {
     /// are left out of the default set ([`PolicyKind::defaults`]).
     #[must_use]
     pub fn needs_deadlines(self) -> bool {
-        self == PolicyKind::SlotAdmission
+        self.spec().needs == Needs::Deadlines
     }
 
     /// True for the policies whose mechanism needs an inference service beside the training
@@ -193,7 +269,7 @@ impl PolicyKind {
     /// default set too.
     #[must_use]
     pub fn needs_service(self) -> bool {
-        matches!(self, PolicyKind::SeparateClusters | PolicyKind::LoanReclaim)
+        self.spec().needs == Needs::Service
     }
 
     /// True for the policies whose mechanism is about several GPU types (Gavel): on one type
@@ -201,7 +277,7 @@ impl PolicyKind {
     /// so it is left out of the default set too and runs when chosen.
     #[must_use]
     pub fn needs_gpu_types(self) -> bool {
-        matches!(self, PolicyKind::Gavel | PolicyKind::GavelAgnostic)
+        self.spec().needs == Needs::GpuTypes
     }
 
     /// The policies a scenario runs when it names none: every policy but those that need
@@ -237,40 +313,13 @@ impl PolicyKind {
     /// row in [`SURVEY_OBJECTIVES`] and the column in [`SURVEY_RESOURCES`].
     #[must_use]
     pub fn survey_cell(self) -> (usize, usize) {
-        match self {
-            PolicyKind::Fifo
-            | PolicyKind::Sjf
-            | PolicyKind::Srtf
-            | PolicyKind::Tiresias
-            | PolicyKind::SeparateClusters
-            | PolicyKind::LoanReclaim => (0, 0),
-            PolicyKind::LargestRho
-            | PolicyKind::FairShare
-            | PolicyKind::Astraea
-            | PolicyKind::Astraea2das
-            | PolicyKind::AstraeaThemis
-            | PolicyKind::YarnFifo => (1, 0),
-            PolicyKind::HeteroFairShare | PolicyKind::Gavel | PolicyKind::GavelAgnostic => (1, 1),
-            PolicyKind::GandivaFair => (1, 2),
-            PolicyKind::SlotAdmission => (2, 0),
-        }
+        self.spec().survey_cell
     }
 
     /// True for the policies that aim at fairness between tenants or jobs.
     #[must_use]
     pub fn is_fair(self) -> bool {
-        matches!(
-            self,
-            PolicyKind::LargestRho
-                | PolicyKind::FairShare
-                | PolicyKind::GandivaFair
-                | PolicyKind::HeteroFairShare
-                | PolicyKind::Gavel
-                | PolicyKind::GavelAgnostic
-                | PolicyKind::Astraea
-                | PolicyKind::Astraea2das
-                | PolicyKind::AstraeaThemis
-        )
+        self.spec().fair
     }
 
     /// A fresh policy instance for one run; `None` for the ASTRAEA family, which the
@@ -282,35 +331,10 @@ impl PolicyKind {
         tenants: usize,
         jobs: usize,
     ) -> Option<Box<dyn Policy>> {
-        let lease_ns = super::params::s_to_ns(params.lease_s);
-        Some(match self {
-            PolicyKind::Fifo => Box::new(fifo::Fifo::default()),
-            PolicyKind::Sjf => Box::new(sjf::Sjf::default()),
-            PolicyKind::Srtf => Box::new(srtf::Srtf::default()),
-            PolicyKind::Tiresias => Box::new(tiresias::Tiresias::new(&params.tiresias, jobs)),
-            PolicyKind::LargestRho => Box::new(largest_rho::LargestRho::new(lease_ns)),
-            PolicyKind::FairShare => Box::new(fair_share::FairShare::default()),
-            PolicyKind::GandivaFair => Box::new(gandiva_fair::GandivaFair::new(
-                super::params::s_to_ns(params.gandiva_fair.quantum_s),
-                tenants,
-            )),
-            PolicyKind::HeteroFairShare => Box::new(hetero_fair_share::HeteroFairShare::new(lease_ns, jobs)),
-            PolicyKind::Gavel | PolicyKind::GavelAgnostic => Box::new(gavel::Gavel::new(
-                params.gavel.round_s,
-                jobs,
-                params.cluster.type_count(),
-                self == PolicyKind::Gavel,
-            )),
-            PolicyKind::SlotAdmission => Box::new(slot_admission::SlotAdmission::new(params, jobs)),
-            PolicyKind::SeparateClusters => {
-                Box::new(separate_clusters::SeparateClusters::new(params))
-            }
-            PolicyKind::LoanReclaim => Box::new(loan_reclaim::LoanReclaim::new(params)),
-            PolicyKind::Astraea
-            | PolicyKind::Astraea2das
-            | PolicyKind::AstraeaThemis
-            | PolicyKind::YarnFifo => return None,
-        })
+        match self.spec().runs {
+            Runs::Policy(build) => Some(build(params, tenants, jobs)),
+            Runs::Machinery { .. } => None,
+        }
     }
 }
 

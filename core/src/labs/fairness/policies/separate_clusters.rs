@@ -5,7 +5,8 @@
 //!
 //! [`ColocationSpec::servers_peak`]: crate::labs::fairness::params::ColocationSpec::servers_peak
 
-use super::{Emit, Policy, Preemption};
+use alloc::boxed::Box;
+use super::{Emit, Needs, Policy, PolicySpec, Preemption, Runs};
 use crate::labs::fairness::params::FairnessParams;
 use crate::labs::fairness::sim::RoundCtx;
 
@@ -56,3 +57,11 @@ impl Policy for SeparateClusters {
         })
     }
 }
+
+/// The policy's row in the lab: its place on the map, its aim, what it needs, how it is built.
+pub(super) const SPEC: PolicySpec = PolicySpec {
+    survey_cell: (0, 0),
+    fair: false,
+    needs: Needs::Service,
+    runs: Runs::Policy(|p, _, _| Box::new(SeparateClusters::new(p))),
+};

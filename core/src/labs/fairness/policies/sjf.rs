@@ -1,6 +1,7 @@
 //! SJF: shortest job first on oracle durations (the trace's own run times); never preempts.
 
-use super::{Emit, KeptOrder, Policy, Preemption};
+use alloc::boxed::Box;
+use super::{Emit, KeptOrder, Needs, Policy, PolicySpec, Preemption, Runs};
 use crate::labs::fairness::sim::RoundCtx;
 
 /// Shortest job first (oracle).
@@ -22,3 +23,11 @@ impl Policy for Sjf {
         Preemption::Never
     }
 }
+
+/// The policy's row in the lab: its place on the map, its aim, what it needs, how it is built.
+pub(super) const SPEC: PolicySpec = PolicySpec {
+    survey_cell: (0, 0),
+    fair: false,
+    needs: Needs::Nothing,
+    runs: Runs::Policy(|_, _, _| Box::new(Sjf::default())),
+};

@@ -51,10 +51,11 @@
 //!   simulator's (per restart) rather than the artifact's lump sum at completion; placement is
 //!   the lab's.
 
+use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
-use super::{Emit, KeptOrder, Policy, Preemption};
+use super::{Emit, KeptOrder, Needs, Policy, PolicySpec, Preemption, Runs};
 use crate::labs::fairness::params::{s_to_ns, FairnessParams};
 use crate::labs::fairness::sim::{Phase, RoundCtx};
 
@@ -301,3 +302,11 @@ impl Policy for SlotAdmission {
         Preemption::AtSlotEnd(self.lease_ns)
     }
 }
+
+/// The policy's row in the lab: its place on the map, its aim, what it needs, how it is built.
+pub(super) const SPEC: PolicySpec = PolicySpec {
+    survey_cell: (2, 0),
+    fair: false,
+    needs: Needs::Deadlines,
+    runs: Runs::Policy(|p, _, jobs| Box::new(SlotAdmission::new(p, jobs))),
+};

@@ -1,11 +1,12 @@
 //! SRTF: shortest remaining time first on oracle remaining times; preempts at any event
 //! (paying the checkpoint/resume cost).
 
+use alloc::boxed::Box;
 use alloc::collections::BTreeSet;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{Emit, KeptOrder, Policy, Preemption, WaitingWalk, WalkNext};
+use super::{Emit, KeptOrder, Needs, Policy, PolicySpec, Preemption, Runs, WaitingWalk, WalkNext};
 use crate::labs::fairness::sim::{Phase, RoundCtx};
 
 /// Shortest remaining time first (oracle).
@@ -259,3 +260,11 @@ impl Policy for Srtf {
         Preemption::Anytime
     }
 }
+
+/// The policy's row in the lab: its place on the map, its aim, what it needs, how it is built.
+pub(super) const SPEC: PolicySpec = PolicySpec {
+    survey_cell: (0, 0),
+    fair: false,
+    needs: Needs::Nothing,
+    runs: Runs::Policy(|_, _, _| Box::new(Srtf::default())),
+};

@@ -6,11 +6,12 @@
 //! `promote_knob` × its last run goes back to the highest queue, its attained service counted
 //! afresh from there.
 
+use alloc::boxed::Box;
 use alloc::collections::BTreeSet;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{Emit, Policy, Preemption, WaitingWalk, WalkNext};
+use super::{Emit, Needs, Policy, PolicySpec, Preemption, Runs, WaitingWalk, WalkNext};
 use crate::labs::fairness::params::TiresiasParams;
 use crate::labs::fairness::sim::{Phase, RoundCtx};
 
@@ -385,3 +386,11 @@ impl Policy for Tiresias {
         self.to_next_threshold_ns(ctx, j)
     }
 }
+
+/// The policy's row in the lab: its place on the map, its aim, what it needs, how it is built.
+pub(super) const SPEC: PolicySpec = PolicySpec {
+    survey_cell: (0, 0),
+    fair: false,
+    needs: Needs::Nothing,
+    runs: Runs::Policy(|p, _, jobs| Box::new(Tiresias::new(&p.tiresias, jobs))),
+};
