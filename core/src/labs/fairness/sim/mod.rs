@@ -121,6 +121,23 @@ pub fn tenant_quotas(params: &FairnessParams, weights: &[f64], total_gpus: u64) 
         .collect()
 }
 
+/// The state only the loop of a policy object keeps, beside what every run shares ([`Sim`]).
+#[derive(Default)]
+struct PolicyLoop {
+    /// Running jobs, ascending index (for a policy's round and [`RoundCtx::running`]).
+    running: Vec<usize>,
+    /// Jobs that changed phase since the policy last ordered ([`RoundCtx::changed`]).
+    changed: Vec<usize>,
+    /// The waiting jobs, ascending index: what a policy that never preempts is offered (kept
+    /// only for such a policy, whose jobs start once and never stop, so it changes about twice
+    /// per job).
+    waiting_sorted: Vec<usize>,
+    /// True when `waiting_sorted` is kept.
+    keep_waiting_sorted: bool,
+    /// A policy in rounds ([`Preemption::Rounds`]): when the current round ends, ns.
+    round_end_ns: u64,
+}
+
 struct Sim<'p> {
     params: &'p FairnessParams,
     jobs: Vec<JobState>,
@@ -155,9 +172,6 @@ struct Sim<'p> {
     /// left is later than now, so these are the running jobs that hold a lease: a round learns
     /// from them alone whether any lease has ended.
     lease_due: Vec<(u64, u32, u64)>,
-    /// Running jobs, ascending index (for a policy's round and [`RoundCtx::running`]; not kept
-    /// for the ASTRAEA family, whose round does not read it).
-    running: Vec<usize>,
     /// (GPU count, waiting jobs of that count), ascending GPU count.
     waiting_gpus: Vec<(u32, u32)>,
     /// (GPU count, jobs of [`Sim::running`] of that count), ascending GPU count: a round of a
@@ -175,6 +189,8 @@ struct Sim<'p> {
     machinery: Option<QuotaLease>,
     /// The ASTRAEA machinery's own state (empty lists for other policies).
     ql: quota_lease::QlState,
+    /// What only the loop of a policy object keeps (left empty for the ASTRAEA family).
+    global: PolicyLoop,
     /// Submitted jobs holding no GPUs, in no particular order.
     waiting_list: Vec<usize>,
     /// Per job: its index in `waiting_list` (`usize::MAX` when not waiting).
@@ -187,21 +203,10 @@ struct Sim<'p> {
     /// The tenants with active jobs (submitted, not finished), ascending: the only ones whose
     /// share integrals grow ([`Sim::accrue`] of any other changes nothing).
     active_tenants: Vec<usize>,
-    /// The waiting jobs, ascending index: what a policy that never preempts is offered (kept
-    /// only for such a policy, whose jobs start once and never stop, so it changes about twice
-    /// per job).
-    waiting_sorted: Vec<usize>,
-    /// True when `waiting_sorted` is kept.
-    keep_waiting_sorted: bool,
-    /// A policy in rounds ([`Preemption::Rounds`]): when the current round ends, ns.
-    round_end_ns: u64,
     /// Number of armed events ([`Events::armed`], the arrivals left out: they never go stale,
     /// and counting them let ~200,000 dead completions pile up in the heap while a 100,000-job
     /// trace was arriving) above which the stale ones are dropped ([`Sim::drop_stale_events`]).
     compact_at: usize,
-    /// Jobs that changed phase since the policy last ordered ([`RoundCtx::changed`]); not kept
-    /// for the ASTRAEA family, which has no policy object.
-    changed: Vec<usize>,
     /// The rounds' shortcuts: the ASTRAEA machinery's round of a lone waiting job skips the
     /// lists ([`Sim::lone_job_round`]), a policy that preempts at any time is walked by its
     /// waiting jobs where it can be ([`Walk`]), and a lease policy's round while every running
@@ -355,7 +360,6 @@ fn run_policy_with(
         run_id: vec![0; n_jobs],
         armed_end: vec![0; n_jobs],
         lease_due: Vec::new(),
-        running: Vec::new(),
         waiting_gpus: Vec::new(),
         running_gpus: Vec::new(),
         time_ring: WindowRing::new(buckets + 1),
@@ -363,20 +367,17 @@ fn run_policy_with(
         partial_free: 0,
         machinery: kind.quota_lease(params.astraea.quota),
         ql: quota_lease::QlState::new(kind, params, n_tenants, n_jobs),
+        global: PolicyLoop::default(),
         waiting_list: Vec::new(),
         waiting_pos: vec![usize::MAX; n_jobs],
         waiting_of: vec![(0, 0); n_tenants],
         counted_new: vec![false; n_jobs],
         active_tenants: Vec::new(),
-        waiting_sorted: Vec::new(),
-        keep_waiting_sorted: false,
-        round_end_ns: 0,
         compact_at: MIN_COMPACT_AT,
-        changed: Vec::new(),
         shortcuts,
     };
     let mut policy = kind.build(params, n_tenants, n_jobs);
-    sim.keep_waiting_sorted = policy
+    sim.global.keep_waiting_sorted = policy
         .as_ref()
         .is_some_and(|p| p.preemption() == Preemption::Never);
     if n_jobs > 0 {
@@ -718,11 +719,11 @@ impl Sim<'_> {
         if let Some(lists) = &mut self.ql.static_lists {
             lists.touch(j);
         }
-        if self.keep_waiting_sorted {
-            match (self.waiting_sorted.binary_search(&j), add) {
-                (Err(p), true) => self.waiting_sorted.insert(p, j),
+        if self.global.keep_waiting_sorted {
+            match (self.global.waiting_sorted.binary_search(&j), add) {
+                (Err(p), true) => self.global.waiting_sorted.insert(p, j),
                 (Ok(p), false) => {
-                    self.waiting_sorted.remove(p);
+                    self.global.waiting_sorted.remove(p);
                 }
                 _ => {}
             }
@@ -979,8 +980,8 @@ impl Sim<'_> {
             self.lease_due[i].2 -= u64::from(gpus);
         }
         if self.machinery.is_none() {
-            if let Ok(i) = self.running.binary_search(&j) {
-                self.running.remove(i);
+            if let Ok(i) = self.global.running.binary_search(&j) {
+                self.global.running.remove(i);
                 count_out(&mut self.running_gpus, gpus);
             }
         }
@@ -1053,8 +1054,8 @@ impl Sim<'_> {
         }
         self.count_waiting(j, false);
         if self.machinery.is_none() {
-            if let Err(i) = self.running.binary_search(&j) {
-                self.running.insert(i, j);
+            if let Err(i) = self.global.running.binary_search(&j) {
+                self.global.running.insert(i, j);
                 count_in(&mut self.running_gpus, self.jobs[j].gpus);
             }
         }
@@ -1137,7 +1138,7 @@ impl Sim<'_> {
                 Some((now / l + 1) * l)
             }
             // Rounds: every lease ends with the round.
-            Preemption::Rounds(_) => Some(self.round_end_ns),
+            Preemption::Rounds(_) => Some(self.global.round_end_ns),
             Preemption::Never | Preemption::Anytime => None,
         };
         if let Some(end) = end {
@@ -1164,14 +1165,14 @@ impl Sim<'_> {
     /// Logs that job `j` changes phase, for the policy's next order ([`RoundCtx::changed`]).
     fn note_change(&mut self, j: usize) {
         if self.machinery.is_none() {
-            self.changed.push(j);
+            self.global.changed.push(j);
         }
     }
 
     fn ctx(&self) -> RoundCtx<'_> {
         RoundCtx {
-            changed: &self.changed,
-            running: &self.running,
+            changed: &self.global.changed,
+            running: &self.global.running,
             waiting: &self.waiting_list,
             now_ns: self.now,
             active: &self.active,
@@ -1199,11 +1200,11 @@ impl Sim<'_> {
         if let Preemption::Rounds(l) = rule {
             // Between a round's start and its end nothing starts; a round starts when the last
             // one ends or runs out of running jobs.
-            let idle = self.running.is_empty();
-            if (self.now < self.round_end_ns && !idle) || (idle && self.waiting_list.is_empty()) {
+            let idle = self.global.running.is_empty();
+            if (self.now < self.global.round_end_ns && !idle) || (idle && self.waiting_list.is_empty()) {
                 return;
             }
-            self.round_end_ns = self.now + l.max(1);
+            self.global.round_end_ns = self.now + l.max(1);
         } else if self.waiting_list.is_empty() {
             // Preemption only ever serves waiting jobs: with none, nothing can change (running
             // jobs past their lease stay preemptible until a round renews them). Rounds may
@@ -1228,10 +1229,10 @@ impl Sim<'_> {
                     .lease_due
                     .iter()
                     .fold((0usize, 0u64), |(n, g), e| (n + e.1 as usize, g + e.2));
-                let smallest = if leased == self.running.len() {
+                let smallest = if leased == self.global.running.len() {
                     u64::MAX
                 } else {
-                    self.running
+                    self.global.running
                         .iter()
                         .filter(|&&j| self.preemptible(j, rule))
                         .map(|&j| u64::from(self.jobs[j].gpus))
@@ -1249,16 +1250,16 @@ impl Sim<'_> {
             ) {
                 debug_assert!(self.lease_due.iter().all(|e| e.0 > self.now), "boundary passed");
                 let leased: u64 = self
-                    .running
+                    .global.running
                     .iter()
                     .filter(|&&j| !self.preemptible(j, rule))
                     .map(|&j| u64::from(self.jobs[j].gpus))
                     .sum();
                 debug_assert_eq!(leased, locked, "GPUs held under a lease");
             }
-            let held: u64 = self.running.iter().map(|&j| u64::from(self.jobs[j].gpus)).sum();
+            let held: u64 = self.global.running.iter().map(|&j| u64::from(self.jobs[j].gpus)).sum();
             debug_assert_eq!(held, self.total_gpus - self.free_gpus, "GPUs held by running jobs");
-            let fewest = self.running.iter().map(|&j| self.jobs[j].gpus).min();
+            let fewest = self.global.running.iter().map(|&j| self.jobs[j].gpus).min();
             debug_assert_eq!(self.running_gpus.first().map(|e| e.0), fewest, "running counts");
         }
         // Nothing can change when no GPU is free enough for any waiting job and nothing may
@@ -1291,7 +1292,7 @@ impl Sim<'_> {
         // A policy that never preempts is offered only the waiting jobs: the running ones keep
         // their GPUs whatever the order, so ordering them would be wasted work.
         let offered: &[usize] = if rule == Preemption::Never {
-            &self.waiting_sorted
+            &self.global.waiting_sorted
         } else {
             &self.active
         };
@@ -1300,8 +1301,8 @@ impl Sim<'_> {
             let jobs = &self.jobs;
             let keep = &mut self.keep;
             let ctx = RoundCtx {
-                changed: &self.changed,
-                running: &self.running,
+                changed: &self.global.changed,
+                running: &self.global.running,
                 waiting: &self.waiting_list,
                 now_ns: now,
                 active: offered,
@@ -1359,7 +1360,7 @@ impl Sim<'_> {
             }
         }
         // The policy has seen these changes.
-        self.changed.clear();
+        self.global.changed.clear();
         // Preempt the preemptible running jobs not kept (in index order, as below), then
         // renew the leases of kept running jobs (in the policy's order).
         if walked {
@@ -1373,9 +1374,9 @@ impl Sim<'_> {
         while !walked
             && smallest_preemptible != u64::MAX
             && rule != Preemption::Never
-            && i < self.running.len()
+            && i < self.global.running.len()
         {
-            let j = self.running[i];
+            let j = self.global.running[i];
             if !self.preemptible(j, rule) || self.keep[j] {
                 i += 1;
             } else {
