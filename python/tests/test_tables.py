@@ -29,7 +29,8 @@ def test_every_lab_has_a_field_table_whose_defaults_are_valid():
 
 def test_input_slots_are_the_labs_own():
     assert [s.name for s in bubblelab.input_slots("sharing")] == ["nodes", "pods"]
-    assert bubblelab.input_slots("cost") == []
+    assert [s.name for s in bubblelab.input_slots("cost")] == ["measured"]
+    assert bubblelab.input_slots("migration") == []
 
 
 def test_the_readmes_python_example_runs(repo, data, monkeypatch):
