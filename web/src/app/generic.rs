@@ -1,8 +1,8 @@
-//! The page of a lab that draws no picture of its own: everything comes from the core's
-//! registry. The heading and lede are the lab's card (or its [`PageParts`]), the form is its
-//! field table (each field as its widget says: number box, slider, menu, checkboxes, toggle,
-//! list or JSON box; the main fields of its parts first, the rest folded), the uploads are its
-//! input slots, and the results are the Report (tables, charts, findings).
+//! Every lab's page, from the core's registry and the lab's [`PageParts`]. The heading and lede
+//! are the lab's card (or its parts'), the form is its own controls and then its field table
+//! (each field as its widget says: number box, slider, menu, checkboxes, toggle, list or JSON
+//! box; the main fields of its parts first, the rest folded), the uploads are its input slots,
+//! and the results are its picture and the Report (tables, charts, findings).
 
 use std::rc::Rc;
 
