@@ -61,10 +61,7 @@ pub const PARTS: PageParts = PageParts {
     ],
     stacked_charts: true,
     charts_first: true,
-    notes: None,
-    picture: None,
-    after: None,
-    pieces: None,
+    ..PageParts::PLAIN
 };
 
 /// CONCUR's Eq. 1 constants, edited on the scenario's CONCUR controller: (field, label).

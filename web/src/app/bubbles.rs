@@ -24,7 +24,6 @@ pub const PARTS: PageParts = PageParts {
                    Hydro's Bubble Squeezer fuses small tuning trials into one bundle and runs it only inside \
                    safe windows that have the memory, pausing at a hook before each window ends, so the main \
                    job never waits. Blind colocation runs the bundle all the time and slows the main job.",
-    unit: "steps",
     controls: Some(controls),
     drawn: &["main", "static_bytes", "trial_preset", "hpo.tuner"],
     main: &[
@@ -43,11 +42,7 @@ pub const PARTS: PageParts = PageParts {
         ("bubbles.log_safe_ms", "Safe bubble time per iteration (real log)"),
     ],
     stacked_charts: true,
-    charts_first: false,
-    notes: None,
-    picture: None,
-    after: None,
-    pieces: None,
+    ..PageParts::PLAIN
 };
 
 /// The main job's pipeline: (path inside `params`, label); its static memory is one value for

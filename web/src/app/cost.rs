@@ -17,7 +17,6 @@ pub const PARTS: PageParts = PageParts {
                    collective time from the alpha-beta model (ring AllReduce 2(p−1)α + 2(p−1)/p·n/β, \
                    AllGather/ReduceScatter/AllToAll (p−1)α + (p−1)/p·n/β, P2P α + n/β) over NVLink inside a node and \
                    the NIC between nodes. Open a Vidur NCCL profile to see the measured points next to the model.",
-    unit: "steps",
     controls: Some(gpu_menu),
     drawn: &["gpu"],
     main: &[
@@ -34,12 +33,7 @@ pub const PARTS: PageParts = PageParts {
         ("bus_bandwidth", "Bus bandwidth by message size"),
         ("gemm_efficiency", "GEMM efficiency by size"),
     ],
-    stacked_charts: false,
-    charts_first: false,
-    notes: None,
-    picture: None,
-    after: None,
-    pieces: None,
+    ..PageParts::PLAIN
 };
 
 /// The GPUs by name.

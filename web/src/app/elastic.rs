@@ -46,12 +46,8 @@ pub const PARTS: PageParts = PageParts {
         ),
         ("elastic.waiting", "Jobs waiting (submitted, holding no GPUs) over time"),
     ],
-    stacked_charts: false,
-    charts_first: false,
     notes: Some(not_modelled),
-    picture: None,
-    after: None,
-    pieces: None,
+    ..PageParts::PLAIN
 };
 
 /// The workload menu (the artifact's files by name), the policies with their labels, and what

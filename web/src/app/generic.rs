@@ -68,6 +68,25 @@ pub struct PageParts {
     pub pieces: Option<Pieces>,
 }
 
+impl PageParts {
+    /// Parts that add nothing to the card and field table: what a lab's parts start from
+    /// (`..PageParts::PLAIN`).
+    pub const PLAIN: PageParts = PageParts {
+        lede: "",
+        unit: "steps",
+        controls: None,
+        drawn: &[],
+        main: &[],
+        charts: &[],
+        stacked_charts: false,
+        charts_first: false,
+        notes: None,
+        picture: None,
+        after: None,
+        pieces: None,
+    };
+}
+
 /// The pieces a run of a scenario splits into: each a list of indices (of its policies).
 pub type Pieces = fn(&Scenario) -> Vec<Vec<usize>>;
 
@@ -140,9 +159,10 @@ impl FormPage for State {
             .map_or_else(Vec::new, |pieces| pieces(scenario))
     }
 
-    fn show(&mut self, output: Output, scenario: &Scenario) {
-        if let Some(report) = output.report() {
-            self.report = Shared(Rc::new(report.clone()));
+    fn show(&mut self, mut output: Output, scenario: &Scenario) {
+        if let Some(report) = output.take_report() {
+            self.report = Shared(Rc::new(report));
+            // The rest of the output (a lab's runs) for its picture; the Report is kept once.
             self.output = Some(Shared(Rc::new(output)));
             self.scenario_json = Some(scenario.to_json_pretty());
         }

@@ -25,9 +25,6 @@ pub const PARTS: PageParts = PageParts {
            uses; saving only active memory, at the low point of the iteration, with replicas' \
            identical regions once, copies far less. Framework checkpointing saves even less but \
            pays a process restart.",
-    unit: "steps",
-    controls: None,
-    drawn: &[],
     main: &[
         "job.gpus",
         "job.gpus_per_node",
@@ -58,12 +55,9 @@ pub const PARTS: PageParts = PageParts {
         "active-memory",
         "Active memory over one iteration, per GPU, with the pause points",
     )],
-    stacked_charts: false,
-    charts_first: false,
     notes: Some(in_a_scheduler),
-    picture: None,
     after: Some(|_| measured()),
-    pieces: None,
+    ..PageParts::PLAIN
 };
 
 /// Real runs of the checkpoint cycle, as `bubblelab checkpoint-demo --format json` wrote them:

@@ -41,15 +41,11 @@ pub const PARTS: PageParts = PageParts {
         "workload.backward",
     ],
     charts: &[("memory", "Live activations over the step, with the budget")],
-    stacked_charts: false,
-    charts_first: false,
-    notes: None,
     picture: Some(|state| match state.output() {
         Some(output) => html! { <PassSteps output={output.clone()} /> },
         None => Html::default(),
     }),
-    after: None,
-    pieces: None,
+    ..PageParts::PLAIN
 };
 
 /// The form field a core error path belongs to: the pass list is edited through fixed fields,

@@ -24,8 +24,6 @@ pub const PARTS: PageParts = PageParts {
                    iterations vary. ResiHP predicts each iteration from the work it actually holds, flags only persistent excess, \
                    finds the slow GPU, and re-plans TP, PP and DP together.",
     unit: "strategies",
-    controls: None,
-    drawn: &[],
     main: &[
         "cluster.nodes",
         "cluster.gpus_per_node",
@@ -43,12 +41,8 @@ pub const PARTS: PageParts = PageParts {
         ("resilience.throughput", "Training throughput per strategy"),
         ("resilience.pai_time", "Real mini-batch times: slowest vs median worker"),
     ],
-    stacked_charts: false,
-    charts_first: false,
-    notes: None,
     picture: Some(|state| html! { <Grid state={state.clone()} /> }),
-    after: None,
-    pieces: None,
+    ..PageParts::PLAIN
 };
 
 /// What a click on a GPU injects: (id, label, slowdown, dead).
@@ -122,7 +116,9 @@ fn run_on_screen(state: &State) -> (Plan, Option<Plan>, Playback) {
 #[function_component(Grid)]
 fn grid(props: &GridProps) -> Html {
     let state = &props.state;
-    let (before, after, resihp) = run_on_screen(state);
+    // Built once per finished run, not at every frame of the playback.
+    let shown = use_memo(state.output().cloned(), |_| run_on_screen(state));
+    let (before, after, resihp) = &*shown;
     let colour_by = use_state(|| "stage".to_string());
     let fault = use_state(|| 1usize);
     let at_iteration = use_state(|| "200".to_string());

@@ -17,8 +17,6 @@ pub const PARTS: PageParts = PageParts {
            tests/claims/tuning-mutransfer-long.json`, about three minutes) μP keeps it on one grid \
            point from width 32 to 512 while SP's falls fourfold (docs/CLAIMS.md).",
     unit: "training runs",
-    controls: None,
-    drawn: &[],
     main: &[
         "experiment.widths",
         "experiment.optimizer",
@@ -43,10 +41,5 @@ pub const PARTS: PageParts = PageParts {
         ("tuning.fusion.throughput", "Fused trials: throughput vs F"),
         ("tuning.fusion.memory", "Fused trials: memory vs F"),
     ],
-    stacked_charts: false,
-    charts_first: false,
-    notes: None,
-    picture: None,
-    after: None,
-    pieces: None,
+    ..PageParts::PLAIN
 };

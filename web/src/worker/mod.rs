@@ -224,28 +224,20 @@ pub enum Output {
 impl Output {
     /// The Report the output carries, if it carries one.
     #[must_use]
-    pub fn report(&self) -> Option<&Report> {
-        match self {
-            Output::Report(report)
-            | Output::Fairness { report, .. }
-            | Output::Agentic { report, .. }
-            | Output::Sharing { report, .. }
-            | Output::Overlap { report, .. }
-            | Output::Resilience { report, .. } => Some(report),
-            Output::FairnessPiece { .. } | Output::Scenario(_) => None,
-        }
+    pub fn into_report(mut self) -> Option<Report> {
+        self.take_report()
     }
 
-    /// The Report the output carries, if it carries one.
-    #[must_use]
-    pub fn into_report(self) -> Option<Report> {
+    /// Moves the Report out of the output (an empty one stays behind), so a page keeps the
+    /// rest (a lab's runs) without a second copy of the Report.
+    pub fn take_report(&mut self) -> Option<Report> {
         match self {
             Output::Report(report)
             | Output::Fairness { report, .. }
             | Output::Agentic { report, .. }
             | Output::Sharing { report, .. }
             | Output::Overlap { report, .. }
-            | Output::Resilience { report, .. } => Some(report),
+            | Output::Resilience { report, .. } => Some(core::mem::take(report)),
             Output::FairnessPiece { .. } | Output::Scenario(_) => None,
         }
     }

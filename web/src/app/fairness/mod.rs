@@ -72,15 +72,13 @@ pub const PARTS: PageParts = PageParts {
         ("tenant_fairness_over_time", "Tenant fairness over time"),
         ("queue_length", "Jobs waiting"),
     ],
-    stacked_charts: false,
-    charts_first: false,
-    notes: None,
     picture: Some(|state| match state.output() {
         Some(output) => html! { <Cluster state={state.clone()} output={output.clone()} /> },
         None => Html::default(),
     }),
     after: Some(survey_map),
     pieces: Some(pieces),
+    ..PageParts::PLAIN
 };
 
 /// One piece per policy, so the policies run in several workers at once (as the CLI runs them

@@ -19,7 +19,6 @@ pub const PARTS: PageParts = PageParts {
                    A stage is idle — a bubble — while it waits for a neighbour. Compare how GPipe, 1F1B, interleaved 1F1B, \
                    the zero-bubble schedules (ZB-H1, ZB-H2, ZB-V) and DeepSeek's DualPipe and DualPipeV order the work, \
                    what it costs in memory, and where the bubbles go.",
-    unit: "steps",
     controls: Some(controls),
     drawn: &[
         "schedules",
@@ -33,19 +32,13 @@ pub const PARTS: PageParts = PageParts {
         "activation_bytes",
         "w_memory_fraction",
     ],
-    main: &[],
     charts: &[
         ("peak_activations", "Peak activation memory per stage (GiB)"),
         ("bubble_by_stage", "Bubble ratio per stage"),
         ("iteration_ms", "Iteration time (ms)"),
         ("bubble_by_iteration", "Bubble ratio per stage and iteration"),
     ],
-    stacked_charts: false,
-    charts_first: false,
-    notes: None,
-    picture: None,
-    after: None,
-    pieces: None,
+    ..PageParts::PLAIN
 };
 
 /// The form's number fields: (path, label, help, slider maximum, the scenario's units per form

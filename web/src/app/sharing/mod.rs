@@ -32,7 +32,6 @@ pub const PARTS: PageParts = PageParts {
                    shows, as pods arrive until their requests reach 130 % of the cluster, how much of it each policy manages to \
                    allocate; this is its artifact's experiment, with its five baselines. Over time, the other side shows: pods \
                    packed on one GPU slow each other, and a Gandiva-style packer moves the slowest away.",
-    unit: "steps",
     controls: Some(controls),
     drawn: &[
         "experiment",
@@ -49,21 +48,17 @@ pub const PARTS: PageParts = PageParts {
         "timed.check_after_s",
         "timed.migration_s",
     ],
-    main: &[],
     charts: &[
         ("sharing.allocation", "GPUs allocated as pod requests arrive (mean over seeds): the higher, the fewer GPUs lost to fragmentation"),
         ("sharing.unallocated", "GPUs left unallocated as the cluster fills (from 80 % arrived; mean over seeds): where the policies part"),
         ("sharing.timed_allocated", "GPU shares in use over time: packing fits more pods on the same GPUs"),
     ],
-    stacked_charts: false,
-    charts_first: false,
     notes: Some(not_modelled),
     picture: Some(|state| match state.output() {
         Some(output) => html! { <Pictures output={output.clone()} /> },
         None => Html::default(),
     }),
-    after: None,
-    pieces: None,
+    ..PageParts::PLAIN
 };
 
 /// Number fields of the timed experiment: paths inside `params` (labels from the field table).
