@@ -88,7 +88,8 @@ proptest! {
 
 #[test]
 fn admission_plans_whole_slots_as_late_as_possible_and_rejects_what_does_not_fit() {
-    // One GPU; slots of 1,200 s; a 1,000 s job needs ⌈1.1 × 1,000 / (1,200 − 25)⌉ = 1 slot.
+    // One GPU; slots of 1,200 s; a 1,000 s job is estimated at E = 1.1 × 1,000 × (1 + 30/1,200)
+    // = 1,127.5 s and needs ⌈E / 1,200⌉ = 1 slot.
     // Three such jobs at 0 with deadline 2,400 s: slots 0 and 1 end by the deadline, so two are
     // admitted (the first gets slot 1, the latest; the second slot 0) and the third rejected.
     let jobs = (0..3)
@@ -97,9 +98,10 @@ fn admission_plans_whole_slots_as_late_as_possible_and_rejects_what_does_not_fit
     let run = run_policy(&params(1, 1), &trace(jobs), PolicyKind::SlotAdmission);
     let verdicts: Vec<Option<bool>> = run.jobs.iter().map(|j| j.admitted).collect();
     assert_eq!(verdicts, vec![Some(true), Some(true), Some(false)]);
-    // Job 1 runs in slot 0, job 0 in slot 1: both by 2,400 s.
+    // Job 1 runs in slot 0; job 0, planned in slot 1, starts as soon as job 1 frees the GPU
+    // (between ticks the filler offers admitted jobs before rejected ones): both by 2,400 s.
     assert_eq!(run.jobs[1].first_start_ns, 0);
-    assert_eq!(run.jobs[0].first_start_ns, 1_200 * S);
+    assert_eq!(run.jobs[0].first_start_ns, 1_000 * S);
     assert!(run.jobs[0].finish_ns <= 2_400 * S && run.jobs[1].finish_ns <= 2_400 * S);
     // The rejected one runs as best-effort after them and misses.
     let d = deadline_metrics(&run);
@@ -108,6 +110,36 @@ fn admission_plans_whole_slots_as_late_as_possible_and_rejects_what_does_not_fit
         (3, 2, 2, 2)
     );
     assert!((d.miss_rate() - 1.0 / 3.0).abs() < 1e-12);
+}
+
+#[test]
+fn the_estimate_counts_the_artifacts_restart_time_per_lease() {
+    // Eight GPUs: c = 0.5 min × (1 + log₂ 8) = 120 s per lease, so a 1,000 s job is estimated at
+    // 1.1 × 1,000 × (1 + 120/1,200) = 1,210 s and needs 2 slots. Two such jobs with deadline
+    // 2,400 s: the first takes slots 0 and 1, the second finds none.
+    let jobs = (0..2)
+        .map(|i| slo_job(i, 8, 0, 1_000, Some(2_400)))
+        .collect();
+    let run = run_policy(&params(1, 8), &trace(jobs), PolicyKind::SlotAdmission);
+    let verdicts: Vec<Option<bool>> = run.jobs.iter().map(|j| j.admitted).collect();
+    assert_eq!(verdicts, vec![Some(true), Some(false)]);
+}
+
+#[test]
+fn a_job_ahead_of_its_plan_releases_its_earliest_slot() {
+    // One GPU. An SLO job (1,500 s, deadline 3,600 s; E = 1,691.25 s: 2 slots) is planned in
+    // slots 1 and 2 and runs from 0 on the idle GPU. At 1,200 s it needs one slot more: slot 1
+    // (the earliest) is released, so a best-effort job waiting since 600 s takes the GPU there;
+    // the SLO job resumes after it and still meets its deadline in slot 2.
+    let jobs = vec![
+        slo_job(0, 1, 0, 1_500, Some(3_600)),
+        slo_job(1, 1, 600, 300, None),
+    ];
+    let run = run_policy(&params(1, 1), &trace(jobs), PolicyKind::SlotAdmission);
+    assert_eq!(run.jobs[0].admitted, Some(true));
+    assert_eq!(run.jobs[1].first_start_ns, 1_200 * S);
+    assert_eq!(run.jobs[0].preemptions, 1);
+    assert!(run.jobs[0].finish_ns <= 3_600 * S);
 }
 
 #[test]
@@ -126,8 +158,56 @@ fn a_planned_slot_goes_to_its_job_before_best_effort_work() {
 }
 
 #[test]
-fn every_lease_ends_on_the_slot_grid() {
-    // Jobs started between boundaries hold their GPUs to the next boundary only.
+fn the_rescue_starts_a_rejected_job_that_fits_the_slot_by_preempting_an_opportunistic_one() {
+    // One node of 8 GPUs, slots of 1,200 s, rescue ticks every 300 s. A best-effort job takes
+    // every GPU at 0. An SLO job arriving at 60 s (600 s of work, deadline 960 s) has no whole
+    // slot before its deadline, so it is rejected; its work fits what is left of slot 0, so at
+    // the tick of 300 s the rescue preempts the best-effort job (which holds no planned slot)
+    // and starts it: done at 900 s, by its deadline.
+    let jobs = vec![
+        slo_job(0, 8, 0, 10_000, None),
+        slo_job(1, 8, 60, 600, Some(960)),
+    ];
+    let run = run_policy(
+        &params(1, 8),
+        &trace(jobs.clone()),
+        PolicyKind::SlotAdmission,
+    );
+    assert_eq!(run.jobs[1].admitted, Some(false));
+    assert_eq!(run.jobs[1].first_start_ns, 300 * S);
+    assert_eq!(run.jobs[1].finish_ns, 900 * S);
+    assert_eq!(run.jobs[0].preemptions, 1);
+    assert_eq!(deadline_metrics(&run).met, 1);
+    // Without the rescue the best-effort job keeps the GPUs to the slot's end, where the SLO
+    // job can no longer meet its deadline (it is ordered last and waits).
+    let mut p = params(1, 8);
+    p.chronus.rescue_tick_s = 0.0;
+    let run = run_policy(&p, &trace(jobs), PolicyKind::SlotAdmission);
+    assert_eq!(run.jobs[0].preemptions, 0);
+    assert_eq!(run.jobs[1].first_start_ns, 10_000 * S);
+    assert_eq!(deadline_metrics(&run).met, 0);
+}
+
+#[test]
+fn the_rescue_leaves_a_job_that_would_not_finish_in_the_slot_waiting() {
+    // As above, but 1,000 s of work and a deadline of 2,350 s (still no whole slot before
+    // it): from the tick of 300 s it cannot finish by the slot's end (1,200 s), so nothing is
+    // preempted for it there; at the boundary it fits slot 1 and takes the GPUs.
+    let jobs = vec![
+        slo_job(0, 8, 0, 10_000, None),
+        slo_job(1, 8, 60, 1_000, Some(2_350)),
+    ];
+    let run = run_policy(&params(1, 8), &trace(jobs), PolicyKind::SlotAdmission);
+    assert_eq!(run.jobs[1].admitted, Some(false));
+    assert_eq!(run.jobs[1].first_start_ns, 1_200 * S);
+    assert_eq!(run.jobs[0].preemptions, 1);
+    assert_eq!(deadline_metrics(&run).met, 1);
+}
+
+#[test]
+fn an_opportunistic_job_keeps_its_gpus_between_boundaries_against_other_best_effort_work() {
+    // A best-effort job's lease ends at the next rescue tick, but only the rescue may take its
+    // GPUs there: a waiting best-effort job with less work still waits for the boundary.
     let jobs = vec![slo_job(0, 1, 0, 5_000, None), slo_job(1, 1, 500, 300, None)];
     let run = run_policy(&params(1, 1), &trace(jobs), PolicyKind::SlotAdmission);
     // Job 1 (less remaining GPU-time) takes the GPU at the first boundary, 1,200 s.

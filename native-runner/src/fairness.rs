@@ -40,8 +40,8 @@ pub struct FairnessArgs {
     #[arg(long, value_name = "FORMAT", value_parser = kind_parser::<TraceFormat>())]
     input_format: Option<TraceFormat>,
     /// Policies to compare: `all` or a comma-separated list of ids (fifo, sjf, srtf, tiresias,
-    /// largest-rho, fair-share, gandiva-fair, hetero-fair-share, astraea, astraea-2das, astraea-themis,
-    /// yarn-fifo, slot-admission, separate-clusters, loan-reclaim).
+    /// largest-rho, fair-share, gandiva-fair, hetero-fair-share, gavel, gavel-agnostic, astraea,
+    /// astraea-2das, astraea-themis, yarn-fifo, slot-admission, separate-clusters, loan-reclaim).
     #[arg(long, default_value = "all", value_name = "IDS")]
     policy: String,
     /// Cluster size in GPUs (rounded up to whole nodes of `--gpus-per-node`); default 1,120

@@ -112,11 +112,11 @@ fn test(root: &Path) -> Result<()> {
             )
         })?;
         steps.run(
-            "claims that need an optimised build (μTransfer at CLI scale, CONCUR's fitted presets, ASTRAEA, FGD and Pollux against their artifacts, Gavel's preset, every tour's answers)",
+            "claims that need an optimised build (μTransfer at CLI scale, CONCUR's fitted presets, ASTRAEA, Chronus, FGD and Pollux against their artifacts, Gavel's preset, every tour's answers)",
             || {
                 cargo(
                     "test --locked --profile bench -p bubblelab-core --test tuning_claim --test agentic_claims \
-                     --test astraea_artifact --test fairness_real --test sharing_real --test elastic_artifact \
+                     --test astraea_artifact --test chronus_artifact --test fairness_real --test sharing_real --test elastic_artifact \
                      --test palette --test fairness_gavel --test tours",
                     &[],
                 )

@@ -335,6 +335,14 @@ pub const FIELDS: &[Field] = &[
         widget: Widget::Number,
     },
     Field {
+        path: "chronus.rescue_tick_s",
+        label: "Slot admission: rescue tick",
+        unit: "s",
+        range: Range::Float { min: 0.0, max: MAX_SECONDS },
+        help: "every this often, rejected deadline jobs that fit what is left of the slot start at once, preempting jobs that hold no planned slot (0: never; only with slots of 30 minutes or less, as in the artifact)",
+        widget: Widget::Number,
+    },
+    Field {
         path: "colocation.servers_peak",
         label: "Inference servers at the peak",
         unit: "count",

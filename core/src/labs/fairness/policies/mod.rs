@@ -155,9 +155,10 @@ policies! {
         /// leases (`--job_selection fifo --user_quota static`, lease term unbounded).
         YarnFifo = "yarn-fifo", "YARN-like (static quota, FIFO)" in yarn_fifo;
         /// Deadline admission in lease slots after Chronus (Gao et al., SoCC'21): SLO jobs
-        /// admitted only with a plan of lease slots that meets their deadline, best-effort jobs by
-        /// least remaining GPU-time on the rest, 20-minute slots — the artifact's admission and
-        /// slots without its mid-lease rescue, its re-solved plan or soft deadlines.
+        /// admitted only with a plan of 20-minute lease slots that meets their deadline, rejected
+        /// ones rescued within the slot every 5 minutes, the rest on spare GPUs — the artifact's
+        /// admission, slots, rescue and fill orders without its re-solved plan or soft
+        /// deadlines.
         SlotAdmission = "slot-admission", "Slot admission (after Chronus)" in slot_admission;
         /// The inference service on its own servers, training FIFO on the rest: separate
         /// clusters, the baseline of Lyra (Li et al., EuroSys'23). Needs a service
@@ -399,6 +400,14 @@ pub trait Policy {
     /// emitted nothing: the policy has no such order, and the round reads `order`.
     fn order_waiting(&mut self, _ctx: &RoundCtx<'_>, _emit: &mut Emit<'_>) -> bool {
         false
+    }
+
+    /// Under [`Preemption::AtSlotEnd`], for a job that just started or was renewed: the instant
+    /// its lease ends when that is before the slot's end (slot admission's jobs that hold no
+    /// planned slot, preemptible at the next rescue tick). `None` (the default): at the slot's
+    /// end.
+    fn lease_end_ns(&self, _ctx: &RoundCtx<'_>, _job: usize) -> Option<u64> {
+        None
     }
 
     /// For a job that just started or was renewed: after how many ns of running the policy

@@ -1132,10 +1132,13 @@ impl Sim<'_> {
                 let l = l.max(1);
                 Some((now + l).div_ceil(l) * l)
             }
-            // Slots: the lease ends at the next boundary, whenever it started.
+            // Slots: the lease ends at the next boundary, whenever it started, or earlier where
+            // the policy says so (slot admission's opportunistic jobs: at the next rescue tick).
             Preemption::AtSlotEnd(l) => {
                 let l = l.max(1);
-                Some((now / l + 1) * l)
+                let slot_end = (now / l + 1) * l;
+                let early = policy.lease_end_ns(&self.ctx(), j);
+                Some(early.map_or(slot_end, |e| e.clamp(now + 1, slot_end)))
             }
             // Rounds: every lease ends with the round.
             Preemption::Rounds(_) => Some(self.global.round_end_ns),
