@@ -37,7 +37,7 @@
 
 mod common;
 
-use bubblelab_core::labs::fairness::metrics::deadline_metrics;
+use bubblelab_core::labs::fairness::metrics::{self, deadline_metrics};
 use bubblelab_core::labs::fairness::traces::{self, ReadOptions, TraceFormat};
 use bubblelab_core::labs::fairness::{run_policy, usable_jobs, FairnessParams, PolicyKind};
 
@@ -106,12 +106,7 @@ fn slot_admission_agrees_with_the_chronus_artifact_on_its_traces() {
         let (usable, _) = usable_jobs(&params, &trace);
         let run = run_policy(&params, &usable, PolicyKind::SlotAdmission);
         let d = deadline_metrics(&run);
-        let ours_avg_jct_s = run
-            .jobs
-            .iter()
-            .map(|j| (j.finish_ns - j.submit_ns) as f64 / 1e9)
-            .sum::<f64>()
-            / run.jobs.len() as f64;
+        let ours_avg_jct_s = metrics::compute(&run).avg_jct_s;
         let miss = d.miss_rate();
         let art_miss = r.missed as f64 / r.slo_jobs as f64;
         println!(

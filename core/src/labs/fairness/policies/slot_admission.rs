@@ -13,7 +13,7 @@
 //!   rescue, holds its GPUs to the boundary; any other holds them to the next rescue tick.
 //! - **Estimate** (T lines 1328–1332): E = m × d × (1 + c_g/L), m = 1.1, d the isolated duration,
 //!   c_g = 0.5 min × (1 + log₂ g) the artifact's resume + checkpoint time per lease (T lines
-//!   34–35); a job still needs ⌈(E − work done)/L⌉ slots (T lines 422, 798).
+//!   35–36); a job still needs ⌈(E − work done)/L⌉ slots (T lines 422, 798).
 //! - **Admission** (T lines 1261–1402, S `compute_maximum_lease` and
 //!   `batch_fast_check_if_packable`): an SLO job arriving at t with deadline D takes its slots
 //!   among those that start at or after t and end by D, ⌈t/L⌉ … ⌊D/L⌋ − 1, scanning back from
@@ -24,8 +24,8 @@
 //! - **At a tick** (every `rescue_tick_s`, 5 min: T `BEST_SLOT`, lines 30, 1192–1200, and at each
 //!   boundary) the jobs
 //!   are offered in classes: admitted jobs planned in the current slot; the *rescue* (T lines
-//!   455–478, only with slots ≤ 30 min): rejected SLO jobs whose remaining work (the oracle's)
-//!   fits what is left of the slot, least remaining GPU-time first; between boundaries, the
+//!   455–478, only with slots ≤ 30 min): rejected SLO jobs whose remaining work (by the
+//!   trace's duration, as the artifact's) fits what is left of the slot, least remaining GPU-time first; between boundaries, the
 //!   running jobs that hold no planned slot, in the reverse of the order the artifact preempts
 //!   them (T lines 519–541 and `best_func`, lines 46–49), so that only those the rescued jobs
 //!   need are preempted; then the waiting in `best_func` order, descending (T
@@ -84,7 +84,7 @@ const HOPELESS: u8 = 7;
 const FILL: u8 = 8;
 
 /// The artifact's resume + checkpoint time per lease for each doubling of a job's GPUs
-/// (`RESUME_OVER_HEAD` + `CHECKPOINT_OVER_HEAD` = 0.5 min, T lines 34–35), ns.
+/// (`RESUME_OVER_HEAD` + `CHECKPOINT_OVER_HEAD` = 0.5 min, T lines 35–36), ns.
 const RESTART_PER_LEASE_NS: u64 = 30_000_000_000;
 
 /// The artifact's rescue runs only with leases of at most 30 minutes (T line 455).
@@ -131,7 +131,7 @@ impl SlotAdmission {
     /// Lease slots job `j` still needs at `now`: ⌈(E − done)/L⌉, E = m × d × (1 + c_g/L) the
     /// artifact's estimate of its whole run (d its isolated duration, m the margin, c_g =
     /// (0.4 + 0.1) min × (1 + log₂ g) its resume and checkpoint time per lease; T lines
-    /// 1328–1332, 34–35) and `done` the work it has done (T lines 422 and 798).
+    /// 1328–1332, 35–36) and `done` the work it has done (T lines 422 and 798).
     fn slots_needed(&self, ctx: &RoundCtx<'_>, j: usize) -> u64 {
         let job = &ctx.jobs[j];
         let restart_ns = RESTART_PER_LEASE_NS as f64 * (1.0 + libm::log2(f64::from(job.gpus.max(1))));
@@ -259,8 +259,9 @@ impl SlotAdmission {
     }
 
     /// True when rejected SLO job `j` is one the rescue starts now: its remaining work (the
-    /// oracle's, no resume cost) fits what is left of the current slot and it can still meet
-    /// its deadline (T lines 458–464).
+    /// trace's duration less the work done, no resume cost: the artifact's `true_duration −
+    /// progress`, its `duration` column with its noise off, T lines 1306–1318) fits what is
+    /// left of the current slot and it can still meet its deadline (T lines 458–464).
     fn rescued(&self, ctx: &RoundCtx<'_>, j: usize) -> bool {
         let now = ctx.now_ns;
         let job = &ctx.jobs[j];
