@@ -16,20 +16,21 @@
 //!
 //! Without Gurobi its MIP cannot be built (`Model(solver_name=GRB)` raises), so at every lease
 //! boundary (1,208 on MIX1) the artifact takes its own fallback, `batch_fast_job_selection`
-//! (`time_aware_with_lease.py` lines 912–925): cached plans kept, new admissions packed
-//! greedily — the plan slot admission runs. (With CBC in Gurobi's place the result is the same:
-//! CBC refuses the call's `max_seconds_same_incumbent` and the same fallback runs.) Figures read
-//! from `result/<trace>/time-aware-with-lease.csv`: SLO jobs are the rows with `best_effort` =
-//! 0, a miss is `gt_miss_ddl` = 1 (finished after the first deadline), JCT = `end_time` −
-//! `submit_time` (minutes, × 60 here).
+//! (`time_aware_with_lease.py` lines 912–956): cached plans kept, new admissions packed
+//! greedily by value — the plan slot admission runs. (With CBC in Gurobi's place the result is
+//! the same: CBC refuses the call's `max_seconds_same_incumbent` and the same fallback runs.)
+//! Figures read from `result/<trace>/time-aware-with-lease.csv`: SLO jobs are the rows with
+//! `best_effort` = 0, a miss is `gt_miss_ddl` = 1 (finished after the first deadline), the
+//! value lost is Σ `miss_ddl` (1 − the value of the first deadline met, over the first's), JCT =
+//! `end_time` − `submit_time` (minutes, × 60 here).
 //!
-//! On MIX1 and SLO (strict deadlines only) the test requires: the same SLO and best-effort job
-//! counts; the deadline miss rate within 1 percentage point; average JCT within 20 %; best-effort
-//! average JCT within 5 %. Those bound today's agreement, as a guard. On MIX2, two thirds of
-//! whose SLO jobs have soft deadlines, slot admission misses about twice as many as the
-//! artifact (strict and soft jobs alike): the artifact's fallback may plan an admitted soft job
-//! for a later, lower-value deadline, which slot admission does not (docs/MODEL.md, "Not
-//! Chronus"); MIX2 is printed and held only to its job counts until that runs here.
+//! The test requires on all three traces: the same SLO and best-effort job counts; the deadline
+//! miss rate and the value lost per SLO job within 1.5 percentage points; best-effort average
+//! JCT within 5 %; average JCT within 10 % on MIX1 and MIX2 and within 30 % on SLO. Those bound
+//! today's agreement, as a guard. On SLO (every job strict and the cluster far behind) the jobs
+//! that can no longer meet their deadline wait longer in the artifact (4,389 jobs, mean JCT
+//! 369,068 s, against 4,146 and 262,982 s here), which is most of the gap in average JCT;
+//! docs/MODEL.md has the comparison by class.
 //!
 //! Optimised builds only: `cargo xtask test` runs it in its optimised-claims step (about 3 s).
 #![allow(clippy::unwrap_used)] // test helpers may unwrap: a failed unwrap fails the test
@@ -47,6 +48,8 @@ struct Reference {
     slo_jobs: usize,
     best_effort_jobs: usize,
     missed: usize,
+    /// Σ of `miss_ddl` over the SLO jobs (value lost: 1 − the value of the first deadline met).
+    value_lost: f64,
     avg_jct_s: f64,
     best_effort_avg_jct_s: f64,
 }
@@ -57,6 +60,7 @@ const REFERENCES: [Reference; 3] = [
         slo_jobs: 21_600,
         best_effort_jobs: 9_156,
         missed: 830,
+        value_lost: 830.0,
         avg_jct_s: 23_254.5,
         best_effort_avg_jct_s: 22_654.8,
     },
@@ -65,6 +69,7 @@ const REFERENCES: [Reference; 3] = [
         slo_jobs: 27_621,
         best_effort_jobs: 3_125,
         missed: 1_768,
+        value_lost: 1_218.0,
         avg_jct_s: 30_809.7,
         best_effort_avg_jct_s: 22_197.8,
     },
@@ -73,6 +78,7 @@ const REFERENCES: [Reference; 3] = [
         slo_jobs: 30_735,
         best_effort_jobs: 0,
         missed: 4_580,
+        value_lost: 4_580.0,
         avg_jct_s: 70_103.1,
         best_effort_avg_jct_s: 0.0,
     },
@@ -109,12 +115,16 @@ fn slot_admission_agrees_with_the_chronus_artifact_on_its_traces() {
         let ours_avg_jct_s = metrics::compute(&run).avg_jct_s;
         let miss = d.miss_rate();
         let art_miss = r.missed as f64 / r.slo_jobs as f64;
+        let art_lost = r.value_lost / r.slo_jobs as f64;
         println!(
-            "{}: deadline miss rate {:.2} % (artifact {:.2} %), average JCT {:.0} s ({:.0} s), \
-             best-effort average JCT {:.0} s ({:.0} s), admitted {} of {}",
+            "{}: deadline miss rate {:.2} % (artifact {:.2} %), value lost {:.2} % ({:.2} %), \
+             average JCT {:.0} s ({:.0} s), best-effort average JCT {:.0} s ({:.0} s), \
+             admitted {} of {}",
             r.trace,
             100.0 * miss,
             100.0 * art_miss,
+            100.0 * d.value_lost_rate(),
+            100.0 * art_lost,
             ours_avg_jct_s,
             r.avg_jct_s,
             d.best_effort_avg_jct_s,
@@ -128,13 +138,18 @@ fn slot_admission_agrees_with_the_chronus_artifact_on_its_traces() {
                 r.trace, d.slo_jobs, d.best_effort_jobs, r.slo_jobs, r.best_effort_jobs
             ));
         }
-        if r.trace == "MIX2" {
-            continue;
-        }
-        if (miss - art_miss).abs() > 0.01 {
+        if (miss - art_miss).abs() > 0.015 {
             failures.push(format!("{}: miss rate {miss:.4} vs {art_miss:.4}", r.trace));
         }
-        if (ours_avg_jct_s / r.avg_jct_s - 1.0).abs() > 0.2 {
+        let lost = d.value_lost_rate();
+        if (lost - art_lost).abs() > 0.015 {
+            failures.push(format!(
+                "{}: value lost {lost:.4} vs {art_lost:.4}",
+                r.trace
+            ));
+        }
+        let jct_bound = if r.trace == "SLO" { 0.3 } else { 0.1 };
+        if (ours_avg_jct_s / r.avg_jct_s - 1.0).abs() > jct_bound {
             failures.push(format!(
                 "{}: average JCT {ours_avg_jct_s:.0} s vs {:.0} s",
                 r.trace, r.avg_jct_s

@@ -9,7 +9,7 @@ use bubblelab_core::labs::fairness::metrics::deadline_metrics;
 use bubblelab_core::labs::fairness::params::DeadlineSpec;
 use bubblelab_core::labs::fairness::traces::{self, ReadOptions, TraceFormat};
 use bubblelab_core::labs::fairness::{
-    run_policy, usable_jobs, FairnessParams, Job, Placement, PolicyKind, Trace,
+    run_policy, usable_jobs, FairnessParams, Job, LaterDeadline, Placement, PolicyKind, Trace,
 };
 use proptest::prelude::*;
 
@@ -42,8 +42,8 @@ fn params(nodes: u32, gpus_per_node: u32) -> FairnessParams {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
-    /// Alone on the cluster, an SLO job that can finish by its deadline does, admitted or not
-    /// (a rejected job runs as best-effort on the idle GPUs), and an admitted one always does.
+    /// Alone on the cluster, an SLO job that can finish by its deadline from the tick it
+    /// arrives at does, admitted or not (a rejected job runs as best-effort on the idle GPUs).
     #[test]
     fn a_deadline_job_that_fits_alone_meets_its_deadline(
         gpus_log in 0u32..4,
@@ -52,7 +52,7 @@ proptest! {
         slack_s in 0u64..10_000,
     ) {
         let gpus = 1 << gpus_log;
-        let deadline_s = submit_s + duration_s + slack_s;
+        let deadline_s = submit_s.div_ceil(300) * 300 + duration_s + slack_s;
         let t = trace(vec![slo_job(0, gpus, submit_s, duration_s, Some(deadline_s))]);
         let run = run_policy(&params(2, 8), &t, PolicyKind::SlotAdmission);
         let j = &run.jobs[0];
@@ -87,38 +87,86 @@ proptest! {
 }
 
 #[test]
-fn admission_plans_whole_slots_as_late_as_possible_and_rejects_what_does_not_fit() {
+fn admission_plans_whole_slots_from_the_next_one_and_rejects_what_does_not_fit() {
     // One GPU; slots of 1,200 s; a 1,000 s job is estimated at E = 1.1 × 1,000 × (1 + 30/1,200)
-    // = 1,127.5 s and needs ⌈E / 1,200⌉ = 1 slot.
-    // Three such jobs at 0 with deadline 2,400 s: slots 0 and 1 end by the deadline, so two are
-    // admitted (the first gets slot 1, the latest; the second slot 0) and the third rejected.
+    // = 1,127.5 s and needs ⌈E / 1,200⌉ = 1 slot. Three such jobs at 0 with deadline 3,600 s:
+    // an arrival plans from the next slot on, and slots 1 and 2 end by the deadline, so two
+    // are admitted and the third rejected.
     let jobs = (0..3)
-        .map(|i| slo_job(i, 1, 0, 1_000, Some(2_400)))
+        .map(|i| slo_job(i, 1, 0, 1_000, Some(3_600)))
         .collect();
     let run = run_policy(&params(1, 1), &trace(jobs), PolicyKind::SlotAdmission);
     let verdicts: Vec<Option<bool>> = run.jobs.iter().map(|j| j.admitted).collect();
     assert_eq!(verdicts, vec![Some(true), Some(true), Some(false)]);
-    // Job 1 runs in slot 0; job 0, planned in slot 1, starts as soon as job 1 frees the GPU
-    // (between ticks the filler offers admitted jobs before rejected ones): both by 2,400 s.
-    assert_eq!(run.jobs[1].first_start_ns, 0);
+    // The rejected job's 1,000 s fit slot 0, so the rescue starts it at 0. At 1,000 s the
+    // filler starts job 0 (admitted before rejected, then by submission). At 1,200 s the two
+    // admitted jobs are planned, latest slot first in their order: job 0 in slot 2, job 1 in
+    // slot 1, where it takes the GPU; job 0 resumes when job 1 is done. All three meet 3,600 s.
+    assert_eq!(run.jobs[2].first_start_ns, 0);
     assert_eq!(run.jobs[0].first_start_ns, 1_000 * S);
-    assert!(run.jobs[0].finish_ns <= 2_400 * S && run.jobs[1].finish_ns <= 2_400 * S);
-    // The rejected one runs as best-effort after them and misses.
+    assert_eq!(run.jobs[1].first_start_ns, 1_200 * S);
+    assert_eq!(run.jobs[0].preemptions, 1);
     let d = deadline_metrics(&run);
     assert_eq!(
         (d.slo_jobs, d.met, d.admitted, d.admitted_met),
-        (3, 2, 2, 2)
+        (3, 3, 2, 2)
     );
-    assert!((d.miss_rate() - 1.0 / 3.0).abs() < 1e-12);
+}
+
+#[test]
+fn a_rejected_soft_job_rejects_the_later_arrivals_of_its_tick() {
+    // One GPU, ticks of 300 s. A soft job (400 s; deadlines 600 s, then 3,600 s worth half)
+    // and a strict job (1,000 s, deadline 3,600 s) are submitted at 10 s and 20 s and arrive
+    // together at the tick of 300 s. The soft job's first deadline leaves no whole slot, so it
+    // is rejected; its row stays in the tick's check, which no later arrival of the tick
+    // passes: the strict job, which alone would be admitted, is rejected too.
+    let soft = Job {
+        later_deadlines: vec![LaterDeadline {
+            at_ns: 3_600 * S,
+            value: 0.5,
+        }],
+        ..slo_job(0, 1, 10, 400, Some(600))
+    };
+    let strict = slo_job(1, 1, 20, 1_000, Some(3_600));
+    let run = run_policy(
+        &params(1, 1),
+        &trace(vec![soft.clone(), strict.clone()]),
+        PolicyKind::SlotAdmission,
+    );
+    assert_eq!(run.jobs[0].admitted, Some(false));
+    assert_eq!(run.jobs[1].admitted, Some(false));
+    assert_eq!(run.jobs[1].first_start_ns, 300 * S);
+    // The strict job meets its deadline on the spare GPU; the soft job runs after it and meets
+    // only its later deadline: half its value lost.
+    let d = deadline_metrics(&run);
+    assert_eq!((d.slo_jobs, d.met, d.soft_jobs), (2, 1, 1));
+    assert!((d.value_lost - 0.5).abs() < 1e-12, "{}", d.value_lost);
+    // In the next tick, or alone, the strict job is admitted.
+    let later = Job {
+        submit_ns: 310 * S,
+        ..strict.clone()
+    };
+    let run = run_policy(
+        &params(1, 1),
+        &trace(vec![soft, later]),
+        PolicyKind::SlotAdmission,
+    );
+    assert_eq!(run.jobs[1].admitted, Some(true));
+    let run = run_policy(
+        &params(1, 1),
+        &trace(vec![strict]),
+        PolicyKind::SlotAdmission,
+    );
+    assert_eq!(run.jobs[0].admitted, Some(true));
 }
 
 #[test]
 fn the_estimate_counts_the_artifacts_restart_time_per_lease() {
     // Eight GPUs: c = 0.5 min × (1 + log₂ 8) = 120 s per lease, so a 1,000 s job is estimated at
     // 1.1 × 1,000 × (1 + 120/1,200) = 1,210 s and needs 2 slots. Two such jobs with deadline
-    // 2,400 s: the first takes slots 0 and 1, the second finds none.
+    // 3,600 s: the first takes slots 1 and 2, the second finds none.
     let jobs = (0..2)
-        .map(|i| slo_job(i, 8, 0, 1_000, Some(2_400)))
+        .map(|i| slo_job(i, 8, 0, 1_000, Some(3_600)))
         .collect();
     let run = run_policy(&params(1, 8), &trace(jobs), PolicyKind::SlotAdmission);
     let verdicts: Vec<Option<bool>> = run.jobs.iter().map(|j| j.admitted).collect();
@@ -181,7 +229,7 @@ fn the_rescue_starts_a_rejected_job_that_fits_the_slot_by_preempting_an_opportun
     // Without the rescue the best-effort job keeps the GPUs to the slot's end, where the SLO
     // job can no longer meet its deadline (it is ordered last and waits).
     let mut p = params(1, 8);
-    p.chronus.rescue_tick_s = 0.0;
+    p.chronus.tick_s = 0.0;
     let run = run_policy(&p, &trace(jobs), PolicyKind::SlotAdmission);
     assert_eq!(run.jobs[0].preemptions, 0);
     assert_eq!(run.jobs[1].first_start_ns, 10_000 * S);
@@ -222,17 +270,35 @@ const CHRONUS_CSV: &str = "job_id,user,num_gpu,submit_time,iterations,model_name
 ";
 
 #[test]
-fn the_chronus_artifact_csv_reads_in_minutes_with_first_deadlines() {
+fn the_chronus_artifact_csv_reads_in_minutes_with_every_deadline() {
     assert_eq!(traces::detect(CHRONUS_CSV), Some(TraceFormat::Chronus));
     let t = traces::parse(TraceFormat::Chronus, CHRONUS_CSV, &ReadOptions::default()).unwrap();
     assert_eq!(t.jobs.len(), 3);
     assert_eq!(t.skipped_rows, 1);
     let m = 60 * S;
-    // Submissions shifted to start at 0; deadlines shifted with them.
-    assert_eq!((t.jobs[0].submit_ns, t.jobs[0].duration_ns), (0, 30 * m));
-    assert_eq!(t.jobs[0].deadline_ns, Some(45 * m));
+    // The artifact's clock: submissions are not shifted.
+    assert_eq!(
+        (t.jobs[0].submit_ns, t.jobs[0].duration_ns),
+        (10 * m, 30 * m)
+    );
+    assert_eq!(t.jobs[0].deadline_ns, Some((10 + 45) * m));
+    assert!(t.jobs[0].later_deadlines.is_empty());
     assert_eq!(t.jobs[1].deadline_ns, None);
-    assert_eq!(t.jobs[2].deadline_ns, Some((10 + 102) * m));
+    // A soft job: its first deadline, then the later ones with their values over the first's.
+    assert_eq!(t.jobs[2].deadline_ns, Some((20 + 102) * m));
+    let later: Vec<(u64, f64)> = t.jobs[2]
+        .later_deadlines
+        .iter()
+        .map(|l| (l.at_ns, l.value))
+        .collect();
+    assert_eq!(
+        later,
+        vec![
+            ((20 + 142) * m, 0.8),
+            ((20 + 182) * m, 0.5),
+            ((20 + 242) * m, 0.2)
+        ]
+    );
     assert_eq!(t.tenants, vec!["vc_a".to_string(), "vc_b".to_string()]);
 }
 
@@ -241,6 +307,20 @@ fn bad_deadline_fields_name_their_row_and_column() {
     let bad = CHRONUS_CSV.replace("102-142-182-242", "soon-142");
     let e = traces::parse(TraceFormat::Chronus, &bad, &ReadOptions::default()).unwrap_err();
     assert_eq!((e.row, e.column.as_str()), (4, "expect_time_list"));
+    for (values, says) in [
+        ("10-8-5", "3 values for the 4 deadlines"),
+        ("10-8-9-2", "falling"),
+        ("10-8-x-2", "`10-8-x-2`"),
+    ] {
+        let bad = CHRONUS_CSV.replace("10-8-5-2", values);
+        let e = traces::parse(TraceFormat::Chronus, &bad, &ReadOptions::default()).unwrap_err();
+        assert_eq!((e.row, e.column.as_str()), (4, "expect_value_list"), "{e}");
+        assert!(e.message.contains(says), "{e}");
+    }
+    let bad = CHRONUS_CSV.replace("102-142-182-242", "102-142-142-242");
+    let e = traces::parse(TraceFormat::Chronus, &bad, &ReadOptions::default()).unwrap_err();
+    assert_eq!((e.row, e.column.as_str()), (4, "expect_time_list"), "{e}");
+    assert!(e.message.contains("not after"), "{e}");
     let bad = CHRONUS_CSV.replace(",10,1,best", ",10,yes,best");
     let e = traces::parse(TraceFormat::Chronus, &bad, &ReadOptions::default()).unwrap_err();
     assert_eq!((e.row, e.column.as_str()), (3, "best_effort"));

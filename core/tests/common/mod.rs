@@ -75,6 +75,7 @@ pub fn fairness_job(
         duration_ns: duration_s * S,
         speed_by_gpu_type: Vec::new(),
         deadline_ns: None,
+        later_deadlines: Vec::new(),
         service: false,
     }
 }

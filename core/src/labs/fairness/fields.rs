@@ -335,11 +335,11 @@ pub const FIELDS: &[Field] = &[
         widget: Widget::Number,
     },
     Field {
-        path: "chronus.rescue_tick_s",
-        label: "Slot admission: rescue tick",
+        path: "chronus.tick_s",
+        label: "Slot admission: tick",
         unit: "s",
         range: Range::Float { min: 0.0, max: MAX_SECONDS },
-        help: "every this often, rejected deadline jobs that fit what is left of the slot start at once, preempting jobs that hold no planned slot (0: never; only with slots of 30 minutes or less, as in the artifact)",
+        help: "jobs arrive at the first tick at or after their submission; at each tick, with slots of 30 minutes or less as in the artifact, rejected deadline jobs that fit what is left of the slot start at once, preempting jobs that hold no planned slot (0: jobs arrive at submission, no rescue)",
         widget: Widget::Number,
     },
     Field {

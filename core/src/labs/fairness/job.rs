@@ -25,10 +25,24 @@ pub struct Job {
     /// best-effort job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_ns: Option<u64>,
+    /// A soft job's later deadlines, in order, each worth less than the one before (Chronus'
+    /// soft deadlines); empty for a job with one deadline or none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub later_deadlines: Vec<LaterDeadline>,
     /// True for a replica of an inference service (a whole server it needs for a while,
     /// [`super::traces::colocation`]); false for a training job.
     #[serde(default, skip_serializing_if = "is_false")]
     pub service: bool,
+}
+
+/// A deadline after a job's first, and what meeting it is worth.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LaterDeadline {
+    /// Deadline, ns on the same clock as [`Job::submit_ns`].
+    pub at_ns: u64,
+    /// What finishing by it (and not by an earlier one) is worth, as a share of finishing by
+    /// the first deadline: the trace's value over the first deadline's (0–1).
+    pub value: f64,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference

@@ -70,6 +70,12 @@ pub struct DeadlineMetrics {
     pub best_effort_finished: usize,
     /// Mean JCT of the finished best-effort jobs, s (0 with none).
     pub best_effort_avg_jct_s: f64,
+    /// SLO jobs with later (soft) deadlines.
+    pub soft_jobs: usize,
+    /// Value lost over the SLO jobs: per job 0 when it finished by its first deadline, 1 − the
+    /// value of the first later deadline it finished by, 1 when it met none (the Chronus
+    /// artifact's `miss_ddl`, `time_aware_with_lease.py` lines 1036–1042).
+    pub value_lost: f64,
 }
 
 impl DeadlineMetrics {
@@ -81,6 +87,17 @@ impl DeadlineMetrics {
             0.0
         } else {
             (self.slo_jobs - self.met) as f64 / self.slo_jobs as f64
+        }
+    }
+
+    /// Mean value lost per SLO job ([`DeadlineMetrics::value_lost`]), 0–1; equal to the miss
+    /// rate without soft deadlines.
+    #[must_use]
+    pub fn value_lost_rate(&self) -> f64 {
+        if self.slo_jobs == 0 {
+            0.0
+        } else {
+            self.value_lost / self.slo_jobs as f64
         }
     }
 }
@@ -95,6 +112,11 @@ pub fn deadline_metrics(run: &PolicyRun) -> DeadlineMetrics {
             m.slo_jobs += 1;
             let met = j.finish_ns <= d;
             m.met += usize::from(met);
+            m.soft_jobs += usize::from(!j.later_deadlines.is_empty());
+            if !met {
+                let later = j.later_deadlines.iter().find(|l| j.finish_ns <= l.at_ns);
+                m.value_lost += 1.0 - later.map_or(0.0, |l| l.value);
+            }
             if j.admitted == Some(true) {
                 m.admitted += 1;
                 m.admitted_met += usize::from(met);

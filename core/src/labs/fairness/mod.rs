@@ -19,7 +19,7 @@ pub use presets::{CARD, PRESETS, TOURS};
 use alloc::format;
 use alloc::vec::Vec;
 
-pub use job::{Job, Trace};
+pub use job::{Job, LaterDeadline, Trace};
 pub use params::{
     AstraeaParams, ClusterSpec, FairnessParams, GandivaFairParams, GpuTypeSpec, Placement,
     TenantShare, TenantWeights, TiresiasParams, WindowSpec,

@@ -270,11 +270,12 @@ pub struct ChronusParams {
     /// Admission plans for this multiple of a job's remaining work (the artifact's `* 1.1` on
     /// its estimate, `time_aware_with_lease.py` lines 1328–1329).
     pub estimate_margin: f64,
-    /// Every this many seconds the rescue runs: rejected SLO jobs whose remaining work fits what
-    /// is left of the slot start, preempting jobs that hold no planned slot (`BEST_SLOT` = 5
-    /// minutes, `time_aware_with_lease.py` lines 30 and 1192–1200). It runs only with slots of
-    /// 30 minutes or less, as the artifact's (line 455); 0 turns it off.
-    pub rescue_tick_s: f64,
+    /// The tick, s (`BEST_SLOT` = 5 minutes, `time_aware_with_lease.py` lines 30 and
+    /// 1192–1200): jobs arrive at the first tick at or after their submission, and at each
+    /// tick, with slots of 30 minutes or less (line 455), the rescue starts rejected SLO jobs
+    /// whose remaining work fits what is left of the slot, preempting jobs that hold no planned
+    /// slot. 0: jobs arrive at their submission and there is no rescue.
+    pub tick_s: f64,
 }
 
 impl Default for ChronusParams {
@@ -282,7 +283,7 @@ impl Default for ChronusParams {
         ChronusParams {
             lease_s: 1_200.0,
             estimate_margin: 1.1,
-            rescue_tick_s: 300.0,
+            tick_s: 300.0,
         }
     }
 }

@@ -452,10 +452,22 @@ fn deadline_table(report: &mut Report, runs: &[RunDigest]) -> Table {
         .collect(),
         rows: Vec::new(),
     };
+    let soft = runs.iter().any(|r| r.metrics.deadlines.soft_jobs > 0);
+    if soft {
+        table.columns.push("value lost (soft deadlines)".into());
+    }
     for (run, m) in runs.iter().map(|r| (r, &r.metrics)) {
         let d = &m.deadlines;
         let id = run.kind.id();
         let label = run.kind.label();
+        if soft {
+            report.push_metric(
+                &format!("{id}.deadline_value_lost"),
+                &format!("{label} value lost per SLO job (soft deadlines)"),
+                d.value_lost_rate(),
+                "ratio",
+            );
+        }
         report.push_metric(
             &format!("{id}.deadline_miss_rate"),
             &format!("{label} deadline miss rate of SLO jobs"),
@@ -503,6 +515,11 @@ fn deadline_table(report: &mut Report, runs: &[RunDigest]) -> Table {
             miss_x,
             be_x,
         ]);
+        if soft {
+            if let Some(row) = table.rows.last_mut() {
+                row.push(Cell::Num(round4(d.value_lost_rate())));
+            }
+        }
     }
     table
 }

@@ -34,7 +34,7 @@ const OTHERS: [(usize, usize, &str); 5] = [
     (0, 2, "AntMan"),
     (0, 1, "Gavel (makespan)"),
     (1, 0, "Themis (auction)"),
-    (2, 0, "Chronus (MIP plan, rescue)"),
+    (2, 0, "Chronus (MIP plan)"),
     (2, 3, "HyperSched"),
 ];
 

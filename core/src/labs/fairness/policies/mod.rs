@@ -375,6 +375,13 @@ pub trait Policy {
     /// When running jobs may be preempted.
     fn preemption(&self) -> Preemption;
 
+    /// Jobs reach the policy (arrive, in [`Policy::on_arrival`] and the rounds) at the first
+    /// multiple of this at or after their submission (slot admission's ticks); `None` (the
+    /// default): at their submission. Their JCT counts from their submission either way.
+    fn arrival_tick_ns(&self) -> Option<u64> {
+        None
+    }
+
     /// Admission control: called once for each job when it arrives, before the round of that
     /// instant (jobs arriving together in index order). `Some(admitted)` for a job the policy
     /// admits or rejects (slot admission's SLO jobs), `None` when it makes no such decision.

@@ -1,37 +1,39 @@
 //! Slot admission after Chronus (Gao, Ye et al., "Chronus: A Novel Deadline-aware Scheduler
-//! for Deep Learning Training Jobs", SoCC'21): its artifact's admission, lease slots, rescue and
-//! fill orders (S-Lab-System-Group/ChronusArtifact @bc7e15f,
+//! for Deep Learning Training Jobs", SoCC'21): its artifact's admission, lease slots, plans,
+//! rescue and fill orders (S-Lab-System-Group/ChronusArtifact @bc7e15f,
 //! `code/alg/scheduler/time_aware_with_lease.py` "T", `code/alg/scheduler/solver.py` "S"),
-//! without its re-solved plan (below, "Not Chronus"). SLO jobs (jobs with a deadline) are
-//! admitted only when a plan of whole lease slots before their deadline fits beside the plans
-//! already admitted; admitted jobs run in their planned slots whatever else waits; the rest
-//! take the GPUs left.
+//! with the plan of its no-Gurobi fallback, not its MIP (below, "Not Chronus"). SLO jobs (jobs
+//! with a deadline) are admitted only when they pack in whole lease slots before their
+//! deadline beside the jobs already admitted; admitted jobs run in their planned slots whatever
+//! else waits; the rest take the GPUs left.
 //!
 //! - **Lease slots.** Time is cut into slots of `lease_s` (20 min in every experiment,
 //!   `batch_run.sh`); at each slot boundary every running job is released and chosen again
 //!   (T `flush_lease_jobs`, lines 763–1017). A job in its planned slot, or started by the
-//!   rescue, holds its GPUs to the boundary; any other holds them to the next rescue tick.
+//!   rescue, holds its GPUs to the boundary; any other holds them to the next tick.
 //! - **Estimate** (T lines 1328–1332): E = m × d × (1 + c_g/L), m = 1.1, d the isolated duration,
 //!   c_g = 0.5 min × (1 + log₂ g) the artifact's resume + checkpoint time per lease (T lines
 //!   35–36); a job still needs ⌈(E − work done)/L⌉ slots (T lines 422, 798).
-//! - **Admission** (T lines 1261–1402, S `compute_maximum_lease` and
-//!   `batch_fast_check_if_packable`): an SLO job arriving at t with deadline D takes its slots
-//!   among those that start at or after t and end by D, ⌈t/L⌉ … ⌊D/L⌋ − 1, scanning back from
-//!   the last (as late as possible, not necessarily contiguous), a slot where the GPUs planned in
-//!   it plus the job's fit the cluster; all found → admitted with that plan, else rejected. A
-//!   rejected job runs as a best-effort job and counts as an SLO job that missed if it does not
-//!   finish by D.
-//! - **At a tick** (every `rescue_tick_s`, 5 min: T `BEST_SLOT`, lines 30, 1192–1200, and at each
-//!   boundary) the jobs
-//!   are offered in classes: admitted jobs planned in the current slot; the *rescue* (T lines
-//!   455–478, only with slots ≤ 30 min): rejected SLO jobs whose remaining work (by the
-//!   trace's duration, as the artifact's) fits what is left of the slot, least remaining GPU-time first; between boundaries, the
-//!   running jobs that hold no planned slot, in the reverse of the order the artifact preempts
-//!   them (T lines 519–541 and `best_func`, lines 46–49), so that only those the rescued jobs
-//!   need are preempted; then the waiting in `best_func` order, descending (T
-//!   `opportunistic_run`, lines 346–381): best-effort and rejected jobs by least remaining
-//!   GPU-time, admitted jobs not planned now by least slack × GPUs, and last the SLO jobs that can
-//!   no longer meet their deadline, most overdue × GPUs first.
+//! - **Arrivals** come at the first tick (`tick_s`, 5 min: T `BEST_SLOT`, lines 30, 1192–1200)
+//!   at or after submission, after the boundary's plans; each is checked in turn
+//!   ([`SlotAdmission::admit`]: T lines 1261–1402, S `batch_fast_check_if_packable`) by packing
+//!   it beside the plans with the admitted jobs not yet planned and this tick's rejected
+//!   arrivals, in slots from the next one to the end of its window (⌊D/L⌋, S
+//!   `compute_maximum_lease`). Admitted: planned at the next boundary; rejected: run as a
+//!   best-effort job, counted as an SLO job that missed if it does not finish by D.
+//! - **Planning at a boundary** ([`SlotAdmission::plan_unplanned`]: the artifact's fallback, S
+//!   `batch_fast_job_selection`, lines 297–344): each admitted job not yet planned takes the
+//!   first of its deadlines, by value, whose window still holds its slots, as late as they fit.
+//! - **At a tick** (and each boundary) the jobs are offered in classes: admitted jobs planned in
+//!   the current slot; the *rescue* (T lines 455–478, only with slots ≤ 30 min): rejected SLO
+//!   jobs whose remaining work (by the trace's duration, as the artifact's) fits what is left of
+//!   the slot, least remaining GPU-time first; between boundaries, the running jobs that hold no
+//!   planned slot, in the reverse of the order the artifact preempts them (T lines 519–541 and
+//!   `best_func`, lines 46–49), so that only those the rescued jobs need are preempted; then the
+//!   waiting in `best_func` order, descending (T `opportunistic_run`, lines 346–381):
+//!   best-effort and rejected jobs by least remaining GPU-time, admitted jobs not planned now by
+//!   least slack × GPUs, and last the SLO jobs that can no longer meet their deadline, most
+//!   overdue × GPUs first.
 //! - **Between ticks** free GPUs go to the waiting in the artifact's second filler's order
 //!   (T `filling_jobs`, lines 1137–1155, ascending priority then emergence): hopeless jobs
 //!   first, least overdue × GPUs first; then admitted jobs, most slack × GPUs first; then
@@ -43,23 +45,15 @@
 //! **Not Chronus** (why the policy carries a name of its own; docs/MODEL.md has the list):
 //! - *The plan.* The artifact re-solves a MIP over every admitted job's slots at each lease
 //!   with the `adaptive` objective (S lines 348–424, T lines 769–772; `batch_run.sh
-//!   --mip_objective=adaptive`); here the greedy packing of admission is kept and adjusted at
-//!   boundaries.
-//! - *Arrivals* are admitted at once (event-driven), not at the next 5-minute tick; between
-//!   boundaries slots released by jobs ahead of plan are freed at the next boundary, not each
-//!   minute (T lines 422–435).
+//!   --mip_objective=adaptive`); without Gurobi it takes the fallback above, which runs here.
+//! - Slots released by jobs ahead of plan are freed at the next boundary, not each minute (T
+//!   lines 422–435); free GPUs are handed out at once, not on odd minutes.
 //! - *The rescue* preempts, in the artifact's order, the jobs the rescued ones need (the
 //!   artifact stops at the first prefix of its order that frees enough GPUs); it does not
 //!   promote a rescued job to admitted (T lines 475–478); a job it would rescue that starts on
 //!   free GPUs between ticks also holds them to the boundary.
-//! - *Soft deadlines* (several deadlines with falling values) use their first, strict one, as
-//!   the artifact's admission check does (S lines 262–293). Its later binary search for a
-//!   looser deadline (T lines 1219–1253) admits only within the job's own deadline
-//!   (`TOLERATE_RATIO` = 1.0), so as configured it admits none; its plan may later move a soft
-//!   job to a lower-value deadline, which ours does not.
-//! - GPU counts are not rounded up to 4 or 8 (T lines 83–87); the checkpoint cost is our
-//!   simulator's (per restart) rather than the artifact's lump sum at completion (T lines
-//!   398–402); placement is the lab's.
+//! - The checkpoint cost is our simulator's (per restart) rather than the artifact's lump sum
+//!   at completion (T lines 398–402); placement is the lab's.
 
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
@@ -95,19 +89,51 @@ const RESCUE_MAX_LEASE_NS: u64 = 1_800_000_000_000;
 pub struct SlotAdmission {
     /// Slot length L, ns.
     lease_ns: u64,
-    /// Period of the rescue, ns (`None`: no rescue).
-    rescue_tick_ns: Option<u64>,
+    /// Period of the ticks, ns (`None`: none; jobs arrive at submission).
+    tick_ns: Option<u64>,
+    /// The rescue runs at ticks (slots of at most 30 minutes).
+    rescue: bool,
     /// Multiple of the remaining work a plan covers.
     margin: f64,
-    /// GPUs planned per slot index (slot k = [kL, (k+1)L)), by admitted jobs.
+    /// GPUs planned per slot index (slot k = [kL, (k+1)L)), by admitted jobs' plans.
     planned: BTreeMap<u64, u64>,
     /// Per job: its planned slots, latest first (empty: no plan).
     plans: Vec<Vec<u64>>,
     /// Per job: admitted (true) or rejected (false); `None` for best-effort jobs.
     admitted: Vec<Option<bool>>,
-    /// Admitted jobs that may still hold a plan.
+    /// Admitted jobs that hold a plan.
     holding: Vec<usize>,
+    /// Admitted jobs without a plan yet (admitted since the last slot boundary; the
+    /// artifact's `cache_solution` None), in order of admission.
+    unplanned: Vec<usize>,
+    /// The rows this tick's rejected arrivals leave in the admission check (T lines
+    /// 1219–1253: they stay in the lists the next arrival of the tick is checked with).
+    rejected_rows: Vec<Row>,
+    /// The instant `rejected_rows` belong to.
+    rows_at_ns: u64,
+    /// The last slot whose boundary was handled ([`SlotAdmission::boundary`]).
+    boundary_slot: Option<u64>,
     order: KeptOrder,
+}
+
+/// A job in a packing check: its GPUs (as the artifact counts them), the slots it needs, and
+/// per deadline the end of its window (exclusive slot index) and that deadline's value.
+#[derive(Clone, Debug)]
+struct Row {
+    job: usize,
+    gpus: u64,
+    need: u64,
+    ends: Vec<(u64, f64)>,
+}
+
+/// GPUs a job counts for in plans: 3–4 as 4, 5–7 as 8 (the artifact's `convert_to_bin`, T
+/// lines 83–87).
+fn plan_gpus(gpus: u32) -> u64 {
+    match gpus {
+        3 | 4 => 4,
+        5..=7 => 8,
+        g => u64::from(g),
+    }
 }
 
 impl SlotAdmission {
@@ -115,15 +141,20 @@ impl SlotAdmission {
     #[must_use]
     pub fn new(params: &FairnessParams, jobs: usize) -> Self {
         let lease_ns = s_to_ns(params.chronus.lease_s).max(1);
-        let tick_ns = s_to_ns(params.chronus.rescue_tick_s);
+        let tick_ns = Some(s_to_ns(params.chronus.tick_s)).filter(|&t| t > 0);
         SlotAdmission {
             lease_ns,
-            rescue_tick_ns: (tick_ns > 0 && lease_ns <= RESCUE_MAX_LEASE_NS).then_some(tick_ns),
+            tick_ns,
+            rescue: tick_ns.is_some() && lease_ns <= RESCUE_MAX_LEASE_NS,
             margin: params.chronus.estimate_margin,
             planned: BTreeMap::new(),
             plans: alloc::vec![Vec::new(); jobs],
             admitted: alloc::vec![None; jobs],
             holding: Vec::new(),
+            unplanned: Vec::new(),
+            rejected_rows: Vec::new(),
+            rows_at_ns: 0,
+            boundary_slot: None,
             order: KeptOrder::default(),
         }
     }
@@ -140,28 +171,88 @@ impl SlotAdmission {
         libm::ceil((estimate - done as f64).max(0.0) / self.lease_ns as f64) as u64
     }
 
-    /// Takes `need` slots for a job of `gpus` GPUs among `first .. end`, latest first, where
-    /// they fit beside the other plans; returns the slots found (not yet committed), fewer
-    /// when there are not enough.
-    fn find_slots(&self, gpus: u64, total: u64, first: u64, end: u64, need: u64) -> Vec<u64> {
+    /// Job `j`'s row: per deadline, first the strictest, the slot its window ends at
+    /// (`compute_maximum_lease`, S lines 7–8: ⌊D/L⌋) and its value.
+    fn row(&self, ctx: &RoundCtx<'_>, j: usize) -> Row {
+        let job = &ctx.jobs[j];
+        let first = job.deadline_ns.map(|d| (d / self.lease_ns, 1.0));
+        let later = job.later_deadlines.iter().map(|l| (l.at_ns / self.lease_ns, l.value));
+        Row {
+            job: j,
+            gpus: plan_gpus(job.gpus),
+            need: self.slots_needed(ctx, j),
+            ends: first.into_iter().chain(later).collect(),
+        }
+    }
+
+    /// Takes `need` slots of `gpus` GPUs among `first .. end`, scanning back from the last, in
+    /// each slot where they fit beside the plans and `taken`; records them in `taken` and
+    /// returns them, latest first. Fewer than `need` when there are not enough (still in
+    /// `taken`).
+    fn take_slots(
+        &self,
+        taken: &mut BTreeMap<u64, u64>,
+        total: u64,
+        (gpus, need): (u64, u64),
+        first: u64,
+        end: u64,
+    ) -> Vec<u64> {
         let mut found = Vec::new();
         let mut k = end;
-        // (Stops once the slots left could not make up the rest.)
-        while k > first && (found.len() as u64) < need && k - first >= need - found.len() as u64 {
+        while k > first && (found.len() as u64) < need {
             k -= 1;
-            if self.planned.get(&k).copied().unwrap_or(0) + gpus <= total {
+            let used = self.planned.get(&k).copied().unwrap_or(0) + taken.get(&k).copied().unwrap_or(0);
+            if used + gpus <= total {
+                *taken.entry(k).or_insert(0) += gpus;
                 found.push(k);
             }
         }
         found
     }
 
-    /// Gives job `j` the plan `slots` (latest first).
-    fn commit(&mut self, j: usize, gpus: u64, slots: Vec<u64>) {
-        for &k in &slots {
-            *self.planned.entry(k).or_insert(0) += gpus;
+    /// The artifact's admission check (S `batch_fast_check_if_packable`, lines 262–293): every
+    /// row packed beside the plans, slots from `first` on, in order of most GPUs, then least
+    /// slack, then latest window end, each job once, by the deadline that comes first in that
+    /// order (its strictest); false at the first that does not fit.
+    fn packs(&self, rows: &[&Row], first: u64, total: u64) -> bool {
+        let mut entries: Vec<(u64, u64, u64, usize)> = Vec::new();
+        for (i, r) in rows.iter().enumerate() {
+            for &(end, _) in &r.ends {
+                entries.push((r.gpus, r.need, end, i));
+            }
         }
-        self.plans[j] = slots;
+        // (−GPUs, slack = window − need, −window end); stable, as Python's sort.
+        entries.sort_by_key(|&(g, need, end, _)| {
+            (core::cmp::Reverse(g), end as i128 - need as i128, core::cmp::Reverse(end))
+        });
+        let mut seen = alloc::vec![false; rows.len()];
+        let mut taken = BTreeMap::new();
+        for (gpus, need, end, i) in entries {
+            if core::mem::replace(&mut seen[i], true) || need == 0 {
+                continue;
+            }
+            let found = self.take_slots(&mut taken, total, (gpus, need), first, end);
+            if (found.len() as u64) < need {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Releases the plans of admitted jobs that finished.
+    fn forget_finished(&mut self, ctx: &RoundCtx<'_>) {
+        let mut i = 0;
+        while i < self.holding.len() {
+            let j = self.holding[i];
+            if ctx.jobs[j].phase == Phase::Done {
+                let plan = core::mem::take(&mut self.plans[j]);
+                Self::release(&mut self.planned, plan_gpus(ctx.jobs[j].gpus), &plan);
+                self.holding.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        self.unplanned.retain(|&j| ctx.jobs[j].phase != Phase::Done);
     }
 
     fn release(planned: &mut BTreeMap<u64, u64>, gpus: u64, slots: &[u64]) {
@@ -175,53 +266,65 @@ impl SlotAdmission {
         }
     }
 
-    /// Releases the plans of admitted jobs that finished.
-    fn forget_finished(&mut self, ctx: &RoundCtx<'_>) {
-        let mut i = 0;
-        while i < self.holding.len() {
-            let j = self.holding[i];
-            if ctx.jobs[j].phase == Phase::Done {
-                let plan = core::mem::take(&mut self.plans[j]);
-                Self::release(&mut self.planned, u64::from(ctx.jobs[j].gpus), &plan);
-                self.holding.swap_remove(i);
-            } else {
-                i += 1;
-            }
+    /// Decides on SLO job `j` arriving now (at a tick, after the boundary's plans; T
+    /// `flush_event_jobs_with_cache_solution`, lines 1261–1402): admitted when it packs at
+    /// its strictest deadline beside the plans, the admitted jobs not yet planned and this
+    /// tick's rejected arrivals, in slots from the next one on. A rejected job's row stays in
+    /// the check for the rest of the tick: a strict job's with its window widened to the
+    /// shortest that packs (the artifact's binary search, T lines 1219–1242, which never
+    /// admits: `TOLERATE_RATIO` = 1.0), a soft job's as it is, so that no later arrival of the
+    /// tick packs.
+    fn admit(&mut self, ctx: &RoundCtx<'_>, j: usize) -> bool {
+        if self.rows_at_ns != ctx.now_ns {
+            self.rejected_rows.clear();
+            self.rows_at_ns = ctx.now_ns;
         }
-    }
-
-    /// Admits SLO job `j` arriving now if a plan for it fits beside the others (committed).
-    fn try_admit(&mut self, ctx: &RoundCtx<'_>, j: usize) -> bool {
-        let job = &ctx.jobs[j];
-        let Some(deadline) = job.deadline_ns else {
-            return false;
-        };
-        let first = ctx.now_ns.div_ceil(self.lease_ns);
-        let end = deadline / self.lease_ns;
-        let gpus = u64::from(job.gpus);
-        match self.slots_needed(ctx, j) {
-            need if end > first && need <= end - first && gpus <= ctx.total_gpus => {
-                let slots = self.find_slots(gpus, ctx.total_gpus, first, end, need);
-                if slots.len() as u64 == need {
-                    self.commit(j, gpus, slots);
-                    self.holding.push(j);
-                    true
+        let first = ctx.now_ns / self.lease_ns + 1;
+        let total = ctx.total_gpus;
+        let new = self.row(ctx, j);
+        let unplanned: Vec<Row> = self.unplanned.iter().map(|&u| self.row(ctx, u)).collect();
+        let mut rows: Vec<&Row> = unplanned.iter().chain(&self.rejected_rows).collect();
+        rows.push(&new);
+        let last_end = new.ends.last().map_or(0, |e| e.0);
+        if new.gpus <= total && first + new.need <= last_end && self.packs(&rows, first, total) {
+            return true;
+        }
+        let mut kept = new.clone();
+        if kept.ends.len() == 1 {
+            // The shortest window that packs, or the widest tried.
+            let widest = rows.iter().flat_map(|r| r.ends.iter().map(|e| e.0)).max().unwrap_or(first);
+            let mut lo = last_end.max(first + new.need);
+            let mut hi = widest.max(self.planned.keys().next_back().map_or(0, |k| k + 1)) + new.need + 1;
+            rows.pop();
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                let trial = Row { ends: alloc::vec![(mid, 1.0)], ..new.clone() };
+                let mut with: Vec<&Row> = rows.clone();
+                with.push(&trial);
+                if self.packs(&with, first, total) {
+                    hi = mid;
                 } else {
-                    false
+                    lo = mid + 1;
                 }
             }
-            _ => false,
+            kept.ends = alloc::vec![(hi, 1.0)];
         }
+        self.rejected_rows.push(kept);
+        false
     }
 
-    /// At a slot boundary: releases the slots admitted jobs no longer need.
-    fn replan(&mut self, ctx: &RoundCtx<'_>, slot: u64) {
+    /// At slot boundary `slot`, once: the slots admitted jobs no longer need are released,
+    /// then the admitted jobs without a plan are planned.
+    fn boundary(&mut self, ctx: &RoundCtx<'_>, slot: u64) {
+        if self.boundary_slot == Some(slot) {
+            return;
+        }
+        self.boundary_slot = Some(slot);
         // Slots before this one are past.
         self.planned = self.planned.split_off(&slot);
         let holding = core::mem::take(&mut self.holding);
         for &j in &holding {
-            let job = &ctx.jobs[j];
-            let gpus = u64::from(job.gpus);
+            let gpus = plan_gpus(ctx.jobs[j].gpus);
             let need = self.slots_needed(ctx, j);
             let plan = &mut self.plans[j];
             // Past slots are the last ones.
@@ -236,21 +339,67 @@ impl SlotAdmission {
             }
         }
         self.holding = holding;
+        self.plan_unplanned(ctx, slot);
     }
 
-    /// A round's start: plans of finished jobs released, and at a slot boundary every plan
-    /// fitted to its job's remaining work.
+    /// Plans the admitted jobs without a plan, from slot `slot` on, as the artifact's fallback
+    /// does (S `batch_fast_job_selection`, lines 297–344; T lines 912–956): every (job,
+    /// deadline) in order of most value, then most GPUs, least slack, latest window end; a job
+    /// takes the first of its deadlines whose window still holds its slots (a soft job may so
+    /// be planned for a later, lower-value deadline). A job none of whose windows holds them
+    /// (the artifact stops there) or that needs no more slots (the artifact's lines 950–953)
+    /// is rejected.
+    fn plan_unplanned(&mut self, ctx: &RoundCtx<'_>, slot: u64) {
+        let unplanned = core::mem::take(&mut self.unplanned);
+        let rows: Vec<Row> = unplanned.iter().map(|&j| self.row(ctx, j)).collect();
+        let mut entries: Vec<(f64, u64, u64, u64, usize)> = Vec::new();
+        for (i, r) in rows.iter().enumerate() {
+            for &(end, value) in &r.ends {
+                entries.push((value, r.gpus, r.need, end, i));
+            }
+        }
+        entries.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then(b.1.cmp(&a.1))
+                .then((a.3 as i128 - a.2 as i128).cmp(&(b.3 as i128 - b.2 as i128)))
+                .then(b.3.cmp(&a.3))
+        });
+        let mut planned_row = alloc::vec![false; rows.len()];
+        for (_, gpus, need, end, i) in entries {
+            if planned_row[i] || need == 0 {
+                continue;
+            }
+            let mut taken = BTreeMap::new();
+            let found = self.take_slots(&mut taken, ctx.total_gpus, (gpus, need), slot, end);
+            if found.len() as u64 == need {
+                for (k, g) in taken {
+                    *self.planned.entry(k).or_insert(0) += g;
+                }
+                self.plans[rows[i].job] = found;
+                self.holding.push(rows[i].job);
+                planned_row[i] = true;
+            }
+        }
+        for (i, r) in rows.iter().enumerate() {
+            if !planned_row[i] {
+                self.admitted[r.job] = Some(false);
+            }
+        }
+    }
+
+    /// A round's start (or an arrival's): plans of finished jobs released, and at a slot
+    /// boundary the boundary's work.
     fn prepare(&mut self, ctx: &RoundCtx<'_>) {
         self.forget_finished(ctx);
         if ctx.now_ns.is_multiple_of(self.lease_ns) {
-            self.replan(ctx, ctx.now_ns / self.lease_ns);
+            self.boundary(ctx, ctx.now_ns / self.lease_ns);
         }
     }
 
     /// True when `now` is a rescue tick or a slot boundary (every instant when there are no
     /// ticks).
     fn at_tick(&self, now: u64) -> bool {
-        now.is_multiple_of(self.lease_ns) || self.rescue_tick_ns.is_none_or(|t| now.is_multiple_of(t))
+        now.is_multiple_of(self.lease_ns) || self.tick_ns.is_none_or(|t| now.is_multiple_of(t))
     }
 
     /// True when job `j` is an admitted job planned in slot `slot`.
@@ -294,7 +443,8 @@ impl SlotAdmission {
                 }
             }
             // A running job is a candidate for preemption, not for the rescue (T line 459).
-            _ if !(job.is_running() && between_boundaries)
+            _ if self.rescue
+                && !(job.is_running() && between_boundaries)
                 && self.at_tick(now)
                 && self.rescued(ctx, j) =>
             {
@@ -324,14 +474,17 @@ impl SlotAdmission {
 }
 
 impl Policy for SlotAdmission {
+    fn arrival_tick_ns(&self) -> Option<u64> {
+        self.tick_ns
+    }
+
     fn on_arrival(&mut self, ctx: &RoundCtx<'_>, j: usize) -> Option<bool> {
         ctx.jobs[j].deadline_ns?;
-        // Plans of jobs finished since the last round are released only when they are in the
-        // way (a round releases them anyway): an arrival costs O(its slots), not O(admitted).
-        let admitted = self.try_admit(ctx, j) || {
-            self.forget_finished(ctx);
-            self.try_admit(ctx, j)
-        };
+        self.prepare(ctx);
+        let admitted = self.admit(ctx, j);
+        if admitted {
+            self.unplanned.push(j);
+        }
         self.admitted[j] = Some(admitted);
         Some(admitted)
     }
@@ -362,7 +515,7 @@ impl Policy for SlotAdmission {
     /// end (T `occupy_lease`, `force_guarantee`); any other may be preempted by the rescue at
     /// the next tick (T lines 519–522).
     fn lease_end_ns(&self, ctx: &RoundCtx<'_>, j: usize) -> Option<u64> {
-        let tick = self.rescue_tick_ns?;
+        let tick = self.tick_ns.filter(|_| self.rescue)?;
         let now = ctx.now_ns;
         let guaranteed =
             self.planned_in(j, now / self.lease_ns) || (self.at_tick(now) && self.rescued(ctx, j));

@@ -299,6 +299,7 @@ fn run_policy_with(
             lease_expiries: 0,
             last_rho: 1.0,
             deadline_ns: j.deadline_ns,
+            later_deadlines: j.later_deadlines.clone(),
             service: j.service,
             admitted: None,
         })
@@ -311,6 +312,8 @@ fn run_policy_with(
     let n_jobs = jobs.len();
     let n_tenants = tenants.len();
     let first_submit_ns = jobs.iter().map(|j| j.submit_ns).min().unwrap_or(0);
+    let mut policy = kind.build(params, n_tenants, n_jobs);
+    let arrival_tick_ns = policy.as_ref().and_then(|p| p.arrival_tick_ns());
     let mut sim = Sim {
         params,
         jobs,
@@ -332,7 +335,10 @@ fn run_policy_with(
         gpus_by_type,
         free_gpus: total_gpus,
         active: Vec::new(),
-        queue: Events::new(trace.jobs.iter().map(|j| j.submit_ns)),
+        queue: Events::new(trace.jobs.iter().map(|j| match arrival_tick_ns {
+            Some(tick) => j.submit_ns.div_ceil(tick).saturating_mul(tick),
+            None => j.submit_ns,
+        })),
         now: 0,
         bucket_ns: s_to_ns(params.window.bucket_s).max(1),
         buckets,
@@ -376,7 +382,6 @@ fn run_policy_with(
         compact_at: MIN_COMPACT_AT,
         shortcuts,
     };
-    let mut policy = kind.build(params, n_tenants, n_jobs);
     sim.global.keep_waiting_sorted = policy
         .as_ref()
         .is_some_and(|p| p.preemption() == Preemption::Never);

@@ -4,6 +4,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
+use crate::labs::fairness::job::LaterDeadline;
 use crate::labs::fairness::policies::PolicyKind;
 
 /// The GPUs of one placement: (node, GPUs on it). One or two nodes are held
@@ -84,6 +85,8 @@ pub struct JobState {
     pub last_rho: f64,
     /// Deadline, ns (SLO jobs; `None` for best-effort ones).
     pub deadline_ns: Option<u64>,
+    /// A soft job's later deadlines ([`crate::labs::fairness::job::Job::later_deadlines`]).
+    pub later_deadlines: Vec<LaterDeadline>,
     /// A policy with admission control's verdict on this SLO job at its arrival (slot admission:
     /// admitted with a plan, or rejected and run as best-effort); `None` otherwise.
     pub admitted: Option<bool>,

@@ -198,6 +198,7 @@ pub fn add_service(trace: &mut Trace, spec: &ColocationSpec, gpus_per_node: u32)
                 duration_ns: (k - from) * step_ns,
                 speed_by_gpu_type: alloc::vec::Vec::new(),
                 deadline_ns: None,
+                later_deadlines: alloc::vec::Vec::new(),
                 service: true,
             });
             next_id += 1;
@@ -264,6 +265,7 @@ mod tests {
             duration_ns: 1,
             speed_by_gpu_type: alloc::vec::Vec::new(),
             deadline_ns: None,
+            later_deadlines: alloc::vec::Vec::new(),
             service: false,
         });
         t.jobs.push(Job {

@@ -45,7 +45,7 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use super::job::{Job, Trace};
+use super::job::{Job, LaterDeadline, Trace};
 pub use crate::csv::{ReadOptions, TraceError, DEFAULT_MAX_ROWS, MAX_FIELD_CHARS, MAX_SECONDS};
 pub(crate) use crate::csv::{check_seconds, parse_seconds, split_csv, Csv, Row};
 use crate::units::nanos_from_f64;
@@ -224,6 +224,8 @@ pub(crate) struct Builder {
     /// Jobs with absolute submit times in ns (shifted in [`Builder::finish`]).
     jobs: Vec<Job>,
     skipped_rows: usize,
+    /// Keep the trace's clock ([`Builder::finish`] shifts nothing).
+    pub(crate) keep_clock: bool,
 }
 
 impl Builder {
@@ -236,6 +238,7 @@ impl Builder {
             ids: BTreeMap::new(),
             jobs: Vec::new(),
             skipped_rows: 0,
+            keep_clock: false,
         }
     }
 
@@ -296,6 +299,7 @@ impl Builder {
             duration_ns,
             speed_by_gpu_type: Vec::new(),
             deadline_ns: None,
+            later_deadlines: Vec::new(),
             service: false,
         });
     }
@@ -307,13 +311,34 @@ impl Builder {
         }
     }
 
-    /// Shifts submissions so the earliest is 0, sorts by (submit, id) and returns the trace.
+    /// Gives the job kept last its later deadlines: (ns after its submission, value).
+    pub(crate) fn set_later_deadlines_after(&mut self, later: impl Iterator<Item = (u64, f64)>) {
+        if let Some(j) = self.jobs.last_mut() {
+            let submit_ns = j.submit_ns;
+            j.later_deadlines = later
+                .map(|(after_ns, value)| LaterDeadline {
+                    at_ns: submit_ns.saturating_add(after_ns),
+                    value,
+                })
+                .collect();
+        }
+    }
+
+    /// Shifts submissions so the earliest is 0 (unless [`Builder::keep_clock`]), sorts by
+    /// (submit, id) and returns the trace.
     pub(crate) fn finish(mut self, source: &str) -> Trace {
-        let origin = self.jobs.iter().map(|j| j.submit_ns).min().unwrap_or(0);
+        let origin = if self.keep_clock {
+            0
+        } else {
+            self.jobs.iter().map(|j| j.submit_ns).min().unwrap_or(0)
+        };
         for j in &mut self.jobs {
             j.submit_ns -= origin;
             if let Some(d) = &mut j.deadline_ns {
                 *d -= origin;
+            }
+            for d in &mut j.later_deadlines {
+                d.at_ns -= origin;
             }
         }
         self.jobs.sort_by_key(|j| (j.submit_ns, j.id));

@@ -261,6 +261,7 @@ pub fn generate(spec: &SyntheticSpec) -> Trace {
             duration_ns: ns_from_s(duration_s),
             speed_by_gpu_type: Vec::new(),
             deadline_ns: None,
+            later_deadlines: Vec::new(),
             service: false,
         });
     }

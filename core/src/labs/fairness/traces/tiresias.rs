@@ -16,14 +16,20 @@
 //!   S-Lab-System-Group/ChronusArtifact): `expect_time_list` holds the job's deadlines after
 //!   submission separated by `-` (one for a `strict` job, several with falling values in
 //!   `expect_value_list` for a `soft` one) and `best_effort` = 1 marks a best-effort job. The
-//!   first (strictest) deadline is kept: a soft job counts as an SLO job with its first deadline
-//!   (the artifact's `gt_miss_ddl` is also against the first). All times are in **minutes**,
-//!   the artifact's time unit (its simulator ticks once per minute).
+//!   first deadline is [`Job::deadline_ns`](crate::labs::fairness::job::Job::deadline_ns), the
+//!   later ones with their values over the first's are
+//!   [`Job::later_deadlines`](crate::labs::fairness::job::Job::later_deadlines); a soft job
+//!   counts as an SLO job that missed when it finishes after its first deadline (the
+//!   artifact's `gt_miss_ddl`). All times are in **minutes**, the artifact's time unit (its
+//!   simulator ticks once per minute), on the artifact's clock: submissions are not shifted to
+//!   start at 0.
 //!
 //! Times are seconds otherwise. Jobs with `num_gpu` 0 are always skipped and counted (see the
 //! parent module).
 
 use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
 
 use super::{check_seconds, ns_from_s, parse_seconds, Builder, Csv, ReadOptions, Row, TraceError};
 use crate::labs::fairness::job::Trace;
@@ -49,17 +55,57 @@ pub fn parse_chronus(text: &str, options: &ReadOptions) -> Result<Trace, TraceEr
     parse_in(text, options, 60.0, "chronus")
 }
 
-/// Reads the first deadline of `field` (`a` or `a-b-c`), in the trace's time unit.
-fn first_deadline<'a>(csv: &Csv<'a>, row: &Row<'a>, index: usize) -> Result<f64, TraceError> {
-    let field = csv.text(row, index)?;
-    let first = field.split('-').next().unwrap_or("").trim();
-    parse_seconds(first).map_err(|m| {
-        TraceError::new(
-            row.line,
-            csv.name(index),
-            format!("first deadline of `{field}`: {m}"),
-        )
-    })
+/// Reads a row's deadlines (`a` or `a-b-c`, in the trace's time unit) and, when there are
+/// several, their values (`expect_value_list`, same count): (deadline, value over the first
+/// deadline's value) in order; the first's value is 1.
+fn deadlines<'a>(
+    csv: &Csv<'a>,
+    row: &Row<'a>,
+    c_time: usize,
+    c_value: Option<usize>,
+) -> Result<Vec<(f64, f64)>, TraceError> {
+    let field = csv.text(row, c_time)?;
+    let err = |c: usize, m: String| TraceError::new(row.line, csv.name(c), m);
+    let mut times = Vec::new();
+    for (i, t) in field.split('-').enumerate() {
+        let v = parse_seconds(t.trim())
+            .map_err(|m| err(c_time, format!("deadline {} of `{field}`: {m}", i + 1)))?;
+        if times.last().is_some_and(|&last| v <= last) {
+            return Err(err(
+                c_time,
+                format!("deadline {} of `{field}` is not after the one before", i + 1),
+            ));
+        }
+        times.push(v);
+    }
+    if times.len() == 1 {
+        return Ok(alloc::vec![(times[0], 1.0)]);
+    }
+    let Some(c_value) = c_value else {
+        return Err(err(
+            c_time,
+            format!("`{field}` lists several deadlines but the header has no `expect_value_list`"),
+        ));
+    };
+    let raw = csv.text(row, c_value)?;
+    let values = raw
+        .split('-')
+        .map(|v| parse_seconds(v.trim()))
+        .collect::<Result<Vec<f64>, String>>()
+        .map_err(|m| err(c_value, format!("`{raw}`: {m}")))?;
+    if values.len() != times.len() {
+        return Err(err(
+            c_value,
+            format!("{} values for the {} deadlines `{field}`", values.len(), times.len()),
+        ));
+    }
+    if values[0] <= 0.0 || values.windows(2).any(|w| w[1] > w[0]) {
+        return Err(err(
+            c_value,
+            format!("`{raw}`: expected values falling from a positive first"),
+        ));
+    }
+    Ok(times.into_iter().zip(values.iter().map(|v| v / values[0])).collect())
 }
 
 fn parse_in(
@@ -80,12 +126,16 @@ fn parse_in(
     } else {
         csv.find(&["deadline"])
     };
+    let c_value = csv.find(&["expect_value_list"]);
     let c_best_effort = if chronus {
         csv.find(&["best_effort"])
     } else {
         None
     };
     let mut b = Builder::new(options);
+    // The Chronus artifact's clock starts at 0, not at the first submission: its lease slots
+    // and ticks fall on that clock's multiples.
+    b.keep_clock = chronus;
     while let Some(row) = csv.next_row() {
         let row = row?;
         let outcome = (|| {
@@ -117,11 +167,15 @@ fn parse_in(
                 },
                 None => false,
             };
-            let deadline_s = match c_deadline {
+            let deadlines_s = match c_deadline {
                 Some(c) if !best_effort && !csv.text(&row, c)?.trim().is_empty() => {
-                    Some(in_s(first_deadline(&csv, &row, c)?, c)?)
+                    let mut out = Vec::new();
+                    for (d, value) in deadlines(&csv, &row, c, c_value)? {
+                        out.push((in_s(d, c)?, value));
+                    }
+                    out
                 }
-                _ => None,
+                _ => Vec::new(),
             };
             b.check_id(id, row.line, csv.name(c_id))?;
             if gpus == 0 {
@@ -135,9 +189,11 @@ fn parse_in(
                     ns_from_s(submit_s),
                     ns_from_s(duration_s),
                 );
-                if let Some(d) = deadline_s {
-                    b.set_deadline_after(ns_from_s(d));
+                if let Some(&(first_s, _)) = deadlines_s.first() {
+                    b.set_deadline_after(ns_from_s(first_s));
                 }
+                let later = deadlines_s.iter().skip(1);
+                b.set_later_deadlines_after(later.map(|&(d, v)| (ns_from_s(d), v)));
             }
             Ok(())
         })();
