@@ -124,6 +124,8 @@ struct Row {
     gpus: u64,
     need: u64,
     ends: Vec<(u64, f64)>,
+    /// A rejected strict job's row whose window is still to be widened.
+    widen: bool,
 }
 
 /// GPUs a job counts for in plans: 3–4 as 4, 5–7 as 8 (the artifact's `convert_to_bin`, T
@@ -134,6 +136,24 @@ fn plan_gpus(gpus: u32) -> u64 {
         5..=7 => 8,
         g => u64::from(g),
     }
+}
+
+/// Takes `need` slots of `gpus` GPUs among the first `end` of `free` (free GPUs per slot),
+/// scanning back from the last, in each slot where they fit; takes them from `free` and returns
+/// their indices, latest first. Fewer than `need` when there are not enough (the scan stops
+/// once the slots left could not make up the rest: the artifact's goes on, but a row short of
+/// its slots fails the same).
+fn take_slots(free: &mut [u64], gpus: u64, need: u64, end: u64) -> Vec<u64> {
+    let mut found = Vec::new();
+    let mut k = end.min(free.len() as u64);
+    while (found.len() as u64) < need && k >= need - found.len() as u64 {
+        k -= 1;
+        if free[k as usize] >= gpus {
+            free[k as usize] -= gpus;
+            found.push(k);
+        }
+    }
+    found
 }
 
 impl SlotAdmission {
@@ -182,39 +202,24 @@ impl SlotAdmission {
             gpus: plan_gpus(job.gpus),
             need: self.slots_needed(ctx, j),
             ends: first.into_iter().chain(later).collect(),
+            widen: false,
         }
     }
 
-    /// Takes `need` slots of `gpus` GPUs among `first .. end`, scanning back from the last, in
-    /// each slot where they fit beside the plans and `taken`; records them in `taken` and
-    /// returns them, latest first. Fewer than `need` when there are not enough (still in
-    /// `taken`).
-    fn take_slots(
-        &self,
-        taken: &mut BTreeMap<u64, u64>,
-        total: u64,
-        (gpus, need): (u64, u64),
-        first: u64,
-        end: u64,
-    ) -> Vec<u64> {
-        let mut found = Vec::new();
-        let mut k = end;
-        while k > first && (found.len() as u64) < need {
-            k -= 1;
-            let used = self.planned.get(&k).copied().unwrap_or(0) + taken.get(&k).copied().unwrap_or(0);
-            if used + gpus <= total {
-                *taken.entry(k).or_insert(0) += gpus;
-                found.push(k);
-            }
+    /// Free GPUs beside the plans in each slot of `first .. end` (index = slot − `first`).
+    fn free_slots(&self, first: u64, end: u64, total: u64) -> Vec<u64> {
+        let mut free = alloc::vec![total; end.saturating_sub(first) as usize];
+        for (&k, &g) in self.planned.range(first..end.max(first)) {
+            free[(k - first) as usize] = total.saturating_sub(g);
         }
-        found
+        free
     }
 
     /// The artifact's admission check (S `batch_fast_check_if_packable`, lines 262–293): every
-    /// row packed beside the plans, slots from `first` on, in order of most GPUs, then least
+    /// row packed into `free` (the slots from `first` on), in order of most GPUs, then least
     /// slack, then latest window end, each job once, by the deadline that comes first in that
     /// order (its strictest); false at the first that does not fit.
-    fn packs(&self, rows: &[&Row], first: u64, total: u64) -> bool {
+    fn packs(rows: &[&Row], first: u64, free: &[u64]) -> bool {
         let mut entries: Vec<(u64, u64, u64, usize)> = Vec::new();
         for (i, r) in rows.iter().enumerate() {
             for &(end, _) in &r.ends {
@@ -226,12 +231,12 @@ impl SlotAdmission {
             (core::cmp::Reverse(g), end as i128 - need as i128, core::cmp::Reverse(end))
         });
         let mut seen = alloc::vec![false; rows.len()];
-        let mut taken = BTreeMap::new();
+        let mut free = free.to_vec();
         for (gpus, need, end, i) in entries {
             if core::mem::replace(&mut seen[i], true) || need == 0 {
                 continue;
             }
-            let found = self.take_slots(&mut taken, total, (gpus, need), first, end);
+            let found = take_slots(&mut free, gpus, need, end.saturating_sub(first));
             if (found.len() as u64) < need {
                 return false;
             }
@@ -281,36 +286,60 @@ impl SlotAdmission {
         }
         let first = ctx.now_ns / self.lease_ns + 1;
         let total = ctx.total_gpus;
-        let new = self.row(ctx, j);
         let unplanned: Vec<Row> = self.unplanned.iter().map(|&u| self.row(ctx, u)).collect();
+        self.widen_rejected(&unplanned, first, total);
+        let new = self.row(ctx, j);
         let mut rows: Vec<&Row> = unplanned.iter().chain(&self.rejected_rows).collect();
         rows.push(&new);
         let last_end = new.ends.last().map_or(0, |e| e.0);
-        if new.gpus <= total && first + new.need <= last_end && self.packs(&rows, first, total) {
-            return true;
+        let horizon = rows.iter().flat_map(|r| r.ends.iter().map(|e| e.0)).max().unwrap_or(first);
+        let admitted = new.gpus <= total
+            && first + new.need <= last_end
+            && Self::packs(&rows, first, &self.free_slots(first, horizon, total));
+        if !admitted {
+            // A strict job's window is widened when the next arrival of the tick is checked.
+            let widen = new.ends.len() == 1;
+            self.rejected_rows.push(Row { widen, ..new });
         }
-        let mut kept = new.clone();
-        if kept.ends.len() == 1 {
-            // The shortest window that packs, or the widest tried.
-            let widest = rows.iter().flat_map(|r| r.ends.iter().map(|e| e.0)).max().unwrap_or(first);
-            let mut lo = last_end.max(first + new.need);
-            let mut hi = widest.max(self.planned.keys().next_back().map_or(0, |k| k + 1)) + new.need + 1;
-            rows.pop();
-            while lo < hi {
-                let mid = lo + (hi - lo) / 2;
-                let trial = Row { ends: alloc::vec![(mid, 1.0)], ..new.clone() };
-                let mut with: Vec<&Row> = rows.clone();
-                with.push(&trial);
-                if self.packs(&with, first, total) {
-                    hi = mid;
-                } else {
-                    lo = mid + 1;
+        admitted
+    }
+
+    /// Widens the window of each rejected strict job of this tick not yet widened to the
+    /// shortest that packs beside the rows before it (the artifact's binary search, T lines
+    /// 1221–1238, between its deadline's window and one past every window and plan by the
+    /// slots it needs), or to the widest when none does. Done when the next arrival of the tick
+    /// comes, with what the check saw at the job's own arrival (nothing changes within an
+    /// instant), so that a tick's last rejection costs no search.
+    fn widen_rejected(&mut self, unplanned: &[Row], first: u64, total: u64) {
+        for i in 0..self.rejected_rows.len() {
+            if !self.rejected_rows[i].widen {
+                continue;
+            }
+            let r = &self.rejected_rows[i];
+            let before: Vec<&Row> = unplanned.iter().chain(&self.rejected_rows[..i]).collect();
+            let widest = before.iter().chain(core::iter::once(&r)).flat_map(|r| r.ends.iter().map(|e| e.0));
+            let last_planned = self.planned.keys().next_back().map_or(0, |k| k + 1);
+            let mut lo = r.ends[0].0.max(first + r.need);
+            let mut hi = widest.max().unwrap_or(first).max(last_planned) + r.need + 1;
+            let free = self.free_slots(first, hi, total);
+            // When the rows before it do not pack, no window does.
+            if Self::packs(&before, first, &free) {
+                while lo < hi {
+                    let mid = lo + (hi - lo) / 2;
+                    let trial = Row { ends: alloc::vec![(mid, 1.0)], widen: false, ..r.clone() };
+                    let mut with = before.clone();
+                    with.push(&trial);
+                    if Self::packs(&with, first, &free) {
+                        hi = mid;
+                    } else {
+                        lo = mid + 1;
+                    }
                 }
             }
-            kept.ends = alloc::vec![(hi, 1.0)];
+            let r = &mut self.rejected_rows[i];
+            r.ends = alloc::vec![(hi, 1.0)];
+            r.widen = false;
         }
-        self.rejected_rows.push(kept);
-        false
     }
 
     /// At slot boundary `slot`, once: the slots admitted jobs no longer need are released,
@@ -365,19 +394,25 @@ impl SlotAdmission {
                 .then(b.3.cmp(&a.3))
         });
         let mut planned_row = alloc::vec![false; rows.len()];
+        let horizon = entries.iter().map(|e| e.3).max().unwrap_or(slot);
+        let mut free = self.free_slots(slot, horizon, ctx.total_gpus);
         for (_, gpus, need, end, i) in entries {
             if planned_row[i] || need == 0 {
                 continue;
             }
-            let mut taken = BTreeMap::new();
-            let found = self.take_slots(&mut taken, ctx.total_gpus, (gpus, need), slot, end);
+            let found = take_slots(&mut free, gpus, need, end.saturating_sub(slot));
             if found.len() as u64 == need {
-                for (k, g) in taken {
-                    *self.planned.entry(k).or_insert(0) += g;
+                let plan: Vec<u64> = found.iter().map(|&k| slot + k).collect();
+                for &k in &plan {
+                    *self.planned.entry(k).or_insert(0) += gpus;
                 }
-                self.plans[rows[i].job] = found;
+                self.plans[rows[i].job] = plan;
                 self.holding.push(rows[i].job);
                 planned_row[i] = true;
+            } else {
+                for &k in &found {
+                    free[k as usize] += gpus;
+                }
             }
         }
         for (i, r) in rows.iter().enumerate() {
