@@ -106,11 +106,14 @@ pub struct SlotAdmission {
     /// Admitted jobs without a plan yet (admitted since the last slot boundary; the
     /// artifact's `cache_solution` None), in order of admission.
     unplanned: Vec<usize>,
-    /// The rows this tick's rejected arrivals leave in the admission check (T lines
-    /// 1219–1253: they stay in the lists the next arrival of the tick is checked with).
-    rejected_rows: Vec<Row>,
-    /// The instant `rejected_rows` belong to.
+    /// The rows of this tick's arrivals, in order, admitted or rejected (T lines 1261–1402: the
+    /// lists the next arrival of the tick is checked with; a rejected job's stays, T lines
+    /// 1219–1253).
+    tick_rows: Vec<Row>,
+    /// The instant `tick_rows` belong to.
     rows_at_ns: u64,
+    /// How many of `unplanned` were admitted before this tick (the rest are in `tick_rows`).
+    unplanned_before_tick: usize,
     /// The last slot whose boundary was handled ([`SlotAdmission::boundary`]).
     boundary_slot: Option<u64>,
     order: KeptOrder,
@@ -172,8 +175,9 @@ impl SlotAdmission {
             admitted: alloc::vec![None; jobs],
             holding: Vec::new(),
             unplanned: Vec::new(),
-            rejected_rows: Vec::new(),
+            tick_rows: Vec::new(),
             rows_at_ns: 0,
+            unplanned_before_tick: 0,
             boundary_slot: None,
             order: KeptOrder::default(),
         }
@@ -274,33 +278,33 @@ impl SlotAdmission {
     /// Decides on SLO job `j` arriving now (at a tick, after the boundary's plans; T
     /// `flush_event_jobs_with_cache_solution`, lines 1261–1402): admitted when it packs at
     /// its strictest deadline beside the plans, the admitted jobs not yet planned and this
-    /// tick's rejected arrivals, in slots from the next one on. A rejected job's row stays in
+    /// tick's earlier arrivals, in slots from the next one on. A rejected job's row stays in
     /// the check for the rest of the tick: a strict job's with its window widened to the
     /// shortest that packs (the artifact's binary search, T lines 1219–1242, which never
     /// admits: `TOLERATE_RATIO` = 1.0), a soft job's as it is, so that no later arrival of the
     /// tick packs.
     fn admit(&mut self, ctx: &RoundCtx<'_>, j: usize) -> bool {
         if self.rows_at_ns != ctx.now_ns {
-            self.rejected_rows.clear();
+            self.tick_rows.clear();
             self.rows_at_ns = ctx.now_ns;
+            self.unplanned_before_tick = self.unplanned.len();
         }
         let first = ctx.now_ns / self.lease_ns + 1;
         let total = ctx.total_gpus;
-        let unplanned: Vec<Row> = self.unplanned.iter().map(|&u| self.row(ctx, u)).collect();
-        self.widen_rejected(&unplanned, first, total);
+        let earlier = &self.unplanned[..self.unplanned_before_tick];
+        let earlier: Vec<Row> = earlier.iter().map(|&u| self.row(ctx, u)).collect();
+        self.widen_rejected(&earlier, first, total);
         let new = self.row(ctx, j);
-        let mut rows: Vec<&Row> = unplanned.iter().chain(&self.rejected_rows).collect();
+        let mut rows: Vec<&Row> = earlier.iter().chain(&self.tick_rows).collect();
         rows.push(&new);
         let last_end = new.ends.last().map_or(0, |e| e.0);
         let horizon = rows.iter().flat_map(|r| r.ends.iter().map(|e| e.0)).max().unwrap_or(first);
         let admitted = new.gpus <= total
             && first + new.need <= last_end
             && Self::packs(&rows, first, &self.free_slots(first, horizon, total));
-        if !admitted {
-            // A strict job's window is widened when the next arrival of the tick is checked.
-            let widen = new.ends.len() == 1;
-            self.rejected_rows.push(Row { widen, ..new });
-        }
+        // A rejected strict job's window is widened when the next arrival of the tick comes.
+        let widen = !admitted && new.ends.len() == 1;
+        self.tick_rows.push(Row { widen, ..new });
         admitted
     }
 
@@ -310,13 +314,13 @@ impl SlotAdmission {
     /// slots it needs), or to the widest when none does. Done when the next arrival of the tick
     /// comes, with what the check saw at the job's own arrival (nothing changes within an
     /// instant), so that a tick's last rejection costs no search.
-    fn widen_rejected(&mut self, unplanned: &[Row], first: u64, total: u64) {
-        for i in 0..self.rejected_rows.len() {
-            if !self.rejected_rows[i].widen {
+    fn widen_rejected(&mut self, earlier: &[Row], first: u64, total: u64) {
+        for i in 0..self.tick_rows.len() {
+            if !self.tick_rows[i].widen {
                 continue;
             }
-            let r = &self.rejected_rows[i];
-            let before: Vec<&Row> = unplanned.iter().chain(&self.rejected_rows[..i]).collect();
+            let r = &self.tick_rows[i];
+            let before: Vec<&Row> = earlier.iter().chain(&self.tick_rows[..i]).collect();
             let widest = before.iter().chain(core::iter::once(&r)).flat_map(|r| r.ends.iter().map(|e| e.0));
             let last_planned = self.planned.keys().next_back().map_or(0, |k| k + 1);
             let mut lo = r.ends[0].0.max(first + r.need);
@@ -336,7 +340,7 @@ impl SlotAdmission {
                     }
                 }
             }
-            let r = &mut self.rejected_rows[i];
+            let r = &mut self.tick_rows[i];
             r.ends = alloc::vec![(hi, 1.0)];
             r.widen = false;
         }
