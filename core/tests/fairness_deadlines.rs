@@ -310,7 +310,7 @@ fn bad_deadline_fields_name_their_row_and_column() {
     for (values, says) in [
         ("10-8-5", "3 values for the 4 deadlines"),
         ("10-8-9-2", "falling"),
-        ("10-8-x-2", "`10-8-x-2`"),
+        ("10-8-x-2", "`x` is not a number"),
     ] {
         let bad = CHRONUS_CSV.replace("10-8-5-2", values);
         let e = traces::parse(TraceFormat::Chronus, &bad, &ReadOptions::default()).unwrap_err();

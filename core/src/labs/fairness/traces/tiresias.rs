@@ -90,7 +90,7 @@ fn deadlines<'a>(
     let raw = csv.text(row, c_value)?;
     let values = raw
         .split('-')
-        .map(|v| parse_seconds(v.trim()))
+        .map(|v| parse_seconds(v.trim()).map_err(|_| format!("`{}` is not a number", v.trim())))
         .collect::<Result<Vec<f64>, String>>()
         .map_err(|m| err(c_value, format!("`{raw}`: {m}")))?;
     if values.len() != times.len() {
