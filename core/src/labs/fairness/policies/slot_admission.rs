@@ -17,8 +17,8 @@
 //! - **Arrivals** come at the first tick (`tick_s`, 5 min: T `BEST_SLOT`, lines 30, 1192–1200)
 //!   at or after submission, after the boundary's plans; each is checked in turn
 //!   ([`SlotAdmission::admit`]: T lines 1261–1402, S `batch_fast_check_if_packable`) by packing
-//!   it beside the plans with the admitted jobs not yet planned and this tick's rejected
-//!   arrivals, in slots from the next one to the end of its window (⌊D/L⌋, S
+//!   it beside the plans with the admitted jobs not yet planned and this tick's earlier
+//!   arrivals (a rejected one's row stays), in slots from the next one to the end of its window (⌊D/L⌋, S
 //!   `compute_maximum_lease`). Admitted: planned at the next boundary; rejected: run as a
 //!   best-effort job, counted as an SLO job that missed if it does not finish by D.
 //! - **Planning at a boundary** ([`SlotAdmission::plan_unplanned`]: the artifact's fallback, S
