@@ -46,7 +46,12 @@ fn one_tenant_fair_policies_follow_fifo_order() {
     let p = params(1, 1);
     let fifo = run_policy(&p, &t, PolicyKind::Fifo);
     assert_eq!(start_order(&fifo), (0..12).collect::<Vec<_>>());
-    for k in PolicyKind::ALL.into_iter().filter(|k| k.is_fair()) {
+    // Themis is left out: among the worst-off 80 % its auction gives the GPU to the job the
+    // lease helps most, the youngest (its own tests below).
+    for k in PolicyKind::ALL
+        .into_iter()
+        .filter(|&k| k.is_fair() && k != PolicyKind::Themis)
+    {
         let run = run_policy(&p, &t, k);
         assert_eq!(start_order(&run), start_order(&fifo), "{}", k.id());
         let starts: Vec<u64> = run.jobs.iter().map(|j| j.first_start_ns).collect();
@@ -82,14 +87,17 @@ fn two_equal_tenants_get_equal_gpu_time_within_one_lease() {
     let t = trace(jobs, 2);
     let p = params(1, 8);
     let lease = 900 * S;
-    // Largest ρ first and Gavel are left out: their unit is the job (finish-time fairness,
-    // max-min over jobs in 360 s rounds), not the tenant, so with equal jobs they serve them in
-    // submission order.
+    // Largest ρ first, Themis and Gavel are left out: their unit is the job (finish-time
+    // fairness, max-min over jobs in 360 s rounds), not the tenant, so with equal jobs they serve
+    // them in submission order or by their auction.
     for k in PolicyKind::ALL.into_iter().filter(|k| {
         k.is_fair()
             && !matches!(
                 k,
-                PolicyKind::LargestRho | PolicyKind::Gavel | PolicyKind::GavelAgnostic
+                PolicyKind::LargestRho
+                    | PolicyKind::Themis
+                    | PolicyKind::Gavel
+                    | PolicyKind::GavelAgnostic
             )
     }) {
         let run = run_policy(&p, &t, k);
@@ -370,4 +378,102 @@ fn every_policy_file_is_one_row_of_the_table() {
         .collect();
     rows.sort();
     assert_eq!(files, rows, "files of policies/ against the table's rows");
+}
+
+/// Each job's run segments, (start, end) in ns.
+fn segments_of(run: &PolicyRun, j: usize) -> Vec<(u64, u64)> {
+    run.segments
+        .iter()
+        .filter(|s| s.job == j)
+        .map(|s| (s.start_ns, s.end_ns))
+        .collect()
+}
+
+#[test]
+fn themis_winners_pay_their_hidden_payments_in_lease_time() {
+    // 4 GPUs, 100 s leases, f = 0 (all bid), no checkpoint costs. At t = 0: A (2 GPUs, 100 s),
+    // B (2 GPUs, 200 s), C (4 GPUs, 80 s); v = (T_shared + 100 s) / T_shared: 2, 1.5 and 2.25.
+    // A and B win (3 > 2.25); without A the best is C's 2.25, so A keeps its GPUs for
+    // c_A = 1.5 / 2.25 = 2/3 of the lease, B for c_B = 2 / 2.25 = 8/9. A's 2 GPUs alone do
+    // not fit C; at 88.9 s B's join them and C, the only app that paid nothing, wins them.
+    let t = trace(
+        vec![
+            job(0, 0, 2, 0, 100),
+            job(1, 0, 2, 0, 200),
+            job(2, 0, 4, 0, 80),
+        ],
+        1,
+    );
+    let mut p = params(1, 4);
+    p.lease_s = 100.0;
+    p.preempt_cost_s = 0.0;
+    p.resume_cost_s = 0.0;
+    p.themis.fairness_knob = 0.0;
+    let run = run_policy(&p, &t, PolicyKind::Themis);
+    let close = |a: u64, b: f64| (a as f64 - b * S as f64).abs() < 1e3;
+    let a = segments_of(&run, 0);
+    let b = segments_of(&run, 1);
+    let c = segments_of(&run, 2);
+    assert_eq!(a[0].0, 0);
+    assert!(close(a[0].1, 200.0 / 3.0), "{a:?}");
+    assert_eq!(b[0].0, 0);
+    assert!(close(b[0].1, 800.0 / 9.0), "{b:?}");
+    assert!(
+        close(c[0].0, 800.0 / 9.0) && close(c[0].1, 800.0 / 9.0 + 80.0),
+        "{c:?}"
+    );
+    // Then A and B, both winners again and uncontested, finish what they have left.
+    assert!(close(a[1].0, 800.0 / 9.0 + 80.0), "{a:?}");
+    assert!(close(run.jobs[1].finish_ns, 80.0 + 200.0), "{b:?}");
+
+    // Without hidden payments A and B hold the whole lease, and C waits for the lease end.
+    p.themis.hidden_payments = false;
+    let run = run_policy(&p, &t, PolicyKind::Themis);
+    assert_eq!(segments_of(&run, 0), vec![(0, 100 * S)]);
+    assert_eq!(segments_of(&run, 1)[0], (0, 100 * S));
+    assert_eq!(segments_of(&run, 2), vec![(100 * S, 180 * S)]);
+}
+
+#[test]
+fn themis_auctions_only_among_the_worst_off() {
+    // The same three apps with the default f = 0.2: ⌊0.8 · 3⌋ = 2 bid, the two with the largest
+    // ρ = T_shared / T_id (T_id = duration × g·N/G: 1.5 × for A and B, 3 × for C): A and B.
+    // Uncontested, they pay nothing and keep the whole lease.
+    let t = trace(
+        vec![
+            job(0, 0, 2, 0, 100),
+            job(1, 0, 2, 0, 200),
+            job(2, 0, 4, 0, 80),
+        ],
+        1,
+    );
+    let mut p = params(1, 4);
+    p.lease_s = 100.0;
+    p.preempt_cost_s = 0.0;
+    p.resume_cost_s = 0.0;
+    let run = run_policy(&p, &t, PolicyKind::Themis);
+    assert_eq!(segments_of(&run, 0), vec![(0, 100 * S)]);
+    assert_eq!(segments_of(&run, 1)[0], (0, 100 * S));
+}
+
+#[test]
+fn themis_with_one_bidder_is_largest_rho_first() {
+    // f = 1: one app bids at a time, the one with the largest ρ; alone it pays nothing and
+    // takes its gang, then the next one bids (largest ρ first's order, backfilling included).
+    for (name, mut p) in common::fairness_scenarios()
+        .into_iter()
+        .filter(|(n, _)| n == "fairness-small" || n == "fairness-contended-15-tenants")
+    {
+        let synthetic = bubblelab_core::labs::fairness::synthetic_trace(&p).unwrap();
+        let (t, _) = p.usable_trace(&synthetic).unwrap();
+        p.themis.fairness_knob = 1.0;
+        let themis = run_policy(&p, &t, PolicyKind::Themis);
+        let rho = run_policy(&p, &t, PolicyKind::LargestRho);
+        assert!(themis.segments == rho.segments, "{name}");
+        // Under contention the default f = 0.2 is another run.
+        p.themis.fairness_knob = 0.2;
+        let contended = name == "fairness-contended-15-tenants";
+        let other = run_policy(&p, &t, PolicyKind::Themis).segments != rho.segments;
+        assert!(other || !contended, "{name}");
+    }
 }

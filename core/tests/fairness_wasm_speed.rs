@@ -1,5 +1,5 @@
 //! A measurement, not a check (ignored by default; timings are printed, never asserted): the
-//! fairness lab's twelve default policies on the Philly trace (DIR-LAB, 7,500 jobs) on 140 × 8
+//! fairness lab's default policies on the Philly trace (DIR-LAB, 7,500 jobs) on 140 × 8
 //! GPUs, as the page runs them, in WebAssembly under Node: each policy's time, and the Report
 //! as JSON and back, as the worker's reply carries it. docs/PERFORMANCE.md compares it with the
 //! native CLI and the page:

@@ -17,7 +17,7 @@ use bubblelab_core::labs::fairness::{
     self, FairnessParams, Placement, PolicyKind, PolicyRun, RunOne,
 };
 use bubblelab_core::labs::migration::{CheckpointOption, PreemptionModel};
-use bubblelab_core::scenario::InputFile;
+use bubblelab_core::scenario::{InputFile, Scenario};
 use bubblelab_core::ScenarioError;
 use clap::{Args, ValueEnum};
 
@@ -40,7 +40,7 @@ pub struct FairnessArgs {
     #[arg(long, value_name = "FORMAT", value_parser = kind_parser::<TraceFormat>())]
     input_format: Option<TraceFormat>,
     /// Policies to compare: `all` or a comma-separated list of ids (fifo, sjf, srtf, tiresias,
-    /// largest-rho, fair-share, gandiva-fair, hetero-fair-share, gavel, gavel-agnostic, astraea,
+    /// largest-rho, themis, fair-share, gandiva-fair, hetero-fair-share, gavel, gavel-agnostic, astraea,
     /// astraea-2das, astraea-themis, yarn-fifo, slot-admission, separate-clusters, loan-reclaim).
     #[arg(long, default_value = "all", value_name = "IDS")]
     policy: String,
@@ -123,6 +123,17 @@ pub struct FairnessArgs {
     /// A new replica of the service must serve within this many s (default 60).
     #[arg(long, value_name = "S", requires = "service_peak_servers")]
     service_slo_s: Option<f64>,
+    /// Set any other parameter, as `bubblelab run --set` does (`themis.fairness_knob=0.5`);
+    /// repeatable, applied after the flags above.
+    #[arg(long, value_name = "PATH=VALUE")]
+    set: Vec<String>,
+}
+
+/// `params` with every `--set PATH=VALUE` applied in order, validated once at the end.
+fn with_sets(params: FairnessParams, set: &[String]) -> Result<FairnessParams, Failure> {
+    let scenario = Scenario::Fairness(params);
+    FairnessParams::try_from(crate::run::with_sets(scenario, set, "--set")?)
+        .map_err(|_| Failure::Other("--set changed the lab".into()))
 }
 
 /// `MIN,MAX` of `--deadline-factor`.
@@ -315,6 +326,7 @@ pub fn fairness(args: &FairnessArgs) -> Result<(), Failure> {
         }
         params.cluster.nodes = g.div_ceil(args.gpus_per_node);
     }
+    let mut params = with_sets(params, &args.set)?;
     // The service's own servers come on top of the training cluster.
     params.cluster.nodes = params
         .cluster

@@ -426,3 +426,39 @@ fn an_inference_service_beside_training_from_flags() {
         "fairness.colocation.servers_trough",
     );
 }
+
+#[test]
+fn any_parameter_by_set() {
+    // Themis' knob by `--set`: f = 1 lets one app bid at a time, which is largest ρ first.
+    let path = write("set-themis.csv", &small_trace());
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "fairness",
+            &path,
+            "--gpus",
+            "8",
+            "--gpus-per-node",
+            "4",
+            "--policy",
+            "largest-rho,themis",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        let report: serde_json::Value = serde_json::from_str(&ok(&args)).expect("JSON Report");
+        (
+            metric(&report, "largest-rho.avg_jct_s"),
+            metric(&report, "themis.avg_jct_s"),
+        )
+    };
+    let (rho, themis) = run(&["--set", "themis.fairness_knob=1"]);
+    assert!((rho - themis).abs() < 1e-9, "{rho} vs {themis}");
+    assert_bad_input(
+        &bubblelab(&["fairness", &path, "--set", "themis.fairness_knob=2"]),
+        "fairness.themis.fairness_knob: must be between 0 and 1, got 2",
+    );
+    assert_bad_input(
+        &bubblelab(&["fairness", &path, "--set", "themis.knob"]),
+        "--set",
+    );
+}

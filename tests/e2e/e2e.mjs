@@ -548,12 +548,12 @@ try {
     await fairPage.goto(`${BASE_URL}/#/fairness`);
     await fairPage.waitForSelector('[data-metric="astraea.avg_jct_s"]', { state: 'attached' });
     const rows = await fairPage.locator('table[data-table="policies"] tbody tr').count();
-    assert(rows === 12, `expected 12 policy rows (every default policy), found ${rows}`);
+    assert(rows === 13, `expected 13 policy rows (every default policy), found ${rows}`);
     // One policy's timeline at a time, behind a picker; each tenant is a coloured legend entry.
     const shownTimelines = await fairPage.locator('.report figure.timeline').count();
     assert(shownTimelines === 1, `expected one timeline behind the picker, found ${shownTimelines}`);
     const tabs = fairPage.locator('.timeline-picker button[role="tab"]');
-    assert(await tabs.count() === 12, `expected a tab per policy, found ${await tabs.count()}`);
+    assert(await tabs.count() === 13, `expected a tab per policy, found ${await tabs.count()}`);
     const firstName = await visibleText(fairPage, '.report figure.timeline figcaption strong');
     await tabs.nth(4).click();
     await fairPage.waitForFunction((n) => document.querySelector('.report figure.timeline figcaption strong')?.textContent !== n, firstName, { timeout: TIMEOUT_MS });
@@ -934,7 +934,7 @@ try {
       await painted();
       const title = await visibleText(timed, '.report h2');
       await printLongTasks(timed, `fairness page, ${file} upload`);
-      console.log(`     fairness page: ${file}, ${title.split(':')[1]?.split(',')[0]?.trim()}, all 12 policies on 1,120 GPUs: ${tRun} ms to the Report, ${Date.now() - t0} ms to the next paint`);
+      console.log(`     fairness page: ${file}, ${title.split(':')[1]?.split(',')[0]?.trim()}, all 13 policies on 1,120 GPUs: ${tRun} ms to the Report, ${Date.now() - t0} ms to the next paint`);
     }
     await timed.goto(`${BASE_URL}/#/agentic`);
     await timed.waitForSelector('[data-metric="concur.batch_completion_s"]', { state: 'attached' });
@@ -966,7 +966,7 @@ try {
     console.log(`     overlap page: GPT-3 175B, 96 layers, TP=8 + SP, tile K=2 + reorder + bucket and 3 baselines: ${tHelix} ms to the Report, ${Date.now() - t1} ms to the next paint`);
   });
 
-  await check('a long run (Philly, 12 policies, 1,120 GPUs) goes on in the worker: the page answers a control, a newer run supersedes it, Cancel stops it, the inputs stay', async () => {
+  await check('a long run (Philly, 13 policies, 1,120 GPUs) goes on in the worker: the page answers a control, a newer run supersedes it, Cancel stops it, the inputs stay', async () => {
     const file = path.join(DATA_DIR, 'philly_user_jobs_dirlab', 'philly_data_training.csv');
     let have = true;
     try { await fs.access(file); } catch { have = false; }

@@ -191,6 +191,22 @@ pub const FIELDS: &[Field] = &[
         widget: Widget::Number,
     },
     Field {
+        path: "themis.fairness_knob",
+        label: "Themis fairness knob f",
+        unit: "ratio",
+        range: Range::Float { min: 0.0, max: 1.0 },
+        help: "only the 1 − f fraction of the jobs with the largest finish-time fairness ρ (at least one) bid for the GPUs of an auction: 0 lets every job bid (efficiency), near 1 only the worst-off (fairness)",
+        widget: Widget::Slider,
+    },
+    Field {
+        path: "themis.hidden_payments",
+        label: "Themis hidden payments",
+        unit: "bool",
+        range: Range::Bool,
+        help: "each auction winner keeps its GPUs for only its partial-allocation share of the lease, and the rest goes back to auction without it (off: the whole lease, as Themis' own simulator runs it)",
+        widget: Widget::Toggle,
+    },
+    Field {
         path: "gandiva_fair.quantum_s",
         label: "Gandiva-fair quantum",
         unit: "s",

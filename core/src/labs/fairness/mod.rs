@@ -22,7 +22,7 @@ use alloc::vec::Vec;
 pub use job::{Job, LaterDeadline, Trace};
 pub use params::{
     AstraeaParams, ClusterSpec, FairnessParams, GandivaFairParams, GpuTypeSpec, Placement,
-    TenantShare, TenantWeights, TiresiasParams, WindowSpec,
+    TenantShare, TenantWeights, ThemisParams, TiresiasParams, WindowSpec,
 };
 pub use policies::PolicyKind;
 pub use sim::{occupancy_at, occupancy_of, run_policy, PolicyRun, Segment};

@@ -185,6 +185,30 @@ impl Default for TiresiasParams {
     }
 }
 
+/// Themis' knobs (Mahajan et al., NSDI'20, §5; its authors' simulator kshiteejm/mltiply and
+/// YARN prototype).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ThemisParams {
+    /// The fairness knob f: only the 1 − f fraction of the apps with the largest ρ (at least
+    /// one) bid in an auction. 0.2 is the authors' YARN prototype's default
+    /// (`ThemisConfiguration.DEFAULT_THEMIS_FAIRNESS_KNOB`).
+    pub fairness_knob: f64,
+    /// The partial-allocation mechanism's hidden payments: each winner keeps its GPUs for only
+    /// its share c_i of the lease (false: the whole lease, as the authors' simulator runs it,
+    /// its hidden-payment code commented out).
+    pub hidden_payments: bool,
+}
+
+impl Default for ThemisParams {
+    fn default() -> Self {
+        ThemisParams {
+            fairness_knob: 0.2,
+            hidden_payments: true,
+        }
+    }
+}
+
 /// Gandiva-fair's ticket-based, time-sliced split stride scheduler (Chaudhary et al.,
 /// EuroSys'20, §4): tickets are the tenant weights.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -315,6 +339,8 @@ pub struct FairnessParams {
     pub synthetic: SyntheticSpec,
     /// Tiresias' knobs.
     pub tiresias: TiresiasParams,
+    /// Themis' knobs.
+    pub themis: ThemisParams,
     /// Gandiva-fair's knobs.
     pub gandiva_fair: GandivaFairParams,
     /// Gavel's knobs.
@@ -346,6 +372,7 @@ impl Default for FairnessParams {
             resume_cost_s: 20.0,
             synthetic: SyntheticSpec::default(),
             tiresias: TiresiasParams::default(),
+            themis: ThemisParams::default(),
             gandiva_fair: GandivaFairParams::default(),
             gavel: GavelParams::default(),
             astraea: AstraeaParams::default(),

@@ -121,8 +121,13 @@ policies! {
         Tiresias = "tiresias", "Tiresias (2D-LAS)" in tiresias;
         /// Largest finish-time-fairness ρ first at lease boundaries, ρ as Themis defines it
         /// (Mahajan et al., NSDI'20, §3) — not Themis' mechanism (its fairness knob and
-        /// partial-allocation auction).
+        /// partial-allocation auction: [`PolicyKind::Themis`]).
         LargestRho = "largest-rho", "Largest ρ first" in largest_rho;
+        /// Themis (Mahajan et al., NSDI'20): the GPUs offered at lease ends and whenever some
+        /// are free go by auction to the 1 − f fraction of jobs with the largest ρ, winners
+        /// maximising the product of their ρ improvements, with partial-allocation hidden
+        /// payments and leftovers auctioned again.
+        Themis = "themis", "Themis (auction)" in themis;
         /// Instantaneous weighted max-min fair share of GPUs per tenant (DRF-style progressive
         /// filling; Ghodsi et al., NSDI'11), re-evaluated at every event.
         FairShare = "fair-share", "Fair share (max-min)" in fair_share;
@@ -409,10 +414,11 @@ pub trait Policy {
         false
     }
 
-    /// Under [`Preemption::AtSlotEnd`], for a job that just started or was renewed: the instant
-    /// its lease ends when that is before the slot's end (slot admission's jobs that hold no
-    /// planned slot, preemptible at the next rescue tick). `None` (the default): at the slot's
-    /// end.
+    /// Under [`Preemption::AtSlotEnd`] or [`Preemption::AtLeaseEnd`], for a job that just
+    /// started or was renewed: the instant its lease ends when that is before the grid's
+    /// boundary (slot admission's jobs that hold no planned slot, preemptible at the next
+    /// rescue tick; Themis' winners that pay a hidden payment). `None` (the default): at the
+    /// boundary.
     fn lease_end_ns(&self, _ctx: &RoundCtx<'_>, _job: usize) -> Option<u64> {
         None
     }

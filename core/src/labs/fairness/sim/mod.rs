@@ -1132,10 +1132,13 @@ impl Sim<'_> {
         let end = match policy.preemption() {
             // Leases end on a global grid of lease lengths, at the first boundary at least one
             // lease after the start: every job gets ≥ one lease, and expiries coincide, so one
-            // round serves them all (as the artifact's periodic scheduling rounds do).
+            // round serves them all (as the artifact's periodic scheduling rounds do), unless
+            // the policy ends the lease earlier (Themis' hidden payments).
             Preemption::AtLeaseEnd(l) => {
                 let l = l.max(1);
-                Some((now + l).div_ceil(l) * l)
+                let grid_end = (now + l).div_ceil(l) * l;
+                let early = policy.lease_end_ns(&self.ctx(), j);
+                Some(early.map_or(grid_end, |e| e.clamp(now + 1, grid_end)))
             }
             // Slots: the lease ends at the next boundary, whenever it started, or earlier where
             // the policy says so (slot admission's opportunistic jobs: at the next rescue tick).
