@@ -23,12 +23,12 @@
 //! - **Leftovers** (I lines 326–415): while GPUs remain, the auction runs again over them
 //!   among the apps that did not win; when none of the bidders fits, they leave and the next
 //!   apps by ρ bid.
-//! - **Hidden payments** (partial allocation; I lines 138–143 and 155–279 compute them, commented
-//!   out): winner i keeps a share c_i = Π_{j≠i} v_j / max_{S∌i} Π_{j∈S} v_j of its allocation.
-//!   A gang job cannot run on a share of its GPUs, so here it keeps all of them for c_i of
-//!   the lease; the rest of the lease its GPUs go back to auction, among the apps that paid no
-//!   hidden payment. `themis.hidden_payments` = false runs the simulator's way.
-//!
+//! - **Hidden payments** (partial allocation; I lines 155–279 compute them, but their call,
+//!   lines 138–143, is commented out): winner i keeps a share
+//!   c_i = Π_{j≠i} v_j / max_{S∌i} Π_{j∈S} v_j of its allocation. A gang job cannot run on a
+//!   share of its GPUs, so here it keeps all of them for c_i of the lease; the rest of the lease
+//!   its GPUs go back to auction, among the apps that paid no hidden payment.
+//!   `themis.hidden_payments` = false runs the simulator's way.
 //! - **Placement**: the auction counts GPUs and the lab places the winners; GPUs a winner
 //!   cannot be placed on stay on offer to the other apps, largest ρ first (the simulator's bids
 //!   name their GPUs, so they always can be).
