@@ -389,13 +389,9 @@ fn segments_of(run: &PolicyRun, j: usize) -> Vec<(u64, u64)> {
         .collect()
 }
 
-#[test]
-fn themis_winners_pay_their_hidden_payments_in_lease_time() {
-    // 4 GPUs, 100 s leases, f = 0 (all bid), no checkpoint costs. At t = 0: A (2 GPUs, 100 s),
-    // B (2 GPUs, 200 s), C (4 GPUs, 80 s); v = (T_shared + 100 s) / T_shared: 2, 1.5 and 2.25.
-    // A and B win (3 > 2.25); without A the best is C's 2.25, so A keeps its GPUs for
-    // c_A = 1.5 / 2.25 = 2/3 of the lease, B for c_B = 2 / 2.25 = 8/9. A's 2 GPUs alone do
-    // not fit C; at 88.9 s B's join them and C, the only app that paid nothing, wins them.
+/// Themis' three apps on 4 GPUs at t = 0: A (2 GPUs, 100 s), B (2 GPUs, 200 s), C (4 GPUs,
+/// 80 s); 100 s leases, no checkpoint costs.
+fn three_apps() -> (Trace, FairnessParams) {
     let t = trace(
         vec![
             job(0, 0, 2, 0, 100),
@@ -408,6 +404,17 @@ fn themis_winners_pay_their_hidden_payments_in_lease_time() {
     p.lease_s = 100.0;
     p.preempt_cost_s = 0.0;
     p.resume_cost_s = 0.0;
+    (t, p)
+}
+
+#[test]
+fn themis_winners_pay_their_hidden_payments_in_lease_time() {
+    // 4 GPUs, 100 s leases, f = 0 (all bid), no checkpoint costs. At t = 0: A (2 GPUs, 100 s),
+    // B (2 GPUs, 200 s), C (4 GPUs, 80 s); v = (T_shared + 100 s) / T_shared: 2, 1.5 and 2.25.
+    // A and B win (3 > 2.25); without A the best is C's 2.25, so A keeps its GPUs for
+    // c_A = 1.5 / 2.25 = 2/3 of the lease, B for c_B = 2 / 2.25 = 8/9. A's 2 GPUs alone do
+    // not fit C; at 88.9 s B's join them and C, the only app that paid nothing, wins them.
+    let (t, mut p) = three_apps();
     p.themis.fairness_knob = 0.0;
     let run = run_policy(&p, &t, PolicyKind::Themis);
     let close = |a: u64, b: f64| (a as f64 - b * S as f64).abs() < 1e3;
@@ -439,18 +446,7 @@ fn themis_auctions_only_among_the_worst_off() {
     // The same three apps with the default f = 0.2: ⌊0.8 · 3⌋ = 2 bid, the two with the largest
     // ρ = T_shared / T_id (T_id = duration × g·N/G: 1.5 × for A and B, 3 × for C): A and B.
     // Uncontested, they pay nothing and keep the whole lease.
-    let t = trace(
-        vec![
-            job(0, 0, 2, 0, 100),
-            job(1, 0, 2, 0, 200),
-            job(2, 0, 4, 0, 80),
-        ],
-        1,
-    );
-    let mut p = params(1, 4);
-    p.lease_s = 100.0;
-    p.preempt_cost_s = 0.0;
-    p.resume_cost_s = 0.0;
+    let (t, p) = three_apps();
     let run = run_policy(&p, &t, PolicyKind::Themis);
     assert_eq!(segments_of(&run, 0), vec![(0, 100 * S)]);
     assert_eq!(segments_of(&run, 1)[0], (0, 100 * S));
